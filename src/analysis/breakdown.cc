@@ -1,0 +1,186 @@
+#include "analysis/breakdown.h"
+
+#include <algorithm>
+
+namespace gpudoctor {
+
+std::string_view copyDirName(CopyDir d) {
+  switch (d) {
+    case CopyDir::kHtoD: return "HtoD";
+    case CopyDir::kDtoH: return "DtoH";
+    case CopyDir::kDtoD: return "DtoD";
+    case CopyDir::kPtoP: return "PtoP";
+    case CopyDir::kHtoH: return "HtoH";
+    case CopyDir::kMemset: return "Memset";
+    case CopyDir::kOther: return "other";
+  }
+  return "other";
+}
+
+DurationStats DurationStats::of(std::vector<int64_t>& v) {
+  DurationStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.count = static_cast<int64_t>(v.size());
+  for (auto x : v) s.total_ns += x;
+  s.min_ns = v.front();
+  s.max_ns = v.back();
+  // Nearest-rank percentiles: an observed value, no interpolation.
+  auto rank = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))]; };
+  s.p50_ns = rank(0.5);
+  s.p95_ns = rank(0.95);
+  s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
+  return s;
+}
+
+namespace {
+
+CopyDir dirOf(std::string_view name) {
+  // "Memcpy HtoD (Pinned -> Device)"
+  if (name.substr(0, 6) == "Memset") return CopyDir::kMemset;
+  auto has = [&](std::string_view x) { return name.find(x) != std::string_view::npos; };
+  if (has("HtoD")) return CopyDir::kHtoD;
+  if (has("DtoH")) return CopyDir::kDtoH;
+  if (has("DtoD")) return CopyDir::kDtoD;
+  if (has("PtoP")) return CopyDir::kPtoP;
+  if (has("HtoH")) return CopyDir::kHtoH;
+  return CopyDir::kOther;
+}
+
+void add(CopyStats& c, const Event& e, int64_t clipped) {
+  ++c.count;
+  c.bytes += e.bytes;
+  c.dur_ns += clipped;
+}
+
+}  // namespace
+
+StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vector<int64_t>* latencies) {
+  const RankTrace& t = *idx.trace;
+  StepBreakdown b;
+  b.window = w;
+  const int64_t wb = w.begin_ns, we = w.end_ns;
+  b.wall_ns = we - wb;
+  b.gpu_busy_ns = idx.all_gpu.lengthIn(wb, we);
+  b.compute_ns = idx.compute.lengthIn(wb, we);
+  b.comm_ns = idx.nccl.lengthIn(wb, we);
+  b.comm_overlap_ns = idx.comm_overlap.lengthIn(wb, we);
+  b.comm_exposed_ns = b.comm_ns - b.comm_overlap_ns;
+  b.memcpy_ns = idx.memcpy.lengthIn(wb, we);
+  b.memset_ns = idx.memset.lengthIn(wb, we);
+  b.copy_exposed_ns = b.gpu_busy_ns - idx.kernels.lengthIn(wb, we);
+  b.idle_ns = b.wall_ns - b.gpu_busy_ns;
+  b.gpu_wait_ns = idx.gpu_wait.lengthIn(wb, we);
+  b.dataloader_ns = idx.dataloader.lengthIn(wb, we);
+  b.optimizer_ns = idx.optimizer.lengthIn(wb, we);
+  b.sync_ns = idx.host_sync.lengthIn(wb, we);
+
+  // Work in the window: GPU work overlapping it (copies), kernels starting in it (counts).
+  const auto& ev = t.events;
+  // Work that started before the window but runs into it is clipped in.
+  size_t from = std::upper_bound(idx.gpu_work_max_end.begin(), idx.gpu_work_max_end.end(), wb) - idx.gpu_work_max_end.begin();
+  auto scan_from = idx.gpu_work.begin() + static_cast<long>(from);
+  for (auto it = scan_from; it != idx.gpu_work.end() && ev[*it].start_ns < we; ++it) {
+    const Event& e = ev[*it];
+    int64_t clipped = std::min(we, e.end_ns()) - std::max(wb, e.start_ns);
+    if (clipped < 0) continue;
+    bool starts_here = e.start_ns >= wb;
+    if (e.kind == EventKind::kKernel) {
+      if (starts_here) ++b.kernels;
+      continue;
+    }
+    if (!starts_here && clipped == 0) continue;
+    std::string_view name = t.strings.view(e.name);
+    CopyDir d = e.kind == EventKind::kMemset ? CopyDir::kMemset : dirOf(name);
+    add(b.copies[static_cast<int>(d)], e, clipped);
+    bool pageable = name.find("Pageable") != std::string_view::npos;
+    bool pinned = name.find("Pinned") != std::string_view::npos;
+    if (d == CopyDir::kHtoD && pageable) add(b.pageable_htod, e, clipped);
+    if (d == CopyDir::kHtoD && pinned) add(b.pinned_htod, e, clipped);
+    if (d == CopyDir::kDtoH && pageable) add(b.pageable_dtoh, e, clipped);
+    if (d == CopyDir::kDtoH && pinned) add(b.pinned_dtoh, e, clipped);
+  }
+
+  // Launch latency of the work launched inside the window.
+  std::vector<int64_t> lat;
+  auto l0 = std::lower_bound(idx.launches.begin(), idx.launches.end(), wb,
+                             [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+  for (auto it = l0; it != idx.launches.end() && ev[*it].start_ns < we; ++it) {
+    const Event& call = ev[*it];
+    auto wk = idx.work_of.find(call.correlation);
+    if (wk != idx.work_of.end()) lat.push_back(ev[wk->second].start_ns - call.end_ns());
+  }
+  if (latencies) latencies->insert(latencies->end(), lat.begin(), lat.end());
+  b.launch_latency = DurationStats::of(lat);
+
+  // Idle gaps and their causes.
+  IntervalSet busy = idx.all_gpu.clip(wb, we);
+  int64_t cur = wb;
+  auto classify_gap = [&](int64_t g0, int64_t g1) {
+    int64_t len = g1 - g0;
+    if (g1 >= we) {
+      b.idle_other_ns += len;
+      return;
+    }
+    // GPU work that starts at g1: the one whose launch came first decides.
+    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), g1,
+                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    const Event* call = nullptr;
+    for (; it != idx.gpu_work.end() && ev[*it].start_ns == g1; ++it) {
+      auto l = idx.launch_of.find(ev[*it].correlation);
+      if (ev[*it].correlation < 0 || l == idx.launch_of.end()) continue;
+      if (!call || ev[l->second].start_ns < call->start_ns) call = &ev[l->second];
+    }
+    if (!call) {
+      b.idle_other_ns += len;
+      return;
+    }
+    if (call->start_ns < g0) {
+      b.idle_dependency_ns += len;
+      return;
+    }
+    auto s = idx.sync_by_track.find(call->track);
+    if (s != idx.sync_by_track.end() && s->second.contains(g0)) b.idle_sync_ns += len;
+    else b.idle_host_ns += len;
+  };
+  for (const Span& s : busy.spans()) {
+    if (s.begin > cur) classify_gap(cur, s.begin);
+    cur = s.end;
+  }
+  if (cur < we) classify_gap(cur, we);
+  return b;
+}
+
+void accumulate(StepBreakdown& s, const StepBreakdown& b) {
+  s.wall_ns += b.wall_ns;
+  s.gpu_busy_ns += b.gpu_busy_ns;
+  s.compute_ns += b.compute_ns;
+  s.comm_ns += b.comm_ns;
+  s.comm_overlap_ns += b.comm_overlap_ns;
+  s.comm_exposed_ns += b.comm_exposed_ns;
+  s.memcpy_ns += b.memcpy_ns;
+  s.memset_ns += b.memset_ns;
+  s.copy_exposed_ns += b.copy_exposed_ns;
+  s.idle_ns += b.idle_ns;
+  s.idle_host_ns += b.idle_host_ns;
+  s.idle_sync_ns += b.idle_sync_ns;
+  s.idle_dependency_ns += b.idle_dependency_ns;
+  s.idle_other_ns += b.idle_other_ns;
+  s.gpu_wait_ns += b.gpu_wait_ns;
+  auto addc = [](CopyStats& x, const CopyStats& y) {
+    x.count += y.count;
+    x.bytes += y.bytes;
+    x.dur_ns += y.dur_ns;
+  };
+  for (int i = 0; i < kCopyDirCount; ++i) addc(s.copies[i], b.copies[i]);
+  addc(s.pageable_htod, b.pageable_htod);
+  addc(s.pinned_htod, b.pinned_htod);
+  addc(s.pageable_dtoh, b.pageable_dtoh);
+  addc(s.pinned_dtoh, b.pinned_dtoh);
+  s.kernels += b.kernels;
+  s.dataloader_ns += b.dataloader_ns;
+  s.optimizer_ns += b.optimizer_ns;
+  s.sync_ns += b.sync_ns;
+}
+
+}  // namespace gpudoctor

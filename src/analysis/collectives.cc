@@ -1,0 +1,92 @@
+#include "analysis/collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpudoctor {
+
+int dtypeBytes(std::string_view d) {
+  if (d == "Float" || d == "Int" || d == "float" || d == "int" || d == "UInt32") return 4;
+  if (d == "Double" || d == "Long" || d == "double" || d == "long" || d == "UInt64" || d == "ComplexFloat") return 8;
+  if (d == "Half" || d == "BFloat16" || d == "Short" || d == "UInt16") return 2;
+  if (d == "Byte" || d == "Char" || d == "Bool" || d == "Float8_e4m3fn" || d == "Float8_e5m2" || d == "UInt8" ||
+      d == "Int8" || d == "Float8_e4m3fnuz" || d == "Float8_e5m2fnuz")
+    return 1;
+  if (d == "ComplexDouble") return 16;
+  return 0;
+}
+
+double busFactor(std::string_view c, int n) {
+  if (n <= 0) return 0;
+  double dn = n;
+  std::string s;
+  for (char ch : c)
+    if (ch != '_' && ch != ' ') s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (s == "allreduce" || s == "allreducecoalesced") return 2.0 * (dn - 1) / dn;
+  if (s == "allgather" || s == "allgatherintotensor" || s == "allgathercoalesced" || s == "reducescatter" ||
+      s == "reducescattertensor" || s == "reducescattertensorcoalesced" || s == "alltoall" || s == "alltoallbase" ||
+      s == "alltoallv" || s == "gather" || s == "scatter")
+    return (dn - 1) / dn;
+  return 1.0;  // broadcast, reduce, send, recv, sendrecv
+}
+
+std::string ncclKernelVariant(std::string_view name) {
+  auto paren = name.find('(');
+  std::string_view stem = name.substr(0, paren);
+  static constexpr std::string_view kAlgos[] = {"COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS", "TREE", "RING", "PAT"};
+  static constexpr std::string_view kProtos[] = {"LL128", "SIMPLE", "LL"};
+  for (auto a : kAlgos) {
+    auto pos = stem.find("_" + std::string(a) + "_");
+    if (pos == std::string_view::npos) continue;
+    std::string_view rest = stem.substr(pos + 1 + a.size() + 1);
+    for (auto p : kProtos)
+      if (rest == p) return std::string(a) + "_" + std::string(p);
+    return std::string(a);
+  }
+  return {};
+}
+
+std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>& ranks) {
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int>;
+  std::map<Key, std::vector<int64_t>> groups;
+  for (const auto& r : ranks)
+  for (const auto& w : *r.windows) {
+    const TraceIndex& idx = *r.idx;
+    const RankTrace& t = *idx.trace;
+    const auto& ev = t.events;
+    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), w.begin_ns,
+                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
+      const Event& e = ev[*it];
+      if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
+      std::string coll = "(no args)", dtype;
+      int64_t bytes = 0;
+      int n = 0;
+      if (e.aux > 0) {
+        const Collective& c = t.collectives[e.aux - 1];
+        coll = std::string(t.strings.view(c.coll_name));
+        dtype = std::string(t.strings.view(c.dtype));
+        bytes = std::max(c.in_nelems, c.out_nelems) * dtypeBytes(dtype);
+        n = c.group_size;
+      }
+      groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n}].push_back(e.dur_ns);
+    }
+  }
+  std::vector<CollectiveStats> out;
+  for (auto& [k, durs] : groups) {
+    CollectiveStats s;
+    std::tie(s.collective, s.dtype, s.variant, s.bytes, s.group_size) = k;
+    s.dur = DurationStats::of(durs);
+    s.bus_factor = busFactor(s.collective, s.group_size);
+    if (s.dur.mean_ns > 0 && s.bytes > 0) {
+      s.algbw_gbps = static_cast<double>(s.bytes) / s.dur.mean_ns;  // bytes/ns == GB/s
+      s.busbw_gbps = s.algbw_gbps * s.bus_factor;
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.dur.total_ns > b.dur.total_ns; });
+  return out;
+}
+
+}  // namespace gpudoctor

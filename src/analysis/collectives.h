@@ -1,0 +1,36 @@
+// NCCL collectives seen in the trace: per (collective, dtype, size, kernel variant, group size),
+// count and time, and the bandwidth nccl-tests would report (algbw = bytes / time; busbw =
+// algbw × the collective's bus factor for the group size). Kernel time includes waiting for the
+// slowest peer, so a straggler lowers these figures: compare with `nccl bench` before tuning.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/breakdown.h"
+
+namespace gpudoctor {
+
+struct CollectiveStats {
+  std::string collective;  // "allreduce"
+  std::string dtype;       // "Float"
+  std::string variant;     // kernel variant named by the kernel, e.g. "RING_LL" (not necessarily what ran)
+  int64_t bytes = 0;       // nccl-tests "size": max(in, out) elements × dtype size
+  int group_size = 0;
+  DurationStats dur;
+  double algbw_gbps = 0;   // bytes / mean time, GB/s (1e9)
+  double busbw_gbps = 0;
+  double bus_factor = 0;
+};
+
+// Bytes per element of a PyTorch dtype name as NCCL kernels record it ("Float", "BFloat16"); 0 if unknown.
+int dtypeBytes(std::string_view dtype);
+// nccl-tests bus bandwidth factor for a collective name and group size (allreduce 2(n-1)/n, ...).
+double busFactor(std::string_view collective, int n);
+// "RING_LL" from "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)"; empty when the name has none.
+std::string ncclKernelVariant(std::string_view kernel_name);
+
+// NCCL kernels starting inside the selected windows of the given ranks, grouped.
+std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>& ranks);
+
+}  // namespace gpudoctor

@@ -1,0 +1,40 @@
+// Sorts GPU kernels into the classes users reason about (GEMM by precision, attention fused or
+// materialized, elementwise, reductions, normalization, optimizer, NCCL, copies) from the kernel
+// name and, where the name is silent about precision, the input dtype of the launching operator.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace gpudoctor {
+
+enum class KernelClass : uint8_t {
+  kGemmFp32Simt,
+  kGemmTf32,
+  kGemmFp16,
+  kGemmBf16,
+  kGemmFp8,
+  kGemmOther,        // a GEMM whose precision neither name nor operator tells
+  kAttentionFused,   // flash / memory-efficient / cuDNN fused attention
+  kAttentionUnfused, // batched GEMM or softmax issued by a hand-written attention (bmm/softmax ops)
+  kElementwise,
+  kReduction,        // reductions, softmax outside attention, losses, sorts
+  kNormalization,
+  kOptimizer,
+  kNccl,
+  kCopy,             // copy/cast/cat kernels (not memcpy engines)
+  kOther,
+};
+constexpr int kKernelClassCount = 15;
+
+// Stable short name ("gemm_bf16", "attention_fused", ...).
+std::string_view kernelClassName(KernelClass c);
+// True for the GEMM classes.
+bool isGemm(KernelClass c);
+// True for NCCL kernels (ncclDevKernel_*, ncclKernel_*).
+bool isNcclKernel(std::string_view name);
+
+// Classifies a kernel. op_name: the cpu_op that launched it (may be empty); op_dtype: that op's
+// first input dtype from record_shapes ("c10::BFloat16", "float"; may be empty).
+KernelClass classifyKernel(std::string_view name, std::string_view op_name, std::string_view op_dtype);
+
+}  // namespace gpudoctor

@@ -1,0 +1,74 @@
+#include "analysis/kernels.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpudoctor {
+
+namespace {
+template <class F>
+void forEachKernelIn(const TraceIndex& idx, const std::vector<StepWindow>& windows, F f) {
+  const auto& ev = idx.trace->events;
+  for (const auto& w : windows) {
+    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), w.begin_ns,
+                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it)
+      if (ev[*it].kind == EventKind::kKernel) f(*it);
+  }
+}
+
+KernelSummary finish(std::array<std::vector<int64_t>, kKernelClassCount>& by_class,
+                     std::unordered_map<std::string, std::pair<KernelClass, std::vector<int64_t>>>& by_name,
+                     size_t top_n) {
+  KernelSummary s;
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    if (by_class[c].empty()) continue;
+    KernelClassStats k;
+    k.cls = static_cast<KernelClass>(c);
+    k.dur = DurationStats::of(by_class[c]);
+    s.kernels += k.dur.count;
+    s.total_ns += k.dur.total_ns;
+    s.classes.push_back(k);
+  }
+  for (auto& k : s.classes) k.share = s.total_ns ? static_cast<double>(k.dur.total_ns) / static_cast<double>(s.total_ns) : 0;
+  std::sort(s.classes.begin(), s.classes.end(), [](const auto& a, const auto& b) { return a.dur.total_ns > b.dur.total_ns; });
+  for (auto& [name, v] : by_name) {
+    KernelStats k;
+    k.name = name;
+    k.cls = v.first;
+    k.dur = DurationStats::of(v.second);
+    k.share = s.total_ns ? static_cast<double>(k.dur.total_ns) / static_cast<double>(s.total_ns) : 0;
+    s.top.push_back(std::move(k));
+  }
+  std::sort(s.top.begin(), s.top.end(), [](const auto& a, const auto& b) {
+    return a.dur.total_ns != b.dur.total_ns ? a.dur.total_ns > b.dur.total_ns : a.name < b.name;
+  });
+  if (s.top.size() > top_n) s.top.resize(top_n);
+  return s;
+}
+}  // namespace
+
+KernelSummary summarizeKernels(const std::vector<RankWindows>& ranks, size_t top_n) {
+  std::array<std::vector<int64_t>, kKernelClassCount> by_class;
+  std::unordered_map<std::string, std::pair<KernelClass, std::vector<int64_t>>> by_name;
+  for (const auto& r : ranks) {
+    const TraceIndex& idx = *r.idx;
+    const auto& ev = idx.trace->events;
+    // Per rank by interned id (cheap), then by text across ranks. A name keeps the class of its
+    // first kernel: one kernel can serve operators of several dtypes.
+    std::unordered_map<uint32_t, std::pair<KernelClass, std::vector<int64_t>>> by_id;
+    forEachKernelIn(idx, *r.windows, [&](uint32_t i) {
+      KernelClass c = idx.class_of_event[i];
+      by_class[static_cast<int>(c)].push_back(ev[i].dur_ns);
+      auto [it, fresh] = by_id.try_emplace(ev[i].name, c, std::vector<int64_t>{});
+      it->second.second.push_back(ev[i].dur_ns);
+    });
+    for (auto& [id, v] : by_id) {
+      auto [it, fresh] = by_name.try_emplace(std::string(idx.trace->strings.view(id)), v.first, std::vector<int64_t>{});
+      it->second.second.insert(it->second.second.end(), v.second.begin(), v.second.end());
+    }
+  }
+  return finish(by_class, by_name, top_n);
+}
+
+}  // namespace gpudoctor

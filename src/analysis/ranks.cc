@@ -1,0 +1,92 @@
+#include "analysis/ranks.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpudoctor {
+
+StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::vector<int>& rank_ids,
+                              double min_share, double min_wait_fraction) {
+  StragglerReport r;
+  if (ranks.size() < 2) {
+    r.note = "one rank: nothing to compare";
+    return r;
+  }
+  std::vector<std::vector<int64_t>> durs(ranks.size());
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const TraceIndex& idx = *ranks[k].idx;
+    const auto& ev = idx.trace->events;
+    // Only collectives launched inside the selected steps: GPU work left over from before the
+    // profiler started has no launch record and would shift the matching.
+    for (const auto& w : *ranks[k].windows) {
+      std::vector<std::pair<int64_t, int64_t>> in_step;  // (start, duration)
+      auto it = std::lower_bound(idx.launches.begin(), idx.launches.end(), w.begin_ns,
+                                 [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+      for (; it != idx.launches.end() && ev[*it].start_ns < w.end_ns; ++it) {
+        auto wk = idx.work_of.find(ev[*it].correlation);
+        if (wk == idx.work_of.end()) continue;
+        const Event& g = ev[wk->second];
+        if (g.kind == EventKind::kKernel && idx.class_of_event[wk->second] == KernelClass::kNccl)
+          in_step.push_back({g.start_ns, g.dur_ns});
+      }
+      std::sort(in_step.begin(), in_step.end());
+      for (auto& p : in_step) durs[k].push_back(p.second);
+    }
+  }
+  size_t n = durs[0].size();
+  for (size_t k = 1; k < durs.size(); ++k) {
+    if (durs[k].size() != n) {
+      r.note = fmt::format("ranks {} and {} recorded {} and {} NCCL kernels in the selected steps; "
+                           "collectives cannot be matched",
+                           rank_ids[0], rank_ids[k], n, durs[k].size());
+      return r;
+    }
+  }
+  if (n == 0) {
+    r.note = "no NCCL kernels in the selected steps";
+    return r;
+  }
+  r.matched = true;
+  r.collectives = static_cast<int64_t>(n);
+  r.ranks.resize(ranks.size());
+  for (size_t k = 0; k < ranks.size(); ++k) r.ranks[k].rank = rank_ids[k];
+  for (size_t i = 0; i < n; ++i) {
+    size_t argmin = 0;
+    for (size_t k = 1; k < durs.size(); ++k)
+      if (durs[k][i] < durs[argmin][i]) argmin = k;
+    int64_t mn = durs[argmin][i];
+    ++r.ranks[argmin].last_arrivals;
+    for (size_t k = 0; k < durs.size(); ++k) {
+      r.ranks[k].nccl_ns += durs[k][i];
+      r.ranks[k].wait_ns += durs[k][i] - mn;
+    }
+  }
+  size_t best = 0;
+  for (size_t k = 1; k < r.ranks.size(); ++k)
+    if (r.ranks[k].last_arrivals > r.ranks[best].last_arrivals) best = k;
+  double share = static_cast<double>(r.ranks[best].last_arrivals) / static_cast<double>(n);
+  int64_t others_wait = 0, others_nccl = 0;
+  for (size_t k = 0; k < r.ranks.size(); ++k)
+    if (k != best) {
+      others_wait += r.ranks[k].wait_ns;
+      others_nccl += r.ranks[k].nccl_ns;
+    }
+  auto others = static_cast<int64_t>(r.ranks.size() - 1);
+  r.others_wait_ns = others_wait / others;
+  double frac = others_nccl ? static_cast<double>(others_wait) / static_cast<double>(others_nccl) : 0;
+  r.straggler_share = share;
+  if (share >= min_share && frac >= min_wait_fraction) {
+    r.straggler = r.ranks[best].rank;
+    r.note = fmt::format("rank {} arrives last at {:.0f}% of {} collectives; the other ranks wait {:.0f}% of their "
+                         "NCCL time for it",
+                         r.straggler, 100 * share, n, 100 * frac);
+  } else {
+    r.note = fmt::format("no consistent straggler (the most frequent last arrival, rank {}, comes last at {:.0f}% "
+                         "of {} collectives; waiting is {:.0f}% of the others' NCCL time)",
+                         r.ranks[best].rank, 100 * share, n, 100 * frac);
+  }
+  return r;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,41 @@
+// The analyze verb's library entry: from RankTraces to every figure the reports show. Ranks are
+// indexed and measured in parallel; nothing here prints or touches files.
+#pragma once
+#include <vector>
+
+#include "analysis/breakdown.h"
+#include "analysis/collectives.h"
+#include "analysis/kernels.h"
+#include "analysis/ranks.h"
+#include "common/result.h"
+
+namespace gpudoctor {
+
+struct AnalysisOptions {
+  StepSelection steps;
+  size_t top_n = 10;
+  unsigned threads = 0;  // 0: hardware concurrency
+};
+
+struct RankAnalysis {
+  const RankTrace* trace = nullptr;
+  TraceIndex index;
+  std::vector<StepWindow> windows;
+  std::vector<StepBreakdown> steps;
+  StepBreakdown total;  // sums over the selected steps (launch latency over all of them)
+  KernelSummary kernels;
+  std::vector<CollectiveStats> collectives;
+};
+
+struct RunAnalysis {
+  std::vector<RankAnalysis> ranks;  // in rank order
+  KernelSummary kernels;            // all ranks
+  std::vector<CollectiveStats> collectives;  // all ranks
+  StragglerReport straggler;
+};
+
+// Analyzes the traces (which must outlive the result). Error when a rank has no GPU activity or
+// the step selection keeps nothing.
+Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const AnalysisOptions& opt);
+
+}  // namespace gpudoctor

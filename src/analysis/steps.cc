@@ -1,0 +1,81 @@
+#include "analysis/steps.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "analysis/trace_index.h"
+#include "common/exact_time.h"
+
+namespace gpudoctor {
+
+Result<StepSelection> StepSelection::parse(const std::string& text) {
+  StepSelection sel;
+  if (text.empty() || text == "all") return sel;
+  size_t i = 0;
+  auto bad = [&] { return Error{"--steps: cannot read \"" + text + "\" (expected e.g. 3 or 2-4 or 2,5,7-9)"}; };
+  while (i <= text.size()) {
+    size_t j = text.find(',', i);
+    if (j == std::string::npos) j = text.size();
+    std::string part = text.substr(i, j - i);
+    size_t dash = part.find('-', 1);
+    auto a = parseInt64(part.substr(0, dash));
+    if (!a || *a < 0) return bad();
+    int64_t b = *a;
+    if (dash != std::string::npos) {
+      auto bb = parseInt64(part.substr(dash + 1));
+      if (!bb || *bb < *a || *bb - *a > 1000000) return bad();
+      b = *bb;
+    }
+    for (int64_t n = *a; n <= b; ++n) sel.numbers.push_back(n);
+    i = j + 1;
+  }
+  std::sort(sel.numbers.begin(), sel.numbers.end());
+  return sel;
+}
+
+bool StepSelection::keeps(int64_t n) const {
+  return numbers.empty() || std::binary_search(numbers.begin(), numbers.end(), n);
+}
+
+Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel) {
+  std::vector<StepWindow> all;
+  for (uint32_t i : idx.step_annotations) {
+    const Event& e = t.events[i];
+    std::string_view n = t.strings.view(e.name).substr(13);
+    int64_t num = -1;
+    std::from_chars(n.data(), n.data() + n.size(), num);
+    StepWindow w;
+    w.number = num;
+    w.annotated = true;
+    w.cpu_begin_ns = w.begin_ns = e.start_ns;
+    w.cpu_end_ns = e.end_ns();
+    all.push_back(w);
+  }
+  std::sort(all.begin(), all.end(), [](const StepWindow& a, const StepWindow& b) { return a.begin_ns < b.begin_ns; });
+  if (all.empty()) {
+    if (!idx.has_gpu_work()) return Error{t.path + ": no GPU activity in this trace (no kernels, memcpy or memset)"};
+    StepWindow w;
+    w.begin_ns = w.cpu_begin_ns = idx.all_gpu.spans().front().begin;
+    w.end_ns = w.cpu_end_ns = idx.all_gpu.spans().back().end;
+    all.push_back(w);
+  } else {
+    for (size_t k = 0; k + 1 < all.size(); ++k) all[k].end_ns = all[k + 1].begin_ns;
+    // The last step also owns the GPU work it launched, which may finish after its host range.
+    StepWindow& last = all.back();
+    last.end_ns = last.cpu_end_ns;
+    for (uint32_t g : idx.gpu_work) {
+      const Event& e = t.events[g];
+      auto it = idx.launch_of.find(e.correlation);
+      if (e.correlation < 0 || it == idx.launch_of.end()) continue;
+      int64_t launched = t.events[it->second].start_ns;
+      if (launched >= last.cpu_begin_ns && launched < last.cpu_end_ns) last.end_ns = std::max(last.end_ns, e.end_ns());
+    }
+  }
+  std::vector<StepWindow> kept;
+  for (const auto& w : all)
+    if (!w.annotated || sel.keeps(w.number)) kept.push_back(w);
+  if (kept.empty()) return Error{t.path + ": --steps keeps none of the steps in this trace"};
+  return kept;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,112 @@
+#include "analysis/trace_index.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace gpudoctor {
+
+bool isBlockingSyncCall(std::string_view n) {
+  static constexpr std::string_view kNames[] = {
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+      "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cudaMemset",
+      "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",   "cuMemcpyDtoH_v2",
+      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize"};
+  for (auto k : kNames)
+    if (n == k) return true;
+  return false;
+}
+
+TraceIndex buildIndex(const RankTrace& t) {
+  TraceIndex ix;
+  ix.trace = &t;
+  const auto& ev = t.events;
+  ix.class_of_event.assign(ev.size(), KernelClass::kOther);
+  std::vector<Span> all, compute, nccl, mcpy, mset, loader, optim, hsync, gwait;
+  std::unordered_map<uint32_t, std::vector<Span>> sync_tracks;
+  // Kernel names repeat: classify each (name, op, dtype) once.
+  std::unordered_map<uint64_t, KernelClass> class_cache;
+  for (uint32_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    switch (e.kind) {
+      case EventKind::kCpuOp:
+        if (e.external_id >= 0) ix.op_of.emplace(e.external_id, i);
+        break;
+      case EventKind::kCudaRuntime:
+      case EventKind::kCudaDriver: {
+        if (e.correlation >= 0) {
+          ix.launch_of.emplace(e.correlation, i);
+          ix.launches.push_back(i);
+        }
+        if (isBlockingSyncCall(t.strings.view(e.name))) {
+          ix.sync_calls.push_back(i);
+          hsync.push_back({e.start_ns, e.end_ns()});
+          sync_tracks[e.track].push_back({e.start_ns, e.end_ns()});
+        }
+        break;
+      }
+      case EventKind::kCudaSync:
+        if (t.tracks[e.track].gpu) gwait.push_back({e.start_ns, e.end_ns()});
+        break;
+      default:
+        break;
+    }
+    if (!t.tracks[e.track].gpu && e.kind != EventKind::kCudaRuntime && e.kind != EventKind::kCudaDriver) {
+      std::string_view n = t.strings.view(e.name);
+      if (n.substr(0, 13) == "ProfilerStep#") ix.step_annotations.push_back(i);
+      else if (n.substr(0, 21) == "enumerate(DataLoader)") loader.push_back({e.start_ns, e.end_ns()});
+      else if (n.substr(0, 15) == "Optimizer.step#") optim.push_back({e.start_ns, e.end_ns()});
+    }
+    if (!isGpuWork(e.kind)) continue;
+    ix.gpu_work.push_back(i);
+    ix.gpu_work_max_end.push_back(std::max(e.end_ns(), ix.gpu_work_max_end.empty() ? e.end_ns() : ix.gpu_work_max_end.back()));
+    if (e.correlation >= 0) ix.work_of.emplace(e.correlation, i);
+    Span s{e.start_ns, e.end_ns()};
+    all.push_back(s);
+    if (e.kind == EventKind::kMemcpy) {
+      mcpy.push_back(s);
+      continue;
+    }
+    if (e.kind == EventKind::kMemset) {
+      mset.push_back(s);
+      continue;
+    }
+    std::string_view op, dtype;
+    uint32_t op_ev = UINT32_MAX;
+    if (e.external_id >= 0) {
+      auto it = ix.op_of.find(e.external_id);
+      if (it != ix.op_of.end()) op_ev = it->second;
+    }
+    uint64_t key = (uint64_t{e.name} << 32) | (op_ev == UINT32_MAX ? 0xffffffffu : (ev[op_ev].name ^ (ev[op_ev].aux << 20)));
+    auto cached = class_cache.find(key);
+    KernelClass kc;
+    if (cached != class_cache.end()) {
+      kc = cached->second;
+    } else {
+      if (op_ev != UINT32_MAX) {
+        op = t.strings.view(ev[op_ev].name);
+        dtype = t.strings.view(ev[op_ev].aux);
+      }
+      kc = classifyKernel(t.strings.view(e.name), op, dtype);
+      class_cache.emplace(key, kc);
+    }
+    ix.class_of_event[i] = kc;
+    if (kc == KernelClass::kNccl) nccl.push_back(s);
+    else compute.push_back(s);
+  }
+  ix.all_gpu = IntervalSet::unionOf(std::move(all));
+  ix.compute = IntervalSet::unionOf(std::move(compute));
+  ix.nccl = IntervalSet::unionOf(std::move(nccl));
+  ix.memcpy = IntervalSet::unionOf(std::move(mcpy));
+  ix.memset = IntervalSet::unionOf(std::move(mset));
+  ix.mem = ix.memcpy.unite(ix.memset);
+  ix.kernels = ix.compute.unite(ix.nccl);
+  ix.comm_overlap = ix.nccl.intersect(ix.compute);
+  ix.dataloader = IntervalSet::unionOf(std::move(loader));
+  ix.optimizer = IntervalSet::unionOf(std::move(optim));
+  ix.host_sync = IntervalSet::unionOf(std::move(hsync));
+  ix.gpu_wait = IntervalSet::unionOf(std::move(gwait));
+  for (auto& [track, spans] : sync_tracks) ix.sync_by_track.emplace(track, IntervalSet::unionOf(std::move(spans)));
+  return ix;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,38 @@
+// Lookups over one RankTrace that every analysis needs, built once: GPU work in start order, the
+// launch call of each piece of GPU work (by correlation id), the operator that issued it (by
+// External id), and the time sets (compute, NCCL, copies, host syncs) as exact interval sets.
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/intervals.h"
+#include "analysis/kernel_class.h"
+#include "model/trace.h"
+
+namespace gpudoctor {
+
+struct TraceIndex {
+  const RankTrace* trace = nullptr;
+  std::vector<uint32_t> gpu_work;                       // kernels, memcpy, memset; by start
+  std::vector<int64_t> gpu_work_max_end;                // prefix maximum of end over gpu_work
+  std::vector<uint32_t> launches;                       // runtime/driver calls with a correlation
+  std::unordered_map<int64_t, uint32_t> work_of;        // correlation -> GPU work event
+  std::unordered_map<int64_t, uint32_t> launch_of;      // correlation -> launch event
+  std::unordered_map<int64_t, uint32_t> op_of;          // External id -> cpu_op event
+  std::vector<KernelClass> class_of_event;              // per event (kernels only meaningful)
+  std::vector<uint32_t> sync_calls;                     // blocking host synchronization calls
+  std::vector<uint32_t> step_annotations;               // host ProfilerStep#N ranges
+  IntervalSet all_gpu, compute, nccl, memcpy, memset, mem, kernels, comm_overlap;
+  IntervalSet dataloader, optimizer, host_sync, gpu_wait;
+  std::unordered_map<uint32_t, IntervalSet> sync_by_track;  // host sync per thread (idle attribution)
+  bool has_gpu_work() const { return !gpu_work.empty(); }
+};
+
+// Builds the index (one pass over the events plus sorting of the sets).
+TraceIndex buildIndex(const RankTrace& t);
+
+// True for host calls that block until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...).
+bool isBlockingSyncCall(std::string_view name);
+
+}  // namespace gpudoctor

@@ -1,0 +1,158 @@
+// `gpudoctor analyze PATH...`: read traces, measure, print. The work is in the library.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/run_analysis.h"
+#include "cli/commands.h"
+#include "report/json_report.h"
+#include "report/terminal.h"
+#include "sources/trace_set.h"
+
+namespace gpudoctor::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct AnalyzeArgs {
+  std::vector<std::string> paths;
+  std::string steps = "all";
+  std::string json;
+  size_t top = 10;
+  int rank = -1;
+  unsigned threads = 0;
+  bool quiet = false;
+};
+
+std::string exampleDir() {
+  if (const char* env = std::getenv("GPUDOCTOR_EXAMPLES")) return std::string(env) + "/ddp_bf16_flash";
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (auto rel : {"../share/gpudoctor/examples/ddp_bf16_flash", "../examples/ddp_bf16_flash",
+                     "examples/ddp_bf16_flash"}) {
+      auto p = exe.parent_path() / rel;
+      if (fs::is_directory(p, ec)) return p.lexically_normal().string();
+    }
+  }
+  return std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash";
+}
+
+// Writes atomically: a temporary file beside the target, renamed into place once complete.
+bool writeFileAtomic(const std::string& path, const std::string& text, std::string& err) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return true;
+  }
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) {
+      err = path + ": cannot write: " + std::strerror(errno);
+      return false;
+    }
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    f.flush();
+    if (!f) {
+      err = path + ": write failed: " + std::strerror(errno);
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    err = path + ": cannot rename into place: " + ec.message();
+    fs::remove(tmp, ec);
+    return false;
+  }
+  return true;
+}
+
+int runAnalyze(const AnalyzeArgs& a) {
+  auto fail = [](const std::string& msg) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", msg.c_str());
+    return 1;
+  };
+  auto sel = StepSelection::parse(a.steps);
+  if (!sel.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", sel.error().message.c_str());
+    return 2;
+  }
+  std::vector<std::string> paths = a.paths;
+  if (paths.empty()) {
+    paths.push_back(exampleDir());
+    if (!a.quiet) std::fprintf(stderr, "gpudoctor: no trace given; analyzing the bundled example %s\n", paths[0].c_str());
+  }
+  auto files = expandTracePaths(paths);
+  if (!files.ok()) return fail(files.error().message);
+  bool show_progress = !a.quiet && ::isatty(2) && files.value().size() > 1;
+  ReadSetOptions ro;
+  ro.threads = a.threads;
+  if (show_progress)
+    ro.progress = [](size_t done, size_t total, const std::string&) {
+      std::fprintf(stderr, "\rreading traces: %zu/%zu", done, total);
+      if (done == total) std::fprintf(stderr, "\n");
+    };
+  auto t0 = std::chrono::steady_clock::now();
+  auto traces = readTraceSet(files.value(), ro);
+  if (!traces.ok()) {
+    if (show_progress) std::fprintf(stderr, "\n");
+    return fail(traces.error().message);
+  }
+  double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  uint64_t bytes = 0;
+  for (const auto& t : traces.value()) bytes += t.stats.input_bytes;
+  AnalysisOptions opt;
+  opt.steps = sel.value();
+  opt.top_n = a.top;
+  opt.threads = a.threads;
+  auto run = analyzeRun(traces.value(), opt);
+  if (!run.ok()) return fail(run.error().message);
+  if (!a.json.empty()) {
+    std::string err;
+    if (!writeFileAtomic(a.json, renderJson(run.value(), read_s), err)) return fail(err);
+    if (a.json == "-") return 0;
+  }
+  TerminalOptions to;
+  to.detail_rank = a.rank;
+  to.read_seconds = read_s;
+  to.read_bytes = bytes;
+  std::string text = renderTerminal(run.value(), to);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addAnalyze(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  auto* cmd = app.add_subcommand(
+      "analyze",
+      "Time breakdown of PyTorch profiler (Kineto) traces: per rank and step, GPU busy / compute / NCCL "
+      "(overlapped, exposed) / copies / idle and why, host data loading, syncs and launch latency, kernel "
+      "classes, NCCL bandwidth and stragglers. Exact interval arithmetic on integer nanoseconds.");
+  cmd->add_option("paths", args->paths,
+                  "Trace files (.json or .json.gz) or directories of per-rank traces; rank from the trace's "
+                  "distributedInfo, else file order. None: the bundled 2-rank example.");
+  cmd->add_option("--steps", args->steps, "Steps to measure: all (default), N, N-M, or a list like 2,4-6")
+      ->capture_default_str();
+  cmd->add_option("--json", args->json, "Also write every figure and the definitions as JSON to FILE ('-': stdout only)")
+      ->type_name("FILE");
+  cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)");
+  cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
+  return [args] { return runAnalyze(*args); };
+}
+
+}  // namespace gpudoctor::cli

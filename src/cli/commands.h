@@ -1,0 +1,12 @@
+// The verbs of the gpudoctor binary. Each registers its options on the CLI11 app and returns the
+// process exit code: 0 success, 1 an error in the input or the analysis, 2 a usage error.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace gpudoctor::cli {
+
+// Adds `analyze`; the returned callback runs it after parsing.
+std::function<int()> addAnalyze(CLI::App& app);
+
+}  // namespace gpudoctor::cli

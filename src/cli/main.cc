@@ -1,0 +1,37 @@
+// gpudoctor: one binary, verbs users know the shape of. This file only dispatches.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpudoctor " GPUDOCTOR_VERSION
+      ": find what limits a GPU training job and say, with numbers, what to change first.\n"
+      "Run `gpudoctor analyze` with no argument to see a report on the bundled example trace."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
+  auto analyze = gpudoctor::cli::addAnalyze(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "gpudoctor: error: %s (see gpudoctor --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if (app.got_subcommand("analyze")) return analyze();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gpudoctor: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,145 @@
+#include "report/json_report.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor {
+
+namespace {
+using nlohmann::ordered_json;
+
+const char* const kDefinitions[] = {
+    "window: step N runs from the host start of ProfilerStep#N to the host start of ProfilerStep#N+1; the last step "
+    "ends at the later of its host end and the end of the GPU work it launched. Without annotations, one window "
+    "spans the first to the last GPU work. Windows tile the timeline: each nanosecond is counted once.",
+    "gpu_busy_ns: length of the union of all kernels, memcpy and memset on all streams of the rank, inside the window.",
+    "compute_ns: union of non-NCCL kernels. comm_ns: union of NCCL kernels.",
+    "comm_overlap_ns: NCCL ∩ compute. comm_exposed_ns: NCCL − compute (communication nothing hides).",
+    "copy_exposed_ns: memcpy/memset while no kernel runs. idle_ns: wall − busy.",
+    "wall_ns = compute_ns + comm_exposed_ns + copy_exposed_ns + idle_ns exactly.",
+    "idle causes, per gap of the busy set: sync = the call that launched the next GPU work started after the gap "
+    "began and its host thread was then blocked in a synchronizing call; host = started after the gap began "
+    "otherwise (the GPU waited for the host to launch); dependency = launched before the gap began (waiting on "
+    "another stream or event); other = nothing ran after the gap inside the window, or no launch record.",
+    "launch latency: GPU start of the work − end of the runtime/driver call that launched it (same correlation id), "
+    "for calls made inside the window; can be negative when work starts before the call returns.",
+    "dataloader_ns / optimizer_ns / sync_ns: union of enumerate(DataLoader)* ranges / Optimizer.step#* ranges / "
+    "blocking calls (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy, ...) on the host.",
+    "kernel classes: sums of kernel durations (kernels on several streams may overlap, so these can exceed busy time).",
+    "collectives: bytes = max(in, out) elements × dtype size (nccl-tests 'size'); algbw = bytes / mean time; "
+    "busbw = algbw × bus factor (allreduce 2(n−1)/n; allgather, reducescatter, alltoall (n−1)/n; others 1).",
+    "straggler: the k-th NCCL kernel of each rank is matched across ranks; waiting = own duration − shortest; "
+    "the rank with the shortest kernel arrived last.",
+    nullptr};
+
+ordered_json dur(const DurationStats& d) {
+  return {{"count", d.count}, {"total_ns", d.total_ns}, {"mean_ns", d.mean_ns}, {"min_ns", d.min_ns},
+          {"p50_ns", d.p50_ns}, {"p95_ns", d.p95_ns},   {"max_ns", d.max_ns}};
+}
+ordered_json copy(const CopyStats& c) { return {{"count", c.count}, {"bytes", c.bytes}, {"dur_ns", c.dur_ns}}; }
+
+ordered_json step(const StepBreakdown& b) {
+  ordered_json j;
+  if (b.window.annotated) j["step"] = b.window.number;
+  j["window"] = {{"begin_ns", b.window.begin_ns}, {"end_ns", b.window.end_ns}};
+  j["wall_ns"] = b.wall_ns;
+  j["gpu_busy_ns"] = b.gpu_busy_ns;
+  j["compute_ns"] = b.compute_ns;
+  j["comm_ns"] = b.comm_ns;
+  j["comm_overlap_ns"] = b.comm_overlap_ns;
+  j["comm_exposed_ns"] = b.comm_exposed_ns;
+  j["memcpy_ns"] = b.memcpy_ns;
+  j["memset_ns"] = b.memset_ns;
+  j["copy_exposed_ns"] = b.copy_exposed_ns;
+  j["idle_ns"] = b.idle_ns;
+  j["idle_cause_ns"] = {{"host", b.idle_host_ns}, {"sync", b.idle_sync_ns}, {"dependency", b.idle_dependency_ns},
+                        {"other", b.idle_other_ns}};
+  j["gpu_wait_ns"] = b.gpu_wait_ns;
+  j["kernels"] = b.kernels;
+  ordered_json copies = ordered_json::object();
+  for (int d = 0; d < kCopyDirCount; ++d)
+    if (b.copies[d].count) copies[std::string(copyDirName(static_cast<CopyDir>(d)))] = copy(b.copies[d]);
+  j["copies"] = copies;
+  j["htod_pageable"] = copy(b.pageable_htod);
+  j["htod_pinned"] = copy(b.pinned_htod);
+  j["dtoh_pageable"] = copy(b.pageable_dtoh);
+  j["dtoh_pinned"] = copy(b.pinned_dtoh);
+  j["host"] = {{"dataloader_ns", b.dataloader_ns}, {"optimizer_ns", b.optimizer_ns}, {"sync_ns", b.sync_ns},
+               {"launch_latency", dur(b.launch_latency)}};
+  return j;
+}
+
+ordered_json kernels(const KernelSummary& k) {
+  ordered_json j;
+  j["kernels"] = k.kernels;
+  j["total_ns"] = k.total_ns;
+  ordered_json cls = ordered_json::array();
+  for (const auto& c : k.classes)
+    cls.push_back({{"class", kernelClassName(c.cls)}, {"share", c.share}, {"duration", dur(c.dur)}});
+  j["classes"] = cls;
+  ordered_json top = ordered_json::array();
+  for (const auto& x : k.top)
+    top.push_back({{"name", x.name}, {"class", kernelClassName(x.cls)}, {"share", x.share}, {"duration", dur(x.dur)}});
+  j["top"] = top;
+  return j;
+}
+
+ordered_json collectives(const std::vector<CollectiveStats>& cs) {
+  ordered_json a = ordered_json::array();
+  for (const auto& c : cs)
+    a.push_back({{"collective", c.collective}, {"dtype", c.dtype}, {"kernel_variant", c.variant}, {"bytes", c.bytes},
+                 {"group_size", c.group_size}, {"duration", dur(c.dur)}, {"algbw_gbps", c.algbw_gbps},
+                 {"busbw_gbps", c.busbw_gbps}, {"bus_factor", c.bus_factor}});
+  return a;
+}
+}  // namespace
+
+const char* const* breakdownDefinitions() { return kDefinitions; }
+
+std::string renderJson(const RunAnalysis& run, double read_seconds) {
+  ordered_json j;
+  j["tool"] = "gpudoctor analyze";
+  j["version"] = GPUDOCTOR_VERSION;
+  j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1";
+  ordered_json defs = ordered_json::array();
+  for (auto p = kDefinitions; *p; ++p) defs.push_back(*p);
+  j["definitions"] = defs;
+  j["read_seconds"] = read_seconds;
+  ordered_json ranks = ordered_json::array();
+  for (const auto& r : run.ranks) {
+    const RankTrace& t = *r.trace;
+    ordered_json rj;
+    rj["rank"] = t.rank;
+    rj["path"] = t.path;
+    rj["world_size"] = t.world_size;
+    rj["nccl_version"] = t.nccl_version;
+    ordered_json devs = ordered_json::array();
+    for (const auto& d : t.devices)
+      devs.push_back({{"id", d.id}, {"name", d.name}, {"total_global_mem", d.total_global_mem}, {"num_sms", d.num_sms},
+                      {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
+    rj["devices"] = devs;
+    rj["read"] = {{"file_bytes", t.stats.file_bytes}, {"json_bytes", t.stats.input_bytes},
+                  {"json_events", t.stats.json_events}, {"intervals", t.stats.kept_events},
+                  {"flow_events", t.stats.flow_events}, {"parse_seconds", t.stats.parse_seconds}};
+    if (t.peak_allocated_bytes >= 0) rj["peak_allocated_bytes"] = t.peak_allocated_bytes;
+    ordered_json steps = ordered_json::array();
+    for (const auto& b : r.steps) steps.push_back(step(b));
+    rj["steps"] = steps;
+    rj["total"] = step(r.total);
+    rj["kernels"] = kernels(r.kernels);
+    rj["collectives"] = collectives(r.collectives);
+    ranks.push_back(rj);
+  }
+  j["ranks"] = ranks;
+  j["kernels_all_ranks"] = kernels(run.kernels);
+  j["collectives_all_ranks"] = collectives(run.collectives);
+  const auto& s = run.straggler;
+  ordered_json sw = ordered_json::array();
+  for (const auto& w : s.ranks)
+    sw.push_back({{"rank", w.rank}, {"nccl_ns", w.nccl_ns}, {"wait_ns", w.wait_ns}, {"last_arrivals", w.last_arrivals}});
+  j["straggler"] = {{"matched", s.matched}, {"collectives", s.collectives}, {"rank", s.straggler},
+                    {"share_last", s.straggler_share}, {"others_wait_ns", s.others_wait_ns}, {"note", s.note},
+                    {"ranks", sw}};
+  return j.dump(1) + "\n";
+}
+
+}  // namespace gpudoctor

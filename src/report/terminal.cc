@@ -1,0 +1,155 @@
+#include "report/terminal.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpudoctor {
+
+namespace {
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+double us(double ns) { return ns / 1e3; }
+double pct(int64_t part, int64_t whole) { return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+
+std::string shorten(std::string_view s, size_t n) {
+  if (s.substr(0, 5) == "void ") s.remove_prefix(5);
+  if (s.size() <= n) return std::string(s);
+  return std::string(s.substr(0, n - 3)) + "...";
+}
+
+std::string bytesText(int64_t b) {
+  if (b >= (1LL << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1LL << 30));
+  if (b >= (1LL << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1LL << 20));
+  if (b >= (1LL << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1LL << 10));
+  return fmt::format("{} B", b);
+}
+
+void rankRow(std::string& o, const RankAnalysis& r) {
+  const auto& t = r.total;
+  auto n = static_cast<int64_t>(r.steps.size());
+  o += fmt::format("{:>5} {:>9.2f} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>6.1f}% {:>6.1f}% {:>8.2f} {:>8.2f} {:>7.1f}\n",
+                   r.trace->rank, ms(t.wall_ns / std::max<int64_t>(1, n)), pct(t.gpu_busy_ns, t.wall_ns),
+                   pct(t.compute_ns, t.wall_ns), pct(t.comm_ns, t.wall_ns), pct(t.comm_exposed_ns, t.wall_ns),
+                   pct(t.copy_exposed_ns, t.wall_ns), pct(t.idle_ns, t.wall_ns),
+                   ms(t.dataloader_ns / std::max<int64_t>(1, n)), ms(t.sync_ns / std::max<int64_t>(1, n)),
+                   us(static_cast<double>(t.launch_latency.p50_ns)));
+}
+}  // namespace
+
+std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
+  std::string o;
+  const auto& first = run.ranks.front();
+  size_t steps = first.steps.size();
+  std::string step_names;
+  if (first.windows.front().annotated)
+    step_names = first.windows.size() == 1 ? fmt::format("ProfilerStep#{}", first.windows.front().number)
+                                           : fmt::format("ProfilerStep#{}..#{}", first.windows.front().number,
+                                                         first.windows.back().number);
+  else
+    step_names = "no ProfilerStep annotations: one window over all GPU activity";
+  o += fmt::format("gpudoctor analyze: {} rank{}, {} step{} ({})\n", run.ranks.size(), run.ranks.size() == 1 ? "" : "s",
+                   steps, steps == 1 ? "" : "s", step_names);
+  for (size_t i = 0; i < run.ranks.size() && i < 4; ++i) {
+    const auto* t = run.ranks[i].trace;
+    std::string dev = t->devices.empty() ? "" : ", " + t->devices.front().name;
+    o += fmt::format("  rank {}: {}{}\n", t->rank, t->path, dev);
+  }
+  if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
+
+  o += "\nPer rank, mean per step (% of step wall time)\n";
+  o += fmt::format("{:>5} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>7}\n", "rank", "step ms", "GPU busy",
+                   "compute", "NCCL", "exposed", "copies", "idle", "loadr ms", "sync ms", "lat us");
+  if (run.ranks.size() <= opt.max_rank_rows) {
+    for (const auto& r : run.ranks) rankRow(o, r);
+  } else {
+    std::vector<const RankAnalysis*> order;
+    for (const auto& r : run.ranks) order.push_back(&r);
+    std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->total.wall_ns > b->total.wall_ns; });
+    o += "  (slowest 5 ranks by step time)\n";
+    for (size_t i = 0; i < 5; ++i) rankRow(o, *order[i]);
+    o += "  (fastest rank)\n";
+    rankRow(o, *order.back());
+  }
+  o += "  exposed = NCCL time with no compute kernel running; copies = memcpy/memset with no kernel running;\n"
+       "  lat = median launch latency (launch call end -> GPU start). Definitions: README.\n";
+
+  const RankAnalysis* dr = &first;
+  for (const auto& r : run.ranks)
+    if (r.trace->rank == opt.detail_rank) dr = &r;
+  o += fmt::format("\nSteps of rank {} (ms)\n", dr->trace->rank);
+  o += fmt::format("{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7}\n", "step", "wall",
+                   "busy", "compute", "NCCL", "exposed", "copies", "idle", "host", "sync", "depend", "other");
+  auto step_row = [&](const std::string& label, const StepBreakdown& b) {
+    o += fmt::format("{:>6} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>7.3f} {:>8.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f}\n",
+                     label, ms(b.wall_ns), ms(b.gpu_busy_ns), ms(b.compute_ns), ms(b.comm_ns), ms(b.comm_exposed_ns),
+                     ms(b.copy_exposed_ns), ms(b.idle_ns), ms(b.idle_host_ns), ms(b.idle_sync_ns),
+                     ms(b.idle_dependency_ns), ms(b.idle_other_ns));
+  };
+  for (const auto& b : dr->steps) step_row(b.window.annotated ? fmt::format("#{}", b.window.number) : "all", b);
+  if (dr->steps.size() > 1) step_row("total", dr->total);
+  o += "  wall = compute + exposed + copies + idle; idle = host + sync + depend + other (why the GPU waited)\n";
+
+  const auto& t = dr->total;
+  o += fmt::format("\nHost side of rank {} over {} step(s)\n", dr->trace->rank, dr->steps.size());
+  o += fmt::format("  DataLoader next(): {:.3f} ms   optimizer step: {:.3f} ms   blocking syncs: {:.3f} ms\n",
+                   ms(t.dataloader_ns), ms(t.optimizer_ns), ms(t.sync_ns));
+  const auto& l = t.launch_latency;
+  if (l.count)
+    o += fmt::format("  launch latency over {} launches: p50 {:.1f} us, p95 {:.1f} us, max {:.1f} us\n", l.count,
+                     us(static_cast<double>(l.p50_ns)), us(static_cast<double>(l.p95_ns)), us(static_cast<double>(l.max_ns)));
+  bool any_copy = false;
+  for (int d = 0; d < kCopyDirCount; ++d) any_copy |= t.copies[d].count > 0;
+  if (any_copy) {
+    o += fmt::format("  copies: {:<7} {:>7} {:>12} {:>10}\n", "kind", "count", "bytes", "ms");
+    for (int d = 0; d < kCopyDirCount; ++d) {
+      const auto& c = t.copies[d];
+      if (!c.count) continue;
+      o += fmt::format("          {:<7} {:>7} {:>12} {:>10.3f}\n", copyDirName(static_cast<CopyDir>(d)), c.count,
+                       bytesText(c.bytes), ms(c.dur_ns));
+    }
+    if (t.pageable_htod.count || t.pinned_htod.count)
+      o += fmt::format("  host->device: {} pageable ({}), {} pinned ({})\n", t.pageable_htod.count,
+                       bytesText(t.pageable_htod.bytes), t.pinned_htod.count, bytesText(t.pinned_htod.bytes));
+  }
+
+  const auto& k = run.kernels;
+  o += fmt::format("\nKernel classes, {} (sum of kernel durations: {:.3f} ms, {} kernels)\n",
+                   run.ranks.size() > 1 ? "all ranks" : "", ms(k.total_ns), k.kernels);
+  o += fmt::format("  {:<18} {:>8} {:>10} {:>10} {:>10} {:>7}\n", "class", "count", "total ms", "mean us", "median us",
+                   "share");
+  for (const auto& c : k.classes)
+    o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(c.cls), c.dur.count,
+                     ms(c.dur.total_ns), us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), 100 * c.share);
+  o += fmt::format("\nTop {} kernels by total time\n", k.top.size());
+  o += fmt::format("  {:<52} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
+  for (const auto& x : k.top)
+    o += fmt::format("  {:<52} {:>6} {:>9.3f} {:>9.1f} {:>5.1f}%  {}\n", shorten(x.name, 52), x.dur.count,
+                     ms(x.dur.total_ns), us(x.dur.mean_ns), 100 * x.share, kernelClassName(x.cls));
+
+  if (!run.collectives.empty()) {
+    o += "\nNCCL collectives (kernel time, includes waiting for peers; variant = kernel name, not the tuner's choice)\n";
+    o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype", "size",
+                     "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
+    for (const auto& c : run.collectives)
+      o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
+                       shorten(c.collective, 14), shorten(c.dtype, 9), bytesText(c.bytes), shorten(c.variant, 10),
+                       c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)),
+                       c.algbw_gbps, c.busbw_gbps);
+    o += "  algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.\n";
+  }
+  if (run.ranks.size() > 1) {
+    const auto& s = run.straggler;
+    o += "\nStragglers\n  " + s.note + "\n";
+    if (s.matched) {
+      o += fmt::format("  {:>5} {:>12} {:>12} {:>14}\n", "rank", "NCCL ms", "waiting ms", "arrived last");
+      for (const auto& w : s.ranks)
+        o += fmt::format("  {:>5} {:>12.3f} {:>12.3f} {:>14}\n", w.rank, ms(w.nccl_ns), ms(w.wait_ns), w.last_arrivals);
+    }
+  }
+  if (opt.read_seconds > 0)
+    o += fmt::format("\nRead {} of JSON in {:.2f} s ({:.0f} MB/s).\n", bytesText(static_cast<int64_t>(opt.read_bytes)),
+                     opt.read_seconds, static_cast<double>(opt.read_bytes) / 1e6 / opt.read_seconds);
+  return o;
+}
+
+}  // namespace gpudoctor

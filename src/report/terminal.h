@@ -1,0 +1,19 @@
+// Terminal rendering of an analysis: plain tables that fit in 100 columns. Computes nothing.
+#pragma once
+#include <string>
+
+#include "analysis/run_analysis.h"
+
+namespace gpudoctor {
+
+struct TerminalOptions {
+  int detail_rank = -1;      // rank whose steps are listed; -1: the first
+  size_t max_rank_rows = 16; // more ranks than this: summary plus the slowest ranks
+  double read_seconds = 0;   // for the footer
+  uint64_t read_bytes = 0;
+};
+
+// The report as text.
+std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt);
+
+}  // namespace gpudoctor

@@ -1,0 +1,97 @@
+#include "sources/trace_set.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "sources/kineto/kineto_reader.h"
+
+namespace gpudoctor {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool looksLikeTrace(const std::string& name) {
+  auto ends = [&](std::string_view s) {
+    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends(".json") || ends(".json.gz");
+}
+}  // namespace
+
+Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    auto st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) return Error{p + ": no such file or directory"};
+    if (fs::is_directory(st)) {
+      std::vector<std::string> found;
+      for (auto it = fs::directory_iterator(p, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        std::error_code ec2;
+        if (it->is_regular_file(ec2) && looksLikeTrace(it->path().filename().string()))
+          found.push_back(it->path().string());
+      }
+      if (ec) return Error{p + ": cannot list directory: " + ec.message()};
+      if (found.empty()) return Error{p + ": directory holds no trace files (*.json, *.json.gz)"};
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else {
+      out.push_back(p);
+    }
+  }
+  if (out.empty()) return Error{"no trace files given"};
+  return out;
+}
+
+Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& files, const ReadSetOptions& opt) {
+  size_t n = files.size();
+  std::vector<std::optional<Result<RankTrace>>> results(n);
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = opt.threads ? opt.threads : hw;
+  threads = static_cast<unsigned>(std::min<size_t>(threads, n));
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex mu;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      results[i].emplace(readKinetoTrace(files[i]));
+      size_t d = done.fetch_add(1) + 1;
+      if (opt.progress) {
+        std::lock_guard<std::mutex> lock(mu);
+        opt.progress(d, n, files[i]);
+      }
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  std::vector<RankTrace> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!results[i]->ok()) return results[i]->error();
+    out.push_back(std::move(results[i]->value()));
+  }
+  // Ranks: distributedInfo where every file has one, else file order.
+  bool all = std::all_of(out.begin(), out.end(), [](const RankTrace& t) { return t.rank >= 0; });
+  if (all) {
+    std::set<int> seen;
+    for (const auto& t : out)
+      if (!seen.insert(t.rank).second)
+        return Error{t.path + ": rank " + std::to_string(t.rank) +
+                     " appears in more than one trace; pass one trace per rank"};
+    std::stable_sort(out.begin(), out.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) out[i].rank = static_cast<int>(i);
+  }
+  return out;
+}
+
+}  // namespace gpudoctor
