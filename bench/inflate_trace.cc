@@ -1,7 +1,7 @@
 // Inflates a real Kineto trace into a large one for benchmarks: the trace's events are repeated
 // back to back in time, with timestamps shifted exactly, step numbers renumbered and correlation,
 // External id and flow ids offset per copy, so the large trace analyzes like a long real run.
-//   inflate_trace IN.json[.gz] OUT.json --target-mb 1024
+//   inflate_trace IN.json[.gz] OUT.json [--target-mb 1024] [--rank R]
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -46,12 +46,15 @@ void rewriteNumber(std::string& ev, std::string_view key, F f) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: inflate_trace IN.json[.gz] OUT.json [--target-mb N]\n");
+    std::fprintf(stderr, "usage: inflate_trace IN.json[.gz] OUT.json [--target-mb N] [--rank R]\n");
     return 2;
   }
   double target_mb = 1024;
-  for (int i = 3; i + 1 < argc; ++i)
+  int rank = -1;
+  for (int i = 3; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--target-mb") == 0) target_mb = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rank") == 0) rank = std::atoi(argv[i + 1]);
+  }
   auto in = ByteStream::open(argv[1]);
   if (!in.ok()) {
     std::fprintf(stderr, "%s\n", in.error().message.c_str());
@@ -76,6 +79,17 @@ int main(int argc, char** argv) {
   size_t open = text.find('[', k);
   size_t close = findCompositeEnd(text.data(), open, text.size());
   std::string head = text.substr(0, open + 1), tail = text.substr(close - 1);
+  if (rank >= 0) {  // another rank of the same run: rewrite distributedInfo's rank
+    size_t d = head.find("\"distributedInfo\"");
+    size_t r = d == std::string::npos ? d : head.find("\"rank\":", d);
+    if (r != std::string::npos) {
+      size_t v = r + 7;
+      while (head[v] == ' ') ++v;
+      size_t e = v;
+      while (std::isdigit(static_cast<unsigned char>(head[e]))) ++e;
+      head.replace(v, e - v, std::to_string(rank));
+    }
+  }
   std::vector<std::string> events;
   int64_t tmin = INT64_MAX, tmax = INT64_MIN;
   int64_t max_id = 0, max_step = 0;

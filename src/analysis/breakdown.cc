@@ -47,9 +47,13 @@ CopyDir dirOf(std::string_view name) {
   return CopyDir::kOther;
 }
 
-void add(CopyStats& c, const Event& e, int64_t clipped) {
-  ++c.count;
-  c.bytes += e.bytes;
+// Time is clipped to the window; count and bytes go to the step where the copy starts, as for
+// kernels, so summing steps counts each copy once.
+void add(CopyStats& c, const Event& e, int64_t clipped, bool starts_here) {
+  if (starts_here) {
+    ++c.count;
+    c.bytes += e.bytes;
+  }
   c.dur_ns += clipped;
 }
 
@@ -92,13 +96,13 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
     if (!starts_here && clipped == 0) continue;
     std::string_view name = t.strings.view(e.name);
     CopyDir d = e.kind == EventKind::kMemset ? CopyDir::kMemset : dirOf(name);
-    add(b.copies[static_cast<int>(d)], e, clipped);
+    add(b.copies[static_cast<int>(d)], e, clipped, starts_here);
     bool pageable = name.find("Pageable") != std::string_view::npos;
     bool pinned = name.find("Pinned") != std::string_view::npos;
-    if (d == CopyDir::kHtoD && pageable) add(b.pageable_htod, e, clipped);
-    if (d == CopyDir::kHtoD && pinned) add(b.pinned_htod, e, clipped);
-    if (d == CopyDir::kDtoH && pageable) add(b.pageable_dtoh, e, clipped);
-    if (d == CopyDir::kDtoH && pinned) add(b.pinned_dtoh, e, clipped);
+    if (d == CopyDir::kHtoD && pageable) add(b.pageable_htod, e, clipped, starts_here);
+    if (d == CopyDir::kHtoD && pinned) add(b.pinned_htod, e, clipped, starts_here);
+    if (d == CopyDir::kDtoH && pageable) add(b.pageable_dtoh, e, clipped, starts_here);
+    if (d == CopyDir::kDtoH && pinned) add(b.pinned_dtoh, e, clipped, starts_here);
   }
 
   // Launch latency of the work launched inside the window.

@@ -24,9 +24,10 @@ double busFactor(std::string_view c, int n) {
   for (char ch : c)
     if (ch != '_' && ch != ' ') s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
   if (s == "allreduce" || s == "allreducecoalesced") return 2.0 * (dn - 1) / dn;
-  if (s == "allgather" || s == "allgatherintotensor" || s == "allgathercoalesced" || s == "reducescatter" ||
-      s == "reducescattertensor" || s == "reducescattertensorcoalesced" || s == "alltoall" || s == "alltoallbase" ||
-      s == "alltoallv" || s == "gather" || s == "scatter")
+  // ProcessGroupNCCL records names such as "_allgather_base", "allgather_into_tensor_coalesced",
+  // "_reduce_scatter_base": every allgather / reducescatter / alltoall form moves (n-1)/n.
+  if (s.rfind("allgather", 0) == 0 || s.rfind("reducescatter", 0) == 0 || s.rfind("alltoall", 0) == 0 ||
+      s == "gather" || s == "scatter")
     return (dn - 1) / dn;
   return 1.0;  // broadcast, reduce, send, recv, sendrecv
 }
@@ -39,9 +40,11 @@ std::string ncclKernelVariant(std::string_view name) {
   for (auto a : kAlgos) {
     auto pos = stem.find("_" + std::string(a) + "_");
     if (pos == std::string_view::npos) continue;
+    // NCCL >= 2.19: ..._RING_LL(...); older: ncclKernel_AllReduce_RING_LL_Sum_float(...).
     std::string_view rest = stem.substr(pos + 1 + a.size() + 1);
     for (auto p : kProtos)
-      if (rest == p) return std::string(a) + "_" + std::string(p);
+      if (rest == p || (rest.substr(0, p.size()) == p && rest.size() > p.size() && rest[p.size()] == '_'))
+        return std::string(a) + "_" + std::string(p);
     return std::string(a);
   }
   return {};

@@ -33,7 +33,9 @@ KernelClass gemmPrecision(std::string_view ln, std::string_view dtype) {
   if (has(dtype, "BFloat16")) return KernelClass::kGemmBf16;
   if (has(dtype, "Half")) return KernelClass::kGemmFp16;
   if (has(dtype, "Float8")) return KernelClass::kGemmFp8;
-  if (dtype == "float") return has(ln, "tst") || has(ln, "tss") ? KernelClass::kGemmTf32 : KernelClass::kGemmOther;
+  // FP32 inputs without "tf32" in the name: cuBLAS's plain FP32 path (helper kernels such as
+  // splitKreduce and epilogues included). Hopper names like nvjet_*_tst_* do not mean TF32.
+  if (dtype == "float") return KernelClass::kGemmFp32Simt;
   return KernelClass::kGemmOther;
 }
 }  // namespace

@@ -74,7 +74,11 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
   std::vector<StepWindow> kept;
   for (const auto& w : all)
     if (!w.annotated || sel.keeps(w.number)) kept.push_back(w);
-  if (kept.empty()) return Error{t.path + ": --steps keeps none of the steps in this trace"};
+  if (kept.empty()) {
+    std::string have;
+    for (const auto& w : all) have += (have.empty() ? "" : ",") + std::to_string(w.number);
+    return Error{t.path + ": --steps keeps none of the steps in this trace (it has ProfilerStep# " + have + ")"};
+  }
   return kept;
 }
 

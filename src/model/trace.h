@@ -15,6 +15,11 @@ namespace gpudoctor {
 class StringPool {
  public:
   StringPool();
+  // Move-only: the index views the pool's own strings.
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+  StringPool(StringPool&&) = default;
+  StringPool& operator=(StringPool&&) = default;
   // Returns the id of s, adding it if new.
   uint32_t intern(std::string_view s);
   // The text of an id.

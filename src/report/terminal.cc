@@ -52,7 +52,11 @@ std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
   for (size_t i = 0; i < run.ranks.size() && i < 4; ++i) {
     const auto* t = run.ranks[i].trace;
     std::string dev = t->devices.empty() ? "" : ", " + t->devices.front().name;
-    o += fmt::format("  rank {}: {}{}\n", t->rank, t->path, dev);
+    // Long paths keep their informative tail so the line fits in 100 columns.
+    std::string path = t->path;
+    size_t room = 100 - 12 - dev.size();
+    if (path.size() > room) path = "..." + path.substr(path.size() - (room - 3));
+    o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
   if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
 

@@ -181,11 +181,15 @@ Result<std::unique_ptr<ByteStream>> ByteStream::open(const std::string& path) {
     return Error{path + ": is a directory"};
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return wrap(std::make_unique<FdSource>(fd), path);
+  auto s = wrap(std::make_unique<FdSource>(fd), path);
+  s->size_on_disk_ = static_cast<uint64_t>(st.st_size);
+  return s;
 }
 
 std::unique_ptr<ByteStream> ByteStream::fromMemory(const char* data, size_t size, std::string name) {
-  return wrap(std::make_unique<MemSource>(data, size), std::move(name));
+  auto s = wrap(std::make_unique<MemSource>(data, size), std::move(name));
+  s->size_on_disk_ = size;
+  return s;
 }
 
 }  // namespace gpudoctor

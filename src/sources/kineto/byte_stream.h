@@ -18,12 +18,17 @@ class ByteStream {
   virtual Result<size_t> read(char* dst, size_t n) = 0;
   // Bytes read from disk so far.
   virtual uint64_t fileBytes() const = 0;
+  // Size of the file on disk (0 when unknown), to size buffers ahead.
+  virtual uint64_t sizeOnDisk() const { return size_on_disk_; }
   // True when the file is gzip-compressed.
   virtual bool compressed() const = 0;
   // Opens path; gzip input (any number of members) is inflated with zlib.
   static Result<std::unique_ptr<ByteStream>> open(const std::string& path);
   // Wraps an in-memory buffer (not copied; must outlive the stream). Used by the fuzzer and tests.
   static std::unique_ptr<ByteStream> fromMemory(const char* data, size_t size, std::string name);
+
+ protected:
+  uint64_t size_on_disk_ = 0;
 };
 
 }  // namespace gpudoctor

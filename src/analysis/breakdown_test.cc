@@ -1,0 +1,464 @@
+#include "analysis/breakdown.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/ranks.h"
+#include "analysis/run_analysis.h"
+#include "analysis/steps.h"
+#include "analysis/trace_index.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)";
+constexpr std::string_view kLoaderName = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+
+// Builds a RankTrace by hand: one host thread and two GPU streams (7: compute, 13: NCCL).
+struct TraceBuilder {
+  static constexpr uint32_t kHost = 0, kStream7 = 1, kStream13 = 2;
+  RankTrace t;
+
+  TraceBuilder() {
+    t.path = "hand_built.json";
+    t.tracks.push_back(Track{false, 100, 100, 0, 0});
+    t.tracks.push_back(Track{true, 0, 7, 0, 0});
+    t.tracks.push_back(Track{true, 0, 13, 0, 0});
+  }
+  void add(EventKind kind, uint32_t track, std::string_view name, int64_t begin, int64_t end, int64_t corr = -1,
+           int64_t bytes = 0) {
+    Event e;
+    e.kind = kind;
+    e.track = track;
+    e.name = t.strings.intern(name);
+    e.start_ns = begin;
+    e.dur_ns = end - begin;
+    e.correlation = corr;
+    e.bytes = bytes;
+    t.events.push_back(e);
+  }
+  void step(int n, int64_t b, int64_t e) {
+    add(EventKind::kUserAnnotation, kHost, "ProfilerStep#" + std::to_string(n), b, e);
+  }
+  // A launch call on the host and the GPU work it queued, linked by correlation id.
+  void launch(int64_t corr, int64_t call_b, int64_t call_e, EventKind work_kind, uint32_t stream, std::string_view work,
+              int64_t work_b, int64_t work_e, int64_t bytes = 0) {
+    add(EventKind::kCudaRuntime, kHost, work_kind == EventKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync", call_b,
+        call_e, corr);
+    add(work_kind, stream, work, work_b, work_e, corr, bytes);
+  }
+  // The model's order: by start, longer first.
+  RankTrace done() {
+    std::stable_sort(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
+    });
+    return std::move(t);
+  }
+};
+
+// Two steps that exercise every figure. Times in ns.
+//
+// Step 1, host [1000, 5000):
+//   host:  DataLoader [1000,1300); launches L1 [1300,1400) L2 [1400,1450) L3 [1450,1480) L4 [1480,1490);
+//          cudaStreamSynchronize [3200,3700) (corr 90, no GPU work); launch L5 [3700,3750)
+//   s7:    K1 my_gemm [1500,2000)  M3 HtoD pageable [2500,2800) 4096 B  K4 my_gemm [3000,3400)  K5 my_gemm [3900,4200)
+//   s13:   K2 nccl [1800,2600)
+// Step 2, host [5000, 9000):
+//   host:  launches L6 [5100,5200) L7 [5200,5300) L12 [6900,6950) L8 [8800,8900)
+//   s7:    K7 my_gemm [5400,5900)  K11 my_gemm [6500,6700) (no launch record)  M12 DtoH pinned [7000,7200) 1024 B
+//          K8 my_gemm [9100,9600) (launched in step 2, ends after its host range: the window grows to 9600)
+//   s13:   K6 nccl [5300,6300)
+RankTrace twoStepTrace() {
+  TraceBuilder b;
+  using K = EventKind;
+  b.step(1, 1000, 5000);
+  b.add(K::kUserAnnotation, TraceBuilder::kHost, kLoaderName, 1000, 1300);
+  b.launch(1, 1300, 1400, K::kKernel, TraceBuilder::kStream7, "my_gemm", 1500, 2000);
+  b.launch(2, 1400, 1450, K::kKernel, TraceBuilder::kStream13, kNcclName, 1800, 2600);
+  b.launch(3, 1450, 1480, K::kMemcpy, TraceBuilder::kStream7, "Memcpy HtoD (Pageable -> Device)", 2500, 2800, 4096);
+  b.launch(4, 1480, 1490, K::kKernel, TraceBuilder::kStream7, "my_gemm", 3000, 3400);
+  b.add(K::kCudaRuntime, TraceBuilder::kHost, "cudaStreamSynchronize", 3200, 3700, 90);
+  b.launch(5, 3700, 3750, K::kKernel, TraceBuilder::kStream7, "my_gemm", 3900, 4200);
+
+  b.step(2, 5000, 9000);
+  b.launch(6, 5100, 5200, K::kKernel, TraceBuilder::kStream13, kNcclName, 5300, 6300);
+  b.launch(7, 5200, 5300, K::kKernel, TraceBuilder::kStream7, "my_gemm", 5400, 5900);
+  b.add(K::kKernel, TraceBuilder::kStream7, "my_gemm", 6500, 6700);
+  b.launch(12, 6900, 6950, K::kMemcpy, TraceBuilder::kStream7, "Memcpy DtoH (Device -> Pinned)", 7000, 7200, 1024);
+  b.launch(8, 8800, 8900, K::kKernel, TraceBuilder::kStream7, "my_gemm", 9100, 9600);
+  return b.done();
+}
+
+// The identities every breakdown must satisfy, whatever the trace.
+void expectIdentities(const StepBreakdown& s) {
+  EXPECT_EQ(s.wall_ns, s.compute_ns + s.comm_exposed_ns + s.copy_exposed_ns + s.idle_ns);
+  EXPECT_EQ(s.idle_ns, s.idle_host_ns + s.idle_sync_ns + s.idle_dependency_ns + s.idle_other_ns);
+  EXPECT_EQ(s.comm_ns, s.comm_overlap_ns + s.comm_exposed_ns);
+  EXPECT_EQ(s.gpu_busy_ns + s.idle_ns, s.wall_ns);
+}
+
+struct Measured {
+  RankTrace trace;
+  TraceIndex idx;
+  std::vector<StepWindow> windows;
+};
+
+// The index points into the trace, so both live together (the trace is built first, then never moved).
+void measure(Measured& m, const StepSelection& sel = {}) {
+  m.idx = buildIndex(m.trace);
+  auto w = findSteps(m.trace, m.idx, sel);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  m.windows = w.value();
+}
+
+TEST(Breakdown, StepWindowsTileTheTimeline) {
+  Measured m{twoStepTrace(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  const auto& w1 = m.windows[0];
+  const auto& w2 = m.windows[1];
+  EXPECT_EQ(w1.number, 1);
+  EXPECT_TRUE(w1.annotated);
+  EXPECT_EQ(w1.begin_ns, 1000);
+  EXPECT_EQ(w1.end_ns, 5000);  // where step 2 begins
+  EXPECT_EQ(w1.end_ns, w2.begin_ns);
+  EXPECT_EQ(w2.number, 2);
+  EXPECT_EQ(w2.begin_ns, 5000);
+  EXPECT_EQ(w2.cpu_end_ns, 9000);
+  EXPECT_EQ(w2.end_ns, 9600);  // K8, launched at 8800 inside step 2, ends at 9600
+}
+
+TEST(Breakdown, StepOneExactFigures) {
+  Measured m{twoStepTrace(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  std::vector<int64_t> lat;
+  StepBreakdown s = measureStep(m.idx, m.windows[0], &lat);
+  EXPECT_EQ(s.wall_ns, 4000);  // [1000, 5000)
+  // Busy: [1500,2800) ∪ [3000,3400) ∪ [3900,4200) = 1300 + 400 + 300.
+  EXPECT_EQ(s.gpu_busy_ns, 2000);
+  EXPECT_EQ(s.compute_ns, 500 + 400 + 300);  // K1, K4, K5
+  EXPECT_EQ(s.comm_ns, 800);                 // K2
+  EXPECT_EQ(s.comm_overlap_ns, 200);         // K2 ∩ K1 = [1800,2000)
+  EXPECT_EQ(s.comm_exposed_ns, 600);
+  EXPECT_EQ(s.memcpy_ns, 300);
+  EXPECT_EQ(s.memset_ns, 0);
+  EXPECT_EQ(s.copy_exposed_ns, 200);  // M3 minus K2: [2600,2800)
+  EXPECT_EQ(s.idle_ns, 2000);
+  // Gaps: [1000,1500) next work K1 launched at 1300, after the gap began: host.
+  //       [2800,3000) next work K4 launched at 1480, before the gap: dependency.
+  //       [3400,3900) next work K5 launched at 3700 by a thread inside cudaStreamSynchronize at 3400: sync.
+  //       [4200,5000) nothing more starts in the window: other.
+  EXPECT_EQ(s.idle_host_ns, 500);
+  EXPECT_EQ(s.idle_dependency_ns, 200);
+  EXPECT_EQ(s.idle_sync_ns, 500);
+  EXPECT_EQ(s.idle_other_ns, 800);
+  EXPECT_EQ(s.kernels, 4);
+  // Host side.
+  EXPECT_EQ(s.dataloader_ns, 300);
+  EXPECT_EQ(s.sync_ns, 500);
+  EXPECT_EQ(s.optimizer_ns, 0);
+  EXPECT_EQ(s.pageable_htod.count, 1);
+  EXPECT_EQ(s.pageable_htod.bytes, 4096);
+  EXPECT_EQ(s.pageable_htod.dur_ns, 300);
+  EXPECT_EQ(s.pinned_htod.count, 0);
+  EXPECT_EQ(s.copies[static_cast<int>(CopyDir::kHtoD)].bytes, 4096);
+  EXPECT_EQ(s.copies[static_cast<int>(CopyDir::kDtoH)].count, 0);
+  // Launch latency = GPU start − call end: L1 100, L2 350, L3 1020, L4 1510, L5 150; the sync call
+  // (corr 90) queued no work and is not a sample.
+  EXPECT_EQ(s.launch_latency.count, 5);
+  EXPECT_EQ(s.launch_latency.total_ns, 3130);
+  EXPECT_EQ(s.launch_latency.min_ns, 100);
+  EXPECT_EQ(s.launch_latency.max_ns, 1510);
+  EXPECT_EQ(s.launch_latency.p50_ns, 350);   // sorted [100,150,350,1020,1510], index round(0.5*4) = 2
+  EXPECT_EQ(s.launch_latency.p95_ns, 1510);  // index round(0.95*4) = 4
+  EXPECT_DOUBLE_EQ(s.launch_latency.mean_ns, 626.0);
+  EXPECT_EQ(lat.size(), 5u);
+  expectIdentities(s);
+}
+
+TEST(Breakdown, StepTwoExactFigures) {
+  Measured m{twoStepTrace(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  StepBreakdown s = measureStep(m.idx, m.windows[1]);
+  EXPECT_EQ(s.wall_ns, 4600);  // [5000, 9600)
+  // Busy: [5300,6300) ∪ [6500,6700) ∪ [7000,7200) ∪ [9100,9600) = 1000 + 200 + 200 + 500.
+  EXPECT_EQ(s.gpu_busy_ns, 1900);
+  EXPECT_EQ(s.compute_ns, 500 + 200 + 500);  // K7, K11, K8
+  EXPECT_EQ(s.comm_ns, 1000);                // K6
+  EXPECT_EQ(s.comm_overlap_ns, 500);         // K7 runs entirely under K6
+  EXPECT_EQ(s.comm_exposed_ns, 500);
+  EXPECT_EQ(s.memcpy_ns, 200);
+  EXPECT_EQ(s.copy_exposed_ns, 200);  // M12 overlaps no kernel
+  EXPECT_EQ(s.idle_ns, 2700);
+  // Gaps: [5000,5300) K6 launched at 5100: host. [6300,6500) K11 has no launch record: other.
+  //       [6700,7000) M12 launched at 6900: host. [7200,9100) K8 launched at 8800: host.
+  EXPECT_EQ(s.idle_host_ns, 300 + 300 + 1900);
+  EXPECT_EQ(s.idle_other_ns, 200);
+  EXPECT_EQ(s.idle_sync_ns, 0);
+  EXPECT_EQ(s.idle_dependency_ns, 0);
+  EXPECT_EQ(s.kernels, 4);
+  EXPECT_EQ(s.dataloader_ns, 0);
+  EXPECT_EQ(s.sync_ns, 0);
+  EXPECT_EQ(s.pageable_htod.count, 0);
+  EXPECT_EQ(s.pinned_dtoh.count, 1);
+  EXPECT_EQ(s.pinned_dtoh.bytes, 1024);
+  EXPECT_EQ(s.pinned_dtoh.dur_ns, 200);
+  // L6 100, L7 100, L12 50, L8 200.
+  EXPECT_EQ(s.launch_latency.count, 4);
+  EXPECT_EQ(s.launch_latency.total_ns, 450);
+  EXPECT_EQ(s.launch_latency.min_ns, 50);
+  EXPECT_EQ(s.launch_latency.p50_ns, 100);
+  EXPECT_EQ(s.launch_latency.p95_ns, 200);
+  EXPECT_EQ(s.launch_latency.max_ns, 200);
+  EXPECT_DOUBLE_EQ(s.launch_latency.mean_ns, 112.5);
+  expectIdentities(s);
+}
+
+TEST(Breakdown, StepsSumToTheWholeSpan) {
+  // Windows tile the timeline: the additive figures of the steps add up to one window over both.
+  Measured m{twoStepTrace(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  StepBreakdown sum;
+  for (const auto& w : m.windows) accumulate(sum, measureStep(m.idx, w));
+  StepWindow whole;
+  whole.begin_ns = m.windows.front().begin_ns;
+  whole.end_ns = m.windows.back().end_ns;
+  StepBreakdown all = measureStep(m.idx, whole);
+  EXPECT_EQ(sum.wall_ns, all.wall_ns);
+  EXPECT_EQ(sum.gpu_busy_ns, all.gpu_busy_ns);
+  EXPECT_EQ(sum.compute_ns, all.compute_ns);
+  EXPECT_EQ(sum.comm_ns, all.comm_ns);
+  EXPECT_EQ(sum.comm_overlap_ns, all.comm_overlap_ns);
+  EXPECT_EQ(sum.copy_exposed_ns, all.copy_exposed_ns);
+  EXPECT_EQ(sum.idle_ns, all.idle_ns);
+  EXPECT_EQ(sum.kernels, all.kernels);
+  EXPECT_EQ(sum.wall_ns, 8600);
+  EXPECT_EQ(sum.idle_ns, 4700);
+  expectIdentities(sum);
+  expectIdentities(all);
+}
+
+TEST(Breakdown, WorkStraddlingAWindowBoundaryIsSplitBetweenSteps) {
+  // A kernel launched in step 1 that runs on into step 2: each step gets its own part.
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.launch(1, 100, 200, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 800, 1300);
+  b.step(2, 1000, 2000);
+  b.launch(2, 1100, 1200, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 1500, 1700);
+  Measured m{b.done(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  StepBreakdown s1 = measureStep(m.idx, m.windows[0]);
+  StepBreakdown s2 = measureStep(m.idx, m.windows[1]);
+  EXPECT_EQ(s1.compute_ns, 200);  // [800,1000)
+  EXPECT_EQ(s1.kernels, 1);
+  EXPECT_EQ(s1.idle_host_ns, 800);  // [0,800): launched at 100, after the gap began
+  EXPECT_EQ(s2.compute_ns, 300 + 200);  // [1000,1300) and [1500,1700)
+  EXPECT_EQ(s2.kernels, 1);             // a kernel counts in the step where it starts
+  // [1300,1500): K2 launched at 1100, before the gap: dependency. [1700,2000): other.
+  EXPECT_EQ(s2.idle_dependency_ns, 200);
+  EXPECT_EQ(s2.idle_other_ns, 300);
+  expectIdentities(s1);
+  expectIdentities(s2);
+}
+
+TEST(Breakdown, FallbackWindowWithoutProfilerSteps) {
+  TraceBuilder b;
+  b.launch(1, 100, 200, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 300, 700);
+  b.launch(2, 200, 250, EventKind::kKernel, TraceBuilder::kStream13, kNcclName, 600, 1500);
+  b.launch(3, 1600, 1650, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 1700, 2000);
+  Measured m{b.done(), {}, {}};
+  // A selection cannot drop the fallback window: it has no step number.
+  measure(m, StepSelection::parse("5").value());
+  ASSERT_EQ(m.windows.size(), 1u);
+  const auto& w = m.windows[0];
+  EXPECT_FALSE(w.annotated);
+  EXPECT_EQ(w.number, -1);
+  EXPECT_EQ(w.begin_ns, 300);  // first GPU work
+  EXPECT_EQ(w.end_ns, 2000);   // end of the last
+  StepBreakdown s = measureStep(m.idx, w);
+  EXPECT_EQ(s.wall_ns, 1700);
+  EXPECT_EQ(s.compute_ns, 400 + 300);
+  EXPECT_EQ(s.comm_ns, 900);
+  EXPECT_EQ(s.comm_overlap_ns, 100);  // [600,700)
+  EXPECT_EQ(s.comm_exposed_ns, 800);
+  EXPECT_EQ(s.idle_ns, 200);       // [1500,1700)
+  EXPECT_EQ(s.idle_host_ns, 200);  // launched at 1600, after the gap began
+  expectIdentities(s);
+}
+
+TEST(Breakdown, GpuSideAnnotationsAreNotSteps) {
+  // ProfilerStep#N projected onto a GPU stream must not create a second set of windows.
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.add(EventKind::kGpuUserAnnotation, TraceBuilder::kStream7, "ProfilerStep#1", 150, 900);
+  b.launch(1, 100, 150, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 150, 900);
+  Measured m{b.done(), {}, {}};
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 1u);
+  EXPECT_EQ(m.windows[0].begin_ns, 0);
+  EXPECT_EQ(m.windows[0].end_ns, 1000);
+}
+
+TEST(Steps, SelectionParse) {
+  auto s = StepSelection::parse("2,4-6");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s.value().numbers, (std::vector<int64_t>{2, 4, 5, 6}));
+  EXPECT_TRUE(s.value().keeps(5));
+  EXPECT_FALSE(s.value().keeps(3));
+  EXPECT_FALSE(s.value().keeps(7));
+
+  auto one = StepSelection::parse("3");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one.value().numbers, (std::vector<int64_t>{3}));
+  auto unsorted = StepSelection::parse("9,1-2");
+  ASSERT_TRUE(unsorted.ok());
+  EXPECT_EQ(unsorted.value().numbers, (std::vector<int64_t>{1, 2, 9}));
+  // Empty and "all" keep everything.
+  for (const char* all : {"", "all"}) {
+    auto a = StepSelection::parse(all);
+    ASSERT_TRUE(a.ok()) << all;
+    EXPECT_TRUE(a.value().numbers.empty());
+    EXPECT_TRUE(a.value().keeps(12345));
+  }
+}
+
+TEST(Steps, SelectionParseRejectsBadInput) {
+  for (const char* bad : {"x", "2-", "-2", "4-2", "2,,3", "2,", ",2", "1-2-3", "1.5", "0-2000000", " 3", "a-b"}) {
+    auto s = StepSelection::parse(bad);
+    EXPECT_FALSE(s.ok()) << "\"" << bad << "\" was accepted";
+    if (!s.ok()) {
+      EXPECT_NE(s.error().message.find("--steps"), std::string::npos) << s.error().message;
+    }
+  }
+}
+
+TEST(Steps, SelectionKeepsASubsetAndErrorsWhenItKeepsNone) {
+  auto trace = twoStepTrace();
+  TraceIndex idx = buildIndex(trace);
+  auto w = findSteps(trace, idx, StepSelection::parse("2").value());
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w.value().size(), 1u);
+  EXPECT_EQ(w.value()[0].number, 2);
+  EXPECT_EQ(w.value()[0].end_ns, 9600);  // still the last step's extended end
+  auto none = findSteps(trace, idx, StepSelection::parse("7").value());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("keeps none"), std::string::npos) << none.error().message;
+}
+
+// One rank with one step; `durs` are the NCCL kernel durations in launch order.
+RankTrace ncclRank(int rank, const std::vector<int64_t>& durs) {
+  TraceBuilder b;
+  b.t.rank = rank;
+  b.step(1, 0, 100000);
+  int64_t at = 1000;
+  for (size_t i = 0; i < durs.size(); ++i) {
+    int64_t corr = static_cast<int64_t>(i) + 1;
+    b.launch(corr, at, at + 10, EventKind::kKernel, TraceBuilder::kStream13, kNcclName, at + 100, at + 100 + durs[i]);
+    at += 10000;
+  }
+  return b.done();
+}
+
+TEST(Ranks, StragglerHasTheShortestNcclKernels) {
+  // Rank 1 arrives last at every collective, so the others wait for it inside their NCCL
+  // kernels and its own kernels are the shortest.
+  std::vector<RankTrace> traces;
+  traces.reserve(2);  // the indexes point into the traces: no reallocation
+  traces.push_back(ncclRank(0, {1000, 1200, 900}));
+  traces.push_back(ncclRank(1, {200, 300, 100}));
+  std::vector<TraceIndex> idx;
+  std::vector<std::vector<StepWindow>> windows;
+  for (const auto& t : traces) {
+    idx.push_back(buildIndex(t));
+    auto w = findSteps(t, idx.back(), {});
+    ASSERT_TRUE(w.ok());
+    windows.push_back(w.value());
+  }
+  std::vector<RankWindows> rw{{&idx[0], &windows[0]}, {&idx[1], &windows[1]}};
+  StragglerReport r = findStraggler(rw, {0, 1});
+  ASSERT_TRUE(r.matched) << r.note;
+  EXPECT_EQ(r.collectives, 3);
+  EXPECT_EQ(r.straggler, 1) << r.note;
+  EXPECT_DOUBLE_EQ(r.straggler_share, 1.0);
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_EQ(r.ranks[0].nccl_ns, 3100);
+  EXPECT_EQ(r.ranks[0].wait_ns, 800 + 900 + 800);
+  EXPECT_EQ(r.ranks[1].wait_ns, 0);
+  EXPECT_EQ(r.ranks[1].last_arrivals, 3);
+  EXPECT_EQ(r.others_wait_ns, 2500);
+
+  // Different numbers of collectives cannot be matched.
+  std::vector<RankTrace> uneven;
+  uneven.reserve(2);
+  uneven.push_back(ncclRank(0, {1000, 1200}));
+  uneven.push_back(ncclRank(1, {200, 300, 100}));
+  std::vector<TraceIndex> uidx{buildIndex(uneven[0]), buildIndex(uneven[1])};
+  std::vector<std::vector<StepWindow>> uw{findSteps(uneven[0], uidx[0], {}).value(),
+                                          findSteps(uneven[1], uidx[1], {}).value()};
+  StragglerReport u = findStraggler({{&uidx[0], &uw[0]}, {&uidx[1], &uw[1]}}, {0, 1});
+  EXPECT_FALSE(u.matched);
+  EXPECT_EQ(u.straggler, -1);
+
+  // One rank: nothing to compare.
+  StragglerReport one = findStraggler({rw[0]}, {0});
+  EXPECT_FALSE(one.matched);
+  EXPECT_EQ(one.straggler, -1);
+}
+
+TEST(Ranks, NoStragglerWhenNobodyIsConsistentlyLast) {
+  std::vector<RankTrace> traces;
+  traces.reserve(2);
+  traces.push_back(ncclRank(0, {100, 1000, 100, 1000}));
+  traces.push_back(ncclRank(1, {1000, 100, 1000, 100}));
+  std::vector<TraceIndex> idx{buildIndex(traces[0]), buildIndex(traces[1])};
+  std::vector<std::vector<StepWindow>> w{findSteps(traces[0], idx[0], {}).value(),
+                                         findSteps(traces[1], idx[1], {}).value()};
+  StragglerReport r = findStraggler({{&idx[0], &w[0]}, {&idx[1], &w[1]}}, {0, 1});
+  ASSERT_TRUE(r.matched);
+  EXPECT_EQ(r.straggler, -1) << r.note;  // each rank is last half the time, below the 60% share
+  EXPECT_DOUBLE_EQ(r.straggler_share, 0.5);
+}
+
+TEST(RunAnalysis, TraceWithoutGpuWorkIsAnError) {
+  TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.add(EventKind::kCpuOp, TraceBuilder::kHost, "aten::add", 100, 200);
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("no GPU activity"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("hand_built.json"), std::string::npos) << r.error().message;
+}
+
+TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
+  std::vector<RankTrace> traces;
+  traces.push_back(twoStepTrace());
+  AnalysisOptions opt;
+  opt.threads = 1;
+  auto r = analyzeRun(traces, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().ranks.size(), 1u);
+  const RankAnalysis& ra = r.value().ranks[0];
+  ASSERT_EQ(ra.steps.size(), 2u);
+  EXPECT_EQ(ra.total.wall_ns, 4000 + 4600);
+  EXPECT_EQ(ra.total.idle_host_ns, 500 + 2500);
+  EXPECT_EQ(ra.total.idle_other_ns, 800 + 200);
+  EXPECT_EQ(ra.total.window.begin_ns, 1000);
+  EXPECT_EQ(ra.total.window.end_ns, 9600);
+  EXPECT_EQ(ra.total.launch_latency.count, 9);  // over both steps
+  EXPECT_EQ(ra.total.launch_latency.total_ns, 3130 + 450);
+  expectIdentities(ra.total);
+  EXPECT_FALSE(r.value().straggler.matched);  // one rank
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,108 @@
+// The binary as a user runs it: exit codes, one-line errors naming the file, JSON output that
+// parses and is never left half-written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+Run run(const std::string& args) {
+  fs::path dir = fs::temp_directory_path() / ("gpudoctor_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string out = (dir / "out").string(), err = (dir / "err").string();
+  std::string cmd = std::string(GPUDOCTOR_BIN) + " " + args + " >" + out + " 2>" + err;
+  int st = std::system(cmd.c_str());
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
+}
+
+std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, BundledExampleWithoutArguments) {
+  auto r = run("analyze");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("2 ranks, 2 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Kernel classes"), std::string::npos);
+  EXPECT_NE(r.out.find("rank 0 arrives last"), std::string::npos);
+  // Readable at 100 columns.
+  size_t start = 0;
+  while (start < r.out.size()) {
+    size_t end = r.out.find('\n', start);
+    if (end == std::string::npos) end = r.out.size();
+    EXPECT_LE(end - start, 100u) << r.out.substr(start, end - start);
+    start = end + 1;
+  }
+}
+
+TEST(Cli, JsonHasEveryFigureAndDefinitions) {
+  fs::path out = fs::temp_directory_path() / "gpudoctor_cli_test.json";
+  fs::remove(out);
+  auto r = run("analyze -q --json " + out.string() + " " + src("examples/ddp_bf16_flash"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream f(out);
+  auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["ranks"].size(), 2u);
+  EXPECT_FALSE(j["definitions"].empty());
+  auto s = j["ranks"][0]["steps"][0];
+  EXPECT_EQ(s["wall_ns"].get<int64_t>(), s["compute_ns"].get<int64_t>() + s["comm_exposed_ns"].get<int64_t>() +
+                                             s["copy_exposed_ns"].get<int64_t>() + s["idle_ns"].get<int64_t>());
+  EXPECT_EQ(j["straggler"]["rank"], 0);
+  fs::remove(out);
+}
+
+TEST(Cli, BadInputsGiveOneLineNamingTheFile) {
+  const std::array<std::string, 6> bad = {"testdata/bad/empty.json", "testdata/bad/garbage.bin",
+                                          "testdata/bad/not_a_trace.json", "testdata/bad/truncated.json.gz",
+                                          "testdata/bad/cpu_only.json.gz", "testdata/no_such_file.json"};
+  for (const auto& b : bad) {
+    auto r = run("analyze " + src(b));
+    EXPECT_EQ(r.rc, 1) << b;
+    EXPECT_EQ(lines(r.err), 1) << b << ": " << r.err;
+    EXPECT_NE(r.err.find(src(b)), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("gpudoctor: error: ", 0), 0u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << b;
+  }
+}
+
+TEST(Cli, EmptyDirectoryAndUsageErrors) {
+  fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
+  fs::create_directories(d);
+  auto r = run("analyze " + d.string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("no trace files"), std::string::npos) << r.err;
+  EXPECT_EQ(run("analyze --no-such-flag").rc, 2);
+  EXPECT_EQ(run("analyze --steps 3-1").rc, 2);
+  EXPECT_EQ(run("").rc, 2);
+  EXPECT_EQ(run("--help").rc, 0);
+}
+
+TEST(Cli, NoJsonLeftBehindOnError) {
+  fs::path out = fs::temp_directory_path() / "gpudoctor_cli_bad.json";
+  fs::remove(out);
+  auto r = run("analyze -q --json " + out.string() + " " + src("testdata/bad/truncated.json.gz"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_FALSE(fs::exists(out));
+  auto r2 = run("analyze -q --json /nonexistent_dir/x.json " + src("examples/ddp_bf16_flash"));
+  EXPECT_EQ(r2.rc, 1);
+  EXPECT_NE(r2.err.find("/nonexistent_dir/x.json"), std::string::npos) << r2.err;
+}
+
+}  // namespace
