@@ -125,9 +125,9 @@ std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
     o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(c.cls), c.dur.count,
                      ms(c.dur.total_ns), us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), 100 * c.share);
   o += fmt::format("\nTop {} kernels by total time\n", k.top.size());
-  o += fmt::format("  {:<48} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
+  o += fmt::format("  {:<44} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
   for (const auto& x : k.top)
-    o += fmt::format("  {:<48} {:>6} {:>9.3f} {:>9.1f} {:>5.1f}%  {}\n", shorten(x.name, 48), x.dur.count,
+    o += fmt::format("  {:<44} {:>6} {:>9.3f} {:>9.1f} {:>5.1f}%  {}\n", shorten(x.name, 44), x.dur.count,
                      ms(x.dur.total_ns), us(x.dur.mean_ns), 100 * x.share, kernelClassName(x.cls));
 
   if (!run.collectives.empty()) {
