@@ -111,8 +111,8 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
                              [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
   for (auto it = l0; it != idx.launches.end() && ev[*it].start_ns < we; ++it) {
     const Event& call = ev[*it];
-    auto wk = idx.work_of.find(call.correlation);
-    if (wk != idx.work_of.end()) lat.push_back(ev[wk->second].start_ns - call.end_ns());
+    uint32_t wk = idx.work_of.find(call.correlation);
+    if (wk != IdMap::kNone) lat.push_back(ev[wk].start_ns - call.end_ns());
   }
   if (latencies) latencies->insert(latencies->end(), lat.begin(), lat.end());
   b.launch_latency = DurationStats::of(lat);
@@ -131,9 +131,9 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
                                [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
     const Event* call = nullptr;
     for (; it != idx.gpu_work.end() && ev[*it].start_ns == g1; ++it) {
-      auto l = idx.launch_of.find(ev[*it].correlation);
-      if (ev[*it].correlation < 0 || l == idx.launch_of.end()) continue;
-      if (!call || ev[l->second].start_ns < call->start_ns) call = &ev[l->second];
+      uint32_t l = ev[*it].correlation < 0 ? IdMap::kNone : idx.launch_of.find(ev[*it].correlation);
+      if (l == IdMap::kNone) continue;
+      if (!call || ev[l].start_ns < call->start_ns) call = &ev[l];
     }
     if (!call) {
       b.idle_other_ns += len;

@@ -24,10 +24,10 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
       auto it = std::lower_bound(idx.launches.begin(), idx.launches.end(), w.begin_ns,
                                  [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
       for (; it != idx.launches.end() && ev[*it].start_ns < w.end_ns; ++it) {
-        auto wk = idx.work_of.find(ev[*it].correlation);
-        if (wk == idx.work_of.end()) continue;
-        const Event& g = ev[wk->second];
-        if (g.kind == EventKind::kKernel && idx.class_of_event[wk->second] == KernelClass::kNccl)
+        uint32_t wk = idx.work_of.find(ev[*it].correlation);
+        if (wk == IdMap::kNone) continue;
+        const Event& g = ev[wk];
+        if (g.kind == EventKind::kKernel && idx.class_of_event[wk] == KernelClass::kNccl)
           in_step.push_back({g.start_ns, g.dur_ns});
       }
       std::sort(in_step.begin(), in_step.end());

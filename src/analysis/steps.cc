@@ -65,9 +65,9 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     last.end_ns = last.cpu_end_ns;
     for (uint32_t g : idx.gpu_work) {
       const Event& e = t.events[g];
-      auto it = idx.launch_of.find(e.correlation);
-      if (e.correlation < 0 || it == idx.launch_of.end()) continue;
-      int64_t launched = t.events[it->second].start_ns;
+      uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+      if (l == IdMap::kNone) continue;
+      int64_t launched = t.events[l].start_ns;
       if (launched >= last.cpu_begin_ns && launched < last.cpu_end_ns) last.end_ns = std::max(last.end_ns, e.end_ns());
     }
   }

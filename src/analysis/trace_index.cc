@@ -1,6 +1,7 @@
 #include "analysis/trace_index.h"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 
 namespace gpudoctor {
@@ -24,17 +25,17 @@ TraceIndex buildIndex(const RankTrace& t) {
   std::vector<Span> all, compute, nccl, mcpy, mset, loader, optim, hsync, gwait;
   std::unordered_map<uint32_t, std::vector<Span>> sync_tracks;
   // Kernel names repeat: classify each (name, op, dtype) once.
-  std::unordered_map<uint64_t, KernelClass> class_cache;
+  std::map<std::pair<uint32_t, uint64_t>, KernelClass> class_cache;
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     switch (e.kind) {
       case EventKind::kCpuOp:
-        if (e.external_id >= 0) ix.op_of.emplace(e.external_id, i);
+        if (e.external_id >= 0) ix.op_of.add(e.external_id, i);
         break;
       case EventKind::kCudaRuntime:
       case EventKind::kCudaDriver: {
         if (e.correlation >= 0) {
-          ix.launch_of.emplace(e.correlation, i);
+          ix.launch_of.add(e.correlation, i);
           ix.launches.push_back(i);
         }
         if (isBlockingSyncCall(t.strings.view(e.name))) {
@@ -59,9 +60,17 @@ TraceIndex buildIndex(const RankTrace& t) {
     if (!isGpuWork(e.kind)) continue;
     ix.gpu_work.push_back(i);
     ix.gpu_work_max_end.push_back(std::max(e.end_ns(), ix.gpu_work_max_end.empty() ? e.end_ns() : ix.gpu_work_max_end.back()));
-    if (e.correlation >= 0) ix.work_of.emplace(e.correlation, i);
+    if (e.correlation >= 0) ix.work_of.add(e.correlation, i);
     Span s{e.start_ns, e.end_ns()};
     all.push_back(s);
+  }
+  ix.op_of.build();
+  ix.launch_of.build();
+  ix.work_of.build();
+  // Second pass over the GPU work: classes need the operator that launched each kernel.
+  for (uint32_t i : ix.gpu_work) {
+    const Event& e = ev[i];
+    Span s{e.start_ns, e.end_ns()};
     if (e.kind == EventKind::kMemcpy) {
       mcpy.push_back(s);
       continue;
@@ -71,18 +80,15 @@ TraceIndex buildIndex(const RankTrace& t) {
       continue;
     }
     std::string_view op, dtype;
-    uint32_t op_ev = UINT32_MAX;
-    if (e.external_id >= 0) {
-      auto it = ix.op_of.find(e.external_id);
-      if (it != ix.op_of.end()) op_ev = it->second;
-    }
-    uint64_t key = (uint64_t{e.name} << 32) | (op_ev == UINT32_MAX ? 0xffffffffu : (ev[op_ev].name ^ (ev[op_ev].aux << 20)));
+    uint32_t op_ev = e.external_id >= 0 ? ix.op_of.find(e.external_id) : IdMap::kNone;
+    std::pair<uint32_t, uint64_t> key{e.name, op_ev == IdMap::kNone ? ~uint64_t{0}
+                                                                  : (uint64_t{ev[op_ev].name} << 32) | ev[op_ev].aux};
     auto cached = class_cache.find(key);
     KernelClass kc;
     if (cached != class_cache.end()) {
       kc = cached->second;
     } else {
-      if (op_ev != UINT32_MAX) {
+      if (op_ev != IdMap::kNone) {
         op = t.strings.view(ev[op_ev].name);
         dtype = t.strings.view(ev[op_ev].aux);
       }

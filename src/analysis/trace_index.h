@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/id_map.h"
 #include "analysis/intervals.h"
 #include "analysis/kernel_class.h"
 #include "model/trace.h"
@@ -17,9 +18,9 @@ struct TraceIndex {
   std::vector<uint32_t> gpu_work;                       // kernels, memcpy, memset; by start
   std::vector<int64_t> gpu_work_max_end;                // prefix maximum of end over gpu_work
   std::vector<uint32_t> launches;                       // runtime/driver calls with a correlation
-  std::unordered_map<int64_t, uint32_t> work_of;        // correlation -> GPU work event
-  std::unordered_map<int64_t, uint32_t> launch_of;      // correlation -> launch event
-  std::unordered_map<int64_t, uint32_t> op_of;          // External id -> cpu_op event
+  IdMap work_of;                                        // correlation -> GPU work event
+  IdMap launch_of;                                      // correlation -> launch event
+  IdMap op_of;                                          // External id -> cpu_op event
   std::vector<KernelClass> class_of_event;              // per event (kernels only meaningful)
   std::vector<uint32_t> sync_calls;                     // blocking host synchronization calls
   std::vector<uint32_t> step_annotations;               // host ProfilerStep#N ranges
