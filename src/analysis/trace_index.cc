@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+
+#include "common/memory.h"
 #include <string_view>
 
 namespace gpudoctor {
@@ -26,6 +28,18 @@ TraceIndex buildIndex(const RankTrace& t) {
   std::unordered_map<uint32_t, std::vector<Span>> sync_tracks;
   // Kernel names repeat: classify each (name, op, dtype) once.
   std::map<std::pair<uint32_t, uint64_t>, KernelClass> class_cache;
+  // What a name means, decided once per distinct string rather than once per event.
+  enum : uint8_t { kStep = 1, kLoader = 2, kOptim = 4, kSync = 8 };
+  std::vector<uint8_t> name_flags(t.strings.size());
+  for (uint32_t id = 0; id < t.strings.size(); ++id) {
+    std::string_view n = t.strings.view(id);
+    name_flags[id] = (n.substr(0, 13) == "ProfilerStep#" ? kStep : 0) |
+                     (n.substr(0, 21) == "enumerate(DataLoader)" ? kLoader : 0) |
+                     (n.substr(0, 15) == "Optimizer.step#" ? kOptim : 0) | (isBlockingSyncCall(n) ? kSync : 0);
+  }
+  reserveHuge(ix.gpu_work, ev.size() / 4);
+  reserveHuge(ix.gpu_work_max_end, ev.size() / 4);
+  reserveHuge(all, ev.size() / 4);
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     switch (e.kind) {
@@ -38,7 +52,7 @@ TraceIndex buildIndex(const RankTrace& t) {
           ix.launch_of.add(e.correlation, i);
           ix.launches.push_back(i);
         }
-        if (isBlockingSyncCall(t.strings.view(e.name))) {
+        if (name_flags[e.name] & kSync) {
           ix.sync_calls.push_back(i);
           hsync.push_back({e.start_ns, e.end_ns()});
           sync_tracks[e.track].push_back({e.start_ns, e.end_ns()});
@@ -51,11 +65,12 @@ TraceIndex buildIndex(const RankTrace& t) {
       default:
         break;
     }
-    if (!t.tracks[e.track].gpu && e.kind != EventKind::kCudaRuntime && e.kind != EventKind::kCudaDriver) {
-      std::string_view n = t.strings.view(e.name);
-      if (n.substr(0, 13) == "ProfilerStep#") ix.step_annotations.push_back(i);
-      else if (n.substr(0, 21) == "enumerate(DataLoader)") loader.push_back({e.start_ns, e.end_ns()});
-      else if (n.substr(0, 15) == "Optimizer.step#") optim.push_back({e.start_ns, e.end_ns()});
+    uint8_t f = name_flags[e.name];
+    if ((f & (kStep | kLoader | kOptim)) && !t.tracks[e.track].gpu && e.kind != EventKind::kCudaRuntime &&
+        e.kind != EventKind::kCudaDriver) {
+      if (f & kStep) ix.step_annotations.push_back(i);
+      else if (f & kLoader) loader.push_back({e.start_ns, e.end_ns()});
+      else if (f & kOptim) optim.push_back({e.start_ns, e.end_ns()});
     }
     if (!isGpuWork(e.kind)) continue;
     ix.gpu_work.push_back(i);

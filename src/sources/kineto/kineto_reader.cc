@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/exact_time.h"
+#include "common/memory.h"
 #include "sources/kineto/json_scan.h"
 
 namespace gpudoctor {
@@ -86,7 +87,7 @@ class Reader {
     // Kineto events average 300-400 bytes of JSON; gzip shrinks traces about 10x. Reserving
     // address space costs no memory until touched, and saves copying the events as they grow.
     uint64_t json_guess = in_.sizeOnDisk() * (in_.compressed() ? 12 : 1);
-    tr_.events.reserve(std::min<uint64_t>(json_guess / 250, uint64_t{1} << 31));
+    reserveHuge(tr_.events, std::min<uint64_t>(json_guess / 250, uint64_t{1} << 31));
     // Skip a UTF-8 byte-order mark.
     if (ensure(3) && std::memcmp(&buf_[cur_], "\xEF\xBB\xBF", 3) == 0) cur_ += 3;
     int c = peekNonWs();
@@ -363,6 +364,17 @@ class Reader {
     return simdjson::SUCCESS;
   }
 
+  // The key as written, without unescaping (trace keys have no escapes; a key that has one simply
+  // matches nothing). Saves copying every key into simdjson's string buffer.
+  static simdjson::error_code rawKey(simdjson::simdjson_result<od::field>& field, std::string_view& out) {
+    if (auto err = field.error()) return err;
+    const char* r = field.value_unsafe().key().raw();
+    size_t n = 0;
+    while (r[n] != '"') ++n;  // the structural pass guarantees the closing quote
+    out = std::string_view(r, n);
+    return simdjson::SUCCESS;
+  }
+
   // A string field, left empty when the value has another type.
   static void optString(od::value v, std::string_view& out) {
     if (v.get_string().get(out)) out = {};
@@ -387,7 +399,7 @@ class Reader {
   simdjson::error_code readArgs(od::object args, RawEvent& ev) {
     for (auto field : args) {
       std::string_view key;
-      if (auto err = field.unescaped_key().get(key)) return err;
+      if (auto err = rawKey(field, key)) return err;
       od::value v;
       if (auto err = field.value().get(v)) return err;
       switch (key.size()) {
@@ -447,7 +459,7 @@ class Reader {
   simdjson::error_code readEvent(od::object obj, RawEvent& ev) {
     for (auto field : obj) {
       std::string_view key;
-      if (auto err = field.unescaped_key().get(key)) return err;
+      if (auto err = rawKey(field, key)) return err;
       od::value v;
       if (auto err = field.value().get(v)) return err;
       switch (key.size()) {
