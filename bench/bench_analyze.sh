@@ -23,15 +23,17 @@ measure() {  # label, command...
   local label=$1; shift
   local t0 t1 rss
   sync; t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f "%M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1 )
+  /usr/bin/time -o "$work/time.txt" -f "%M" "$@" >/dev/null 2>&1
   t1=$(date +%s.%N)
+  rss=$(tail -1 "$work/time.txt")
   awk -v l="$label" -v t0="$t0" -v t1="$t1" -v b="$bytes" -v r="$rss" \
     'BEGIN{s=t1-t0; printf "%-34s %8.2f s %9.0f MB/s %9.0f MB peak RSS (%.2fx the JSON)\n", l, s, b/1e6/s, r/1024, r*1024/b}'
 }
 cat "$big" > /dev/null  # warm the page cache for both contenders
 echo
 echo "one rank, end to end (read, analyze, report):"
-for i in 1 2 3; do measure "gpudoctor analyze (run $i)" "$build/gpudoctor" analyze -q --threads 1 "$big"; done
+# Five runs: shared VMs are noisy, so the best run is the machine's speed and the spread is shown.
+for i in 1 2 3 4 5; do measure "gpudoctor analyze (run $i)" "$build/gpudoctor" analyze -q --threads 1 "$big"; done
 measure "python3 json.load (no analysis)" python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$big"
 
 gz=$work/big_rank0.json.gz
@@ -50,5 +52,7 @@ for r in 0 1 2 3; do
 done
 bytes=$(cat "$ranks"/rank*.json | wc -c)
 cat "$ranks"/rank*.json > /dev/null
-measure "4 ranks, 1 thread" "$build/gpudoctor" analyze -q --threads 1 "$ranks"
-measure "4 ranks, $(nproc) threads" "$build/gpudoctor" analyze -q --threads "$(nproc)" "$ranks"
+for i in 1 2 3; do
+  measure "4 ranks, 1 thread (run $i)" "$build/gpudoctor" analyze -q --threads 1 "$ranks"
+  measure "4 ranks, $(nproc) threads (run $i)" "$build/gpudoctor" analyze -q --threads "$(nproc)" "$ranks"
+done

@@ -54,9 +54,17 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
   std::sort(all.begin(), all.end(), [](const StepWindow& a, const StepWindow& b) { return a.begin_ns < b.begin_ns; });
   if (all.empty()) {
     if (!idx.has_gpu_work()) return Error{t.path + ": no GPU activity in this trace (no kernels, memcpy or memset)"};
+    // From the first start to the last end of GPU work (the busy set may be empty when every
+    // piece of work has zero duration).
     StepWindow w;
-    w.begin_ns = w.cpu_begin_ns = idx.all_gpu.spans().front().begin;
-    w.end_ns = w.cpu_end_ns = idx.all_gpu.spans().back().end;
+    w.begin_ns = INT64_MAX;
+    w.end_ns = INT64_MIN;
+    for (uint32_t g : idx.gpu_work) {
+      w.begin_ns = std::min(w.begin_ns, t.events[g].start_ns);
+      w.end_ns = std::max(w.end_ns, t.events[g].end_ns());
+    }
+    w.cpu_begin_ns = w.begin_ns;
+    w.cpu_end_ns = w.end_ns;
     all.push_back(w);
   } else {
     for (size_t k = 0; k + 1 < all.size(); ++k) all[k].end_ns = all[k + 1].begin_ns;

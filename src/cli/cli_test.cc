@@ -82,6 +82,14 @@ TEST(Cli, BadInputsGiveOneLineNamingTheFile) {
   }
 }
 
+TEST(Cli, FuzzRegressionsDoNotCrash) {
+  // Inputs libFuzzer once broke the tool with; each must give a report or a clean error.
+  for (const auto& e : fs::directory_iterator(src("testdata/fuzz_regressions"))) {
+    auto r = run("analyze -q " + e.path().string());
+    EXPECT_TRUE(r.rc == 0 || (r.rc == 1 && lines(r.err) == 1)) << e.path() << " rc=" << r.rc << " " << r.err;
+  }
+}
+
 TEST(Cli, EmptyDirectoryAndUsageErrors) {
   fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
   fs::create_directories(d);
