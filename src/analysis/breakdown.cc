@@ -147,11 +147,15 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
     if (s != idx.sync_by_track.end() && s->second.contains(g0)) b.idle_sync_ns += len;
     else b.idle_host_ns += len;
   };
+  std::vector<Span> gaps;
   for (const Span& s : busy.spans()) {
-    if (s.begin > cur) classify_gap(cur, s.begin);
+    if (s.begin > cur) gaps.push_back({cur, s.begin});
     cur = s.end;
   }
-  if (cur < we) classify_gap(cur, we);
+  if (cur < we) gaps.push_back({cur, we});
+  for (const Span& g : gaps) classify_gap(g.begin, g.end);
+  // The part of idle during which the host was fetching data: the loader on the critical path.
+  b.idle_in_loader_ns = IntervalSet::unionOf(std::move(gaps)).intersect(idx.dataloader.clip(wb, we)).length();
   return b;
 }
 
@@ -171,6 +175,7 @@ void accumulate(StepBreakdown& s, const StepBreakdown& b) {
   s.idle_dependency_ns += b.idle_dependency_ns;
   s.idle_other_ns += b.idle_other_ns;
   s.gpu_wait_ns += b.gpu_wait_ns;
+  s.idle_in_loader_ns += b.idle_in_loader_ns;
   auto addc = [](CopyStats& x, const CopyStats& y) {
     x.count += y.count;
     x.bytes += y.bytes;

@@ -118,6 +118,14 @@ int runAnalyze(const AnalyzeArgs& a) {
   opt.threads = a.threads;
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return fail(run.error().message);
+  if (a.rank >= 0) {
+    bool found = false;
+    for (const auto& r : run.value().ranks) found |= r.trace->rank == a.rank;
+    if (!found) {
+      std::fprintf(stderr, "gpudoctor: error: --rank %d: no such rank in the traces\n", a.rank);
+      return 2;
+    }
+  }
   if (!a.json.empty()) {
     std::string err;
     if (!writeFileAtomic(a.json, renderJson(run.value(), read_s), err)) return fail(err);

@@ -53,6 +53,7 @@ ordered_json step(const StepBreakdown& b) {
   j["idle_ns"] = b.idle_ns;
   j["idle_cause_ns"] = {{"host", b.idle_host_ns}, {"sync", b.idle_sync_ns}, {"dependency", b.idle_dependency_ns},
                         {"other", b.idle_other_ns}};
+  j["idle_in_loader_ns"] = b.idle_in_loader_ns;
   j["gpu_wait_ns"] = b.gpu_wait_ns;
   j["kernels"] = b.kernels;
   ordered_json copies = ordered_json::object();

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
@@ -70,6 +71,10 @@ struct RawEvent {
   std::string_view coll_name, dtype, pg_ranks, pg_name, input_type, meta_name;
   bool has_coll = false;
 };
+
+// Times beyond these are not real traces; bounding them keeps every sum and end time inside int64.
+constexpr int64_t kMaxTimeNs = int64_t{4'000'000'000'000'000'000};  // ±127 years around the epoch
+constexpr int64_t kMaxDurNs = int64_t{1'000'000'000'000'000};       // 11.6 days for one event
 
 class Reader {
  public:
@@ -240,9 +245,9 @@ class Reader {
     if (key == "baseTimeNanoseconds") {
       uint64_t u;
       int64_t i;
-      if (!el.get_uint64().get(u)) tr_.base_time_ns = static_cast<int64_t>(u);
-      else if (!el.get_int64().get(i)) tr_.base_time_ns = i;
-      else return failAt(cur_, "baseTimeNanoseconds is not an integer");
+      if (!el.get_uint64().get(u) && u <= static_cast<uint64_t>(kMaxTimeNs)) tr_.base_time_ns = static_cast<int64_t>(u);
+      else if (!el.get_int64().get(i) && i >= -kMaxTimeNs && i <= kMaxTimeNs) tr_.base_time_ns = i;
+      else return failAt(cur_, "baseTimeNanoseconds is not an integer in range");
       tr_.has_base_time = true;
     } else if (key == "schemaVersion") {
       int64_t v;
@@ -380,7 +385,16 @@ class Reader {
     if (v.get_string().get(out)) out = {};
   }
 
+  // Args are counts, ids and byte sizes: anything outside ±2^50 is nonsense and would overflow sums.
+  static constexpr int64_t kMaxArg = int64_t{1} << 50;
+
   static simdjson::error_code intOf(od::value v, int64_t& out) {
+    auto err = intOfRaw(v, out);
+    if (out > kMaxArg || out < -kMaxArg) out = -1;
+    return err;
+  }
+
+  static simdjson::error_code intOfRaw(od::value v, int64_t& out) {
     std::string_view tok = v.raw_json_token();
     if (auto x = parseInt64(tok)) out = *x;
     else {
@@ -390,7 +404,7 @@ class Reader {
         if (auto y = parseInt64(s)) out = *y;
       } else {
         double d;
-        if (!v.get_double().get(d)) out = static_cast<int64_t>(d);
+        if (!v.get_double().get(d) && std::fabs(d) < 9e18) out = static_cast<int64_t>(d);
       }
     }
     return simdjson::SUCCESS;
@@ -550,6 +564,7 @@ class Reader {
         return;
     }
     auto ts = parseMicrosToNanos(ev.ts_tok);
+    if (ts && (*ts > kMaxTimeNs || *ts < -kMaxTimeNs)) ts.reset();
     if (!ts) {
       ++tr_.stats.instant_events;  // no usable timestamp: not an interval
       return;
@@ -577,7 +592,7 @@ class Reader {
     int64_t dur = 0;
     if (!ev.dur_tok.empty()) {
       auto d = parseMicrosToNanos(ev.dur_tok);
-      if (d && *d > 0) dur = *d;
+      if (d && *d > 0) dur = std::min(*d, kMaxDurNs);
     }
     uint32_t track = trackOf(ev, gpuSide(kind));
     Event e = pending(ev, kind, track, start);
