@@ -2,7 +2,7 @@
 # Installs the Debian packages gpudoctor builds with (skips what is already there).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev
-      nlohmann-json3-dev libgtest-dev python3)
+      nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -21,6 +21,13 @@ KernelSummary finish(std::array<std::vector<int64_t>, kKernelClassCount>& by_cla
                      std::unordered_map<std::string, std::pair<KernelClass, std::vector<int64_t>>>& by_name,
                      size_t top_n) {
   KernelSummary s;
+  std::vector<int64_t> non_nccl;
+  for (int c = 0; c < kKernelClassCount; ++c)
+    if (c != static_cast<int>(KernelClass::kNccl)) non_nccl.insert(non_nccl.end(), by_class[c].begin(), by_class[c].end());
+  s.non_nccl = DurationStats::of(non_nccl);
+  for (const auto& [name, v] : by_name)
+    if (v.first == KernelClass::kOptimizer && (name.find("Fused") != std::string::npos || name.find("fused") != std::string::npos))
+      s.fused_optimizer = true;
   for (int c = 0; c < kKernelClassCount; ++c) {
     if (by_class[c].empty()) continue;
     KernelClassStats k;

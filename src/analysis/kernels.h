@@ -28,6 +28,8 @@ struct KernelSummary {
   int64_t total_ns = 0;  // summed kernel durations (kernels on several streams may overlap)
   std::vector<KernelClassStats> classes;  // non-empty classes, by total time
   std::vector<KernelStats> top;           // top-N by total time
+  DurationStats non_nccl;                 // every kernel but NCCL's: median size of compute work
+  bool fused_optimizer = false;           // an optimizer kernel of a fused implementation ran
 };
 
 // Kernels that start inside the selected windows of the given ranks (one rank, or all of them).

@@ -12,6 +12,9 @@
 
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "diagnosis/diagnosis.h"
+#include "report/findings_text.h"
+#include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/trace_set.h"
@@ -26,6 +29,10 @@ struct AnalyzeArgs {
   std::vector<std::string> paths;
   std::string steps = "all";
   std::string json;
+  std::string html;
+  std::string thresholds;
+  size_t findings = 8;
+  bool checklist_only = false;
   size_t top = 10;
   int rank = -1;
   unsigned threads = 0;
@@ -83,6 +90,14 @@ int runAnalyze(const AnalyzeArgs& a) {
     std::fprintf(stderr, "gpudoctor: error: %s\n", msg.c_str());
     return 1;
   };
+  Thresholds th = Thresholds::defaults();
+  if (!a.thresholds.empty()) {
+    Status s = th.loadToml(a.thresholds);
+    if (!s.ok()) {
+      std::fprintf(stderr, "gpudoctor: error: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
   auto sel = StepSelection::parse(a.steps);
   if (!sel.ok()) {
     std::fprintf(stderr, "gpudoctor: error: %s\n", sel.error().message.c_str());
@@ -126,29 +141,40 @@ int runAnalyze(const AnalyzeArgs& a) {
       return 2;
     }
   }
+  Diagnosis diag = diagnose(run.value(), th);
+  if (!a.html.empty()) {
+    std::string err;
+    if (!writeFileAtomic(a.html, renderHtml(run.value(), diag), err)) return fail(err);
+  }
   if (!a.json.empty()) {
     std::string err;
-    if (!writeFileAtomic(a.json, renderJson(run.value(), read_s), err)) return fail(err);
+    if (!writeFileAtomic(a.json, renderJson(run.value(), read_s, &diag, &th), err)) return fail(err);
     if (a.json == "-") return 0;
   }
-  TerminalOptions to;
-  to.detail_rank = a.rank;
-  to.read_seconds = read_s;
-  to.read_bytes = bytes;
-  std::string text = renderTerminal(run.value(), to);
+  std::string text;
+  if (a.checklist_only) {
+    text = renderChecklist(diag);
+  } else {
+    TerminalOptions to;
+    to.detail_rank = a.rank;
+    to.read_seconds = read_s;
+    to.read_bytes = bytes;
+    text = renderTerminal(run.value(), to);
+    // The answer first: findings right after the header lines.
+    if (a.findings > 0) {
+      size_t cut = text.find("\nPer rank");
+      std::string f = "\n" + renderFindings(diag, a.findings);
+      text.insert(cut == std::string::npos ? 0 : cut, f);
+    }
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 
 }  // namespace
 
-std::function<int()> addAnalyze(CLI::App& app) {
-  auto args = std::make_shared<AnalyzeArgs>();
-  auto* cmd = app.add_subcommand(
-      "analyze",
-      "Time breakdown of PyTorch profiler (Kineto) traces: per rank and step, GPU busy / compute / NCCL "
-      "(overlapped, exposed) / copies / idle and why, host data loading, syncs and launch latency, kernel "
-      "classes, NCCL bandwidth and stragglers. Exact interval arithmetic on integer nanoseconds.");
+namespace {
+void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("paths", args->paths,
                   "Trace files (.json or .json.gz) or directories of per-rank traces; rank from the trace's "
                   "distributedInfo, else file order. None: the bundled 2-rank example.");
@@ -160,6 +186,35 @@ std::function<int()> addAnalyze(CLI::App& app) {
   cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)");
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
+  cmd->add_option("--thresholds", args->thresholds,
+                  "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
+                  "see the README)")
+      ->type_name("FILE");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE")->type_name("FILE");
+}
+}  // namespace
+
+std::function<int()> addAnalyze(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  auto* cmd = app.add_subcommand(
+      "analyze",
+      "Time breakdown of PyTorch profiler (Kineto) traces and what to fix first: findings ranked by the step "
+      "time they can save, with evidence and the code or env change; per rank and step GPU busy / compute / "
+      "NCCL (overlapped, exposed) / copies / idle and why; host data loading, syncs and launch latency; kernel "
+      "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
+  addCommonOptions(cmd, args.get());
+  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str();
+  return [args] { return runAnalyze(*args); };
+}
+
+std::function<int()> addChecklist(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  args->checklist_only = true;
+  auto* cmd = app.add_subcommand(
+      "checklist",
+      "The optimization checklist (compute, communication, IO, memory, monitoring): each item pass / fail / "
+      "not measurable from the traces, with its evidence. Same inputs and options as analyze.");
+  addCommonOptions(cmd, args.get());
   return [args] { return runAnalyze(*args); };
 }
 

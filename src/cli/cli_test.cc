@@ -38,6 +38,8 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 
 TEST(Cli, BundledExampleWithoutArguments) {
   auto r = run("analyze");
+  EXPECT_NE(r.out.find("Findings, ranked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1. [critical] Primary bottleneck: host_launch"), std::string::npos) << r.out;
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("2 ranks, 2 steps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Kernel classes"), std::string::npos);
@@ -88,6 +90,36 @@ TEST(Cli, FuzzRegressionsDoNotCrash) {
     auto r = run("analyze -q " + e.path().string());
     EXPECT_TRUE(r.rc == 0 || (r.rc == 1 && lines(r.err) == 1)) << e.path() << " rc=" << r.rc << " " << r.err;
   }
+}
+
+TEST(Cli, ChecklistVerbAndThresholdsFile) {
+  auto r = run("checklist -q " + src("testdata/kineto/fp32_naive_rank0.pt.trace.json.gz"));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("DataLoader workers (num_workers > 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fail"), std::string::npos);
+  fs::path bad = fs::temp_directory_path() / "gpudoctor_bad_thresholds.toml";
+  std::ofstream(bad) << "comm_share_max = 0.2\ngpu_utilisation_min = 0.9\n";
+  auto b = run("analyze -q --thresholds " + bad.string());
+  EXPECT_EQ(b.rc, 2);
+  EXPECT_EQ(lines(b.err), 1) << b.err;
+  EXPECT_NE(b.err.find("unknown threshold \"gpu_utilisation_min\""), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find(":2"), std::string::npos) << b.err;
+  fs::remove(bad);
+}
+
+TEST(Cli, HtmlReportIsSelfContained) {
+  fs::path out = fs::temp_directory_path() / "gpudoctor_cli_test.html";
+  auto r = run("analyze -q --html " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream f(out);
+  std::string html((std::istreambuf_iterator<char>(f)), {});
+  for (auto id : {"chart-ranks", "chart-timeline", "chart-classes", "chart-collectives", "id=findings", "id=checklist"})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  // Offline: nothing is fetched from elsewhere.
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  fs::remove(out);
 }
 
 TEST(Cli, EmptyDirectoryAndUsageErrors) {

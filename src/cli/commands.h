@@ -8,5 +8,7 @@ namespace gpudoctor::cli {
 
 // Adds `analyze`; the returned callback runs it after parsing.
 std::function<int()> addAnalyze(CLI::App& app);
+// Adds `checklist` (the guide's checklist judged from traces).
+std::function<int()> addChecklist(CLI::App& app);
 
 }  // namespace gpudoctor::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
   auto analyze = gpudoctor::cli::addAnalyze(app);
+  auto checklist = gpudoctor::cli::addChecklist(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("analyze")) return analyze();
+    if (app.got_subcommand("checklist")) return checklist();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

@@ -96,7 +96,8 @@ ordered_json collectives(const std::vector<CollectiveStats>& cs) {
 
 const char* const* breakdownDefinitions() { return kDefinitions; }
 
-std::string renderJson(const RunAnalysis& run, double read_seconds) {
+std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagnosis* diagnosis,
+                       const Thresholds* thresholds) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
   j["version"] = GPUDOCTOR_VERSION;
@@ -140,6 +141,34 @@ std::string renderJson(const RunAnalysis& run, double read_seconds) {
   j["straggler"] = {{"matched", s.matched}, {"collectives", s.collectives}, {"rank", s.straggler},
                     {"share_last", s.straggler_share}, {"others_wait_ns", s.others_wait_ns}, {"note", s.note},
                     {"ranks", sw}};
+  if (diagnosis) {
+    const Diagnosis& d = *diagnosis;
+    ordered_json dj;
+    dj["primary_bottleneck"] = d.primary;
+    dj["step_ms"] = d.step_ms;
+    ordered_json rk = ordered_json::array();
+    for (const auto& b : d.ranking) rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+    dj["ranking"] = rk;
+    ordered_json fs = ordered_json::array();
+    for (const auto& f : d.findings) {
+      ordered_json ev = ordered_json::array();
+      for (const auto& e : f.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}});
+      fs.push_back({{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
+                    {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
+                    {"explanation", f.explanation}, {"fix", f.fix}});
+    }
+    dj["findings"] = fs;
+    ordered_json cl = ordered_json::array();
+    for (const auto& c : d.checklist)
+      cl.push_back({{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
+    dj["checklist"] = cl;
+    if (thresholds) {
+      ordered_json th = ordered_json::object();
+      for (const auto& t : thresholds->all()) th[t.key] = t.value;
+      dj["thresholds"] = th;
+    }
+    j["diagnosis"] = dj;
+  }
   return j.dump(1) + "\n";
 }
 

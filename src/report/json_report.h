@@ -4,11 +4,13 @@
 #include <string>
 
 #include "analysis/run_analysis.h"
+#include "diagnosis/diagnosis.h"
 
 namespace gpudoctor {
 
-// The report as a JSON document (pretty-printed).
-std::string renderJson(const RunAnalysis& run, double read_seconds);
+// The report as a JSON document (pretty-printed); with the diagnosis when given.
+std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagnosis* diagnosis = nullptr,
+                       const Thresholds* thresholds = nullptr);
 
 // Definitions of every breakdown figure, as written in the README; also embedded in the JSON.
 const char* const* breakdownDefinitions();

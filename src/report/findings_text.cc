@@ -1,0 +1,68 @@
+#include "report/findings_text.h"
+
+#include <fmt/format.h>
+
+namespace gpudoctor {
+
+namespace {
+// Wraps text at `width` columns, each line starting with `indent`.
+std::string wrap(const std::string& text, const std::string& indent, size_t width) {
+  std::string out, line = indent;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    std::string word = text.substr(i, j - i);
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent;
+    }
+    if (line.size() > indent.size()) line += " ";
+    line += word;
+    i = j + 1;
+  }
+  if (line.size() > indent.size()) out += line + "\n";
+  return out;
+}
+
+std::string number(double v) {
+  if (v != 0 && std::abs(v) < 0.01) return fmt::format("{:.4f}", v);
+  if (std::abs(v) < 100) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.0f}", v);
+}
+}  // namespace
+
+std::string renderFindings(const Diagnosis& d, size_t max) {
+  std::string o = "Findings, ranked by the step time a fix can save (upper bounds)\n";
+  size_t n = 0;
+  for (const auto& f : d.findings) {
+    if (max && n == max) {
+      o += fmt::format("  ... {} more in --json / --html\n", d.findings.size() - n);
+      break;
+    }
+    ++n;
+    std::string gain = f.gain_ms_per_step > 0
+                           ? fmt::format("  [saves <= {:.2f} ms/step, {:.0f}%]", f.gain_ms_per_step, 100 * f.gain_share)
+                           : "";
+    o += wrap(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
+    std::string ev;
+    for (const auto& e : f.evidence) ev += fmt::format("{}{} {} {}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit);
+    if (!ev.empty()) o += wrap("evidence: " + ev, "    ", 100);
+    if (!f.explanation.empty()) o += wrap("why: " + f.explanation, "    ", 100);
+    for (const auto& line : f.fix) o += "    fix: " + line + "\n";
+    if (f.gain_ms_per_step > 0) o += wrap("gain: " + f.gain_basis, "    ", 100);
+  }
+  return o;
+}
+
+std::string renderChecklist(const Diagnosis& d) {
+  std::string o = "Checklist\n";
+  o += fmt::format("  {:<14} {:<52} {:<15}\n", "area", "item", "status");
+  for (const auto& c : d.checklist) {
+    o += fmt::format("  {:<14} {:<52} {:<15}\n", c.area, c.item, checkStatusName(c.status));
+    o += wrap(c.evidence, "      ", 100);
+  }
+  return o;
+}
+
+}  // namespace gpudoctor
