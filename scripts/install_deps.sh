@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gpudoctor builds with (skips what is already there).
+# --test also installs what the tests use beyond the build: Chromium, for the HTML report test.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev
       nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3)
+[ "${1:-}" = "--test" ] && pkgs+=(chromium)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Loads gpudoctor's HTML report in headless Chromium: it must load without script errors, run its
+# inline script and hold its four charts. Exit 77 (ctest: skipped) when Chromium is not installed.
+set -euo pipefail
+bin=$1
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+[ -n "$chrome" ] || { echo "chromium not installed: skipped"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$bin" analyze -q --html "$dir/report.html" >/dev/null
+"$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+  --disable-component-update --disable-sync --user-data-dir="$dir/profile" --enable-logging=stderr --v=0 \
+  --virtual-time-budget=2000 --dump-dom "file://$dir/report.html" >"$dir/dom.html" 2>"$dir/console.log" || true
+fail=0
+grep -q 'data-rendered="4"' "$dir/dom.html" || { echo "FAIL: the inline script did not run or found no 4 charts"; fail=1; }
+for id in chart-ranks chart-timeline chart-classes chart-collectives; do
+  grep -q "id=\"$id\"" "$dir/dom.html" || { echo "FAIL: chart $id missing from the rendered page"; fail=1; }
+done
+n=$(grep -o '<rect' "$dir/dom.html" | wc -l)
+[ "$n" -gt 20 ] || { echo "FAIL: only $n chart rectangles rendered"; fail=1; }
+if grep -E 'Uncaught|CONSOLE\(.*(Error|error)' "$dir/console.log"; then echo "FAIL: script errors in the console"; fail=1; fi
+[ $fail -eq 0 ] && echo "ok: report loads in $("$chrome" --version 2>/dev/null | head -1) with 4 charts and $n rectangles"
+exit $fail
