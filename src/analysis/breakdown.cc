@@ -107,8 +107,7 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
 
   // Launch latency of the work launched inside the window.
   std::vector<int64_t> lat;
-  auto l0 = std::lower_bound(idx.launches.begin(), idx.launches.end(), wb,
-                             [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+  auto l0 = idx.firstStartingAt(idx.launches, wb);
   for (auto it = l0; it != idx.launches.end() && ev[*it].start_ns < we; ++it) {
     const Event& call = ev[*it];
     uint32_t wk = idx.work_of.find(call.correlation);
@@ -127,8 +126,7 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
       return;
     }
     // GPU work that starts at g1: the one whose launch came first decides.
-    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), g1,
-                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    auto it = idx.firstStartingAt(idx.gpu_work, g1);
     const Event* call = nullptr;
     for (; it != idx.gpu_work.end() && ev[*it].start_ns == g1; ++it) {
       uint32_t l = ev[*it].correlation < 0 ? IdMap::kNone : idx.launch_of.find(ev[*it].correlation);

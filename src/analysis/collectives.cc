@@ -58,8 +58,7 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
     const TraceIndex& idx = *r.idx;
     const RankTrace& t = *idx.trace;
     const auto& ev = t.events;
-    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), w.begin_ns,
-                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    auto it = idx.firstStartingAt(idx.gpu_work, w.begin_ns);
     for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
       const Event& e = ev[*it];
       if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;

@@ -10,8 +10,7 @@ template <class F>
 void forEachKernelIn(const TraceIndex& idx, const std::vector<StepWindow>& windows, F f) {
   const auto& ev = idx.trace->events;
   for (const auto& w : windows) {
-    auto it = std::lower_bound(idx.gpu_work.begin(), idx.gpu_work.end(), w.begin_ns,
-                               [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+    auto it = idx.firstStartingAt(idx.gpu_work, w.begin_ns);
     for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it)
       if (ev[*it].kind == EventKind::kKernel) f(*it);
   }

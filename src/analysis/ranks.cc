@@ -21,8 +21,7 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
     // profiler started has no launch record and would shift the matching.
     for (const auto& w : *ranks[k].windows) {
       std::vector<std::pair<int64_t, int64_t>> in_step;  // (start, duration)
-      auto it = std::lower_bound(idx.launches.begin(), idx.launches.end(), w.begin_ns,
-                                 [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+      auto it = idx.firstStartingAt(idx.launches, w.begin_ns);
       for (; it != idx.launches.end() && ev[*it].start_ns < w.end_ns; ++it) {
         uint32_t wk = idx.work_of.find(ev[*it].correlation);
         if (wk == IdMap::kNone) continue;

@@ -19,6 +19,11 @@ bool isBlockingSyncCall(std::string_view n) {
   return false;
 }
 
+std::vector<uint32_t>::const_iterator TraceIndex::firstStartingAt(const std::vector<uint32_t>& list, int64_t t) const {
+  const auto& ev = trace->events;
+  return std::lower_bound(list.begin(), list.end(), t, [&](uint32_t i, int64_t x) { return ev[i].start_ns < x; });
+}
+
 TraceIndex buildIndex(const RankTrace& t) {
   TraceIndex ix;
   ix.trace = &t;
@@ -53,7 +58,6 @@ TraceIndex buildIndex(const RankTrace& t) {
           ix.launches.push_back(i);
         }
         if (name_flags[e.name] & kSync) {
-          ix.sync_calls.push_back(i);
           hsync.push_back({e.start_ns, e.end_ns()});
           sync_tracks[e.track].push_back({e.start_ns, e.end_ns()});
         }

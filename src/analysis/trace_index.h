@@ -22,12 +22,14 @@ struct TraceIndex {
   IdMap launch_of;                                      // correlation -> launch event
   IdMap op_of;                                          // External id -> cpu_op event
   std::vector<KernelClass> class_of_event;              // per event (kernels only meaningful)
-  std::vector<uint32_t> sync_calls;                     // blocking host synchronization calls
   std::vector<uint32_t> step_annotations;               // host ProfilerStep#N ranges
   IntervalSet all_gpu, compute, nccl, memcpy, memset, mem, kernels, comm_overlap;
   IntervalSet dataloader, optimizer, host_sync, gpu_wait;
   std::unordered_map<uint32_t, IntervalSet> sync_by_track;  // host sync per thread (idle attribution)
   bool has_gpu_work() const { return !gpu_work.empty(); }
+  // First position in `list` (gpu_work or launches, both in start order) whose event starts at or
+  // after t.
+  std::vector<uint32_t>::const_iterator firstStartingAt(const std::vector<uint32_t>& list, int64_t t) const;
 };
 
 // Builds the index (one pass over the events plus sorting of the sets).

@@ -10,11 +10,15 @@ namespace gpudoctor {
 
 namespace {
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::string_view trimRight(std::string_view t) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+  return t;
+}
 }  // namespace
 
 std::optional<int64_t> parseInt64(std::string_view t) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
-    t.remove_suffix(1);
+  t = trimRight(t);
   int64_t v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
@@ -22,8 +26,7 @@ std::optional<int64_t> parseInt64(std::string_view t) {
 }
 
 std::optional<int64_t> parseMicrosToNanos(std::string_view t) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
-    t.remove_suffix(1);
+  t = trimRight(t);
   size_t i = 0;
   bool neg = false;
   if (i < t.size() && t[i] == '-') {
