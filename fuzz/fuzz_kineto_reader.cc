@@ -1,9 +1,13 @@
 // libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto reader and, when they
-// parse, through the whole analysis. Any crash, hang, leak or UB report is a bug.
+// parse, through the whole analysis, diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
 #include <cstddef>
 #include <cstdint>
 
 #include "analysis/run_analysis.h"
+#include "diagnosis/diagnosis.h"
+#include "report/html_report.h"
+#include "report/json_report.h"
+#include "report/terminal.h"
 #include "sources/kineto/kineto_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,6 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AnalysisOptions aopt;
   aopt.threads = 1;
   auto run = analyzeRun(traces, aopt);
-  (void)run;
+  if (!run.ok()) return 0;
+  // The rest of the pipeline too: diagnosis and every renderer.
+  Thresholds th = Thresholds::defaults();
+  Diagnosis d = diagnose(run.value(), th);
+  (void)renderTerminal(run.value(), {});
+  (void)renderJson(run.value(), 0, &d, &th);
+  (void)renderHtml(run.value(), d);
   return 0;
 }

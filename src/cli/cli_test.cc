@@ -122,6 +122,33 @@ TEST(Cli, HtmlReportIsSelfContained) {
   fs::remove(out);
 }
 
+TEST(Cli, NcclEnv) {
+  std::string base = "nccl env --no-host --nccl-version 2.28.3 --from ";
+  auto ok = run(base + src("testdata/nccl_env/pod.yaml"));
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_NE(ok.out.find("3 settings from"), std::string::npos) << ok.out;
+  auto strict = run("nccl env --strict --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
+                    " --from " + src("testdata/nccl_env/mixed.sh"));
+  EXPECT_EQ(strict.rc, 3);
+  auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json");
+  ASSERT_EQ(json.rc, 0);
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["nccl_version"], "2.28.3");
+  EXPECT_GE(j["findings"].size(), 19u);
+  auto bad = run(base + src("testdata/nccl_env/malformed.sh"));
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("malformed.sh:2"), std::string::npos) << bad.err;
+  auto missing = run(base + "/nonexistent/env.sh");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/env.sh"), std::string::npos);
+  auto version = run("nccl env --nccl-version banana");
+  EXPECT_EQ(version.rc, 2);
+  EXPECT_NE(version.err.find("banana"), std::string::npos) << version.err;
+  auto garbage = run(base + src("testdata/bad/garbage.bin"));
+  EXPECT_EQ(garbage.rc, 1);
+}
+
 TEST(Cli, EmptyDirectoryAndUsageErrors) {
   fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
   fs::create_directories(d);

@@ -10,5 +10,7 @@ namespace gpudoctor::cli {
 std::function<int()> addAnalyze(CLI::App& app);
 // Adds `checklist` (the guide's checklist judged from traces).
 std::function<int()> addChecklist(CLI::App& app);
+// Adds `nccl` and its verbs (`nccl env`).
+std::function<int()> addNccl(CLI::App& app);
 
 }  // namespace gpudoctor::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
   auto analyze = gpudoctor::cli::addAnalyze(app);
   auto checklist = gpudoctor::cli::addChecklist(app);
+  auto nccl = gpudoctor::cli::addNccl(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("analyze")) return analyze();
     if (app.got_subcommand("checklist")) return checklist();
+    if (app.got_subcommand("nccl")) return nccl();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

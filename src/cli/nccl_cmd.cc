@@ -1,0 +1,118 @@
+// `gpudoctor nccl env`: check NCCL settings against the installed NCCL and this host.
+#include <cstdio>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "diagnosis/nccl_env_check.h"
+#include "probes/host_net.h"
+#include "probes/nccl_library.h"
+#include "report/nccl_env_report.h"
+#include "sources/nccl_env/settings_reader.h"
+
+namespace gpudoctor::cli {
+
+namespace {
+
+struct EnvArgs {
+  std::vector<std::string> from;
+  std::string nccl_version;
+  std::string sysfs_root;
+  std::vector<std::string> keep;
+  bool json = false, multi_node = false, no_host = false, strict = false;
+};
+
+int runEnv(const EnvArgs& a) {
+  auto fail = [](const std::string& m, int code) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
+    return code;
+  };
+  std::vector<NcclSetting> settings;
+  std::string source = "the environment";
+  if (a.from.empty()) {
+    settings = ncclSettingsFromEnvironment();
+  } else {
+    source = "";
+    for (const auto& f : a.from) {
+      auto r = readNcclSettingsFile(f);
+      if (!r.ok()) return fail(r.error().message, 1);
+      for (auto& s : r.value()) {
+        // Later files override earlier ones, as later exports do.
+        auto it = std::find_if(settings.begin(), settings.end(), [&](const auto& x) { return x.name == s.name; });
+        if (it != settings.end()) *it = s;
+        else settings.push_back(s);
+      }
+      source += (source.empty() ? "" : ", ") + f;
+    }
+  }
+  EnvCheckOptions opt;
+  InstalledNccl lib;
+  std::string version_note;
+  if (!a.nccl_version.empty()) {
+    auto v = parseNcclVersion(a.nccl_version);
+    if (!v.ok()) return fail("--nccl-version: " + v.error().message, 2);
+    opt.version = v.value();
+    version_note = "NCCL " + ncclVersionString(opt.version) + " (--nccl-version)";
+  } else {
+    lib = probeInstalledNccl();
+    if (lib.found) {
+      opt.version = lib.version;
+      version_note = "NCCL " + ncclVersionString(lib.version) + " (" + lib.library + ")";
+    } else {
+      version_note = "NCCL version unknown: " + lib.note + "; pass --nccl-version to check releases";
+    }
+  }
+  HostNet host;
+  if (!a.no_host) {
+    host = probeHostNet(a.sysfs_root);
+    opt.host = &host;
+  }
+  opt.multi_node = a.multi_node;
+  opt.keep.insert(a.keep.begin(), a.keep.end());
+  auto findings = checkNcclEnv(settings, NcclVarTable::builtin(), opt);
+  NcclEnvContext ctx;
+  ctx.source = source;
+  ctx.version_note = version_note;
+  ctx.version = opt.version ? ncclVersionString(opt.version) : "";
+  ctx.library = lib.library;
+  ctx.settings = settings.size();
+  ctx.host_checked = !a.no_host;
+  ctx.multi_node = a.multi_node;
+  std::string out = a.json ? renderNcclEnvJson(findings, ctx) : renderNcclEnvText(findings, ctx);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::map<EnvVerdict, int> count;
+  for (const auto& f : findings) ++count[f.verdict];
+  if (a.strict && (count[EnvVerdict::kIgnored] || count[EnvVerdict::kWrong])) return 3;
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addNccl(CLI::App& app) {
+  auto* nccl = app.add_subcommand("nccl", "NCCL: check settings (env)");
+  nccl->require_subcommand(1);
+  auto args = std::make_shared<EnvArgs>();
+  auto* env = nccl->add_subcommand(
+      "env",
+      "Check NCCL_* settings (from this environment, or files of export lines, Kubernetes env lists, Slurm "
+      "--export lists or NCCL INFO logs) against the NCCL variable table, the installed NCCL and this host. "
+      "Each setting: fine / ignored by NCCL / wrong / slow / intentional, with the reason and the fix.");
+  env->add_option("--from", args->from, "Read settings from FILE ('-': stdin) instead of the environment; repeatable")
+      ->type_name("FILE");
+  env->add_option("--nccl-version", args->nccl_version, "Judge against this NCCL release (default: the installed libnccl)");
+  env->add_option("--keep", args->keep, "A variable that must stay as set (site policy): reported as intentional")
+      ->type_name("NAME");
+  env->add_flag("--multi-node", args->multi_node, "The job spans several nodes (network advice applies)");
+  env->add_flag("--no-host", args->no_host, "Skip checks against this host's interfaces and HCAs (settings for another machine)");
+  env->add_option("--sysfs-root", args->sysfs_root, "Read /sys from this folder instead (testing)")->group("");
+  env->add_flag("--json", args->json, "JSON output");
+  env->add_flag("--strict", args->strict, "Exit with status 3 when a setting is ignored by NCCL or wrong");
+  return [args, env] { return env->parsed() ? runEnv(*args) : 2; };
+}
+
+}  // namespace gpudoctor::cli
