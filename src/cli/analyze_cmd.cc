@@ -13,6 +13,8 @@
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
 #include "diagnosis/diagnosis.h"
+#include "probes/nccl_library.h"
+#include "sources/nccl_env/settings_reader.h"
 #include "report/findings_text.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -31,6 +33,7 @@ struct AnalyzeArgs {
   std::string json;
   std::string html;
   std::string thresholds;
+  std::string nccl_env;
   size_t findings = 8;
   bool checklist_only = false;
   size_t top = 10;
@@ -141,7 +144,20 @@ int runAnalyze(const AnalyzeArgs& a) {
       return 2;
     }
   }
-  Diagnosis diag = diagnose(run.value(), th);
+  DiagnosisInputs inputs;
+  std::vector<EnvFinding> env_findings;
+  if (!a.nccl_env.empty()) {
+    auto settings = readNcclSettingsFile(a.nccl_env);
+    if (!settings.ok()) return fail(settings.error().message);
+    // Judged against the installed NCCL when there is one; the host checks are left to `nccl env`
+    // on the job's own machine (this may not be it).
+    EnvCheckOptions eo;
+    InstalledNccl lib = probeInstalledNccl();
+    if (lib.found) eo.version = lib.version;
+    env_findings = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
+    inputs.nccl_env = &env_findings;
+  }
+  Diagnosis diag = diagnose(run.value(), th, inputs);
   if (!a.html.empty()) {
     std::string err;
     if (!writeFileAtomic(a.html, renderHtml(run.value(), diag), err)) return fail(err);
@@ -189,6 +205,9 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--thresholds", args->thresholds,
                   "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
                   "see the README)")
+      ->type_name("FILE");
+  cmd->add_option("--nccl-env", args->nccl_env,
+                  "The job's NCCL settings (export lines, env list or NCCL INFO log) to judge alongside the trace")
       ->type_name("FILE");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE")->type_name("FILE");
 }

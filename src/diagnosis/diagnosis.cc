@@ -97,7 +97,8 @@ double tf32Speedup(const RunAnalysis& run) {
 
 class Rules {
  public:
-  Rules(const RunAnalysis& run, const Thresholds& th) : run_(run), th_(th), m_(meansOf(run)) {
+  Rules(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in)
+      : run_(run), th_(th), in_(in), m_(meansOf(run)) {
     total_steps_ = std::max(1.0, m_.steps);
   }
 
@@ -112,6 +113,7 @@ class Rules {
     input();
     communication();
     memory();
+    ncclSettings();
     profilerOverhead();
     // The primary bottleneck leads; the rest follow by estimated gain, then severity.
     std::stable_sort(f_.begin() + 1, f_.end(), [](const Finding& a, const Finding& b) {
@@ -392,6 +394,29 @@ class Rules {
     }
   }
 
+  void ncclSettings() {
+    if (!in_.nccl_env) return;
+    int ignored = 0, wrong = 0, slow = 0;
+    std::vector<std::string> fixes;
+    for (const auto& f : *in_.nccl_env) {
+      if (f.verdict == EnvVerdict::kIgnored) ++ignored;
+      else if (f.verdict == EnvVerdict::kWrong) ++wrong;
+      else if (f.verdict == EnvVerdict::kSlow) ++slow;
+      else continue;
+      fixes.push_back(fmt::format("{}={}  ->  {} ({})", f.name, f.value, f.fix.empty() ? "see gpudoctor nccl env" : f.fix,
+                                  envVerdictName(f.verdict)));
+    }
+    if (ignored + wrong + slow == 0) return;
+    auto& f = add("nccl.settings",
+                  fmt::format("NCCL settings: {} ignored by NCCL, {} wrong, {} slow", ignored, wrong, slow), 0,
+                  "not estimated: measure with nccl-tests or gpudoctor before and after");
+    f.severity = slow + wrong > 0 ? Severity::kWarning : Severity::kInfo;
+    f.evidence = {{"ignored", static_cast<double>(ignored), "settings"}, {"wrong", static_cast<double>(wrong), "settings"},
+                  {"slow", static_cast<double>(slow), "settings"}};
+    f.explanation = "Settings NCCL silently ignores do nothing; wrong or slow ones change its choices for the worse.";
+    f.fix = std::move(fixes);
+  }
+
   void profilerOverhead() {
     bool shapes = false, stack = false, memory = false;
     for (const auto& r : run_.ranks) {
@@ -456,6 +481,15 @@ class Rules {
     item("communication", "No straggler rank", multi && run_.straggler.matched ? byFinding(d, "communication.straggler", true)
                                                                                 : CheckStatus::kUnknown,
          run_.straggler.note);
+    {
+      CheckStatus st = CheckStatus::kUnknown;
+      std::string ev = "pass --nccl-env FILE (or run gpudoctor nccl env) to check the job's NCCL settings";
+      if (in_.nccl_env) {
+        st = byFinding(d, "nccl.settings", true);
+        ev = fmt::format("{} settings checked", in_.nccl_env->size());
+      }
+      item("communication", "NCCL settings valid for this NCCL and host", st, ev);
+    }
     item("communication", "Collectives large enough (bucketing)", byFinding(d, "communication.small_collectives", m_.comm > 0),
          fmt::format("{} collective groups in the trace", run_.collectives.size()));
     item("io", "IO wait < 10% (loader off the critical path)", byFinding(d, "input.loader_on_critical_path", m_.loader > 0),
@@ -485,6 +519,7 @@ class Rules {
 
   const RunAnalysis& run_;
   const Thresholds& th_;
+  const DiagnosisInputs& in_;
   Means m_;
   double total_steps_ = 1;
   std::vector<Finding> f_;
@@ -492,6 +527,8 @@ class Rules {
 
 }  // namespace
 
-Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th) { return Rules(run, th).run(); }
+Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in) {
+  return Rules(run, th, in).run();
+}
 
 }  // namespace gpudoctor

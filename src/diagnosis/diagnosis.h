@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/run_analysis.h"
+#include "diagnosis/nccl_env_check.h"
 #include "diagnosis/thresholds.h"
 
 namespace gpudoctor {
@@ -58,7 +59,12 @@ struct Diagnosis {
   std::vector<ChecklistItem> checklist;
 };
 
+// Other evidence a diagnosis can use when the user provides it.
+struct DiagnosisInputs {
+  const std::vector<EnvFinding>* nccl_env = nullptr;  // `nccl env` verdicts on the job's settings
+};
+
 // Judges a run against the thresholds.
-Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th);
+Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in = {});
 
 }  // namespace gpudoctor

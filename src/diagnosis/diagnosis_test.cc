@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sources/nccl_env/settings_reader.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor {
@@ -140,6 +141,25 @@ TEST(Diagnosis, TinyModelIsLaunchBound) {
   EXPECT_NE(launch->fix[0].find("torch.compile"), std::string::npos);
   EXPECT_NE(find(d, "communication.exposed"), nullptr);
   EXPECT_EQ(check(d, "Kernel fusion"), CheckStatus::kFail);
+}
+
+TEST(Diagnosis, NcclSettingsJoinTheFindingsAndChecklist) {
+  auto c = diagnoseFiles({"examples/ddp_bf16_flash"});
+  EXPECT_EQ(check(c->d, "NCCL settings"), CheckStatus::kUnknown);
+  auto s = readNcclSettings("NCCL_ALGO=Ring\nNCCL_AVOID_NODE0=1\nNCCL_NVLS_ENABLE=0\n", "job.sh");
+  ASSERT_TRUE(s.ok());
+  EnvCheckOptions o;
+  o.version = 22803;
+  auto env = checkNcclEnv(s.value(), NcclVarTable::builtin(), o);
+  DiagnosisInputs in;
+  in.nccl_env = &env;
+  auto d = diagnose(c->run, Thresholds::defaults(), in);
+  const Finding* f = find(d, "nccl.settings");
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(evidence(*f, "ignored"), 1);
+  EXPECT_DOUBLE_EQ(evidence(*f, "slow"), 1);
+  EXPECT_EQ(f->fix.size(), 2u);
+  EXPECT_EQ(check(d, "NCCL settings"), CheckStatus::kFail);
 }
 
 TEST(Thresholds, OverridesAndErrorsNameTheKey) {
