@@ -149,6 +149,30 @@ TEST(Cli, NcclEnv) {
   EXPECT_EQ(garbage.rc, 1);
 }
 
+TEST(Cli, Plan) {
+  auto ok = run("plan --model llama2-7b --gpu h100 --global-batch 256");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_NE(ok.out.find("Megatron: --tensor-model-parallel-size"), std::string::npos) << ok.out;
+  auto j = run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["model"]["params"], 124439808);
+  EXPECT_TRUE(doc["plans"][0]["fits"]);
+  auto none = run("plan --model llama2-70b --gpu a100-40g --gpus-per-node 1 --global-batch 8");
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_NE(none.out.find("Nothing fits. Closest:"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("It would fit with"), std::string::npos);
+  auto preset = run("plan --model llama9-1t");
+  EXPECT_EQ(preset.rc, 2);
+  EXPECT_NE(preset.err.find("unknown model preset \"llama9-1t\""), std::string::npos) << preset.err;
+  auto tp = run("plan --model llama2-7b --tp 3");
+  EXPECT_EQ(tp.rc, 2);
+  EXPECT_NE(tp.err.find("does not divide the 32 attention heads"), std::string::npos) << tp.err;
+  auto batch = run("plan --model gpt2 --gpus-per-node 8 --tp 1 --pp 1 --global-batch 3");
+  EXPECT_EQ(batch.rc, 2);
+  EXPECT_NE(batch.err.find("global batch 3"), std::string::npos) << batch.err;
+}
+
 TEST(Cli, EmptyDirectoryAndUsageErrors) {
   fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
   fs::create_directories(d);

@@ -10,6 +10,8 @@ namespace gpudoctor::cli {
 std::function<int()> addAnalyze(CLI::App& app);
 // Adds `checklist` (the guide's checklist judged from traces).
 std::function<int()> addChecklist(CLI::App& app);
+// Adds `plan` (memory and step-time planner).
+std::function<int()> addPlan(CLI::App& app);
 // Adds `nccl` and its verbs (`nccl env`).
 std::function<int()> addNccl(CLI::App& app);
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   auto analyze = gpudoctor::cli::addAnalyze(app);
   auto checklist = gpudoctor::cli::addChecklist(app);
   auto nccl = gpudoctor::cli::addNccl(app);
+  auto plan = gpudoctor::cli::addPlan(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("analyze")) return analyze();
     if (app.got_subcommand("checklist")) return checklist();
     if (app.got_subcommand("nccl")) return nccl();
+    if (app.got_subcommand("plan")) return plan();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

@@ -237,6 +237,11 @@ class Checker {
   void hostChecks(const NcclVarInfo& v) {
     const std::string& val = s_->value;
     if (v.type == "path" && s_->name == "NCCL_TOPO_FILE") {
+      std::error_code ec;
+      if (std::filesystem::exists(val, ec) && !std::filesystem::is_regular_file(val, ec)) {
+        add(EnvVerdict::kWrong, "topology file " + val + " is not a regular file", "");
+        return;  // never read a FIFO or a device: it could block
+      }
       std::ifstream f(val);
       if (!f) {
         add(EnvVerdict::kWrong, "topology file " + val + " does not exist or cannot be read: NCCL falls back to detection",

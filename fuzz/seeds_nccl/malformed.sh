@@ -1,0 +1,2 @@
+export NCCL_DEBUG=INFO
+export NCCL_ALGO
