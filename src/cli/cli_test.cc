@@ -168,6 +168,11 @@ TEST(Cli, Plan) {
   auto tp = run("plan --model llama2-7b --tp 3");
   EXPECT_EQ(tp.rc, 2);
   EXPECT_NE(tp.err.find("does not divide the 32 attention heads"), std::string::npos) << tp.err;
+  auto vs = run("plan --model gpt2 --layers 4 --hidden 512 --heads 8 --vocab 8192 --seq 512 --gpus-per-node 2 "
+                "--global-batch 16 --micro-batch 8 --zero 0 --recompute none --from-trace " + src("examples/ddp_bf16_flash"));
+  EXPECT_EQ(vs.rc, 0) << vs.err;
+  EXPECT_NE(vs.out.find("Kernel efficiency: the kernels ran at 18%"), std::string::npos) << vs.out;
+  EXPECT_NE(vs.out.find("Host overhead"), std::string::npos) << vs.out;
   auto batch = run("plan --model gpt2 --gpus-per-node 8 --tp 1 --pp 1 --global-batch 3");
   EXPECT_EQ(batch.rc, 2);
   EXPECT_NE(batch.err.find("global batch 3"), std::string::npos) << batch.err;

@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "analysis/run_analysis.h"
 #include "planning/plan.h"
+#include "sources/trace_set.h"
 #include "report/plan_report.h"
 
 namespace gpudoctor::cli {
@@ -25,6 +27,7 @@ struct PlanArgs {
   std::string recompute;
   size_t top = 5;
   bool json = false;
+  std::vector<std::string> from_trace;
 };
 
 int runPlan(const PlanArgs& a) {
@@ -101,6 +104,18 @@ int runPlan(const PlanArgs& a) {
   if (plans.empty())
     return fail("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
                 " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
+  if (!a.from_trace.empty()) {
+    // Prediction against a measured run: the first configuration matching the pins is the job's.
+    auto files = expandTracePaths(a.from_trace);
+    if (!files.ok()) return fail(files.error().message) - 1;
+    auto traces = readTraceSet(files.value());
+    if (!traces.ok()) return fail(traces.error().message) - 1;
+    auto run = analyzeRun(traces.value(), {});
+    if (!run.ok()) return fail(run.error().message) - 1;
+    std::string out = renderPlanVsTrace(m, c, t, plans.front(), run.value());
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
   std::string out = a.json ? renderPlanJson(m, c, t, plans, a.top) : renderPlanText(m, c, t, plans, a.top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return plans.front().fits ? 0 : 1;
@@ -146,6 +161,10 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--recompute", a->recompute, "Pin recomputation: none, selective, full")->group("Pin");
   cmd->add_option("--top", a->top, "Configurations shown")->capture_default_str();
   cmd->add_flag("--json", a->json, "JSON output");
+  cmd->add_option("--from-trace", a->from_trace,
+                  "Compare the prediction for the pinned configuration with measured profiler traces of the job "
+                  "and explain the difference (kernel efficiency, exposed communication, host overhead)")
+      ->type_name("TRACE");
   return [a] { return runPlan(*a); };
 }
 

@@ -35,6 +35,54 @@ std::vector<std::string> planSettings(const ModelSpec& m, const TrainSpec& t, co
   return s;
 }
 
+std::string renderPlanVsTrace(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t, const PlanResult& p,
+                              const RunAnalysis& run) {
+  double steps = 0, wall = 0, compute = 0, exposed = 0, idle = 0, copies = 0;
+  for (const auto& r : run.ranks) {
+    steps += static_cast<double>(r.steps.size());
+    wall += r.total.wall_ns;
+    compute += r.total.compute_ns;
+    exposed += r.total.comm_exposed_ns;
+    idle += r.total.idle_ns;
+    copies += r.total.copy_exposed_ns;
+  }
+  auto per = [&](double ns) { return ns / std::max(1.0, steps) / 1e9; };
+  const auto& c = p.cfg;
+  const auto& e = p.time;
+  // One profiled step is one micro-batch iteration of the training loop when accum > 1.
+  double scale = 1.0 / static_cast<double>(c.accum);
+  double pred_compute = (e.compute_s + e.optimizer_s) * scale, pred_comm = (e.dp_exposed_s + e.tp_comm_s + e.pp_comm_s) * scale;
+  double pred_step = e.step_s * scale;
+  double eff = per(compute) > 0 ? k.efficiency * e.compute_s * scale / per(compute) : 0;
+  std::string o = fmt::format(
+      "gpudoctor plan --from-trace: {} vs {} rank(s), {:.0f} profiled step(s)\n"
+      "configuration: tp {} pp {} dp {} ZeRO-{} recompute {} micro-batch {} (accumulation {}: one profiled step = one "
+      "micro-batch)\n\n",
+      m.name, run.ranks.size(), steps, c.tp, c.pp, c.dp, c.zero, recomputeName(c.recompute), c.micro_batch, c.accum);
+  o += fmt::format("  {:<28} {:>12} {:>12} {:>12}\n", "per step", "predicted ms", "measured ms", "difference");
+  auto row = [&](const char* what, double pr, double me) {
+    o += fmt::format("  {:<28} {:>12.2f} {:>12.2f} {:>+12.2f}\n", what, 1e3 * pr, 1e3 * me, 1e3 * (me - pr));
+  };
+  row("step", pred_step, per(wall));
+  row("GPU compute", pred_compute, per(compute));
+  row("exposed communication", pred_comm, per(exposed));
+  row("exposed copies", 0, per(copies));
+  row("GPU idle (host, waits)", 0, per(idle));
+  if (eff > 1.0)
+    o += "\n  The measured compute is faster than the GPU's peak allows for this model and batch: the model, batch or\n"
+         "  configuration given does not match the traced job. Check --model, --seq, --global-batch, --micro-batch.\n";
+  o += fmt::format("\n  Kernel efficiency: the kernels ran at {:.0f}% of the {:.0f} TFLOP/s peak; the plan assumed {:.0f}%.\n"
+                   "  Pass --efficiency {:.2f} to plan with the measured rate.\n",
+                   100 * eff, t.precision == Precision::kFp32 ? k.fp32_tflops : k.peak_tflops, 100 * k.efficiency, eff);
+  if (per(idle) > 0.1 * per(wall))
+    o += fmt::format("  Host overhead: the GPU idled {:.2f} ms per step, which the plan does not model: see gpudoctor "
+                     "analyze for why.\n",
+                     1e3 * per(idle));
+  if (per(exposed) > 2 * pred_comm + 1e-4)
+    o += "  Exposed communication is above the prediction: overlap, bus bandwidth or a straggler (gpudoctor analyze).\n";
+  return o;
+}
+
 std::string renderPlanText(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t,
                            const std::vector<PlanResult>& plans, size_t top) {
   std::string o = fmt::format(
