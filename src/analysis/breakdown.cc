@@ -121,14 +121,21 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
   int64_t cur = wb;
   auto classify_gap = [&](int64_t g0, int64_t g1) {
     int64_t len = g1 - g0;
-    if (g1 >= we) {
-      b.idle_other_ns += len;
-      return;
-    }
-    // GPU work that starts at g1: the one whose launch came first decides.
+    int64_t in_loader = idx.dataloader.lengthIn(g0, g1);
+    // The GPU work that ends the gap decides: at g1, or for the gap that runs to the end of the
+    // window, the first work after it (in the next step). Among work starting together, the one
+    // launched first.
+    int64_t next_start = g1;
     auto it = idx.firstStartingAt(idx.gpu_work, g1);
+    if (g1 >= we) {
+      if (it == idx.gpu_work.end()) {
+        b.idle_other_ns += len;
+        return;
+      }
+      next_start = ev[*it].start_ns;
+    }
     const Event* call = nullptr;
-    for (; it != idx.gpu_work.end() && ev[*it].start_ns == g1; ++it) {
+    for (; it != idx.gpu_work.end() && ev[*it].start_ns == next_start; ++it) {
       uint32_t l = ev[*it].correlation < 0 ? IdMap::kNone : idx.launch_of.find(ev[*it].correlation);
       if (l == IdMap::kNone) continue;
       if (!call || ev[l].start_ns < call->start_ns) call = &ev[l];
@@ -142,8 +149,13 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
       return;
     }
     auto s = idx.sync_by_track.find(call->track);
-    if (s != idx.sync_by_track.end() && s->second.contains(g0)) b.idle_sync_ns += len;
-    else b.idle_host_ns += len;
+    if (s != idx.sync_by_track.end() && s->second.contains(g0)) {
+      b.idle_sync_ns += len;
+      b.idle_sync_in_loader_ns += in_loader;
+    } else {
+      b.idle_host_ns += len;
+      b.idle_host_in_loader_ns += in_loader;
+    }
   };
   std::vector<Span> gaps;
   for (const Span& s : busy.spans()) {
@@ -174,6 +186,8 @@ void accumulate(StepBreakdown& s, const StepBreakdown& b) {
   s.idle_other_ns += b.idle_other_ns;
   s.gpu_wait_ns += b.gpu_wait_ns;
   s.idle_in_loader_ns += b.idle_in_loader_ns;
+  s.idle_host_in_loader_ns += b.idle_host_in_loader_ns;
+  s.idle_sync_in_loader_ns += b.idle_sync_in_loader_ns;
   auto addc = [](CopyStats& x, const CopyStats& y) {
     x.count += y.count;
     x.bytes += y.bytes;

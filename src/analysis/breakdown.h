@@ -52,6 +52,8 @@ struct StepBreakdown {
   int64_t idle_dependency_ns = 0;// next work already queued: waiting on another stream or event
   int64_t idle_other_ns = 0;     // nothing more ran in the window, or no launch record
   int64_t idle_in_loader_ns = 0; // idle time while the host was inside DataLoader __next__
+  int64_t idle_host_in_loader_ns = 0;  // ... the part of it classified host
+  int64_t idle_sync_in_loader_ns = 0;  // ... the part of it classified sync
   int64_t gpu_wait_ns = 0;       // Stream Wait Event time on GPU streams (cuda_sync events), if recorded
   std::array<CopyStats, kCopyDirCount> copies{};
   CopyStats pageable_htod, pinned_htod, pageable_dtoh, pinned_dtoh;

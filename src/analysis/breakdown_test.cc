@@ -152,11 +152,12 @@ TEST(Breakdown, StepOneExactFigures) {
   // Gaps: [1000,1500) next work K1 launched at 1300, after the gap began: host.
   //       [2800,3000) next work K4 launched at 1480, before the gap: dependency.
   //       [3400,3900) next work K5 launched at 3700 by a thread inside cudaStreamSynchronize at 3400: sync.
-  //       [4200,5000) nothing more starts in the window: other.
-  EXPECT_EQ(s.idle_host_ns, 500);
+  //       [4200,5000) runs to the window's end; the next work (K6, next step) was launched at 5100,
+  //       after the gap began: host.
+  EXPECT_EQ(s.idle_host_ns, 500 + 800);
   EXPECT_EQ(s.idle_dependency_ns, 200);
   EXPECT_EQ(s.idle_sync_ns, 500);
-  EXPECT_EQ(s.idle_other_ns, 800);
+  EXPECT_EQ(s.idle_other_ns, 0);
   EXPECT_EQ(s.kernels, 4);
   // Host side.
   EXPECT_EQ(s.dataloader_ns, 300);
@@ -450,8 +451,8 @@ TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
   const RankAnalysis& ra = r.value().ranks[0];
   ASSERT_EQ(ra.steps.size(), 2u);
   EXPECT_EQ(ra.total.wall_ns, 4000 + 4600);
-  EXPECT_EQ(ra.total.idle_host_ns, 500 + 2500);
-  EXPECT_EQ(ra.total.idle_other_ns, 800 + 200);
+  EXPECT_EQ(ra.total.idle_host_ns, 500 + 800 + 2500);
+  EXPECT_EQ(ra.total.idle_other_ns, 200);
   EXPECT_EQ(ra.total.window.begin_ns, 1000);
   EXPECT_EQ(ra.total.window.end_ns, 9600);
   EXPECT_EQ(ra.total.launch_latency.count, 9);  // over both steps

@@ -69,7 +69,7 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
         const Collective& c = t.collectives[e.aux - 1];
         coll = std::string(t.strings.view(c.coll_name));
         dtype = std::string(t.strings.view(c.dtype));
-        bytes = std::max(c.in_nelems, c.out_nelems) * dtypeBytes(dtype);
+        bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);
         n = c.group_size;
       }
       groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n}].push_back(e.dur_ns);

@@ -37,7 +37,13 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   std::vector<Status> status(traces.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < traces.size();) status[i] = analyzeRank(run.ranks[i], opt);
+    for (size_t i; (i = next.fetch_add(1)) < traces.size();) {
+      try {
+        status[i] = analyzeRank(run.ranks[i], opt);
+      } catch (const std::bad_alloc&) {
+        status[i] = Error{traces[i].path + ": out of memory while analyzing"};
+      }
+    }
   };
   unsigned n = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   n = static_cast<unsigned>(std::min<size_t>(n, traces.size()));
@@ -55,7 +61,7 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   }
   run.kernels = summarizeKernels(all, opt.top_n);
   run.collectives = summarizeCollectives(all);
-  run.straggler = findStraggler(all, ids);
+  run.straggler = findStraggler(all, ids, opt.straggler_share_min);
   return run;
 }
 

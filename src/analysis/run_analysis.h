@@ -15,6 +15,7 @@ struct AnalysisOptions {
   StepSelection steps;
   size_t top_n = 10;
   unsigned threads = 0;  // 0: hardware concurrency
+  double straggler_share_min = 0.6;  // see findStraggler
 };
 
 struct RankAnalysis {

@@ -19,11 +19,11 @@ Result<StepSelection> StepSelection::parse(const std::string& text) {
     std::string part = text.substr(i, j - i);
     size_t dash = part.find('-', 1);
     auto a = parseInt64(part.substr(0, dash));
-    if (!a || *a < 0) return bad();
+    if (!a || *a < 0 || *a > 1'000'000'000'000LL) return bad();
     int64_t b = *a;
     if (dash != std::string::npos) {
       auto bb = parseInt64(part.substr(dash + 1));
-      if (!bb || *bb < *a || *bb - *a > 1000000) return bad();
+      if (!bb || *bb < *a || *bb - *a > 1000000 || *bb > 1'000'000'000'000LL) return bad();
       b = *bb;
     }
     for (int64_t n = *a; n <= b; ++n) sel.numbers.push_back(n);

@@ -118,6 +118,24 @@ TraceIndex buildIndex(const RankTrace& t) {
     if (kc == KernelClass::kNccl) nccl.push_back(s);
     else compute.push_back(s);
   }
+  // Materialized attention is bmm + softmax + bmm: a trace with only one of them (an MoE router's
+  // softmax, an einsum's bmm) has none, so those kernels get their ordinary class.
+  {
+    bool bmm = false, softmax = false;
+    for (uint32_t i : ix.gpu_work) {
+      if (ix.class_of_event[i] != KernelClass::kAttentionUnfused) continue;
+      bool is_softmax = t.strings.view(ev[i].name).find("oftMax") != std::string_view::npos ||
+                        t.strings.view(ev[i].name).find("softmax") != std::string_view::npos;
+      (is_softmax ? softmax : bmm) = true;
+    }
+    if (!(bmm && softmax))
+      for (uint32_t i : ix.gpu_work)
+        if (ix.class_of_event[i] == KernelClass::kAttentionUnfused) {
+          uint32_t op_ev = ev[i].external_id >= 0 ? ix.op_of.find(ev[i].external_id) : IdMap::kNone;
+          std::string_view dtype = op_ev == IdMap::kNone ? std::string_view() : t.strings.view(ev[op_ev].aux);
+          ix.class_of_event[i] = classifyKernel(t.strings.view(ev[i].name), "", dtype);
+        }
+  }
   ix.all_gpu = IntervalSet::unionOf(std::move(all));
   ix.compute = IntervalSet::unionOf(std::move(compute));
   ix.nccl = IntervalSet::unionOf(std::move(nccl));

@@ -134,6 +134,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   opt.steps = sel.value();
   opt.top_n = a.top;
   opt.threads = a.threads;
+  opt.straggler_share_min = th.get("straggler_share_min");
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return fail(run.error().message);
   if (a.rank >= 0) {
@@ -151,9 +152,14 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (!settings.ok()) return fail(settings.error().message);
     // Judged against the installed NCCL when there is one; the host checks are left to `nccl env`
     // on the job's own machine (this may not be it).
+    // The job's NCCL is the one its traces recorded (distributedInfo); else the one installed here.
     EnvCheckOptions eo;
-    InstalledNccl lib = probeInstalledNccl();
-    if (lib.found) eo.version = lib.version;
+    for (const auto& t : traces.value())
+      if (auto v = parseNcclVersion(t.nccl_version); v.ok()) eo.version = v.value();
+    if (!eo.version) {
+      InstalledNccl lib = probeInstalledNccl();
+      if (lib.found) eo.version = lib.version;
+    }
     env_findings = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
     inputs.nccl_env = &env_findings;
   }

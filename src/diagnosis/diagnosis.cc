@@ -37,6 +37,7 @@ struct Means {
   double steps = 0;
   double wall = 0, busy = 0, compute = 0, comm = 0, exposed = 0, copies = 0, idle = 0;
   double idle_host = 0, idle_sync = 0, idle_dep = 0, idle_other = 0, idle_loader = 0;
+  double idle_host_loader = 0, idle_sync_loader = 0;  // the loader's share of host / sync idle
   double loader = 0, optimizer = 0, sync = 0;
   double pageable_htod_ns = 0, pageable_htod_count = 0, pinned_htod_count = 0;
 };
@@ -58,6 +59,8 @@ Means meansOf(const RunAnalysis& run) {
     m.idle_dep += t.idle_dependency_ns;
     m.idle_other += t.idle_other_ns;
     m.idle_loader += t.idle_in_loader_ns;
+    m.idle_host_loader += t.idle_host_in_loader_ns;
+    m.idle_sync_loader += t.idle_sync_in_loader_ns;
     m.loader += t.dataloader_ns;
     m.optimizer += t.optimizer_ns;
     m.sync += t.sync_ns;
@@ -67,7 +70,7 @@ Means meansOf(const RunAnalysis& run) {
   }
   double n = std::max(1.0, m.steps);
   for (double* x : {&m.wall, &m.busy, &m.compute, &m.comm, &m.exposed, &m.copies, &m.idle, &m.idle_host, &m.idle_sync,
-                    &m.idle_dep, &m.idle_other, &m.idle_loader, &m.loader, &m.optimizer, &m.sync, &m.pageable_htod_ns,
+                    &m.idle_dep, &m.idle_other, &m.idle_loader, &m.idle_host_loader, &m.idle_sync_loader, &m.loader, &m.optimizer, &m.sync, &m.pageable_htod_ns,
                     &m.pageable_htod_count, &m.pinned_htod_count})
     *x /= n;
   return m;
@@ -144,14 +147,17 @@ class Rules {
   }
 
   void ranking(Diagnosis& d) {
-    double input = std::min(m_.idle_loader, m_.idle_host + m_.idle_sync);
-    double host = std::max(0.0, m_.idle_host - input);
+    // Each idle nanosecond in one category: the loader's share is taken from the cause it was
+    // classified under (host or sync), so the ranking adds up to the step.
+    double input = m_.idle_host_loader + m_.idle_sync_loader;
+    double host = m_.idle_host - m_.idle_host_loader;
+    double sync = m_.idle_sync - m_.idle_sync_loader;
     d.ranking = {
         {"compute", share(m_.compute), ms(m_.compute)},
         {"communication", share(m_.exposed), ms(m_.exposed)},
         {"host_launch", share(host), ms(host)},
         {"input", share(input), ms(input)},
-        {"sync", share(m_.idle_sync), ms(m_.idle_sync)},
+        {"sync", share(sync), ms(sync)},
         {"copies", share(m_.copies), ms(m_.copies)},
         {"other_idle", share(m_.idle_dep + m_.idle_other), ms(m_.idle_dep + m_.idle_other)},
     };
@@ -220,9 +226,16 @@ class Rules {
                     {"FP32 share of GEMM", pct(fp32_share), "%"}, {"BF16 share", pct(bf16 / gemm), "%"},
                     {"FP16 share", pct(fp16 / gemm), "%"}};
       f.explanation = "Matrix multiplies run on CUDA cores in FP32. Mixed precision moves them to tensor cores.";
-      f.fix = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # around the forward pass and loss",
-               "    loss = model(x)",
-               "# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True"};
+      const auto& devs = run_.ranks.front().trace->devices;
+      bool ampere_or_newer = devs.empty() || devs.front().compute_major >= 8;
+      if (ampere_or_newer)
+        f.fix = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # around the forward pass and loss",
+                 "    loss = model(x)",
+                 "# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True"};
+      else  // no bf16 or TF32 tensor cores before Ampere: fp16 with loss scaling
+        f.fix = {"scaler = torch.amp.GradScaler(\"cuda\")",
+                 "with torch.autocast(\"cuda\", dtype=torch.float16): loss = model(x)",
+                 "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"};
     }
     if (fp16 / gemm > 0.05) {
       auto& f = add("precision.fp16_gradscaler", "FP16 GEMMs: loss scaling is required (or use bf16, which needs none)", 0,
@@ -250,23 +263,25 @@ class Rules {
                   {"fused attention", ms(perStep(fused)), "ms/step"},
                   {"share of kernel time", pct(unfused / std::max(1.0, static_cast<double>(run_.kernels.total_ns))), "%"}};
     f.explanation = "bmm/softmax kernels launched by hand-written attention hold the full score matrix in memory.";
-    f.fix = {"out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"};
+    f.fix = {"out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)",
+             "# decoder (causal) attention: is_causal=True instead of a mask"};
   }
 
   void launchOverhead() {
     const auto& nn = run_.kernels.non_nccl;
     double kernels_per_step = nn.count / total_steps_;
     double median_us = static_cast<double>(nn.p50_ns) / 1e3;
-    double host = share(m_.idle_host);
+    double launch_idle = m_.idle_host - m_.idle_host_loader;  // not the time spent waiting for data
+    double host = share(launch_idle);
     if (nn.count == 0) return;
     if (median_us >= th_.get("short_kernel_us") || host <= th_.get("host_idle_max")) return;
     auto& f = add("launch.overhead",
                   fmt::format("Launch-bound: {:.0f} kernels per step with a median of {:.1f} us; the GPU waits for "
                               "launches {:.0f}% of the step",
                               kernels_per_step, median_us, pct(host)),
-                  m_.idle_host, "GPU idle time waiting for the host to launch (upper bound)");
+                  launch_idle, "GPU idle time waiting for the host to launch (upper bound)");
     f.evidence = {{"kernels", kernels_per_step, "per step"}, {"median kernel", median_us, "us"},
-                  {"idle: host launch", ms(m_.idle_host), "ms/step"}};
+                  {"idle: host launch", ms(launch_idle), "ms/step"}};
     f.explanation = "Each kernel costs a few microseconds of host time to launch; when kernels are shorter than "
                     "that, the GPU starves. Fusing kernels or replaying CUDA graphs removes the launches.";
     f.fix = {"model = torch.compile(model, mode=\"reduce-overhead\")   # kernel fusion + CUDA graphs",
@@ -379,14 +394,18 @@ class Rules {
   void memory() {
     for (const auto& r : run_.ranks) {
       const auto* t = r.trace;
-      if (t->peak_allocated_bytes < 0 || t->devices.empty() || t->devices.front().total_global_mem <= 0) continue;
-      double frac = static_cast<double>(t->peak_allocated_bytes) / static_cast<double>(t->devices.front().total_global_mem);
+      if (t->peak_allocated_bytes < 0 || t->devices.empty()) continue;
+      const DeviceProps* dev = &t->devices.front();
+      for (const auto& d : t->devices)
+        if (d.id == t->peak_device) dev = &d;
+      if (dev->total_global_mem <= 0) continue;
+      double frac = static_cast<double>(t->peak_allocated_bytes) / static_cast<double>(dev->total_global_mem);
       if (frac <= th_.get("gpu_memory_max")) continue;
       auto& f = add("memory.peak", fmt::format("Rank {} peaks at {:.0f}% of GPU memory", t->rank, pct(frac)), 0,
                     "no time gain; out-of-memory risk");
       f.severity = Severity::kCritical;
       f.evidence = {{"peak allocated", static_cast<double>(t->peak_allocated_bytes) / (1 << 30), "GiB"},
-                    {"device memory", static_cast<double>(t->devices.front().total_global_mem) / (1 << 30), "GiB"}};
+                    {"device memory", static_cast<double>(dev->total_global_mem) / (1 << 30), "GiB"}};
       f.explanation = "Above the guide's 95% the allocator fragments and a longer sequence runs out of memory.";
       f.fix = {"x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)   # recompute activations",
                "# or halve the micro-batch and accumulate gradients over 2 steps"};
@@ -459,7 +478,7 @@ class Rules {
     auto item = [&](std::string area, std::string what, CheckStatus s, std::string ev) {
       d.checklist.push_back({std::move(area), std::move(what), s, std::move(ev)});
     };
-    item("compute", "GPU utilization > 90%", share(m_.busy) >= th_.get("gpu_util_min") ? CheckStatus::kPass : CheckStatus::kFail,
+    item("compute", fmt::format("GPU utilization > {:.0f}%", pct(th_.get("gpu_util_min"))), share(m_.busy) >= th_.get("gpu_util_min") ? CheckStatus::kPass : CheckStatus::kFail,
          fmt::format("GPU busy {:.1f}% of the step", pct(share(m_.busy))));
     item("compute", "Mixed precision for matrix multiplies", byFinding(d, "precision.fp32_gemm", gemm > 0),
          gemm > 0 ? fmt::format("FP32 SIMT share of GEMM time {:.0f}%", pct(classNs(k, KernelClass::kGemmFp32Simt) / gemm))
@@ -474,7 +493,7 @@ class Rules {
                      static_cast<double>(k.non_nccl.p50_ns) / 1e3, pct(share(m_.idle_host))));
     item("compute", "Fused optimizer", byFinding(d, "optimizer.unfused", classNs(k, KernelClass::kOptimizer) > 0),
          k.fused_optimizer ? "fused optimizer kernels seen" : "optimizer kernels are foreach/per-tensor");
-    item("communication", "Exposed communication < 20% of the step",
+    item("communication", fmt::format("Exposed communication < {:.0f}% of the step", pct(th_.get("comm_share_max"))),
          multi || m_.comm > 0 ? (share(m_.exposed) <= th_.get("comm_share_max") ? CheckStatus::kPass : CheckStatus::kFail)
                               : CheckStatus::kUnknown,
          fmt::format("exposed NCCL {:.1f}% of the step", pct(share(m_.exposed))));
@@ -492,7 +511,7 @@ class Rules {
     }
     item("communication", "Collectives large enough (bucketing)", byFinding(d, "communication.small_collectives", m_.comm > 0),
          fmt::format("{} collective groups in the trace", run_.collectives.size()));
-    item("io", "IO wait < 10% (loader off the critical path)", byFinding(d, "input.loader_on_critical_path", m_.loader > 0),
+    item("io", fmt::format("IO wait < {:.0f}% (loader off the critical path)", pct(th_.get("io_wait_max"))), byFinding(d, "input.loader_on_critical_path", m_.loader > 0),
          fmt::format("GPU idle while loading {:.1f}% of the step", pct(share(m_.idle_loader))));
     item("io", "DataLoader workers (num_workers > 0)",
          m_.loader > 0 ? (anyString(run_, "_SingleProcessDataLoaderIter") ? CheckStatus::kFail : CheckStatus::kPass)
@@ -507,7 +526,7 @@ class Rules {
                      m_.pinned_htod_count));
     bool mem_known = false;
     for (const auto& r : run_.ranks) mem_known |= r.trace->peak_allocated_bytes >= 0;
-    item("memory", "GPU memory < 95%", byFinding(d, "memory.peak", mem_known),
+    item("memory", fmt::format("GPU memory < {:.0f}%", pct(th_.get("gpu_memory_max"))), byFinding(d, "memory.peak", mem_known),
          mem_known ? "from the profiler's memory events" : "profile with profile_memory=True, or use gpudoctor monitor");
     item("memory", "Checkpointing / accumulation where memory is short", CheckStatus::kUnknown,
          "a training-configuration choice; gpudoctor plan sizes it");

@@ -190,11 +190,21 @@ class Checker {
     std::string why;
     if (v.type == "bool") {
       auto x = ncclInt(val);
-      if (!x) add(EnvVerdict::kWrong, "\"" + val + "\" is not an integer: NCCL reads it as 0 (off)", s_->name + "=1");
+      if (!x) {
+        std::string u = upper(val);
+        bool on = u == "TRUE" || u == "YES" || u == "ON" || u == "Y";
+        add(EnvVerdict::kWrong, "\"" + val + "\" is not an integer: NCCL reads it as 0 (off)",
+            s_->name + (on ? "=1" : "=0"));
+      }
     } else if (v.type == "int" || v.type == "size") {
       if (!validInt(v, val, why)) add(EnvVerdict::kWrong, why, "");
     } else if (v.type == "enum") {
-      checkNames({val}, v.values, "value");
+      bool exact = std::find(v.values.begin(), v.values.end(), val) != v.values.end();
+      if (v.case_sensitive && !exact && std::find(v.values.begin(), v.values.end(), upper(val)) != v.values.end())
+        add(EnvVerdict::kWrong, "NCCL compares this value case-sensitively: \"" + val + "\" is not recognized",
+            s_->name + "=" + upper(val));
+      else if (!exact)
+        checkNames({val}, v.values, "value");
     } else if (v.type == "algo" || v.type == "proto") {
       static const std::vector<std::string> kAlgo = {"Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
       static const std::vector<std::string> kProto = {"LL", "LL128", "Simple"};
@@ -236,6 +246,7 @@ class Checker {
 
   void hostChecks(const NcclVarInfo& v) {
     const std::string& val = s_->value;
+    if (!o_.host) return;  // settings for another machine: its files and devices are not here
     if (v.type == "path" && s_->name == "NCCL_TOPO_FILE") {
       std::error_code ec;
       if (std::filesystem::exists(val, ec) && !std::filesystem::is_regular_file(val, ec)) {
@@ -255,7 +266,6 @@ class Checker {
         add(EnvVerdict::kWrong, "topology file " + val + " is not an NCCL topology XML (no <system> element)", "");
       return;
     }
-    if (!o_.host) return;
     const HostNet& h = *o_.host;
     if (v.type == "iface_list") {
       bool ex;

@@ -44,6 +44,7 @@ Result<NcclVarTable> NcclVarTable::parse(std::string_view text, const std::strin
         *out = *d;
       }
     if (auto* b = e->get("since_is_upper_bound")) v.since_is_upper_bound = b->value_or(false);
+    if (auto* b = e->get("case_sensitive")) v.case_sensitive = b->value_or(false);
     if (auto* arr = e->get_as<toml::array>("values"))
       for (const auto& x : *arr)
         if (auto s = x.value<std::string>()) v.values.push_back(*s);

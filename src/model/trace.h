@@ -131,7 +131,8 @@ struct RankTrace {
   std::vector<Track> tracks;
   std::vector<Event> events;  // sorted by (start_ns, longer first)
   std::vector<Collective> collectives;
-  int64_t peak_allocated_bytes = -1;  // from [memory] events (profile_memory=True), else -1
+  int64_t peak_allocated_bytes = -1;  // largest CUDA-device total from [memory] events (profile_memory=True), else -1
+  int64_t peak_device = -1;           // the device it was on
   ReadStats stats;
 };
 

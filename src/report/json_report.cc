@@ -19,7 +19,8 @@ const char* const kDefinitions[] = {
     "idle causes, per gap of the busy set: sync = the call that launched the next GPU work started after the gap "
     "began and its host thread was then blocked in a synchronizing call; host = started after the gap began "
     "otherwise (the GPU waited for the host to launch); dependency = launched before the gap began (waiting on "
-    "another stream or event); other = nothing ran after the gap inside the window, or no launch record.",
+    "another stream or event); other = no GPU work follows, or no launch record. A gap running to the window's "
+    "end is judged by the first GPU work after it.",
     "launch latency: GPU start of the work − end of the runtime/driver call that launched it (same correlation id), "
     "for calls made inside the window; can be negative when work starts before the call returns.",
     "dataloader_ns / optimizer_ns / sync_ns: union of enumerate(DataLoader)* ranges / Optimizer.step#* ranges / "
@@ -169,7 +170,8 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     }
     j["diagnosis"] = dj;
   }
-  return j.dump(1) + "\n";
+  // Paths and names from traces need not be UTF-8: replace what is not rather than fail.
+  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpudoctor

@@ -46,7 +46,7 @@ std::string renderNcclEnvJson(const std::vector<EnvFinding>& findings, const Ncc
     arr.push_back({{"name", f.name}, {"value", f.value}, {"origin", f.origin}, {"verdict", envVerdictName(f.verdict)},
                    {"reason", f.reason}, {"fix", f.fix}});
   j["findings"] = arr;
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpudoctor

@@ -54,6 +54,7 @@ std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
     std::string dev = t->devices.empty() ? "" : ", " + t->devices.front().name;
     // Long paths keep their informative tail so the line fits in 100 columns.
     std::string path = t->path;
+    if (dev.size() > 40) dev = dev.substr(0, 40);
     size_t room = 100 - 12 - dev.size();
     if (path.size() > room) path = "..." + path.substr(path.size() - (room - 3));
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);

@@ -58,7 +58,13 @@ Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& file
   std::mutex mu;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
-      results[i].emplace(readKinetoTrace(files[i]));
+      try {
+        results[i].emplace(readKinetoTrace(files[i]));
+      } catch (const std::bad_alloc&) {
+        results[i].emplace(Error{files[i] + ": out of memory while reading"});
+      } catch (const std::exception& e) {
+        results[i].emplace(Error{files[i] + ": " + e.what()});
+      }
       size_t d = done.fetch_add(1) + 1;
       if (opt.progress) {
         std::lock_guard<std::mutex> lock(mu);

@@ -1,2 +1,2 @@
 export NCCL_DEBUG=INFO
-export NCCL_ALGO
+export NCCL_ALGO="Ring

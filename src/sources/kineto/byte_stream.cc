@@ -96,7 +96,8 @@ class GzipStream : public ByteStream {
     if (!ok_) return Error{name_ + ": cannot initialise zlib"};
     if (done_) return size_t{0};
     zs_.next_out = reinterpret_cast<Bytef*>(dst);
-    zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    n = std::min<size_t>(n, 1u << 30);  // zlib counts in 32 bits
+    zs_.avail_out = static_cast<uInt>(n);
     while (zs_.avail_out > 0) {
       if (zs_.avail_in == 0 && !src_eof_) {
         ssize_t r = src_->read(in_.data(), in_.size());

@@ -67,7 +67,7 @@ struct RawEvent {
   std::string_view cat, name, pid_tok, tid_tok, ts_tok, dur_tok;
   bool has_cat = false, pid_str = false, tid_str = false;
   int64_t correlation = -1, external_id = -1, bytes = -1, in_nelems = -1, out_nelems = -1;
-  int64_t group_size = -1, total_allocated = -1;
+  int64_t group_size = -1, total_allocated = -1, device_type = -1, device_id = -1;
   std::string_view coll_name, dtype, pg_ranks, pg_name, input_type, meta_name;
   bool has_coll = false;
 };
@@ -92,7 +92,12 @@ class Reader {
     // Kineto events average 300-400 bytes of JSON; gzip shrinks traces about 10x. Reserving
     // address space costs no memory until touched, and saves copying the events as they grow.
     uint64_t json_guess = in_.sizeOnDisk() * (in_.compressed() ? 12 : 1);
-    reserveHuge(tr_.events, std::min<uint64_t>(json_guess / 250, uint64_t{1} << 31));
+    // Best effort, capped at 64 M events (3.6 GB of address space): a refused reservation (strict
+    // overcommit) just means the vector grows as usual.
+    try {
+      reserveHuge(tr_.events, std::min<uint64_t>(json_guess / 250, uint64_t{1} << 26));
+    } catch (const std::exception&) {
+    }
     // Skip a UTF-8 byte-order mark.
     if (ensure(3) && std::memcmp(&buf_[cur_], "\xEF\xBB\xBF", 3) == 0) cur_ += 3;
     int c = peekNonWs();
@@ -439,9 +444,13 @@ class Reader {
             intOf(v, ev.group_size);
           }
           break;
+        case 9:
+          if (key == "Device Id") intOf(v, ev.device_id);
+          break;
         case 11:
           if (key == "correlation") intOf(v, ev.correlation);
           else if (key == "External id") intOf(v, ev.external_id);
+          else if (key == "Device Type") intOf(v, ev.device_type);
           break;
         case 13:
           if (key == "In msg nelems") intOf(v, ev.in_nelems);
@@ -455,6 +464,7 @@ class Reader {
             ev.has_coll = true;
           } else if (key == "Total Allocated") {
             intOf(v, ev.total_allocated);
+
           }
           break;
         case 18:
@@ -560,7 +570,11 @@ class Reader {
         return;
       default:
         ++tr_.stats.instant_events;
-        if (ev.total_allocated > tr_.peak_allocated_bytes) tr_.peak_allocated_bytes = ev.total_allocated;
+        // [memory] events: Device Type 1 is a CUDA device (0 is host memory, not compared with the GPU's).
+        if (ev.device_type == 1 && ev.total_allocated > tr_.peak_allocated_bytes) {
+          tr_.peak_allocated_bytes = ev.total_allocated;
+          tr_.peak_device = ev.device_id;
+        }
         return;
     }
     auto ts = parseMicrosToNanos(ev.ts_tok);

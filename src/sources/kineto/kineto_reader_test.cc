@@ -36,7 +36,9 @@ const char* kSmall = R"json({
    "dur": 5, "args": {"bytes": 4096, "correlation": 44}},
   {"name": "thread_name", "ph": "M", "ts": 0, "pid": 0, "tid": 7, "args": {"name": "stream 7 "}},
   {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 12,
-   "args": {"Total Allocated": 123456}}
+   "args": {"Device Type": 1, "Device Id": 0, "Total Allocated": 123456}},
+  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 13,
+   "args": {"Device Type": 0, "Device Id": -1, "Total Allocated": 999999999}}
   ],
   "traceName": "x"
 })json";
@@ -51,10 +53,11 @@ TEST(KinetoReader, ReadsEveryField) {
   ASSERT_EQ(t.devices.size(), 1u);
   EXPECT_EQ(t.devices[0].num_sms, 132);
   EXPECT_EQ(t.base_time_ns, 1000000000000);
-  EXPECT_EQ(t.stats.json_events, 8u);
+  EXPECT_EQ(t.stats.json_events, 9u);
   EXPECT_EQ(t.stats.flow_events, 1u);
   EXPECT_EQ(t.stats.metadata_events, 1u);
-  EXPECT_EQ(t.peak_allocated_bytes, 123456);
+  EXPECT_EQ(t.peak_allocated_bytes, 123456);  // host memory (Device Type 0) is not the GPU's
+  EXPECT_EQ(t.peak_device, 0);
   ASSERT_EQ(t.events.size(), 5u);
   // Sorted by start; base time added; fractions exact to the nanosecond with rounding.
   EXPECT_EQ(t.events[0].start_ns, 1000000000000 + 10500);
