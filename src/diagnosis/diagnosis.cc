@@ -183,7 +183,8 @@ class Rules {
     f.explanation = kWhat.at(top.category) + ". Ranking: " + list + ".";
     f.evidence = {{"step", ms(m_.wall), "ms/step"}, {top.category, top.ms_per_step, "ms/step"},
                   {"GPU busy", pct(share(m_.busy)), "%"}};
-    if (top.category == "compute") f.severity = Severity::kInfo;
+    // Compute is no wait to remove; other_idle has no single cause to fix (see the idle breakdown).
+    if (top.category == "compute" || top.category == "other_idle") f.severity = Severity::kInfo;
     f.fix = fixesFor(top.category);
   }
 
