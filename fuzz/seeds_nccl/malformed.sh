@@ -1,2 +1,0 @@
-export NCCL_DEBUG=INFO
-export NCCL_ALGO
