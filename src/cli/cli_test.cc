@@ -173,6 +173,16 @@ TEST(Cli, Plan) {
   EXPECT_EQ(vs.rc, 0) << vs.err;
   EXPECT_NE(vs.out.find("Kernel efficiency: the kernels ran at 18%"), std::string::npos) << vs.out;
   EXPECT_NE(vs.out.find("Host overhead"), std::string::npos) << vs.out;
+  auto cfg = run("plan --top 1 --nodes 1 --config " + src("examples/plan/llama2_7b_2x8_h100.toml"));
+  EXPECT_EQ(cfg.rc, 0) << cfg.err;
+  EXPECT_NE(cfg.out.find("llama2-7b"), std::string::npos);
+  EXPECT_NE(cfg.out.find("1 x 8 GPUs"), std::string::npos) << cfg.out;  // the flag wins over the file
+  fs::path bad = fs::temp_directory_path() / "gpudoctor_bad_plan.toml";
+  std::ofstream(bad) << "model = \"gpt2\"\nnodez = 2\n";
+  auto b = run("plan --config " + bad.string());
+  EXPECT_EQ(b.rc, 2);
+  EXPECT_NE(b.err.find(":2: unknown key \"nodez\""), std::string::npos) << b.err;
+  fs::remove(bad);
   auto batch = run("plan --model gpt2 --gpus-per-node 8 --tp 1 --pp 1 --global-batch 3");
   EXPECT_EQ(batch.rc, 2);
   EXPECT_NE(batch.err.find("global batch 3"), std::string::npos) << batch.err;
