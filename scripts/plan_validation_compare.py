@@ -4,6 +4,7 @@
 --calibrate: per precision, the efficiency (share of peak) is fitted on one run (the largest
 micro-batch without recomputation) and the other runs are predicted with it, as a user would after
 measuring one configuration.
+The bf16 runs use PyTorch autocast (fp32 weights), so they are planned with --precision amp.
 Memory is compared as allocated bytes (torch.cuda.max_memory_allocated, which excludes the CUDA
 context and NCCL): prediction = total - framework. Step time is the median of 10 steps."""
 import json, subprocess, sys
@@ -16,7 +17,8 @@ rows = [json.loads(l) for l in open(measured) if l.strip()]
 def plan(r, eff=None):
     cmd = [gd, "plan", "--model", "gpt2", "--gpu", "h200", "--gpus-per-node", "1", "--json",
            "--global-batch", str(r["micro_batch"]), "--micro-batch", str(r["micro_batch"]),
-           "--recompute", r["recompute"], "--precision", r["precision"], "--top", "1"]
+           "--recompute", r["recompute"], "--precision", "amp" if r["precision"] == "bf16" else r["precision"],
+           "--top", "1"]
     if eff:
         cmd += ["--efficiency", str(eff)]
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["plans"][0]

@@ -139,7 +139,8 @@ int runPlan(const PlanArgs& a) {
   if (a.precision == "bf16") t.precision = Precision::kBf16Mixed;
   else if (a.precision == "fp16") t.precision = Precision::kFp16Mixed;
   else if (a.precision == "fp32") t.precision = Precision::kFp32;
-  else return fail("--precision must be bf16, fp16 or fp32, not \"" + a.precision + "\"");
+  else if (a.precision == "amp") t.precision = Precision::kAmp;
+  else return fail("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
   if (a.optimizer != "adamw" && a.optimizer != "sgd") return fail("--optimizer must be adamw or sgd");
   t.optimizer = a.optimizer;
   t.flash_attention = !a.no_flash;
@@ -211,7 +212,7 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster");
   cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training");
   cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training");
-  cmd->add_option("--precision", a->precision, "bf16, fp16 (mixed, fp32 master weights) or fp32")->capture_default_str()->group("Training");
+  cmd->add_option("--precision", a->precision, "bf16 or fp16 (16-bit weights, fp32 master copy: Megatron/DeepSpeed), amp (PyTorch autocast: fp32 weights, 16-bit compute) or fp32")->capture_default_str()->group("Training");
   cmd->add_option("--optimizer", a->optimizer, "adamw or sgd")->capture_default_str()->group("Training");
   cmd->add_flag("--no-flash", a->no_flash, "Attention stores its score matrices (no flash attention)")->group("Training");
   cmd->add_flag("--fp32-grads", a->fp32_grads, "Accumulate gradients in fp32 (18 bytes/param with AdamW)")->group("Training");

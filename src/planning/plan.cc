@@ -13,6 +13,7 @@ std::string_view precisionName(Precision p) {
     case Precision::kFp32: return "fp32";
     case Precision::kBf16Mixed: return "bf16";
     case Precision::kFp16Mixed: return "fp16";
+    case Precision::kAmp: return "amp";
   }
   return "bf16";
 }
@@ -52,14 +53,15 @@ Result<ClusterSpec> gpuPreset(const std::string& name) {
 }
 
 namespace {
-double paramBytes(const TrainSpec& t) { return t.precision == Precision::kFp32 ? 4 : 2; }
+bool fp32Weights(const TrainSpec& t) { return t.precision == Precision::kFp32 || t.precision == Precision::kAmp; }
+double paramBytes(const TrainSpec& t) { return fp32Weights(t) ? 4 : 2; }
 double gradBytes(const TrainSpec& t) {
-  return t.precision == Precision::kFp32 || t.fp32_grad_accumulation ? 4 : 2;
+  return fp32Weights(t) || t.fp32_grad_accumulation ? 4 : 2;
 }
 // Optimizer state bytes per parameter (ZeRO's K): AdamW keeps m and v (and fp32 master weights in
 // mixed precision); SGD with momentum keeps one buffer (and the master weights).
 double optimizerBytes(const TrainSpec& t) {
-  bool mixed = t.precision != Precision::kFp32;
+  bool mixed = !fp32Weights(t);  // fp32 master weights live in the optimizer
   if (t.optimizer == "sgd") return mixed ? 8 : 4;
   return mixed ? 12 : 8;
 }
@@ -144,8 +146,7 @@ StepEstimate stepTime(const ModelSpec& m, const ClusterSpec& k, const TrainSpec&
   // and writes them back, about 28 bytes per parameter in mixed precision (20 in fp32, fewer with
   // SGD), over the shard this GPU updates, at 80 % of HBM bandwidth.
   {
-    double per_param = t.optimizer == "sgd" ? (t.precision == Precision::kFp32 ? 16 : 20)
-                                            : (t.precision == Precision::kFp32 ? 24 : 28);
+    double per_param = t.optimizer == "sgd" ? (fp32Weights(t) ? 16 : 20) : (fp32Weights(t) ? 24 : 28);
     double shard = static_cast<double>(totalParams(m)) / (c.tp * c.pp) / (c.zero >= 1 ? c.dp : 1);
     e.optimizer_s = shard * per_param / (0.8 * k.hbm_gbps * 1e9);
   }
@@ -154,8 +155,8 @@ StepEstimate stepTime(const ModelSpec& m, const ClusterSpec& k, const TrainSpec&
   double dp_bw = (c.tp * c.dp <= k.gpus_per_node ? k.intra_busbw_gbps : k.inter_busbw_gbps) * 1e9;
   double pp_bw = (c.tp * c.dp * c.pp <= k.gpus_per_node ? k.intra_busbw_gbps : k.inter_busbw_gbps) * 1e9;
   double tp_bw = (c.tp <= k.gpus_per_node ? k.intra_busbw_gbps : k.inter_busbw_gbps) * 1e9;
-  double psi_bytes = static_cast<double>(totalParams(m)) / (c.tp * c.pp) * 2;  // 16-bit gradients/params on the wire
-  if (t.precision == Precision::kFp32) psi_bytes *= 2;
+  // Gradients (and ZeRO-3's parameters) on the wire, in the precision they are kept in.
+  double psi_bytes = static_cast<double>(totalParams(m)) / (c.tp * c.pp) * gradBytes(t);
   double n = c.dp, frac = (n - 1) / n;
   if (c.dp > 1) {
     // Time of a collective of B bytes: allreduce B·2(n-1)/n / busbw, allgather/reduce-scatter

@@ -10,7 +10,9 @@
 
 namespace gpudoctor {
 
-enum class Precision { kFp32, kBf16Mixed, kFp16Mixed };
+// kBf16Mixed / kFp16Mixed: 16-bit weights and gradients with fp32 master weights in the optimizer
+// (Megatron, DeepSpeed). kAmp: PyTorch autocast, fp32 weights and gradients, 16-bit compute.
+enum class Precision { kFp32, kBf16Mixed, kFp16Mixed, kAmp };
 enum class Recompute { kNone, kSelective, kFull };
 std::string_view precisionName(Precision p);
 std::string_view recomputeName(Recompute r);

@@ -24,6 +24,10 @@ TEST(Plan, BytesPerParameter) {
   t.fp32_grad_accumulation = true;
   EXPECT_DOUBLE_EQ(modelStatesPerGpu(1, t, 0, 1).total(), 18);  // 2 + 4 + 12
   t = TrainSpec{};
+  t.precision = Precision::kAmp;  // PyTorch autocast: 4 + 4 + 8, the same total
+  EXPECT_DOUBLE_EQ(modelStatesPerGpu(1, t, 0, 1).total(), 16);
+  EXPECT_DOUBLE_EQ(modelStatesPerGpu(1, t, 1, 4).optimizer, 2);  // ZeRO-1 shards m and v only
+  t = TrainSpec{};
   t.precision = Precision::kFp32;
   EXPECT_DOUBLE_EQ(modelStatesPerGpu(1, t, 0, 1).total(), 16);  // 4 + 4 + 8
   t.optimizer = "sgd";

@@ -17,7 +17,8 @@ std::vector<std::string> planSettings(const ModelSpec& m, const TrainSpec& t, co
   if (c.recompute == Recompute::kFull) rc += " --recompute-method uniform --recompute-num-layers 1";
   s.push_back(fmt::format("Megatron: --tensor-model-parallel-size {} --pipeline-model-parallel-size {} "
                           "--micro-batch-size {} --global-batch-size {} --seq-length {} --{}{}{}{}",
-                          c.tp, c.pp, c.micro_batch, t.global_batch, m.seq, precisionName(t.precision),
+                          c.tp, c.pp, c.micro_batch, t.global_batch, m.seq,
+                          t.precision == Precision::kFp32 ? "fp32" : t.precision == Precision::kFp16Mixed ? "fp16" : "bf16",
                           c.tp > 1 && t.sequence_parallel ? " --sequence-parallel" : "", rc,
                           c.zero == 1 ? " --use-distributed-optimizer" : ""));
   if (c.tp == 1 && c.pp == 1) {
