@@ -188,6 +188,20 @@ TEST(Cli, Plan) {
   EXPECT_NE(batch.err.find("global batch 3"), std::string::npos) << batch.err;
 }
 
+TEST(Cli, NcclLog) {
+  auto ok = run("nccl log " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_NE(ok.out.find("P2P/CUMEM x48"), std::string::npos) << ok.out;
+  auto j = run("nccl log --json " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
+  ASSERT_EQ(j.rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["communicators"][0]["coll_channels"], 24);
+  auto bad = run("nccl log " + src("testdata/bad/not_a_trace.json"));
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(lines(bad.err), 1);
+  EXPECT_NE(bad.err.find("no NCCL lines"), std::string::npos) << bad.err;
+  EXPECT_EQ(run("nccl log").rc, 2);
+}
+
 TEST(Cli, EmptyDirectoryAndUsageErrors) {
   fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
   fs::create_directories(d);

@@ -13,6 +13,8 @@
 #include "probes/host_net.h"
 #include "probes/nccl_library.h"
 #include "report/nccl_env_report.h"
+#include "report/nccl_log_report.h"
+#include "sources/nccl_log/nccl_log_reader.h"
 #include "sources/nccl_env/settings_reader.h"
 
 namespace gpudoctor::cli {
@@ -93,8 +95,25 @@ int runEnv(const EnvArgs& a) {
 
 }  // namespace
 
+struct LogArgs {
+  std::vector<std::string> files;
+  bool json = false;
+};
+
+int runLog(const LogArgs& a) {
+  auto f = readNcclLogs(a.files);
+  if (!f.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", f.error().message.c_str());
+    return 1;
+  }
+  auto findings = judgeNcclLog(f.value());
+  std::string out = a.json ? renderNcclLogJson(f.value(), findings) : renderNcclLogText(f.value(), findings);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 std::function<int()> addNccl(CLI::App& app) {
-  auto* nccl = app.add_subcommand("nccl", "NCCL: check settings (env)");
+  auto* nccl = app.add_subcommand("nccl", "NCCL: check settings (env), read NCCL_DEBUG=INFO logs (log)");
   nccl->require_subcommand(1);
   auto args = std::make_shared<EnvArgs>();
   auto* env = nccl->add_subcommand(
@@ -112,7 +131,18 @@ std::function<int()> addNccl(CLI::App& app) {
   env->add_option("--sysfs-root", args->sysfs_root, "Read /sys from this folder instead (testing)")->group("");
   env->add_flag("--json", args->json, "JSON output");
   env->add_flag("--strict", args->strict, "Exit with status 3 when a setting is ignored by NCCL or wrong");
-  return [args, env] { return env->parsed() ? runEnv(*args) : 2; };
+  auto largs = std::make_shared<LogArgs>();
+  auto* log = nccl->add_subcommand(
+      "log",
+      "Read NCCL_DEBUG=INFO logs (one per rank, or interleaved): version, ranks and nodes, network, transports "
+      "per channel (P2P, SHM, NET/IB with or without GPUDirect RDMA, sockets), channel counts, rings and trees, "
+      "plugins, NVLS and settings; warns about what matters (multi-node on sockets, GDR off, no P2P, few channels).");
+  log->add_option("files", largs->files, "NCCL log files")->required();
+  log->add_flag("--json", largs->json, "JSON output");
+  return [args, env, largs, log] {
+    if (log->parsed()) return runLog(*largs);
+    return env->parsed() ? runEnv(*args) : 2;
+  };
 }
 
 }  // namespace gpudoctor::cli

@@ -1,0 +1,90 @@
+#include "report/nccl_log_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/text.h"
+
+namespace gpudoctor {
+
+namespace {
+template <class C>
+std::string join(const C& c) {
+  std::string o;
+  for (const auto& x : c) o += (o.empty() ? "" : ", ") + std::string(x);
+  return o.empty() ? "none" : o;
+}
+}  // namespace
+
+std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings) {
+  std::string o = fmt::format("gpudoctor nccl log: {} NCCL lines of {}\n", f.nccl_lines, f.lines);
+  o += wrapText("NCCL: " + join(f.versions), "  ", 100);
+  o += wrapText("network: " + join(f.networks) + "; IB devices: " + join(f.ib_devices) +
+                    "; socket interfaces: " + join(f.socket_devices),
+                "  ", 100);
+  std::string plugins;
+  for (const auto& [k, v] : f.plugins) plugins += (plugins.empty() ? "" : "; ") + k + " " + v;
+  if (!plugins.empty()) o += wrapText("plugins: " + plugins, "  ", 100);
+  std::string tr;
+  for (const auto& [k, n] : f.transports) tr += (tr.empty() ? "" : ", ") + fmt::format("{} x{}", k, n);
+  o += wrapText("transports (connections): " + (tr.empty() ? std::string("none logged") : tr) +
+                    (f.net_connections ? fmt::format("; GPUDirect RDMA on {} of {} network connections",
+                                                     f.gdr_connections, f.net_connections)
+                                       : ""),
+                "  ", 100);
+  for (const auto& [id, c] : f.comms)
+    o += wrapText(fmt::format("communicator {}: {} ranks on {} node(s), {} per node; channels: {} collective, {} NVLS, "
+                              "{} P2P{}{}",
+                              id.substr(0, 18), c.nranks, c.nnodes, c.local_ranks, c.coll_channels, c.nvls_channels,
+                              c.p2p_channels, c.init_complete ? "; init complete" : "; init not completed in the log",
+                              c.init_seconds >= 0 ? fmt::format(" in {:.2f} s", c.init_seconds) : ""),
+                  "  ", 100);
+  if (!f.rings.empty()) o += wrapText(fmt::format("rings: {} channel orders, first: {}", f.rings.size(), f.rings.front()), "  ", 100);
+  if (f.trees) o += fmt::format("  trees: {} channel entries\n", f.trees);
+  if (!f.settings.empty()) {
+    std::string s;
+    for (const auto& [k, v] : f.settings) s += (s.empty() ? "" : ", ") + k + "=" + v;
+    o += wrapText("set by environment: " + s, "  ", 100);
+  }
+  o += findings.empty() ? "\nNo problems found in the log.\n" : "\nFindings\n";
+  for (const auto& x : findings) {
+    o += wrapText("[" + x.severity + "] " + x.title, " ", 100);
+    if (!x.evidence.empty()) o += wrapText("evidence: " + x.evidence, "    ", 100);
+    if (!x.fix.empty()) o += wrapText("fix: " + x.fix, "    ", 100);
+  }
+  return o;
+}
+
+std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings) {
+  nlohmann::ordered_json j;
+  j["tool"] = "gpudoctor nccl log";
+  j["lines"] = f.lines;
+  j["nccl_lines"] = f.nccl_lines;
+  j["versions"] = f.versions;
+  j["networks"] = f.networks;
+  j["ib_devices"] = f.ib_devices;
+  j["socket_devices"] = f.socket_devices;
+  j["plugins"] = f.plugins;
+  j["transports"] = f.transports;
+  j["net_connections"] = f.net_connections;
+  j["gdr_connections"] = f.gdr_connections;
+  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
+  for (const auto& [id, c] : f.comms)
+    comms.push_back({{"id", id}, {"nranks", c.nranks}, {"nnodes", c.nnodes}, {"local_ranks", c.local_ranks},
+                     {"coll_channels", c.coll_channels}, {"nvls_channels", c.nvls_channels},
+                     {"p2p_channels", c.p2p_channels}, {"collnet_channels", c.collnet_channels},
+                     {"ranks_seen", c.ranks_seen}, {"hosts", c.hosts}, {"init_complete", c.init_complete},
+                     {"init_seconds", c.init_seconds}});
+  j["communicators"] = comms;
+  j["rings"] = f.rings;
+  j["tree_entries"] = f.trees;
+  j["settings"] = f.settings;
+  j["warnings"] = f.warnings;
+  nlohmann::ordered_json fs = nlohmann::ordered_json::array();
+  for (const auto& x : findings)
+    fs.push_back({{"severity", x.severity}, {"title", x.title}, {"evidence", x.evidence}, {"fix", x.fix}});
+  j["findings"] = fs;
+  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,13 @@
+// Rendering of `nccl log`: facts and findings as text (100 columns) or JSON. Computes nothing.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sources/nccl_log/nccl_log_reader.h"
+
+namespace gpudoctor {
+
+std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings);
+std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings);
+
+}  // namespace gpudoctor
