@@ -12,7 +12,11 @@ std::function<int()> addAnalyze(CLI::App& app);
 std::function<int()> addChecklist(CLI::App& app);
 // Adds `plan` (memory and step-time planner).
 std::function<int()> addPlan(CLI::App& app);
-// Adds `nccl` and its verbs (`nccl env`).
+// Adds `nccl` and its verbs (`nccl env`, `nccl log`, `nccl bench` in CUDA builds).
 std::function<int()> addNccl(CLI::App& app);
+// Adds `nccl bench` under `nccl` (CUDA builds); argv() returns the process's command line.
+std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std::string>()> argv);
+// The process's command line, as main() received it.
+const std::vector<std::string>& commandLine();
 
 }  // namespace gpudoctor::cli

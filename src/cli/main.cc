@@ -4,7 +4,15 @@
 
 #include "cli/commands.h"
 
+namespace gpudoctor::cli {
+namespace {
+std::vector<std::string> g_argv;
+}
+const std::vector<std::string>& commandLine() { return g_argv; }
+}  // namespace gpudoctor::cli
+
 int main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) gpudoctor::cli::g_argv.emplace_back(argv[i]);
   CLI::App app{
       "gpudoctor " GPUDOCTOR_VERSION
       ": find what limits a GPU training job and say, with numbers, what to change first.\n"

@@ -139,8 +139,20 @@ std::function<int()> addNccl(CLI::App& app) {
       "plugins, NVLS and settings; warns about what matters (multi-node on sockets, GDR off, no P2P, few channels).");
   log->add_option("files", largs->files, "NCCL log files")->required();
   log->add_flag("--json", largs->json, "JSON output");
-  return [args, env, largs, log] {
+#ifdef GPUDOCTOR_HAVE_CUDA
+  auto bench = addNcclBench(nccl, [] { return commandLine(); });
+#else
+  auto* bench_cmd = nccl->add_subcommand("bench", "Collective benchmark (needs a build with the CUDA toolkit)");
+  bench_cmd->allow_extras();
+  auto bench = [bench_cmd] {
+    if (!bench_cmd->parsed()) return -1;
+    std::fprintf(stderr, "gpudoctor: error: this gpudoctor was built without CUDA: rebuild where the CUDA toolkit is installed\n");
+    return 1;
+  };
+#endif
+  return [args, env, largs, log, bench] {
     if (log->parsed()) return runLog(*largs);
+    if (int rc = bench(); rc >= 0) return rc;
     return env->parsed() ? runEnv(*args) : 2;
   };
 }

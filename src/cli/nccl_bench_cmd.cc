@@ -1,0 +1,315 @@
+// `gpudoctor nccl bench`: starts one worker process per GPU (itself, re-executed), or joins a job
+// launched by torchrun / mpirun / srun, and prints nccl-tests' table from rank 0.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "gpu/nccl_bench.h"
+
+namespace gpudoctor::cli {
+
+namespace {
+
+struct BenchArgs {
+  int gpus = 0;
+  std::string min_bytes = "8", max_bytes = "128M", collectives = "allreduce", dtype = "float";
+  double factor = 2;
+  int iters = 20, warmup = 5;
+  bool no_check = false, json = false, out_of_place_only = false;
+  int worker_rank = -1, worker_nranks = -1;
+};
+
+const char* envOr(const char* a, const char* b = nullptr, const char* c = nullptr) {
+  for (const char* k : {a, b, c})
+    if (k)
+      if (const char* v = std::getenv(k); v && *v) return v;
+  return nullptr;
+}
+
+std::string hex(const nccl::UniqueId& id) {
+  std::string s;
+  for (unsigned char c : id.internal) s += fmt::format("{:02x}", c);
+  return s;
+}
+bool unhex(const std::string& s, nccl::UniqueId& id) {
+  if (s.size() != 2 * sizeof id.internal) return false;
+  for (size_t i = 0; i < sizeof id.internal; ++i) id.internal[i] = static_cast<char>(std::stoi(s.substr(2 * i, 2), nullptr, 16));
+  return true;
+}
+
+int localGpuCount() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+    int n = 1;
+    for (const char* p = v; *p; ++p) n += *p == ',';
+    return n;
+  }
+  int n = 0;
+  while (std::filesystem::exists("/dev/nvidia" + std::to_string(n))) ++n;
+  return n;
+}
+
+// The unique id from rank 0 to the others over TCP (MASTER_ADDR:MASTER_PORT), for jobs that
+// torchrun, mpirun or srun started: no launcher of our own.
+Status exchangeId(int rank, int nranks, nccl::UniqueId& id) {
+  const char* addr = envOr("GPUDOCTOR_MASTER_ADDR", "MASTER_ADDR");
+  const char* port = envOr("GPUDOCTOR_MASTER_PORT", "MASTER_PORT");
+  if (!addr || !port) return Error{"a multi-process launch needs MASTER_ADDR and MASTER_PORT (rank 0's host and a free port)"};
+  if (rank == 0) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(std::atoi(port)));
+    a.sin_addr.s_addr = INADDR_ANY;
+    if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(s, 1024) != 0)
+      return Error{fmt::format("rank 0 cannot listen on port {}: {}", port, std::strerror(errno))};
+    for (int served = 1; served < nranks; ++served) {
+      int c = accept(s, nullptr, nullptr);
+      if (c < 0) return Error{std::string("accept failed: ") + std::strerror(errno)};
+      ssize_t w = write(c, id.internal, sizeof id.internal);
+      close(c);
+      if (w != static_cast<ssize_t>(sizeof id.internal)) return Error{"sending the NCCL id failed"};
+    }
+    close(s);
+    return {};
+  }
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(addr, port, &hints, &res) != 0 || !res) return Error{std::string("cannot resolve MASTER_ADDR ") + addr};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (;;) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(s, res->ai_addr, res->ai_addrlen) == 0) {
+      size_t got = 0;
+      while (got < sizeof id.internal) {
+        ssize_t r = read(s, id.internal + got, sizeof id.internal - got);
+        if (r <= 0) break;
+        got += static_cast<size_t>(r);
+      }
+      close(s);
+      freeaddrinfo(res);
+      if (got != sizeof id.internal) return Error{"short read of the NCCL id from rank 0"};
+      return {};
+    }
+    close(s);
+    if (std::chrono::steady_clock::now() > deadline) {
+      freeaddrinfo(res);
+      return Error{fmt::format("rank {}: rank 0 at {}:{} did not answer within 120 s", rank, addr, port)};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+std::string table(const std::vector<NcclBenchRow>& rows, int nranks, bool in_place) {
+  std::string o = fmt::format("# gpudoctor nccl bench: {} ranks\n", nranks);
+  o += fmt::format("#{:>53}   {:^36}{}\n", "", "out-of-place", in_place ? "   in-place" : "");
+  o += fmt::format("# {:>12} {:>12} {:>8} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6}", "size", "count", "type", "redop", "root",
+                   "time", "algbw", "busbw", "#wrong");
+  if (in_place) o += fmt::format(" {:>9} {:>7} {:>7} {:>6}", "time", "algbw", "busbw", "#wrong");
+  o += fmt::format("\n# {:>12} {:>12} {:>8} {:>6} {:>6} {:>9} {:>7} {:>7} {:>6}\n", "(B)", "(elements)", "", "", "", "(us)",
+                   "(GB/s)", "(GB/s)", "");
+  std::string coll;
+  for (const auto& r : rows) {
+    if (r.collective != coll) {
+      coll = r.collective;
+      o += "# " + coll + "\n";
+    }
+    o += fmt::format("  {:>12} {:>12} {:>8} {:>6} {:>6} {:>9.2f} {:>7.2f} {:>7.2f} {:>6}", r.bytes, r.count, r.dtype,
+                     r.redop, r.root, r.time_us[0], r.algbw[0], r.busbw[0], r.wrong[0]);
+    if (in_place) {
+      if (r.time_us[1] > 0)
+        o += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6}", r.time_us[1], r.algbw[1], r.busbw[1], r.wrong[1]);
+      else
+        o += fmt::format(" {:>9} {:>7} {:>7} {:>6}", "n/a", "", "", "");
+    }
+    o += "\n";
+  }
+  int64_t wrong = 0;
+  double bus_sum = 0;
+  int n = 0;
+  for (const auto& r : rows) {
+    wrong += r.wrong[0] + r.wrong[1];
+    bus_sum += r.busbw[0];
+    ++n;
+  }
+  o += fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f}\n", wrong, wrong ? "FAILED" : "OK",
+                   n ? bus_sum / n : 0.0);
+  return o;
+}
+
+std::string json(const std::vector<NcclBenchRow>& rows, int nranks) {
+  nlohmann::ordered_json j;
+  j["tool"] = "gpudoctor nccl bench";
+  j["ranks"] = nranks;
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& r : rows)
+    arr.push_back({{"collective", r.collective}, {"bytes", r.bytes}, {"count", r.count}, {"dtype", r.dtype},
+                   {"redop", r.redop}, {"root", r.root},
+                   {"out_of_place", {{"time_us", r.time_us[0]}, {"algbw_gbps", r.algbw[0]}, {"busbw_gbps", r.busbw[0]}, {"wrong", r.wrong[0]}}},
+                   {"in_place", {{"time_us", r.time_us[1]}, {"algbw_gbps", r.algbw[1]}, {"busbw_gbps", r.busbw[1]}, {"wrong", r.wrong[1]}}}});
+  j["results"] = arr;
+  return j.dump(1) + "\n";
+}
+
+Result<NcclBenchOptions> options(const BenchArgs& a) {
+  NcclBenchOptions o;
+  auto lo = parseByteSize(a.min_bytes), hi = parseByteSize(a.max_bytes);
+  if (!lo.ok()) return Error{"-b: " + lo.error().message};
+  if (!hi.ok()) return Error{"-e: " + hi.error().message};
+  o.min_bytes = std::max<int64_t>(1, lo.value());
+  o.max_bytes = hi.value();
+  if (o.max_bytes < o.min_bytes) return Error{"-e must not be below -b"};
+  if (a.factor <= 1) return Error{"-f must be above 1"};
+  o.factor = a.factor;
+  o.dtype = a.dtype;
+  o.iters = a.iters;
+  o.warmup = a.warmup;
+  o.check = !a.no_check;
+  o.in_place = !a.out_of_place_only;
+  static const std::vector<std::string> kAll = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"};
+  o.collectives.clear();
+  std::string list = a.collectives == "all" ? "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv" : a.collectives;
+  for (size_t p = 0; p <= list.size();) {
+    size_t q = list.find(',', p);
+    if (q == std::string::npos) q = list.size();
+    std::string c = list.substr(p, q - p);
+    if (std::find(kAll.begin(), kAll.end(), c) == kAll.end()) return Error{"-c: unknown collective \"" + c + "\""};
+    o.collectives.push_back(c);
+    p = q + 1;
+  }
+  return o;
+}
+
+int worker(const BenchArgs& a, int rank, int nranks, int device, const nccl::UniqueId& id) {
+  auto o = options(a);
+  if (!o.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", o.error().message.c_str());
+    return 2;
+  }
+  auto rows = runNcclBench(o.value(), rank, nranks, device, id);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", rows.error().message.c_str());
+    return 1;
+  }
+  if (rank == 0) {
+    std::string out = a.json ? json(rows.value(), nranks) : table(rows.value(), nranks, o.value().in_place);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  }
+  int64_t wrong = 0;
+  for (const auto& r : rows.value()) wrong += r.wrong[0] + r.wrong[1];
+  return wrong ? 3 : 0;
+}
+
+int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
+  auto bad = [](const std::string& m, int code) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
+    return code;
+  };
+  if (auto o = options(a); !o.ok()) return bad(o.error().message, 2);
+  auto api = nccl::load();
+  if (!api.ok()) return bad(api.error().message, 1);
+  // A worker this process started.
+  if (a.worker_rank >= 0) {
+    nccl::UniqueId id{};
+    const char* h = std::getenv("GPUDOCTOR_NCCL_ID");
+    if (!h || !unhex(h, id)) return bad("worker started without GPUDOCTOR_NCCL_ID", 2);
+    return worker(a, a.worker_rank, a.worker_nranks, a.worker_rank, id);
+  }
+  // Started by torchrun / mpirun / srun: join that job.
+  const char* ws = envOr("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS");
+  if (a.gpus == 0 && ws && std::atoi(ws) > 1) {
+    int nranks = std::atoi(ws);
+    int rank = std::atoi(envOr("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"));
+    const char* lr = envOr("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID");
+    int device = lr ? std::atoi(lr) : rank % std::max(1, localGpuCount());
+    nccl::UniqueId id{};
+    if (rank == 0 && api.value()->GetUniqueId(&id) != 0) return bad("ncclGetUniqueId failed", 1);
+    if (Status s = exchangeId(rank, nranks, id); !s.ok()) return bad(s.message(), 1);
+    return worker(a, rank, nranks, device, id);
+  }
+  // One process per local GPU, started here.
+  int n = a.gpus > 0 ? a.gpus : localGpuCount();
+  if (n < 1) return bad("no GPU found (no /dev/nvidia0; set -g or CUDA_VISIBLE_DEVICES)", 1);
+  nccl::UniqueId id{};
+  if (nccl::Result r = api.value()->GetUniqueId(&id); r != 0)
+    return bad(std::string("ncclGetUniqueId failed: ") + api.value()->GetErrorString(r), 1);
+  std::string idhex = hex(id);
+  std::vector<pid_t> kids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) return bad(std::string("fork failed: ") + std::strerror(errno), 1);
+    if (pid == 0) {
+      setenv("GPUDOCTOR_NCCL_ID", idhex.c_str(), 1);
+      std::vector<std::string> args = argv;
+      args.push_back("--worker-rank");
+      args.push_back(std::to_string(r));
+      args.push_back("--worker-nranks");
+      args.push_back(std::to_string(n));
+      std::vector<char*> cargs;
+      for (auto& s : args) cargs.push_back(s.data());
+      cargs.push_back(nullptr);
+      execv("/proc/self/exe", cargs.data());
+      _exit(127);
+    }
+    kids.push_back(pid);
+  }
+  int rc = 0;
+  for (size_t k = 0; k < kids.size(); ++k) {
+    int st = 0;
+    waitpid(kids[k], &st, 0);
+    if (WIFSIGNALED(st)) {
+      std::fprintf(stderr, "gpudoctor: error: rank %zu died of signal %d\n", k, WTERMSIG(st));
+      rc = std::max(rc, 1);
+    } else if (WEXITSTATUS(st)) {
+      rc = std::max(rc, WEXITSTATUS(st));
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std::string>()> argv) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = nccl->add_subcommand(
+      "bench",
+      "Collective benchmark in nccl-tests' columns (size count type redop root | time algbw busbw #wrong, "
+      "out-of-place and in-place): one process per GPU started here, or one per rank under torchrun / mpirun "
+      "/ srun (MASTER_ADDR, MASTER_PORT). Every size is checked against exact expected values first.");
+  cmd->add_option("-g,--gpus", a->gpus, "GPUs on this node (default: all visible)");
+  cmd->add_option("-b,--minbytes", a->min_bytes, "Smallest size (8, 64K, 128M, 8G)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", a->max_bytes, "Largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", a->factor, "Size multiplier")->capture_default_str();
+  cmd->add_option("-c,--collectives", a->collectives,
+                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all")
+      ->capture_default_str();
+  cmd->add_option("-d,--dtype", a->dtype, "float, half, bfloat16, int32, double")->capture_default_str();
+  cmd->add_option("-n,--iters", a->iters, "Timed iterations per size")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("-w,--warmup", a->warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_flag("--no-check", a->no_check, "Skip the correctness check");
+  cmd->add_flag("--out-of-place-only", a->out_of_place_only, "Skip the in-place measurements");
+  cmd->add_flag("--json", a->json, "JSON output");
+  cmd->add_option("--worker-rank", a->worker_rank)->group("");
+  cmd->add_option("--worker-nranks", a->worker_nranks)->group("");
+  return [a, cmd, argv] { return cmd->parsed() ? runBench(*a, argv()) : -1; };
+}
+
+}  // namespace gpudoctor::cli

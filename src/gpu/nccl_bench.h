@@ -1,0 +1,41 @@
+// The collective benchmark behind `gpudoctor nccl bench`: one process per GPU, a size sweep per
+// collective, every result checked against the exact expected values before it is timed, output in
+// nccl-tests' columns. Runs inside one worker process (a rank); the launcher lives in cli/.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "gpu/nccl_api.h"
+
+namespace gpudoctor {
+
+struct NcclBenchOptions {
+  std::vector<std::string> collectives = {"allreduce"};  // allreduce allgather reducescatter broadcast reduce alltoall sendrecv
+  int64_t min_bytes = 8, max_bytes = 128LL << 20;
+  double factor = 2;
+  std::string dtype = "float";  // float half bfloat16 int32 double
+  int warmup = 5, iters = 20;
+  bool check = true;
+  bool in_place = true;  // also measure in place (nccl-tests' second column group)
+  int root = 0;
+};
+
+struct NcclBenchRow {
+  std::string collective, dtype, redop;
+  int64_t bytes = 0, count = 0;
+  int root = -1;
+  double time_us[2] = {0, 0};  // out-of-place, in-place (0: not measured)
+  double algbw[2] = {0, 0}, busbw[2] = {0, 0};
+  int64_t wrong[2] = {0, 0};   // elements differing from the exact expectation (all ranks)
+};
+
+// Runs the sweep as `rank` of `nranks` on CUDA device `device`. Rows are complete on every rank.
+Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int rank, int nranks, int device,
+                                               const nccl::UniqueId& id);
+
+// Parses "8", "64K", "128M", "8G" (powers of 1024).
+Result<int64_t> parseByteSize(const std::string& text);
+
+}  // namespace gpudoctor
