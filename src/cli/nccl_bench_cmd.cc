@@ -67,8 +67,12 @@ int localGpuCount() {
 // torchrun, mpirun or srun started: no launcher of our own.
 Status exchangeId(int rank, int nranks, nccl::UniqueId& id) {
   const char* addr = envOr("GPUDOCTOR_MASTER_ADDR", "MASTER_ADDR");
-  const char* port = envOr("GPUDOCTOR_MASTER_PORT", "MASTER_PORT");
-  if (!addr || !port) return Error{"a multi-process launch needs MASTER_ADDR and MASTER_PORT (rank 0's host and a free port)"};
+  if (!addr || !envOr("GPUDOCTOR_MASTER_PORT", "MASTER_PORT"))
+    return Error{"a multi-process launch needs MASTER_ADDR and MASTER_PORT (rank 0's host and a free port)"};
+  // torchrun's own store listens on MASTER_PORT: use the next port unless told otherwise.
+  std::string port_s = envOr("GPUDOCTOR_MASTER_PORT") ? envOr("GPUDOCTOR_MASTER_PORT")
+                                                     : std::to_string(std::atoi(envOr("MASTER_PORT")) + 1);
+  const char* port = port_s.c_str();
   if (rank == 0) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;

@@ -190,6 +190,14 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
         if (place == 0) CUDA_TRY(cudaMemset(out, 0xff, count * dt->bytes));
         for (size_t i = 0; i < in_elems; ++i) store(*dt, host.data(), i, pattern(rank, i));
         CUDA_TRY(cudaMemcpy(in, host.data(), in_elems * dt->bytes, cudaMemcpyHostToDevice));
+        CUDA_TRY(cudaDeviceSynchronize());
+        // Barrier: a peer may write into this rank's buffers directly (P2P), so no rank may start
+        // before every rank has poisoned and filled its own.
+        {
+          double* dev_b = reinterpret_cast<double*>(dev_wrong);
+          api.AllReduce(dev_b, dev_b, 1, nccl::kFloat64, nccl::kSum, comm, stream);
+          CUDA_TRY(cudaStreamSynchronize(stream));
+        }
         if (nccl::Result r = launch(); r != 0)
           return Error{fmt::format("rank {}: {} of {} bytes failed: {}", rank, coll, row.bytes, api.GetErrorString(r))};
         CUDA_TRY(cudaStreamSynchronize(stream));
