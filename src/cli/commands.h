@@ -16,6 +16,8 @@ std::function<int()> addPlan(CLI::App& app);
 std::function<int()> addNccl(CLI::App& app);
 // Adds `nccl bench` under `nccl` (CUDA builds); argv() returns the process's command line.
 std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std::string>()> argv);
+// Adds `nccl tune` under `nccl` (CUDA builds).
+std::function<int()> addNcclTune(CLI::App* nccl);
 // The process's command line, as main() received it.
 const std::vector<std::string>& commandLine();
 

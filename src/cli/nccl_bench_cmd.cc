@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <tuple>
 #include <memory>
 #include <thread>
 
@@ -289,7 +292,148 @@ int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
   return rc;
 }
 
+struct TuneArgs {
+  int gpus = 0;
+  std::string min_bytes = "8", max_bytes = "256M", collectives = "allreduce", dtype = "float", out = "gpudoctor-tuner.csv";
+  std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple";
+  double factor = 4;
+  int repeats = 3, iters = 20, warmup = 5;
+};
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> v;
+  for (size_t p = 0; p <= s.size();) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) v.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return v;
+}
+
+// Sweeps NCCL_ALGO x NCCL_PROTO, one fresh `nccl bench` run per setting and repeat (NCCL reads them
+// at communicator init), takes medians, keeps a choice only where it beats NCCL's default by more
+// than 5 % and more than the default's own spread, and writes the tuner plugin's config.
+int runTune(const TuneArgs& a) {
+  auto fail = [](const std::string& m) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
+    return 1;
+  };
+  for (const auto& c : splitList(a.collectives))
+    if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "reduce")
+      return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)");
+  // (combo) -> (coll, bytes) -> times
+  std::map<std::string, std::map<std::pair<std::string, int64_t>, std::vector<double>>> times;
+  auto algos = splitList(a.algos), protos = splitList(a.protos);
+  size_t total = algos.size() * protos.size() * static_cast<size_t>(a.repeats), done = 0;
+  for (const auto& algo : algos)
+    for (const auto& proto : protos)
+      for (int r = 0; r < a.repeats; ++r) {
+        std::string cmd;
+        cmd += algo == "default" ? "env -u NCCL_ALGO " : "NCCL_ALGO=" + algo + " ";
+        cmd += proto == "default" ? "env -u NCCL_PROTO " : "NCCL_PROTO=" + proto + " ";
+        cmd += fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {} 2>&1",
+                           getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes, a.factor,
+                           a.collectives, a.dtype, a.iters, a.warmup);
+        FILE* p = popen(cmd.c_str(), "r");
+        if (!p) return fail("cannot start nccl bench");
+        std::string outp;
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0) outp.append(buf, n);
+        int st = pclose(p);
+        ++done;
+        std::fprintf(stderr, "\rnccl tune: %zu/%zu runs (NCCL_ALGO=%s NCCL_PROTO=%s)   ", done, total, algo.c_str(), proto.c_str());
+        size_t brace = outp.find('{');
+        if (st != 0 || brace == std::string::npos) {
+          std::fprintf(stderr, "\n");
+          return fail(fmt::format("nccl bench with NCCL_ALGO={} NCCL_PROTO={} failed: {}", algo, proto,
+                                  outp.substr(0, 300)));
+        }
+        auto j = nlohmann::json::parse(outp.substr(brace), nullptr, false);
+        if (j.is_discarded()) return fail("nccl bench printed no JSON");
+        for (const auto& row : j["results"])
+          times[algo + "/" + proto][{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
+              row["out_of_place"]["time_us"].get<double>());
+      }
+  std::fprintf(stderr, "\n");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const auto& def = times["default/default"];
+  std::string o = fmt::format("# gpudoctor nccl tune: {} settings x {} repeats, medians of out-of-place time\n",
+                              algos.size() * protos.size(), a.repeats);
+  o += fmt::format("{:<14} {:>12} {:>11} {:>16} {:>11} {:>7}\n", "collective", "bytes", "default us", "best", "best us", "gain");
+  std::string cfg = "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels\n";
+  std::vector<std::tuple<std::string, int64_t, std::string>> winners;
+  for (const auto& [key, dv] : def) {
+    double d = median(dv), spread = *std::max_element(dv.begin(), dv.end()) - *std::min_element(dv.begin(), dv.end());
+    std::string best = "default/default";
+    double bt = d;
+    for (const auto& [combo, m] : times) {
+      if (combo.find("default") != std::string::npos) continue;  // the plugin needs both set
+      auto it = m.find(key);
+      if (it == m.end()) continue;
+      double t = median(it->second);
+      if (t < bt) {
+        bt = t;
+        best = combo;
+      }
+    }
+    bool wins = best != "default/default" && bt < 0.95 * d && d - bt > spread;
+    if (!wins) {
+      best = "default";
+      bt = d;
+    }
+    o += fmt::format("{:<14} {:>12} {:>11.2f} {:>16} {:>11.2f} {:>6.1f}%\n", key.first, key.second, d, best, bt,
+                     100 * (d - bt) / d);
+    winners.emplace_back(key.first, key.second, wins ? best : "");
+  }
+  // Size ranges: each measured size stands for the sizes up to the next one.
+  for (size_t i = 0; i < winners.size(); ++i) {
+    const auto& [coll, bytes, combo] = winners[i];
+    if (combo.empty()) continue;
+    int64_t hi = i + 1 < winners.size() && std::get<0>(winners[i + 1]) == coll ? std::get<1>(winners[i + 1]) - 1
+                                                                               : (int64_t{1} << 62);
+    int64_t lo = i > 0 && std::get<0>(winners[i - 1]) == coll ? bytes : 0;
+    size_t slash = combo.find('/');
+    cfg += fmt::format("{},{},{},{},{},0\n", coll, lo, hi, combo.substr(0, slash), combo.substr(slash + 1));
+  }
+  std::ofstream f(a.out + ".tmp");
+  f << cfg;
+  f.close();
+  if (!f || std::rename((a.out + ".tmp").c_str(), a.out.c_str()) != 0) return fail(a.out + ": cannot write");
+  o += fmt::format("\nTuner configuration written to {}. Apply it with:\n  NCCL_TUNER_PLUGIN=<dir>/libnccl-tuner-gpudoctor.so "
+                   "GPUDOCTOR_TUNER_CONFIG={}\nChoices within noise (< 5 % or inside the default's spread) keep NCCL's default.\n",
+                   a.out, a.out);
+  std::fwrite(o.data(), 1, o.size(), stdout);
+  return 0;
+}
+
 }  // namespace
+
+std::function<int()> addNcclTune(CLI::App* nccl) {
+  auto a = std::make_shared<TuneArgs>();
+  auto* cmd = nccl->add_subcommand(
+      "tune",
+      "Sweep NCCL_ALGO x NCCL_PROTO per collective and size (a fresh nccl bench run per setting and repeat), "
+      "take medians, keep only gains beyond the noise, and write a configuration for gpudoctor's NCCL tuner "
+      "plugin (libnccl-tuner-gpudoctor.so).");
+  cmd->add_option("-g,--gpus", a->gpus, "GPUs on this node (default: all visible)");
+  cmd->add_option("-b,--minbytes", a->min_bytes, "Smallest size")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", a->max_bytes, "Largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", a->factor, "Size multiplier")->capture_default_str();
+  cmd->add_option("-c,--collectives", a->collectives, "allreduce, allgather, reducescatter, broadcast, reduce")->capture_default_str();
+  cmd->add_option("-d,--dtype", a->dtype, "Data type")->capture_default_str();
+  cmd->add_option("--algos", a->algos, "Algorithms to try (NCCL_ALGO values; default = NCCL's choice)")->capture_default_str();
+  cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
+  cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("-n,--iters", a->iters, "Timed iterations per size")->capture_default_str();
+  cmd->add_option("-w,--warmup", a->warmup, "Warm-up iterations per size")->capture_default_str();
+  cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
+  return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };
+}
 
 std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std::string>()> argv) {
   auto a = std::make_shared<BenchArgs>();

@@ -140,7 +140,12 @@ std::function<int()> addNccl(CLI::App& app) {
   log->add_option("files", largs->files, "NCCL log files")->required();
   log->add_flag("--json", largs->json, "JSON output");
 #ifdef GPUDOCTOR_HAVE_CUDA
-  auto bench = addNcclBench(nccl, [] { return commandLine(); });
+  auto bench_only = addNcclBench(nccl, [] { return commandLine(); });
+  auto tune = addNcclTune(nccl);
+  auto bench = [bench_only, tune] {
+    if (int rc = tune(); rc >= 0) return rc;
+    return bench_only();
+  };
 #else
   auto* bench_cmd = nccl->add_subcommand("bench", "Collective benchmark (needs a build with the CUDA toolkit)");
   bench_cmd->allow_extras();
