@@ -114,9 +114,11 @@ ncclResult_t getCollInfo(void* ctx, int coll, size_t bytes, int, float** table, 
   for (const auto& r : c->rules) {
     if (r.coll != coll || bytes < r.lo || bytes > r.hi) continue;
     if (r.algo >= numAlgo || r.proto >= numProto) return 0;
-    // An entry NCCL disabled (-1) cannot be forced: leave NCCL's choice.
-    if (table[r.algo][r.proto] < 0) return 0;
-    table[r.algo][r.proto] = 0.0f;
+    // NCCL passes its float[numAlgo][numProto] table cast to float**: index it as one block.
+    float* cost = reinterpret_cast<float*>(table);
+    float& entry = cost[r.algo * numProto + r.proto];
+    if (entry < 0) return 0;  // disabled by NCCL (-1): cannot be forced, keep NCCL's choice
+    entry = 0.0f;
     if (r.channels > 0) *nChannels = r.channels;
     return 0;
   }
