@@ -28,11 +28,26 @@ namespace gpudoctor::cli {
 
 namespace {
 
-struct BenchArgs {
+// The sweep both `bench` and `tune` take (nccl-tests' flags).
+struct SweepArgs {
   int gpus = 0;
   std::string min_bytes = "8", max_bytes = "128M", collectives = "allreduce", dtype = "float";
   double factor = 2;
   int iters = 20, warmup = 5;
+};
+
+void addSweepOptions(CLI::App* cmd, SweepArgs& a, const std::string& collectives_help) {
+  cmd->add_option("-g,--gpus", a.gpus, "GPUs on this node (default: all visible)");
+  cmd->add_option("-b,--minbytes", a.min_bytes, "Smallest size (8, 64K, 128M, 8G)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", a.max_bytes, "Largest size")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", a.factor, "Size multiplier")->capture_default_str();
+  cmd->add_option("-c,--collectives", a.collectives, collectives_help)->capture_default_str();
+  cmd->add_option("-d,--dtype", a.dtype, "float, half, bfloat16, int32, double")->capture_default_str();
+  cmd->add_option("-n,--iters", a.iters, "Timed iterations per size")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("-w,--warmup", a.warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::Range(0, 100000));
+}
+
+struct BenchArgs : SweepArgs {
   bool no_check = false, json = false, out_of_place_only = false;
   int worker_rank = -1, worker_nranks = -1;
 };
@@ -292,12 +307,14 @@ int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
   return rc;
 }
 
-struct TuneArgs {
-  int gpus = 0;
-  std::string min_bytes = "8", max_bytes = "256M", collectives = "allreduce", dtype = "float", out = "gpudoctor-tuner.csv";
+struct TuneArgs : SweepArgs {
+  TuneArgs() {
+    max_bytes = "256M";
+    factor = 4;
+  }
+  std::string out = "gpudoctor-tuner.csv";
   std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple";
-  double factor = 4;
-  int repeats = 5, iters = 20, warmup = 5;
+  int repeats = 5;
 };
 
 std::vector<std::string> splitList(const std::string& s) {
@@ -430,17 +447,10 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
       "Sweep NCCL_ALGO x NCCL_PROTO per collective and size (a fresh nccl bench run per setting and repeat), "
       "take medians, keep only gains beyond the noise, and write a configuration for gpudoctor's NCCL tuner "
       "plugin (libnccl-tuner-gpudoctor.so).");
-  cmd->add_option("-g,--gpus", a->gpus, "GPUs on this node (default: all visible)");
-  cmd->add_option("-b,--minbytes", a->min_bytes, "Smallest size")->capture_default_str();
-  cmd->add_option("-e,--maxbytes", a->max_bytes, "Largest size")->capture_default_str();
-  cmd->add_option("-f,--stepfactor", a->factor, "Size multiplier")->capture_default_str();
-  cmd->add_option("-c,--collectives", a->collectives, "allreduce, allgather, reducescatter, broadcast, reduce")->capture_default_str();
-  cmd->add_option("-d,--dtype", a->dtype, "Data type")->capture_default_str();
+  addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce (comma list)");
   cmd->add_option("--algos", a->algos, "Algorithms to try (NCCL_ALGO values; default = NCCL's choice)")->capture_default_str();
   cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
   cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
-  cmd->add_option("-n,--iters", a->iters, "Timed iterations per size")->capture_default_str();
-  cmd->add_option("-w,--warmup", a->warmup, "Warm-up iterations per size")->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
   return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };
 }
@@ -452,16 +462,7 @@ std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std:
       "Collective benchmark in nccl-tests' columns (size count type redop root | time algbw busbw #wrong, "
       "out-of-place and in-place): one process per GPU started here, or one per rank under torchrun / mpirun "
       "/ srun (MASTER_ADDR, MASTER_PORT). Every size is checked against exact expected values first.");
-  cmd->add_option("-g,--gpus", a->gpus, "GPUs on this node (default: all visible)");
-  cmd->add_option("-b,--minbytes", a->min_bytes, "Smallest size (8, 64K, 128M, 8G)")->capture_default_str();
-  cmd->add_option("-e,--maxbytes", a->max_bytes, "Largest size")->capture_default_str();
-  cmd->add_option("-f,--stepfactor", a->factor, "Size multiplier")->capture_default_str();
-  cmd->add_option("-c,--collectives", a->collectives,
-                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all")
-      ->capture_default_str();
-  cmd->add_option("-d,--dtype", a->dtype, "float, half, bfloat16, int32, double")->capture_default_str();
-  cmd->add_option("-n,--iters", a->iters, "Timed iterations per size")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("-w,--warmup", a->warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::Range(0, 100000));
+  addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all");
   cmd->add_flag("--no-check", a->no_check, "Skip the correctness check");
   cmd->add_flag("--out-of-place-only", a->out_of_place_only, "Skip the in-place measurements");
   cmd->add_flag("--json", a->json, "JSON output");
