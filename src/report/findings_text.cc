@@ -7,10 +7,6 @@
 namespace gpudoctor {
 
 namespace {
-std::string wrap(const std::string& text, const std::string& indent, size_t width) {
-  return wrapText(text, indent, width);
-}
-
 std::string number(double v) {
   if (v != 0 && std::abs(v) < 0.01) return fmt::format("{:.4f}", v);
   if (std::abs(v) < 100) return fmt::format("{:.2f}", v);
@@ -30,13 +26,13 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     std::string gain = f.gain_ms_per_step > 0
                            ? fmt::format("  [saves <= {:.2f} ms/step, {:.0f}%]", f.gain_ms_per_step, 100 * f.gain_share)
                            : "";
-    o += wrap(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
+    o += wrapText(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
     std::string ev;
     for (const auto& e : f.evidence) ev += fmt::format("{}{} {} {}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit);
-    if (!ev.empty()) o += wrap("evidence: " + ev, "    ", 100);
-    if (!f.explanation.empty()) o += wrap("why: " + f.explanation, "    ", 100);
+    if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", 100);
+    if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", 100);
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";
-    if (f.gain_ms_per_step > 0) o += wrap("gain: " + f.gain_basis, "    ", 100);
+    if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", 100);
   }
   return o;
 }
@@ -46,7 +42,7 @@ std::string renderChecklist(const Diagnosis& d) {
   o += fmt::format("  {:<14} {:<52} {:<15}\n", "area", "item", "status");
   for (const auto& c : d.checklist) {
     o += fmt::format("  {:<14} {:<52} {:<15}\n", c.area, c.item, checkStatusName(c.status));
-    o += wrap(c.evidence, "      ", 100);
+    o += wrapText(c.evidence, "      ", 100);
   }
   return o;
 }
