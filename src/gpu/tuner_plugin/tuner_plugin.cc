@@ -1,10 +1,15 @@
-// libnccl-tuner-gpudoctor.so: an NCCL tuner plugin (ncclTunerPlugin_v5, NCCL 2.28) that applies the
-// choices `gpudoctor nccl tune` measured: for a collective and a size range, force an algorithm and
-// protocol (cost 0 in NCCL's table, so it is picked) and optionally a channel count. Sizes and
-// collectives not in the file keep NCCL's own choice. Use:
+// libnccl-tuner-gpudoctor.so: an NCCL tuner plugin that applies the choices `gpudoctor nccl tune`
+// measured: for a collective, a size range and a communicator shape, force an algorithm and protocol
+// (cost 0 in NCCL's table, so it is picked) and optionally a channel count. Anything the file does
+// not match keeps NCCL's own choice, channel count included. Use:
 //   NCCL_TUNER_PLUGIN=/path/libnccl-tuner-gpudoctor.so GPUDOCTOR_TUNER_CONFIG=tuner.csv
-// The config: lines "collective,min_bytes,max_bytes,algorithm,protocol,channels" (# comments),
-// e.g. "allreduce,0,65535,tree,ll,0". The struct is declared here from NCCL's documented layout.
+// The config: lines "collective,min_bytes,max_bytes,algorithm,protocol,channels[,nranks,nnodes]"
+// (# comments; nranks/nnodes 0 or absent = any shape), e.g. "allreduce,0,65535,tree,ll,0,16,2".
+// A file with any line it cannot read is rejected whole: a training job must never run on half a
+// configuration. Exports the v5 interface (NCCL 2.28/2.29) and v4/v3 (NCCL 2.21-2.27); the structs
+// are declared here from NCCL's documented layout. It never fails a call: errors are logged through
+// NCCL's logger (NCCL_DEBUG=WARN shows them) and NCCL's defaults apply.
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,14 +30,33 @@ typedef struct {
                               int numProto, int regBuff, int* nChannels);
   ncclResult_t (*finalize)(void* ctx);
 } ncclTuner_v5_t;
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** ctx);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable, int numAlgo,
+                              int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*destroy)(void* ctx);
+} ncclTuner_v4_t;
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** ctx);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable, int numAlgo,
+                              int numProto, int* nChannels);
+  ncclResult_t (*destroy)(void* ctx);
+} ncclTuner_v3_t;
 }
 
 namespace {
+
+// NCCL's logger levels and subsystems (ncclDebugLogLevel, ncclDebugLogSubSys).
+constexpr int kLogWarn = 2, kLogInfo = 3;
+constexpr unsigned long kInit = 0x1, kTuning = 0x40;
 
 struct Rule {
   int coll;  // ncclFunc_t: Broadcast 0, Reduce 1, AllGather 2, ReduceScatter 3, AllReduce 4
   uint64_t lo, hi;
   int algo, proto, channels;
+  uint64_t nranks, nnodes;  // 0 = any
 };
 
 struct Context {
@@ -40,12 +64,24 @@ struct Context {
   ncclDebugLogger_t log = nullptr;
 };
 
+// Through NCCL's logger when NCCL gave one (its format, its NCCL_DEBUG filter), else stderr.
+void say(ncclDebugLogger_t log, int level, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+void say(ncclDebugLogger_t log, int level, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (log)
+    log(level, kInit | kTuning, __func__, __LINE__, "%s", msg);
+  else if (level <= kLogWarn)
+    std::fprintf(stderr, "%s\n", msg);
+}
+
 int collOf(const std::string& s) {
-  if (s == "broadcast") return 0;
-  if (s == "reduce") return 1;
-  if (s == "allgather") return 2;
-  if (s == "reducescatter") return 3;
-  if (s == "allreduce") return 4;
+  static const char* k[] = {"broadcast", "reduce", "allgather", "reducescatter", "allreduce"};
+  for (int i = 0; i < 5; ++i)
+    if (s == k[i]) return i;
   return -1;
 }
 // NCCL's indices: algorithms TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4, NVLS_TREE 5, PAT 6;
@@ -57,74 +93,101 @@ int algoOf(const std::string& s) {
   return -1;
 }
 int protoOf(const std::string& s) {
-  if (s == "ll") return 0;
-  if (s == "ll128") return 1;
-  if (s == "simple") return 2;
+  static const char* k[] = {"ll", "ll128", "simple"};
+  for (int i = 0; i < 3; ++i)
+    if (s == k[i]) return i;
   return -1;
 }
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+std::string trimLower(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  std::string t = a == std::string::npos ? "" : s.substr(a, b - a + 1);
+  for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return t;
+}
+bool number(const std::string& s, uint64_t& v) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 19) return false;
+  v = std::strtoull(s.c_str(), nullptr, 10);
+  return true;
 }
 
-ncclResult_t init(void** ctx, uint64_t, size_t, size_t, ncclDebugLogger_t log, void*, void*) {
-  auto* c = new Context;
-  c->log = log;
-  *ctx = c;
-  const char* path = std::getenv("GPUDOCTOR_TUNER_CONFIG");
-  if (!path || !*path) return 0;  // nothing to apply: NCCL's defaults
+// Reads the whole file; on any unreadable line returns false with why (and no rules).
+bool readConfig(const char* path, std::vector<Rule>& rules, std::string& why) {
   std::ifstream in(path);
   if (!in) {
-    std::fprintf(stderr, "gpudoctor tuner: cannot read GPUDOCTOR_TUNER_CONFIG=%s; using NCCL's defaults\n", path);
-    return 0;
+    why = std::string("cannot read ") + path + ": " + std::strerror(errno);
+    return false;
   }
   std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::vector<std::string> f;
     std::stringstream ss(line);
-    std::string x;
-    while (std::getline(ss, x, ',')) f.push_back(lower(x.substr(x.find_first_not_of(" \t") == std::string::npos ? 0 : x.find_first_not_of(" \t"))));
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(trimLower(x));
     Rule r{};
-    bool ok = f.size() == 6;
-    if (ok) {
-      r.coll = collOf(f[0]);
-      r.lo = std::strtoull(f[1].c_str(), nullptr, 10);
-      r.hi = std::strtoull(f[2].c_str(), nullptr, 10);
-      r.algo = algoOf(f[3]);
-      r.proto = protoOf(f[4]);
-      r.channels = std::atoi(f[5].c_str());
-      ok = r.coll >= 0 && r.algo >= 0 && r.proto >= 0 && r.lo <= r.hi && r.channels >= 0;
-    }
+    uint64_t ch = 0;
+    bool ok = (f.size() == 6 || f.size() == 8) && (r.coll = collOf(f[0])) >= 0 && number(f[1], r.lo) &&
+              number(f[2], r.hi) && r.lo <= r.hi && (r.algo = algoOf(f[3])) >= 0 && (r.proto = protoOf(f[4])) >= 0 &&
+              number(f[5], ch) && ch <= 1024 && (f.size() == 6 || (number(f[6], r.nranks) && number(f[7], r.nnodes)));
     if (!ok) {
-      std::fprintf(stderr, "gpudoctor tuner: %s:%d: cannot read \"%s\"; line ignored\n", path, lineno, line.c_str());
-      continue;
+      why = std::string(path) + ":" + std::to_string(lineno) + ": cannot read \"" + line +
+            "\" (want collective,min_bytes,max_bytes,algorithm,protocol,channels[,nranks,nnodes])";
+      rules.clear();
+      return false;
     }
-    c->rules.push_back(r);
+    r.channels = static_cast<int>(ch);
+    rules.push_back(r);
   }
+  return true;
+}
+
+ncclResult_t initCommon(size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void** ctx) {
+  auto* c = new Context;
+  c->log = log;
+  *ctx = c;
+  const char* path = std::getenv("GPUDOCTOR_TUNER_CONFIG");
+  if (!path || !*path) {
+    say(log, kLogInfo, "gpudoctor tuner: GPUDOCTOR_TUNER_CONFIG not set; NCCL's defaults apply");
+    return 0;
+  }
+  std::vector<Rule> all;
+  std::string why;
+  if (!readConfig(path, all, why)) {
+    say(log, kLogWarn, "gpudoctor tuner: %s; the whole file is ignored and NCCL's defaults apply", why.c_str());
+    return 0;
+  }
+  for (const Rule& r : all)
+    if ((r.nranks == 0 || r.nranks == nRanks) && (r.nnodes == 0 || r.nnodes == nNodes)) c->rules.push_back(r);
+  say(log, kLogInfo, "gpudoctor tuner: %zu of %zu rules from %s apply to this communicator (%zu ranks, %zu nodes)",
+      c->rules.size(), all.size(), path, nRanks, nNodes);
   return 0;
 }
 
 ncclResult_t getCollInfo(void* ctx, int coll, size_t bytes, int, float** table, int numAlgo, int numProto, int,
                          int* nChannels) {
   auto* c = static_cast<Context*>(ctx);
+  if (!c || !table) return 0;
   for (const auto& r : c->rules) {
     if (r.coll != coll || bytes < r.lo || bytes > r.hi) continue;
     if (r.algo >= numAlgo || r.proto >= numProto) return 0;
     // NCCL passes its float[numAlgo][numProto] table cast to float**: index it as one block.
     float* cost = reinterpret_cast<float*>(table);
     float& entry = cost[r.algo * numProto + r.proto];
-    if (entry < 0) return 0;  // disabled by NCCL (-1): cannot be forced, keep NCCL's choice
+    if (entry < 0) return 0;  // disabled by NCCL (-1): never forced, NCCL's choice stays
     entry = 0.0f;
-    if (r.channels > 0) *nChannels = r.channels;
+    if (r.channels > 0 && nChannels) *nChannels = r.channels;
     return 0;
   }
   return 0;
 }
 
+ncclResult_t initV5(void** ctx, uint64_t, size_t nRanks, size_t nNodes, ncclDebugLogger_t log, void*, void*) {
+  return initCommon(nRanks, nNodes, log, ctx);
+}
+ncclResult_t getCollInfoV3(void* ctx, int coll, size_t bytes, int pipe, float** table, int numAlgo, int numProto,
+                           int* nChannels) {
+  return getCollInfo(ctx, coll, bytes, pipe, table, numAlgo, numProto, 0, nChannels);
+}
 ncclResult_t finalize(void* ctx) {
   delete static_cast<Context*>(ctx);
   return 0;
@@ -132,5 +195,7 @@ ncclResult_t finalize(void* ctx) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const ncclTuner_v5_t ncclTunerPlugin_v5 = {"gpudoctor", init, getCollInfo,
-                                                                                         finalize};
+#define GPUDOCTOR_EXPORT extern "C" __attribute__((visibility("default")))
+GPUDOCTOR_EXPORT const ncclTuner_v5_t ncclTunerPlugin_v5 = {"gpudoctor", initV5, getCollInfo, finalize};
+GPUDOCTOR_EXPORT const ncclTuner_v4_t ncclTunerPlugin_v4 = {"gpudoctor", initCommon, getCollInfo, finalize};
+GPUDOCTOR_EXPORT const ncclTuner_v3_t ncclTunerPlugin_v3 = {"gpudoctor", initCommon, getCollInfoV3, finalize};
