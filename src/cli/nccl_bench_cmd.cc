@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "analysis/nccl_tune.h"
 #include "gpu/nccl_bench.h"
 
 namespace gpudoctor::cli {
@@ -313,8 +314,9 @@ struct TuneArgs : SweepArgs {
     factor = 4;
   }
   std::string out = "gpudoctor-tuner.csv";
-  std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple";
+  std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple", ctas = "4,8,16,32";
   int repeats = 5;
+  bool json = false;
 };
 
 std::vector<std::string> splitList(const std::string& s) {
@@ -328,9 +330,39 @@ std::vector<std::string> splitList(const std::string& s) {
   return v;
 }
 
-// Sweeps NCCL_ALGO x NCCL_PROTO, one fresh `nccl bench` run per setting and repeat (NCCL reads them
-// at communicator init), takes medians, keeps a choice only where all its runs beat all the default's
-// and the median gain is over 5 %, and writes the tuner plugin's config.
+// One fresh `nccl bench` process under a setting (NCCL caches CTA counts per process and reads
+// ALGO/PROTO at communicator init): its out-of-place times per collective and size, and the rank count.
+Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, NcclSweepTimes& times) {
+  std::string cmd = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_MIN_CTAS -u NCCL_MAX_CTAS -u NCCL_TUNER_PLUGIN ";
+  for (const auto& e : s.envLines()) cmd += e + " ";
+  cmd += fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {} 2>&1",
+                     getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes, a.factor,
+                     a.collectives, a.dtype, a.iters, a.warmup);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return Error{"cannot start nccl bench"};
+  std::string outp;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) outp.append(buf, n);
+  int st = pclose(p);
+  size_t brace = outp.find('{');
+  if (st != 0 || brace == std::string::npos) {
+    // One line: the worker's first error, without its own prefix.
+    std::string why = outp.substr(0, outp.find('\n'));
+    if (why.rfind("gpudoctor: error: ", 0) == 0) why = why.substr(18);
+    return Error{fmt::format("nccl bench under {} failed: {}", s.key(), why.empty() ? "no output" : why.substr(0, 300))};
+  }
+  auto j = nlohmann::json::parse(outp.substr(brace), nullptr, false);
+  if (j.is_discarded() || !j.contains("results")) return Error{"nccl bench under " + s.key() + " printed no JSON"};
+  for (const auto& row : j["results"])
+    times[s][{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
+        row["out_of_place"]["time_us"].get<double>());
+  return j.value("ranks", 0);
+}
+
+// Stage 1 sweeps NCCL_ALGO x NCCL_PROTO; stage 2 sweeps CTA counts (NCCL_MIN_CTAS = NCCL_MAX_CTAS)
+// under NCCL's default and under every algorithm/protocol stage 1 kept, so the sweep stays
+// algos x protos + (1 + kept) x ctas settings rather than the full product. Each setting runs in
+// `repeats` fresh processes; decideNcclTune keeps only gains beyond the noise.
 int runTune(const TuneArgs& a) {
   auto fail = [](const std::string& m) {
     std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
@@ -339,101 +371,108 @@ int runTune(const TuneArgs& a) {
   for (const auto& c : splitList(a.collectives))
     if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "reduce")
       return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)");
-  // (combo) -> (coll, bytes) -> times
-  std::map<std::string, std::map<std::pair<std::string, int64_t>, std::vector<double>>> times;
-  auto algos = splitList(a.algos), protos = splitList(a.protos);
-  size_t total = algos.size() * protos.size() * static_cast<size_t>(a.repeats), done = 0;
-  for (const auto& algo : algos)
-    for (const auto& proto : protos)
+  auto algos = splitList(a.algos), protos = splitList(a.protos), ctas = splitList(a.ctas);
+  for (const auto& c : ctas)
+    if (c != "default" && (c.find_first_not_of("0123456789") != std::string::npos || std::atoi(c.c_str()) < 1 ||
+                           std::atoi(c.c_str()) > 64))
+      return fail("--ctas: \"" + c + "\" is not a CTA count (1-64)");
+  std::vector<NcclTuneSetting> stage1;
+  bool has_default = false;
+  for (const auto& al : algos)
+    for (const auto& pr : protos) {
+      stage1.push_back({al, pr, "default"});
+      has_default |= stage1.back().isDefault();
+    }
+  if (!has_default) stage1.insert(stage1.begin(), NcclTuneSetting{});
+  NcclSweepTimes times;
+  int nranks = 0;
+  size_t done = 0;
+  auto measure = [&](const std::vector<NcclTuneSetting>& settings, size_t total) -> Status {
+    for (const auto& s : settings)
       for (int r = 0; r < a.repeats; ++r) {
-        std::string cmd;
-        cmd += algo == "default" ? "env -u NCCL_ALGO " : "NCCL_ALGO=" + algo + " ";
-        cmd += proto == "default" ? "env -u NCCL_PROTO " : "NCCL_PROTO=" + proto + " ";
-        cmd += fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {} 2>&1",
-                           getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes, a.factor,
-                           a.collectives, a.dtype, a.iters, a.warmup);
-        FILE* p = popen(cmd.c_str(), "r");
-        if (!p) return fail("cannot start nccl bench");
-        std::string outp;
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, p)) > 0) outp.append(buf, n);
-        int st = pclose(p);
+        auto n = benchOnce(a, s, times);
+        if (!n.ok()) return n.error();
+        nranks = n.value();
         ++done;
-        std::fprintf(stderr, "\rnccl tune: %zu/%zu runs (NCCL_ALGO=%s NCCL_PROTO=%s)   ", done, total, algo.c_str(), proto.c_str());
-        size_t brace = outp.find('{');
-        if (st != 0 || brace == std::string::npos) {
-          std::fprintf(stderr, "\n");
-          return fail(fmt::format("nccl bench with NCCL_ALGO={} NCCL_PROTO={} failed: {}", algo, proto,
-                                  outp.substr(0, 300)));
-        }
-        auto j = nlohmann::json::parse(outp.substr(brace), nullptr, false);
-        if (j.is_discarded()) return fail("nccl bench printed no JSON");
-        for (const auto& row : j["results"])
-          times[algo + "/" + proto][{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
-              row["out_of_place"]["time_us"].get<double>());
+        std::fprintf(stderr, "\rnccl tune: %zu/%zu runs (%s)          ", done, total, s.key().c_str());
       }
-  std::fprintf(stderr, "\n");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return {};
   };
-  const auto& def = times["default/default"];
-  std::string o = fmt::format("# gpudoctor nccl tune: {} settings x {} repeats, medians of out-of-place time\n",
-                              algos.size() * protos.size(), a.repeats);
-  o += fmt::format("{:<14} {:>12} {:>11} {:>16} {:>11} {:>7}\n", "collective", "bytes", "default us", "best", "best us", "gain");
-  std::string cfg = "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels\n";
-  std::vector<std::tuple<std::string, int64_t, std::string>> winners;
-  for (const auto& [key, dv] : def) {
-    double d = median(dv), spread = *std::max_element(dv.begin(), dv.end()) - *std::min_element(dv.begin(), dv.end());
-    std::string best = "default/default";
-    double bt = d;
-    for (const auto& [combo, m] : times) {
-      if (combo.find("default") != std::string::npos) continue;  // the plugin needs both set
-      auto it = m.find(key);
-      if (it == m.end()) continue;
-      double t = median(it->second);
-      if (t < bt) {
-        bt = t;
-        best = combo;
-      }
-    }
-    // Keep a choice only when every run of it beat every run of the default (the two ranges do not
-    // overlap) and its median is 5 % better: small-message latency varies between processes, and a
-    // median of a few runs alone chose wrongly on 2 x H200 (docs/nccl_tune_2xh200.md).
-    double best_max = best == "default/default" ? d : 0;
-    if (best != "default/default") {
-      const auto& bv = times[best][key];
-      best_max = *std::max_element(bv.begin(), bv.end());
-    }
-    double def_min = *std::min_element(dv.begin(), dv.end());
-    bool wins = best != "default/default" && bt < 0.95 * d && best_max < def_min && d - bt > spread;
-    if (!wins) {
-      best = "default";
-      bt = d;
-    }
-    o += fmt::format("{:<14} {:>12} {:>11.2f} {:>16} {:>11.2f} {:>6.1f}%\n", key.first, key.second, d, best, bt,
-                     100 * (d - bt) / d);
-    winners.emplace_back(key.first, key.second, wins ? best : "");
+  size_t planned = stage1.size() * static_cast<size_t>(a.repeats);
+  if (Status st = measure(stage1, planned); !st.ok()) {
+    std::fprintf(stderr, "\n");
+    return fail(st.message());
   }
-  // Size ranges: each measured size stands for the sizes up to the next one.
-  for (size_t i = 0; i < winners.size(); ++i) {
-    const auto& [coll, bytes, combo] = winners[i];
-    if (combo.empty()) continue;
-    int64_t hi = i + 1 < winners.size() && std::get<0>(winners[i + 1]) == coll ? std::get<1>(winners[i + 1]) - 1
-                                                                               : (int64_t{1} << 62);
-    int64_t lo = i > 0 && std::get<0>(winners[i - 1]) == coll ? bytes : 0;
-    size_t slash = combo.find('/');
-    cfg += fmt::format("{},{},{},{},{},0\n", coll, lo, hi, combo.substr(0, slash), combo.substr(slash + 1));
+  std::vector<NcclTuneSetting> stage2;
+  if (!ctas.empty()) {
+    std::vector<NcclTuneSetting> bases = {NcclTuneSetting{}};
+    for (const auto& c : decideNcclTune(times).choices)
+      if (c.kept && std::find(bases.begin(), bases.end(), c.best) == bases.end()) bases.push_back(c.best);
+    for (const auto& b : bases)
+      for (const auto& c : ctas)
+        if (c != "default") stage2.push_back({b.algo, b.proto, c});
   }
+  if (Status st = measure(stage2, planned + stage2.size() * static_cast<size_t>(a.repeats)); !st.ok()) {
+    std::fprintf(stderr, "\n");
+    return fail(st.message());
+  }
+  std::fprintf(stderr, "\n");
+  NcclTuneDecision d = decideNcclTune(times);
+  std::string cfg = ncclTunerConfig(d, nranks, 1);
   std::ofstream f(a.out + ".tmp");
   f << cfg;
   f.close();
-  if (!f || std::rename((a.out + ".tmp").c_str(), a.out.c_str()) != 0) return fail(a.out + ": cannot write");
-  o += fmt::format("\nTuner configuration written to {}. Apply it with:\n  NCCL_TUNER_PLUGIN=<dir>/libnccl-tuner-gpudoctor.so "
-                   "GPUDOCTOR_TUNER_CONFIG={}\nChoices within noise (median gain < 5 %, or run ranges overlapping the "
-                   "default's) keep NCCL's default.\n",
-                   a.out, a.out);
+  if (!f || std::rename((a.out + ".tmp").c_str(), a.out.c_str()) != 0) {
+    std::remove((a.out + ".tmp").c_str());
+    return fail(a.out + ": cannot write the tuner configuration");
+  }
+  std::string env;
+  for (const auto& e : d.env_setting.envLines()) env += (env.empty() ? "" : " ") + e;
+  std::string o;
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["tool"] = "gpudoctor nccl tune";
+    j["ranks"] = nranks;
+    j["settings"] = times.size();
+    j["repeats"] = a.repeats;
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const auto& c : d.choices)
+      arr.push_back({{"collective", c.key.collective}, {"bytes", c.key.bytes},
+                     {"default_us", {{"median", c.default_median_us}, {"min", c.default_min_us}, {"max", c.default_max_us}}},
+                     {"best", c.best.key()},
+                     {"best_us", {{"median", c.best_median_us}, {"min", c.best_min_us}, {"max", c.best_max_us}}},
+                     {"gain", c.gain()}, {"kept", c.kept}});
+    j["choices"] = arr;
+    j["env"] = d.has_env_setting ? nlohmann::ordered_json(d.env_setting.envLines()) : nlohmann::ordered_json::array();
+    if (!d.has_env_setting) j["why_no_env"] = d.why_no_env;
+    j["tuner_config"] = a.out;
+    o = j.dump(1) + "\n";
+  } else {
+    o = fmt::format("# gpudoctor nccl tune: {} ranks, {} settings x {} fresh processes, out-of-place time (us), "
+                    "median [min-max]\n",
+                    nranks, times.size(), a.repeats);
+    o += fmt::format("{:<14} {:>11} {:>26} {:>22} {:>26} {:>7}\n", "collective", "bytes", "default", "best setting",
+                     "best", "gain");
+    for (const auto& c : d.choices)
+      o += fmt::format("{:<14} {:>11} {:>26} {:>22} {:>26} {:>6.1f}%{}\n", c.key.collective, c.key.bytes,
+                       fmt::format("{:.2f} [{:.2f}-{:.2f}]", c.default_median_us, c.default_min_us, c.default_max_us),
+                       c.best.key(),
+                       fmt::format("{:.2f} [{:.2f}-{:.2f}]", c.best_median_us, c.best_min_us, c.best_max_us),
+                       100 * c.gain(), c.kept ? " kept" : "");
+    o += "\nKept: every run of the setting beat every run of the default, and the median by > 5 %; the rest keep "
+         "NCCL's default.\n";
+    if (d.has_env_setting)
+      o += fmt::format("\nEnvironment lines for the whole job (faster at {} size(s), never slower beyond the noise):\n"
+                       "  {}\n",
+                       d.env_wins, env);
+    else
+      o += "\nEnvironment lines: none: " + d.why_no_env + ".\n";
+    o += fmt::format("\nTuner configuration written to {} (per collective and size). Apply it with:\n"
+                     "  NCCL_TUNER_PLUGIN=<dir>/libnccl-tuner-gpudoctor.so GPUDOCTOR_TUNER_CONFIG={}\n"
+                     "A channel count above the communicator's own (NCCL_DEBUG=INFO: \"N coll channels\") also needs "
+                     "NCCL_MIN_CTAS.\n",
+                     a.out, a.out);
+  }
   std::fwrite(o.data(), 1, o.size(), stdout);
   return 0;
 }
@@ -444,13 +483,16 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
   auto a = std::make_shared<TuneArgs>();
   auto* cmd = nccl->add_subcommand(
       "tune",
-      "Sweep NCCL_ALGO x NCCL_PROTO per collective and size (a fresh nccl bench run per setting and repeat), "
-      "take medians, keep only gains beyond the noise, and write a configuration for gpudoctor's NCCL tuner "
-      "plugin (libnccl-tuner-gpudoctor.so).");
+      "Sweep NCCL_ALGO x NCCL_PROTO, then CTA counts (NCCL_MIN_CTAS = NCCL_MAX_CTAS), per collective and size, "
+      "each setting in several fresh nccl bench processes; keep only gains beyond the noise; print environment "
+      "lines safe for the whole job (if any) and write a per-size configuration for gpudoctor's NCCL tuner plugin "
+      "(libnccl-tuner-gpudoctor.so).");
   addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce (comma list)");
   cmd->add_option("--algos", a->algos, "Algorithms to try (NCCL_ALGO values; default = NCCL's choice)")->capture_default_str();
   cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
+  cmd->add_option("--ctas", a->ctas, "CTA counts to try in stage 2 (\"\" skips it)")->capture_default_str();
   cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_flag("--json", a->json, "JSON output");
   cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
   return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };
 }

@@ -5,6 +5,7 @@
 //   NCCL_TUNER_PLUGIN=/path/libnccl-tuner-gpudoctor.so GPUDOCTOR_TUNER_CONFIG=tuner.csv
 // The config: lines "collective,min_bytes,max_bytes,algorithm,protocol,channels[,nranks,nnodes]"
 // (# comments; nranks/nnodes 0 or absent = any shape), e.g. "allreduce,0,65535,tree,ll,0,16,2".
+// "default,default" as algorithm and protocol sets only the channel count.
 // A file with any line it cannot read is rejected whole: a training job must never run on half a
 // configuration. Exports the v5 interface (NCCL 2.28/2.29) and v4/v3 (NCCL 2.21-2.27); the structs
 // are declared here from NCCL's documented layout. It never fails a call: errors are logged through
@@ -55,7 +56,7 @@ constexpr unsigned long kInit = 0x1, kTuning = 0x40;
 struct Rule {
   int coll;  // ncclFunc_t: Broadcast 0, Reduce 1, AllGather 2, ReduceScatter 3, AllReduce 4
   uint64_t lo, hi;
-  int algo, proto, channels;
+  int algo, proto, channels;  // algo = proto = -1: channels only
   uint64_t nranks, nnodes;  // 0 = any
 };
 
@@ -127,8 +128,14 @@ bool readConfig(const char* path, std::vector<Rule>& rules, std::string& why) {
     Rule r{};
     uint64_t ch = 0;
     bool ok = (f.size() == 6 || f.size() == 8) && (r.coll = collOf(f[0])) >= 0 && number(f[1], r.lo) &&
-              number(f[2], r.hi) && r.lo <= r.hi && (r.algo = algoOf(f[3])) >= 0 && (r.proto = protoOf(f[4])) >= 0 &&
-              number(f[5], ch) && ch <= 1024 && (f.size() == 6 || (number(f[6], r.nranks) && number(f[7], r.nnodes)));
+              number(f[2], r.hi) && r.lo <= r.hi && number(f[5], ch) && ch <= 1024 &&
+              (f.size() == 6 || (number(f[6], r.nranks) && number(f[7], r.nnodes)));
+    if (ok && f[3] == "default" && f[4] == "default") {
+      r.algo = r.proto = -1;
+      ok = ch > 0;  // a rule that changes nothing is a mistake
+    } else if (ok) {
+      ok = (r.algo = algoOf(f[3])) >= 0 && (r.proto = protoOf(f[4])) >= 0;
+    }
     if (!ok) {
       why = std::string(path) + ":" + std::to_string(lineno) + ": cannot read \"" + line +
             "\" (want collective,min_bytes,max_bytes,algorithm,protocol,channels[,nranks,nnodes])";
@@ -169,6 +176,10 @@ ncclResult_t getCollInfo(void* ctx, int coll, size_t bytes, int, float** table, 
   if (!c || !table) return 0;
   for (const auto& r : c->rules) {
     if (r.coll != coll || bytes < r.lo || bytes > r.hi) continue;
+    if (r.algo < 0) {
+      if (nChannels) *nChannels = r.channels;
+      return 0;
+    }
     if (r.algo >= numAlgo || r.proto >= numProto) return 0;
     // NCCL passes its float[numAlgo][numProto] table cast to float**: index it as one block.
     float* cost = reinterpret_cast<float*>(table);

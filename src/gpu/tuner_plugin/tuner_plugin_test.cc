@@ -84,13 +84,13 @@ class TunerPlugin : public ::testing::Test {
 
 TEST_F(TunerPlugin, AppliesTheConfigToNcclsCostTable) {
   config("# test\nallreduce,0,4095,tree,ll128,0\nAllReduce, 2097152, 16777215, Ring, LL, 16\n"
-         "allgather,0,100,nvls,simple,0\n");
+         "allgather,0,100,nvls,simple,0\nreducescatter,0,100,default,default,4\n");
   EXPECT_STREQ(t_->name, "gpudoctor");
   void* ctx = nullptr;
   ASSERT_EQ(t_->init(&ctx, 1, 8, 1, reinterpret_cast<void*>(&logger), nullptr, nullptr), 0);
   ASSERT_FALSE(g_log.empty());
   EXPECT_EQ(g_log.back().first, 3);  // INFO: proves the plugin loaded and what it read
-  EXPECT_NE(g_log.back().second.find("3 of 3 rules"), std::string::npos) << g_log.back().second;
+  EXPECT_NE(g_log.back().second.find("4 of 4 rules"), std::string::npos) << g_log.back().second;
   int nch = 0;
   // allreduce (4), 1 KiB: tree (0) / LL128 (1) forced to cost 0, nothing else touched.
   reset();
@@ -114,6 +114,11 @@ TEST_F(TunerPlugin, AppliesTheConfigToNcclsCostTable) {
   t_->getCollInfo(ctx, 2, 64, 1, table(), 7, 3, 0, &nch);
   EXPECT_EQ(table_[4][2], -1.0f);
   EXPECT_EQ(zeros(), 0);
+  // Channels only: the cost table stays NCCL's.
+  reset();
+  t_->getCollInfo(ctx, 3, 64, 1, table(), 7, 3, 0, &nch);
+  EXPECT_EQ(zeros(), 0);
+  EXPECT_EQ(nch, 4);
   EXPECT_EQ(t_->finalize(ctx), 0);
 }
 
@@ -142,7 +147,8 @@ TEST_F(TunerPlugin, MalformedConfigFallsBackToNcclsDefaults) {
                           "allreduce,4096,0,tree,ll128,0\n", "allreduce,0,4095,warp,ll128,0\n",
                           "allreduce,0,4095,tree,ll256,0\n", "sendrecv,0,4095,tree,ll,0\n",
                           "allreduce,-1,4095,tree,ll,0\n", "allreduce,0,4095,tree,ll,x\n",
-                          "allreduce,0,99999999999999999999999,tree,ll,0\n", "allreduce,0,4095,tree,ll,0,8\n"}) {
+                          "allreduce,0,99999999999999999999999,tree,ll,0\n", "allreduce,0,4095,tree,ll,0,8\n",
+                          "allreduce,0,4095,default,default,0\n", "allreduce,0,4095,default,ll,4\n"}) {
     SCOPED_TRACE(bad);
     config(bad);
     g_log.clear();

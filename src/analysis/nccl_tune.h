@@ -1,0 +1,66 @@
+// The decision half of `gpudoctor nccl tune`: from the times measured per NCCL setting (fresh
+// processes, repeats), which setting to keep per collective and size, which environment lines (if
+// any) are safe for the whole job, and the tuner plugin's configuration. Pure: no processes, no I/O,
+// so the rule that rejects noise is tested without a GPU.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpudoctor {
+
+// One NCCL setting a sweep runs under: "default" leaves the variable unset.
+struct NcclTuneSetting {
+  std::string algo = "default", proto = "default", ctas = "default";
+  // "ring/ll/ctas=8" style key, "default" for all-default.
+  std::string key() const;
+  // The environment assignments this setting needs (NCCL_ALGO=..., NCCL_MIN_CTAS=..., ...).
+  std::vector<std::string> envLines() const;
+  bool isDefault() const { return algo == "default" && proto == "default" && ctas == "default"; }
+  auto operator<=>(const NcclTuneSetting&) const = default;
+};
+
+// One collective at one size.
+struct NcclSizeKey {
+  std::string collective;
+  int64_t bytes = 0;
+  auto operator<=>(const NcclSizeKey&) const = default;
+};
+
+// Per setting, per collective and size: the times of each fresh process (µs).
+using NcclSweepTimes = std::map<NcclTuneSetting, std::map<NcclSizeKey, std::vector<double>>>;
+
+// What the sweep concluded for one collective and size.
+struct NcclTuneChoice {
+  NcclSizeKey key;
+  double default_median_us = 0, default_min_us = 0, default_max_us = 0;
+  NcclTuneSetting best;  // the fastest median among the others (default when none measured)
+  double best_median_us = 0, best_min_us = 0, best_max_us = 0;
+  bool kept = false;  // best beats the default beyond the noise (see decideNcclTune)
+  // Median gain of best over the default, as a fraction of the default (negative = slower).
+  double gain() const { return default_median_us > 0 ? 1 - best_median_us / default_median_us : 0; }
+};
+
+// The whole conclusion.
+struct NcclTuneDecision {
+  std::vector<NcclTuneChoice> choices;  // by collective, then size
+  // One setting safe as environment lines for the whole job: it wins somewhere beyond the noise and
+  // loses nowhere beyond it. Empty when no such setting was measured.
+  NcclTuneSetting env_setting;
+  bool has_env_setting = false;
+  int env_wins = 0;
+  std::string why_no_env;  // when !has_env_setting
+};
+
+// Keeps a non-default setting for a size only when every run of it beat every run of the default
+// (the ranges do not overlap), its median is more than min_gain faster, and the median difference is
+// above the default's own spread. Small-message latency differs between processes by more than a
+// median of a few runs shows (docs/nccl_tune_2xh200.md).
+NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = 0.05);
+
+// The tuner plugin's configuration (collective,min_bytes,max_bytes,algorithm,protocol,channels,
+// nranks,nnodes): each measured size stands for the sizes up to the next one measured.
+std::string ncclTunerConfig(const NcclTuneDecision& d, int nranks, int nnodes);
+
+}  // namespace gpudoctor

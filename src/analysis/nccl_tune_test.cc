@@ -1,0 +1,67 @@
+// The tune decision on hand-made sweeps whose right answer is known.
+#include "analysis/nccl_tune.h"
+
+#include <gtest/gtest.h>
+
+namespace gpudoctor {
+namespace {
+
+NcclTuneSetting S(std::string a, std::string p, std::string c = "default") { return {a, p, c}; }
+
+TEST(NcclTune, KeepsOnlyGainsBeyondTheNoise) {
+  NcclSweepTimes t;
+  NcclSizeKey small{"allreduce", 512}, mid{"allreduce", 2 << 20}, big{"allreduce", 128 << 20};
+  t[S("default", "default")] = {{small, {6.1, 6.5, 16.9, 6.3, 6.2}}, {mid, {27.7, 27.9, 28.0, 27.8, 27.9}}, {big, {470, 471, 472, 470, 471}}};
+  // ring/ll: clearly faster at 2 MiB (ranges apart), slower at 128 MiB.
+  t[S("ring", "ll")] = {{small, {6.0, 6.1, 6.2, 6.1, 6.0}}, {mid, {22.1, 22.2, 22.1, 22.0, 22.2}}, {big, {900, 901, 902, 900, 903}}};
+  // tree/ll128: a lower median at 512 B but its runs overlap the default's: noise, rejected.
+  t[S("tree", "ll128")] = {{small, {5.0, 5.1, 6.4, 5.2, 5.0}}, {mid, {30, 31, 30, 30, 31}}, {big, {480, 481, 480, 482, 481}}};
+  auto d = decideNcclTune(t);
+  ASSERT_EQ(d.choices.size(), 3u);
+  EXPECT_EQ(d.choices[0].key, small);
+  EXPECT_EQ(d.choices[0].best.key(), "tree/ll128");
+  EXPECT_FALSE(d.choices[0].kept);
+  EXPECT_TRUE(d.choices[1].kept);
+  EXPECT_EQ(d.choices[1].best.key(), "ring/ll");
+  EXPECT_NEAR(d.choices[1].gain(), 1 - 22.1 / 27.9, 1e-12);
+  EXPECT_FALSE(d.choices[2].kept);
+  EXPECT_EQ(d.choices[2].best.key(), "default");
+  // ring/ll is 1.9x slower at 128 MiB: never safe as an environment line.
+  EXPECT_FALSE(d.has_env_setting);
+  EXPECT_FALSE(d.why_no_env.empty());
+  EXPECT_EQ(ncclTunerConfig(d, 2, 1),
+            "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
+            "allreduce,2097152,134217727,ring,ll,0,2,1\n");
+}
+
+TEST(NcclTune, EnvLinesOnlyForASettingThatNeverLoses) {
+  NcclSweepTimes t;
+  NcclSizeKey a{"allgather", 1024}, b{"allgather", 1 << 20};
+  t[S("default", "default")] = {{a, {10, 10.2, 10.1}}, {b, {50, 50.5, 50.2}}};
+  t[S("default", "default", "16")] = {{a, {10.1, 10.0, 10.2}}, {b, {40, 40.1, 40.2}}};
+  t[S("default", "simple")] = {{a, {9.0, 9.1, 9.0}}, {b, {60, 61, 60}}};
+  auto d = decideNcclTune(t);
+  ASSERT_TRUE(d.has_env_setting);
+  EXPECT_EQ(d.env_setting.key(), "default/default/ctas=16");
+  EXPECT_EQ(d.env_wins, 1);
+  EXPECT_EQ(d.env_setting.envLines(), (std::vector<std::string>{"NCCL_MIN_CTAS=16", "NCCL_MAX_CTAS=16"}));
+  // Per size: default/simple is never a plugin choice (algorithm and protocol go together); the
+  // CTA setting at 1 MiB is, as a channels-only rule up to the largest size.
+  EXPECT_FALSE(d.choices[0].kept);
+  EXPECT_NE(d.choices[0].best.key(), "default/simple");
+  EXPECT_TRUE(d.choices[1].kept);
+  EXPECT_EQ(ncclTunerConfig(d, 8, 1),
+            "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
+            "allgather,1048576,4611686018427387904,default,default,16,8,1\n");
+}
+
+TEST(NcclTune, NoDefaultMeasured) {
+  NcclSweepTimes t;
+  t[S("ring", "ll")] = {{{"allreduce", 8}, {1.0}}};
+  auto d = decideNcclTune(t);
+  EXPECT_TRUE(d.choices.empty());
+  EXPECT_FALSE(d.has_env_setting);
+}
+
+}  // namespace
+}  // namespace gpudoctor
