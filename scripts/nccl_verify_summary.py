@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Summarizes scripts/nccl_verify_gpu.sh's raw JSON: per size, median [min-max] out-of-place time of
+the fresh processes in each group (default NCCL, with the gpudoctor tuner plugin, PyTorch all_reduce,
+gpudoctor on PyTorch's NCCL library), and whether the plugin's range lies apart from the default's."""
+import glob
+import json
+import os
+import sys
+
+
+def load(raw, group):
+    runs = []
+    for p in sorted(glob.glob(os.path.join(raw, group + "_*.json"))):
+        try:
+            j = json.load(open(p))
+        except (ValueError, OSError):
+            continue
+        rows = {}
+        for r in j["results"]:
+            t = r["out_of_place"]["time_us"] if "out_of_place" in r else r["time_us"]
+            w = r["out_of_place"]["wrong"] if "out_of_place" in r else r["wrong"]
+            rows[r["bytes"]] = (t, w)
+        runs.append(rows)
+    return runs
+
+
+def stat(runs, b):
+    v = sorted(r[b][0] for r in runs if b in r)
+    return (v[len(v) // 2], v[0], v[-1]) if v else None
+
+
+def main():
+    raw = sys.argv[1]
+    groups = {g: load(raw, g) for g in ("default", "plugin", "torch", "torchnccl")}
+    sizes = sorted(groups["default"][0].keys()) if groups["default"] else []
+    wrong = {g: sum(x[1] for r in runs for x in r.values()) for g, runs in groups.items()}
+    print("| bytes | default µs | plugin µs | plugin vs default | PyTorch all_reduce µs | gpudoctor on PyTorch's NCCL µs |")
+    print("|---|---|---|---|---|---|")
+    fmt = lambda s: f"{s[0]:.2f} [{s[1]:.2f}–{s[2]:.2f}]" if s else "–"
+    for b in sizes:
+        d, p = stat(groups["default"], b), stat(groups["plugin"], b)
+        verdict = ""
+        if d and p:
+            ch = 100 * (p[0] - d[0]) / d[0]
+            verdict = f"{ch:+.1f} %"
+            verdict += " (faster, ranges apart)" if p[2] < d[1] else " (slower, ranges apart)" if p[1] > d[2] else " (within noise)"
+        print(f"| {b} | {fmt(d)} | {fmt(p)} | {verdict} | {fmt(stat(groups['torch'], b))} | {fmt(stat(groups['torchnccl'], b))} |")
+    busbw = lambda g: (lambda s: sizes[-1] / s[0] / 1e3 * 1.0 if s else 0)(stat(groups[g], sizes[-1])) if sizes else 0
+    print()
+    print(f"runs: " + ", ".join(f"{g} {len(r)}" for g, r in groups.items()) + "; wrong elements: " +
+          ", ".join(f"{g} {w}" for g, w in wrong.items()))
+    if sizes:
+        print(f"busbw at {sizes[-1]} B (2 ranks: factor 1.0): " + ", ".join(f"{g} {busbw(g):.1f} GB/s" for g in groups if groups[g]))
+
+
+if __name__ == "__main__":
+    main()
