@@ -42,7 +42,7 @@ bool beats(const Stats& a, const Stats& b, double min_gain) {
 
 }  // namespace
 
-NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain) {
+NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain, int max_plugin_channels) {
   NcclTuneDecision d;
   auto def_it = times.find(NcclTuneSetting{});
   if (def_it == times.end()) {
@@ -61,6 +61,7 @@ NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain) {
     for (const auto& [setting, m] : times) {
       // The plugin sets algorithm and protocol together or neither (NCCL's rule for tuners).
       if (setting.isDefault() || (setting.algo == "default") != (setting.proto == "default")) continue;
+      if (max_plugin_channels > 0 && setting.ctas != "default" && std::stoi(setting.ctas) > max_plugin_channels) continue;
       auto it = m.find(key);
       if (it == m.end() || it->second.empty()) continue;
       Stats s = stats(it->second);

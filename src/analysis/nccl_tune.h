@@ -57,7 +57,10 @@ struct NcclTuneDecision {
 // (the ranges do not overlap), its median is more than min_gain faster, and the median difference is
 // above the default's own spread. Small-message latency differs between processes by more than a
 // median of a few runs shows (docs/nccl_tune_2xh200.md).
-NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = 0.05);
+// A per-size choice whose CTA count is above max_plugin_channels (the communicator's own channel
+// count; 0 = unknown) is not offered to the plugin, which can lower NCCL's channel count but not
+// raise it; such a setting can still qualify as environment lines.
+NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = 0.05, int max_plugin_channels = 0);
 
 // The tuner plugin's configuration (collective,min_bytes,max_bytes,algorithm,protocol,channels,
 // nranks,nnodes): each measured size stands for the sizes up to the next one measured.

@@ -55,6 +55,20 @@ TEST(NcclTune, EnvLinesOnlyForASettingThatNeverLoses) {
             "allgather,1048576,4611686018427387904,default,default,16,8,1\n");
 }
 
+TEST(NcclTune, ThePluginCannotRaiseTheChannelCount) {
+  NcclSweepTimes t;
+  NcclSizeKey k{"allreduce", 2 << 20};
+  t[S("default", "default")] = {{k, {27.7, 27.8, 27.9}}};
+  t[S("ring", "ll", "32")] = {{k, {20.0, 20.1, 20.2}}};
+  t[S("ring", "ll", "16")] = {{k, {22.0, 22.1, 22.2}}};
+  EXPECT_EQ(decideNcclTune(t, 0.05, 0).choices[0].best.key(), "ring/ll/ctas=32");
+  auto d = decideNcclTune(t, 0.05, 24);  // the communicator has 24 channels
+  EXPECT_EQ(d.choices[0].best.key(), "ring/ll/ctas=16");
+  EXPECT_TRUE(d.choices[0].kept);
+  ASSERT_TRUE(d.has_env_setting);  // as environment lines 32 CTAs are possible
+  EXPECT_EQ(d.env_setting.key(), "ring/ll/ctas=32");
+}
+
 TEST(NcclTune, NoDefaultMeasured) {
   NcclSweepTimes t;
   t[S("ring", "ll")] = {{{"allreduce", 8}, {1.0}}};

@@ -332,12 +332,13 @@ std::vector<std::string> splitList(const std::string& s) {
 
 // One fresh `nccl bench` process under a setting (NCCL caches CTA counts per process and reads
 // ALGO/PROTO at communicator init): its out-of-place times per collective and size, and the rank count.
-Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, NcclSweepTimes& times) {
-  std::string cmd = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_MIN_CTAS -u NCCL_MAX_CTAS -u NCCL_TUNER_PLUGIN ";
+Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, const std::string& collectives, NcclSweepTimes& times,
+                      const std::string& extra_env = "") {
+  std::string cmd = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_MIN_CTAS -u NCCL_MAX_CTAS -u NCCL_TUNER_PLUGIN " + extra_env + " ";
   for (const auto& e : s.envLines()) cmd += e + " ";
   cmd += fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {} 2>&1",
                      getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes, a.factor,
-                     a.collectives, a.dtype, a.iters, a.warmup);
+                     collectives, a.dtype, a.iters, a.warmup);
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return Error{"cannot start nccl bench"};
   std::string outp;
@@ -357,6 +358,30 @@ Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, NcclSweepTime
     times[s][{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
         row["out_of_place"]["time_us"].get<double>());
   return j.value("ranks", 0);
+}
+
+// The communicator's own channel count under NCCL's defaults, from one default run with
+// NCCL_DEBUG=INFO ("24 coll channels, ..."); 0 when NCCL did not say.
+int defaultChannels(const TuneArgs& a) {
+  NcclSweepTimes times;  // not part of the sweep: logging at init must not touch its figures
+  std::string base = (std::filesystem::temp_directory_path() / fmt::format("gpudoctor_tune_{}", getpid())).string();
+  auto n = benchOnce(a, NcclTuneSetting{}, a.collectives, times,
+                     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE=" + base + ".%p.log");
+  int channels = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+    std::string path = e.path().string();
+    if (path.rfind(base + ".", 0) != 0) continue;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+      if (size_t k = line.find(" coll channels"); k != std::string::npos) {
+        size_t b = line.find_last_not_of("0123456789", k - 1);
+        int c = std::atoi(line.c_str() + b + 1);
+        if (c > 0) channels = channels ? std::min(channels, c) : c;
+      }
+    std::filesystem::remove(e.path(), ec);
+  }
+  return n.ok() ? channels : 0;
 }
 
 // Stage 1 sweeps NCCL_ALGO x NCCL_PROTO; stage 2 sweeps CTA counts (NCCL_MIN_CTAS = NCCL_MAX_CTAS)
@@ -387,18 +412,38 @@ int runTune(const TuneArgs& a) {
   NcclSweepTimes times;
   int nranks = 0;
   size_t done = 0;
+  // NCCL refuses some pairs (NCCL_ALGO=tree for allgather: "invalid usage"). When a setting's first
+  // process fails, each collective is tried alone; the ones NCCL refuses are not measured under that
+  // setting (they keep the default), and only if none runs is it an error.
   auto measure = [&](const std::vector<NcclTuneSetting>& settings, size_t total) -> Status {
-    for (const auto& s : settings)
+    for (const auto& s : settings) {
+      std::string colls = a.collectives;
       for (int r = 0; r < a.repeats; ++r) {
-        auto n = benchOnce(a, s, times);
+        auto n = benchOnce(a, s, colls, times);
+        if (!n.ok() && r == 0 && colls.find(',') != std::string::npos) {
+          std::string ok;
+          for (const auto& c : splitList(colls))
+            if (auto one = benchOnce(a, s, c, times); one.ok()) {
+              ok += (ok.empty() ? "" : ",") + c;
+              n = one;
+            }
+          if (!ok.empty()) {
+            std::fprintf(stderr, "\nnccl tune: NCCL refuses %s for some collectives; measured only %s under it\n",
+                         s.key().c_str(), ok.c_str());
+            colls = ok;
+          }
+        }
         if (!n.ok()) return n.error();
         nranks = n.value();
         ++done;
         std::fprintf(stderr, "\rnccl tune: %zu/%zu runs (%s)          ", done, total, s.key().c_str());
       }
+    }
     return {};
   };
-  size_t planned = stage1.size() * static_cast<size_t>(a.repeats);
+  size_t planned = stage1.size() * static_cast<size_t>(a.repeats) + 1;
+  int channels = defaultChannels(a);
+  ++done;
   if (Status st = measure(stage1, planned); !st.ok()) {
     std::fprintf(stderr, "\n");
     return fail(st.message());
@@ -406,7 +451,7 @@ int runTune(const TuneArgs& a) {
   std::vector<NcclTuneSetting> stage2;
   if (!ctas.empty()) {
     std::vector<NcclTuneSetting> bases = {NcclTuneSetting{}};
-    for (const auto& c : decideNcclTune(times).choices)
+    for (const auto& c : decideNcclTune(times, 0.05, channels).choices)
       if (c.kept && std::find(bases.begin(), bases.end(), c.best) == bases.end()) bases.push_back(c.best);
     for (const auto& b : bases)
       for (const auto& c : ctas)
@@ -417,7 +462,7 @@ int runTune(const TuneArgs& a) {
     return fail(st.message());
   }
   std::fprintf(stderr, "\n");
-  NcclTuneDecision d = decideNcclTune(times);
+  NcclTuneDecision d = decideNcclTune(times, 0.05, channels);
   std::string cfg = ncclTunerConfig(d, nranks, 1);
   std::ofstream f(a.out + ".tmp");
   f << cfg;
@@ -435,6 +480,7 @@ int runTune(const TuneArgs& a) {
     j["ranks"] = nranks;
     j["settings"] = times.size();
     j["repeats"] = a.repeats;
+    j["default_channels"] = channels;
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& c : d.choices)
       arr.push_back({{"collective", c.key.collective}, {"bytes", c.key.bytes},
@@ -449,8 +495,8 @@ int runTune(const TuneArgs& a) {
     o = j.dump(1) + "\n";
   } else {
     o = fmt::format("# gpudoctor nccl tune: {} ranks, {} settings x {} fresh processes, out-of-place time (us), "
-                    "median [min-max]\n",
-                    nranks, times.size(), a.repeats);
+                    "median [min-max]; NCCL's own channel count {}\n",
+                    nranks, times.size(), a.repeats, channels ? std::to_string(channels) : "unknown");
     o += fmt::format("{:<14} {:>11} {:>26} {:>22} {:>26} {:>7}\n", "collective", "bytes", "default", "best setting",
                      "best", "gain");
     for (const auto& c : d.choices)
@@ -469,8 +515,7 @@ int runTune(const TuneArgs& a) {
       o += "\nEnvironment lines: none: " + d.why_no_env + ".\n";
     o += fmt::format("\nTuner configuration written to {} (per collective and size). Apply it with:\n"
                      "  NCCL_TUNER_PLUGIN=<dir>/libnccl-tuner-gpudoctor.so GPUDOCTOR_TUNER_CONFIG={}\n"
-                     "A channel count above the communicator's own (NCCL_DEBUG=INFO: \"N coll channels\") also needs "
-                     "NCCL_MIN_CTAS.\n",
+                     "Per-size choices use at most NCCL's own channel count: the plugin can lower it, not raise it.\n",
                      a.out, a.out);
   }
   std::fwrite(o.data(), 1, o.size(), stdout);
