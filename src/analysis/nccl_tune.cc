@@ -1,6 +1,7 @@
 #include "analysis/nccl_tune.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -108,18 +109,54 @@ NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain, in
   return d;
 }
 
+int validateNcclTune(NcclTuneDecision& d, const std::map<NcclSizeKey, std::vector<double>>& default_times,
+                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times, double min_gain) {
+  int dropped = 0;
+  for (auto& c : d.choices) {
+    auto di = default_times.find(c.key);
+    auto pi = plugin_times.find(c.key);
+    if (di == default_times.end() || pi == plugin_times.end() || di->second.empty() || pi->second.empty()) {
+      if (c.kept) {
+        c.kept = false;  // not confirmed: never shipped
+        ++dropped;
+      }
+      continue;
+    }
+    Stats ds = stats(di->second), ps = stats(pi->second);
+    c.plugin_median_us = ps.median;
+    c.plugin_min_us = ps.min;
+    c.plugin_max_us = ps.max;
+    c.regressed = beats(ds, ps, min_gain);
+    if (c.kept) {
+      c.validated = beats(ps, ds, min_gain);
+      if (!c.validated) {
+        c.kept = false;
+        ++dropped;
+      }
+    }
+  }
+  return dropped;
+}
+
 std::string ncclTunerConfig(const NcclTuneDecision& d, int nranks, int nnodes) {
   std::string cfg = "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n";
   const auto& cs = d.choices;
+  auto mid = [](int64_t a, int64_t b) { return static_cast<int64_t>(std::ceil(std::sqrt(double(a) * double(b)))); };
   for (size_t i = 0; i < cs.size(); ++i) {
     if (!cs[i].kept) continue;
     bool prev_same = i > 0 && cs[i - 1].key.collective == cs[i].key.collective;
-    bool next_same = i + 1 < cs.size() && cs[i + 1].key.collective == cs[i].key.collective;
-    int64_t lo = prev_same ? cs[i].key.bytes : 0;
-    int64_t hi = next_same ? cs[i + 1].key.bytes - 1 : (int64_t{1} << 62);
+    int64_t lo = prev_same ? mid(cs[i - 1].key.bytes, cs[i].key.bytes) : 0;
+    // Extend over following sizes that keep the same setting.
+    size_t j = i;
+    while (j + 1 < cs.size() && cs[j + 1].key.collective == cs[i].key.collective && cs[j + 1].kept &&
+           cs[j + 1].best == cs[i].best)
+      ++j;
+    bool next_same = j + 1 < cs.size() && cs[j + 1].key.collective == cs[i].key.collective;
+    int64_t hi = next_same ? mid(cs[j].key.bytes, cs[j + 1].key.bytes) - 1 : (int64_t{1} << 62);
     const NcclTuneSetting& s = cs[i].best;
     std::string channels = s.ctas == "default" ? "0" : s.ctas;
     cfg += fmt::format("{},{},{},{},{},{},{},{}\n", cs[i].key.collective, lo, hi, s.algo, s.proto, channels, nranks, nnodes);
+    i = j;
   }
   return cfg;
 }

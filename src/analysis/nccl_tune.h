@@ -38,6 +38,11 @@ struct NcclTuneChoice {
   NcclTuneSetting best;  // the fastest median among the others (default when none measured)
   double best_median_us = 0, best_min_us = 0, best_max_us = 0;
   bool kept = false;  // best beats the default beyond the noise (see decideNcclTune)
+  // After validateNcclTune: the plugin's own runs at this size (median/min/max µs; 0 = not measured)
+  // and whether a kept choice held up there.
+  double plugin_median_us = 0, plugin_min_us = 0, plugin_max_us = 0;
+  bool validated = false;
+  bool regressed = false;  // the plugin's runs were slower than the default's beyond the noise
   // Median gain of best over the default, as a fraction of the default (negative = slower).
   double gain() const { return default_median_us > 0 ? 1 - best_median_us / default_median_us : 0; }
 };
@@ -62,8 +67,18 @@ struct NcclTuneDecision {
 // raise it; such a setting can still qualify as environment lines.
 NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = 0.05, int max_plugin_channels = 0);
 
+// Closes the loop: fresh processes with the plugin and its configuration against fresh processes
+// without, after the sweep. A kept choice stays only if the plugin beats the default at its size by
+// the same rule; an untouched size where the plugin is slower beyond the noise is flagged. Returns
+// the number of kept choices dropped.
+int validateNcclTune(NcclTuneDecision& d, const std::map<NcclSizeKey, std::vector<double>>& default_times,
+                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times, double min_gain = 0.05);
+
 // The tuner plugin's configuration (collective,min_bytes,max_bytes,algorithm,protocol,channels,
-// nranks,nnodes): each measured size stands for the sizes up to the next one measured.
+// nranks,nnodes). A kept size stands for the sizes nearer to it than to the next measured size on
+// either side (geometric midpoints), never up to the next measured size: NCCL's crossovers lie in
+// between (ring/LL won at 2 MiB and lost by 33 % at 8 MiB on 2 x H200). Adjacent sizes that keep
+// the same setting merge into one range.
 std::string ncclTunerConfig(const NcclTuneDecision& d, int nranks, int nnodes);
 
 }  // namespace gpudoctor

@@ -31,7 +31,7 @@ TEST(NcclTune, KeepsOnlyGainsBeyondTheNoise) {
   EXPECT_FALSE(d.why_no_env.empty());
   EXPECT_EQ(ncclTunerConfig(d, 2, 1),
             "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
-            "allreduce,2097152,134217727,ring,ll,0,2,1\n");
+            "allreduce,32768,16777215,ring,ll,0,2,1\n");  // midpoints: sqrt(512 * 2 Mi), sqrt(2 Mi * 128 Mi)
 }
 
 TEST(NcclTune, EnvLinesOnlyForASettingThatNeverLoses) {
@@ -52,7 +52,7 @@ TEST(NcclTune, EnvLinesOnlyForASettingThatNeverLoses) {
   EXPECT_TRUE(d.choices[1].kept);
   EXPECT_EQ(ncclTunerConfig(d, 8, 1),
             "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
-            "allgather,1048576,4611686018427387904,default,default,16,8,1\n");
+            "allgather,32768,4611686018427387904,default,default,16,8,1\n");
 }
 
 TEST(NcclTune, ThePluginCannotRaiseTheChannelCount) {
@@ -67,6 +67,44 @@ TEST(NcclTune, ThePluginCannotRaiseTheChannelCount) {
   EXPECT_TRUE(d.choices[0].kept);
   ASSERT_TRUE(d.has_env_setting);  // as environment lines 32 CTAs are possible
   EXPECT_EQ(d.env_setting.key(), "ring/ll/ctas=32");
+}
+
+TEST(NcclTune, AdjacentSizesWithTheSameChoiceMerge) {
+  NcclSweepTimes t;
+  std::vector<int64_t> sizes = {1024, 4096, 16384, 65536};
+  for (int64_t b : sizes) t[S("default", "default")][{"allreduce", b}] = {10, 10.1, 10.2};
+  for (int64_t b : {1024, 4096}) t[S("ring", "ll")][{"allreduce", b}] = {5, 5.1, 5.2};
+  t[S("tree", "ll")][{"allreduce", 65536}] = {5, 5.1, 5.2};
+  auto d = decideNcclTune(t);
+  EXPECT_EQ(ncclTunerConfig(d, 2, 1),
+            "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
+            "allreduce,0,8191,ring,ll,0,2,1\n"
+            "allreduce,32768,4611686018427387904,tree,ll,0,2,1\n");
+}
+
+TEST(NcclTune, ValidationDropsChoicesThePluginDoesNotConfirm) {
+  NcclSweepTimes t;
+  NcclSizeKey a{"allreduce", 512}, b{"allreduce", 2 << 20}, c{"allreduce", 8 << 20};
+  t[S("default", "default")] = {{a, {16.7, 16.8, 16.9}}, {b, {27.7, 27.8, 27.9}}, {c, {47, 47.2, 47.4}}};
+  t[S("tree", "ll128")] = {{a, {11.6, 11.7, 11.8}}};
+  t[S("ring", "ll")] = {{b, {21.4, 21.5, 21.6}}};
+  auto d = decideNcclTune(t);
+  ASSERT_TRUE(d.choices[0].kept);
+  ASSERT_TRUE(d.choices[1].kept);
+  // In the validation processes the default ran 512 B in 6.5 us (the sweep's 16.8 did not hold);
+  // 2 MiB holds; 8 MiB, untouched, was slower with the plugin.
+  std::map<NcclSizeKey, std::vector<double>> def = {{a, {6.2, 6.5, 6.6}}, {b, {27.8, 27.9, 28.1}}, {c, {46.8, 47.4, 47.5}}};
+  std::map<NcclSizeKey, std::vector<double>> plug = {{a, {12.1, 12.3, 12.5}}, {b, {21.3, 21.6, 21.9}}, {c, {63.1, 63.3, 63.4}}};
+  EXPECT_EQ(validateNcclTune(d, def, plug), 1);
+  EXPECT_FALSE(d.choices[0].kept);
+  EXPECT_TRUE(d.choices[0].regressed);
+  EXPECT_TRUE(d.choices[1].kept);
+  EXPECT_TRUE(d.choices[1].validated);
+  EXPECT_DOUBLE_EQ(d.choices[1].plugin_median_us, 21.6);
+  EXPECT_TRUE(d.choices[2].regressed);
+  EXPECT_EQ(ncclTunerConfig(d, 2, 1),
+            "# gpudoctor nccl tune: collective,min_bytes,max_bytes,algorithm,protocol,channels,nranks,nnodes\n"
+            "allreduce,32768,4194303,ring,ll,0,2,1\n");
 }
 
 TEST(NcclTune, NoDefaultMeasured) {

@@ -316,7 +316,8 @@ struct TuneArgs : SweepArgs {
   std::string out = "gpudoctor-tuner.csv";
   std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple", ctas = "4,8,16,32";
   int repeats = 5;
-  bool json = false;
+  bool json = false, no_validate = false;
+  std::string plugin;  // libnccl-tuner-gpudoctor.so; default: beside the binary
 };
 
 std::vector<std::string> splitList(const std::string& s) {
@@ -330,12 +331,24 @@ std::vector<std::string> splitList(const std::string& s) {
   return v;
 }
 
-// One fresh `nccl bench` process under a setting (NCCL caches CTA counts per process and reads
-// ALGO/PROTO at communicator init): its out-of-place times per collective and size, and the rank count.
-Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, const std::string& collectives, NcclSweepTimes& times,
-                      const std::string& extra_env = "") {
-  std::string cmd = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_MIN_CTAS -u NCCL_MAX_CTAS -u NCCL_TUNER_PLUGIN " + extra_env + " ";
-  for (const auto& e : s.envLines()) cmd += e + " ";
+std::string shellQuote(const std::string& v) {
+  std::string q = "'";
+  for (char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+using SizeTimes = std::map<NcclSizeKey, std::vector<double>>;
+
+// One fresh `nccl bench` process with the given environment assignments (NCCL caches CTA counts per
+// process and reads ALGO/PROTO at communicator init): its out-of-place times per collective and
+// size go into `into`; returns the rank count. `label` names the setting in errors.
+Result<int> benchOnce(const TuneArgs& a, const std::string& label, const std::vector<std::string>& env,
+                      const std::string& collectives, SizeTimes& into) {
+  std::string cmd = "env -u NCCL_ALGO -u NCCL_PROTO -u NCCL_MIN_CTAS -u NCCL_MAX_CTAS -u NCCL_TUNER_PLUGIN ";
+  for (const auto& e : env) {
+    size_t eq = e.find('=');
+    cmd += e.substr(0, eq + 1) + shellQuote(e.substr(eq + 1)) + " ";
+  }
   cmd += fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {} 2>&1",
                      getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes, a.factor,
                      collectives, a.dtype, a.iters, a.warmup);
@@ -350,12 +363,12 @@ Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, const std::st
     // One line: the worker's first error, without its own prefix.
     std::string why = outp.substr(0, outp.find('\n'));
     if (why.rfind("gpudoctor: error: ", 0) == 0) why = why.substr(18);
-    return Error{fmt::format("nccl bench under {} failed: {}", s.key(), why.empty() ? "no output" : why.substr(0, 300))};
+    return Error{fmt::format("nccl bench under {} failed: {}", label, why.empty() ? "no output" : why.substr(0, 300))};
   }
   auto j = nlohmann::json::parse(outp.substr(brace), nullptr, false);
-  if (j.is_discarded() || !j.contains("results")) return Error{"nccl bench under " + s.key() + " printed no JSON"};
+  if (j.is_discarded() || !j.contains("results")) return Error{"nccl bench under " + label + " printed no JSON"};
   for (const auto& row : j["results"])
-    times[s][{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
+    into[{row["collective"].get<std::string>(), row["bytes"].get<int64_t>()}].push_back(
         row["out_of_place"]["time_us"].get<double>());
   return j.value("ranks", 0);
 }
@@ -363,10 +376,10 @@ Result<int> benchOnce(const TuneArgs& a, const NcclTuneSetting& s, const std::st
 // The communicator's own channel count under NCCL's defaults, from one default run with
 // NCCL_DEBUG=INFO ("24 coll channels, ..."); 0 when NCCL did not say.
 int defaultChannels(const TuneArgs& a) {
-  NcclSweepTimes times;  // not part of the sweep: logging at init must not touch its figures
+  SizeTimes times;  // not part of the sweep: logging at init must not touch its figures
   std::string base = (std::filesystem::temp_directory_path() / fmt::format("gpudoctor_tune_{}", getpid())).string();
-  auto n = benchOnce(a, NcclTuneSetting{}, a.collectives, times,
-                     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_DEBUG_FILE=" + base + ".%p.log");
+  auto n = benchOnce(a, "default", {"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT", "NCCL_DEBUG_FILE=" + base + ".%p.log"},
+                     a.collectives, times);
   int channels = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
@@ -384,10 +397,13 @@ int defaultChannels(const TuneArgs& a) {
   return n.ok() ? channels : 0;
 }
 
+int runTuneWith(const TuneArgs& a);
+
 // Stage 1 sweeps NCCL_ALGO x NCCL_PROTO; stage 2 sweeps CTA counts (NCCL_MIN_CTAS = NCCL_MAX_CTAS)
 // under NCCL's default and under every algorithm/protocol stage 1 kept, so the sweep stays
 // algos x protos + (1 + kept) x ctas settings rather than the full product. Each setting runs in
-// `repeats` fresh processes; decideNcclTune keeps only gains beyond the noise.
+// `repeats` fresh processes; decideNcclTune keeps only gains beyond the noise; stage 3 re-measures
+// the kept choices through the plugin itself and drops those it does not confirm.
 int runTune(const TuneArgs& a) {
   auto fail = [](const std::string& m) {
     std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
@@ -396,6 +412,23 @@ int runTune(const TuneArgs& a) {
   for (const auto& c : splitList(a.collectives))
     if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "reduce")
       return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)");
+  TuneArgs args = a;
+  if (args.plugin.empty()) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    args.plugin = (self.parent_path() / "libnccl-tuner-gpudoctor.so").string();
+  }
+  if (!args.no_validate && !std::filesystem::exists(args.plugin))
+    return fail("nccl tune: no tuner plugin at " + args.plugin + " to validate with (give --plugin PATH or --no-validate)");
+  args.plugin = std::filesystem::absolute(args.plugin).string();
+  return runTuneWith(args);
+}
+
+int runTuneWith(const TuneArgs& a) {
+  auto fail = [](const std::string& m) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
+    return 1;
+  };
   auto algos = splitList(a.algos), protos = splitList(a.protos), ctas = splitList(a.ctas);
   for (const auto& c : ctas)
     if (c != "default" && (c.find_first_not_of("0123456789") != std::string::npos || std::atoi(c.c_str()) < 1 ||
@@ -419,11 +452,11 @@ int runTune(const TuneArgs& a) {
     for (const auto& s : settings) {
       std::string colls = a.collectives;
       for (int r = 0; r < a.repeats; ++r) {
-        auto n = benchOnce(a, s, colls, times);
+        auto n = benchOnce(a, s.key(), s.envLines(), colls, times[s]);
         if (!n.ok() && r == 0 && colls.find(',') != std::string::npos) {
           std::string ok;
           for (const auto& c : splitList(colls))
-            if (auto one = benchOnce(a, s, c, times); one.ok()) {
+            if (auto one = benchOnce(a, s.key(), s.envLines(), c, times[s]); one.ok()) {
               ok += (ok.empty() ? "" : ",") + c;
               n = one;
             }
@@ -461,16 +494,52 @@ int runTune(const TuneArgs& a) {
     std::fprintf(stderr, "\n");
     return fail(st.message());
   }
-  std::fprintf(stderr, "\n");
   NcclTuneDecision d = decideNcclTune(times, 0.05, channels);
-  std::string cfg = ncclTunerConfig(d, nranks, 1);
-  std::ofstream f(a.out + ".tmp");
-  f << cfg;
-  f.close();
-  if (!f || std::rename((a.out + ".tmp").c_str(), a.out.c_str()) != 0) {
-    std::remove((a.out + ".tmp").c_str());
-    return fail(a.out + ": cannot write the tuner configuration");
+  auto write = [&](const std::string& path, const std::string& text) {
+    std::ofstream f(path + ".tmp");
+    f << text;
+    f.close();
+    if (!f || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+      std::remove((path + ".tmp").c_str());
+      return false;
+    }
+    return true;
+  };
+  // Stage 3: the candidate configuration through the plugin itself, in fresh processes interleaved
+  // with the default's, because the sweep's own default can differ from a later process's (on
+  // 2 x H200 allreduce 512 B took 16.8 us in every sweep process and 6.5 us in every later one).
+  bool any_kept = std::any_of(d.choices.begin(), d.choices.end(), [](const auto& c) { return c.kept; });
+  int dropped = 0;
+  bool validated = false;
+  if (any_kept && !a.no_validate) {
+    std::string candidate = a.out + ".candidate";
+    if (!write(candidate, ncclTunerConfig(d, nranks, 1))) {
+      std::fprintf(stderr, "\n");
+      return fail(candidate + ": cannot write");
+    }
+    SizeTimes def, plug;
+    size_t total = planned + stage2.size() * static_cast<size_t>(a.repeats) + 2 * static_cast<size_t>(a.repeats);
+    for (int r = 0; r < a.repeats; ++r) {
+      for (bool with : {false, true}) {
+        std::vector<std::string> env;
+        if (with) env = {"NCCL_TUNER_PLUGIN=" + a.plugin, "GPUDOCTOR_TUNER_CONFIG=" + candidate};
+        auto n = benchOnce(a, with ? "the tuner plugin" : "default", env, a.collectives, with ? plug : def);
+        if (!n.ok()) {
+          std::remove(candidate.c_str());
+          std::fprintf(stderr, "\n");
+          return fail(n.error().message);
+        }
+        ++done;
+        std::fprintf(stderr, "\rnccl tune: %zu/%zu runs (validating %s)          ", done, total,
+                     with ? "with the plugin" : "default");
+      }
+    }
+    std::remove(candidate.c_str());
+    dropped = validateNcclTune(d, def, plug);
+    validated = true;
   }
+  std::fprintf(stderr, "\n");
+  if (!write(a.out, ncclTunerConfig(d, nranks, 1))) return fail(a.out + ": cannot write the tuner configuration");
   std::string env;
   for (const auto& e : d.env_setting.envLines()) env += (env.empty() ? "" : " ") + e;
   std::string o;
@@ -487,8 +556,12 @@ int runTune(const TuneArgs& a) {
                      {"default_us", {{"median", c.default_median_us}, {"min", c.default_min_us}, {"max", c.default_max_us}}},
                      {"best", c.best.key()},
                      {"best_us", {{"median", c.best_median_us}, {"min", c.best_min_us}, {"max", c.best_max_us}}},
-                     {"gain", c.gain()}, {"kept", c.kept}});
+                     {"gain", c.gain()}, {"kept", c.kept}, {"validated", c.validated},
+                     {"plugin_us", {{"median", c.plugin_median_us}, {"min", c.plugin_min_us}, {"max", c.plugin_max_us}}},
+                     {"plugin_slower", c.regressed}});
     j["choices"] = arr;
+    j["validated"] = validated;
+    j["dropped_by_validation"] = dropped;
     j["env"] = d.has_env_setting ? nlohmann::ordered_json(d.env_setting.envLines()) : nlohmann::ordered_json::array();
     if (!d.has_env_setting) j["why_no_env"] = d.why_no_env;
     j["tuner_config"] = a.out;
@@ -497,16 +570,26 @@ int runTune(const TuneArgs& a) {
     o = fmt::format("# gpudoctor nccl tune: {} ranks, {} settings x {} fresh processes, out-of-place time (us), "
                     "median [min-max]; NCCL's own channel count {}\n",
                     nranks, times.size(), a.repeats, channels ? std::to_string(channels) : "unknown");
-    o += fmt::format("{:<14} {:>11} {:>26} {:>22} {:>26} {:>7}\n", "collective", "bytes", "default", "best setting",
-                     "best", "gain");
-    for (const auto& c : d.choices)
-      o += fmt::format("{:<14} {:>11} {:>26} {:>22} {:>26} {:>6.1f}%{}\n", c.key.collective, c.key.bytes,
-                       fmt::format("{:.2f} [{:.2f}-{:.2f}]", c.default_median_us, c.default_min_us, c.default_max_us),
-                       c.best.key(),
-                       fmt::format("{:.2f} [{:.2f}-{:.2f}]", c.best_median_us, c.best_min_us, c.best_max_us),
-                       100 * c.gain(), c.kept ? " kept" : "");
+    o += fmt::format("{:<13} {:>10} {:>24} {:>22} {:>24} {:>7}  {}\n", "collective", "bytes", "default", "best setting",
+                     "best", "gain", validated ? "with the plugin (validation runs)" : "");
+    auto range = [](double m, double lo, double hi) { return fmt::format("{:.2f} [{:.2f}-{:.2f}]", m, lo, hi); };
+    for (const auto& c : d.choices) {
+      std::string verdict = c.kept ? (c.validated ? "kept, validated" : "kept") : "";
+      if (validated && c.plugin_median_us > 0)
+        verdict = range(c.plugin_median_us, c.plugin_min_us, c.plugin_max_us) + " " +
+                  (c.validated ? "kept, validated" : c.regressed ? "SLOWER than default" : "");
+      o += fmt::format("{:<13} {:>10} {:>24} {:>22} {:>24} {:>6.1f}%  {}\n", c.key.collective, c.key.bytes,
+                       range(c.default_median_us, c.default_min_us, c.default_max_us), c.best.key(),
+                       range(c.best_median_us, c.best_min_us, c.best_max_us), 100 * c.gain(), verdict);
+    }
     o += "\nKept: every run of the setting beat every run of the default, and the median by > 5 %; the rest keep "
          "NCCL's default.\n";
+    if (validated)
+      o += fmt::format("Validated: {} fresh processes with the plugin against {} without; {} kept choice(s) dropped "
+                       "because the plugin did not beat the default there.\n",
+                       a.repeats, a.repeats, dropped);
+    else if (any_kept)
+      o += "Not validated (--no-validate): the choices were not re-measured through the plugin.\n";
     if (d.has_env_setting)
       o += fmt::format("\nEnvironment lines for the whole job (faster at {} size(s), never slower beyond the noise):\n"
                        "  {}\n",
@@ -538,6 +621,8 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
   cmd->add_option("--ctas", a->ctas, "CTA counts to try in stage 2 (\"\" skips it)")->capture_default_str();
   cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_flag("--json", a->json, "JSON output");
+  cmd->add_option("--plugin", a->plugin, "libnccl-tuner-gpudoctor.so for the validation runs (default: beside gpudoctor)");
+  cmd->add_flag("--no-validate", a->no_validate, "Skip re-measuring the kept choices through the plugin");
   cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
   return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };
 }
