@@ -56,6 +56,8 @@ void adjacency(const Weights& w, const std::vector<int>& set, double t, std::vec
       if (i != j && w.at(set[i], set[j]) >= t) adj[i] |= 1u << j;
 }
 
+double ringUpperBound(const Weights& w, const std::vector<int>& set);
+
 // Largest threshold with a Hamiltonian cycle; values at or below `floor` are not looked at (the
 // caller only cares whether the ring can reach floor): returns -1 then.
 double ringBottleneck(const Weights& w, const std::vector<int>& set, double floor, std::vector<int>* order) {
@@ -76,8 +78,20 @@ double ringBottleneck(const Weights& w, const std::vector<int>& set, double floo
     }
   std::sort(vals.begin(), vals.end());
   vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
-  // Binary search over the distinct values: Hamiltonicity is monotone in the threshold.
+  // Binary search over the distinct values: Hamiltonicity is monotone in the threshold. Most sets
+  // reach the bound every ring obeys (each GPU's second-widest link), so try that value first.
   int lo = 0, hi = static_cast<int>(vals.size()) - 1, best = -1;
+  double ub = ringUpperBound(w, set);
+  int at_ub = static_cast<int>(std::upper_bound(vals.begin(), vals.end(), ub) - vals.begin()) - 1;
+  if (at_ub < 0) return -1;
+  hi = at_ub;
+  adjacency(w, set, vals[at_ub], adj);
+  if (hamiltonian(adj, m, dp)) {
+    best = at_ub;
+    lo = at_ub + 1;  // nothing above the bound can hold a ring: done
+  } else {
+    hi = at_ub - 1;
+  }
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     adjacency(w, set, vals[mid], adj);

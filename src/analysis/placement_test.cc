@@ -148,18 +148,34 @@ TEST(Placement, WorkstationNvlinkPairs) {
 }
 
 TEST(Placement, StrictlyBetterThanGoGpuAllocator) {
-  // DGX-1 V100 with GPUs 4 and 6 busy, asking for 4 of the free {0,1,2,3,5,7}.
-  // go-gpuallocator sums pair scores: {0,1,2,3} scores 9 NVLinks (0-3, 1-2, 2-3 are double), the
-  // most of any quad, but its only rings through those pairs must use a single link (25 GB/s).
-  // {0,1,3,5}... is not better; what is? The test asserts what the exact search finds: a set whose
-  // ring never drops below what go's choice offers, and strictly better on the lexicographic
-  // objective. The case below was found by scanning all free lists of the standard files.
+  // DGX-1 V100 with GPUs 3, 6 and 7 busy; a job asks for 3 of the free {0, 1, 2, 4, 5}.
+  // go-gpuallocator first picks the best-scoring *partition* of all free GPUs into sets of 3
+  // (padding the last): {1,2,5} + {0,4,-} scores 440 + 210 = 650, beating {0,1,2} + {4,5,-} at
+  // 490 + 150 = 640, because it also rewards the double NVLink 0-4 left behind. It then returns
+  // {1,2,5}: a ring 1-2-5 whose 2-5 hop has no NVLink and crosses the sockets (SYS, 6 GB/s in this
+  // model), with the job spread over both NUMA nodes. Ours keeps the job's ring on NVLink: {0,1,2}
+  // (25 GB/s slowest hop, 4x faster, one NUMA node). A sum of pair scores cannot see that a ring
+  // is only as fast as its slowest hop, and the partition step trades the job's links for the
+  // leftover's.
   NodeTopology t = load("dgx1_v100.toml");
-  std::vector<int> free = {0, 1, 2, 3, 5, 7};
-  auto ours = placeOnNode(t, 4, free).value();
-  auto go = placeGoBestEffort(t, 4, free);
+  std::vector<int> free = {0, 1, 2, 4, 5};
+  auto ours = placeOnNode(t, 3, free).value();
+  auto go = placeGoBestEffort(t, 3, free);
+  EXPECT_EQ(ours.gpus, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(go, (std::vector<int>{1, 2, 5}));
   PlacementScore gs = scoreSet(t, go, free);
-  EXPECT_TRUE(betterScore(ours.score, gs) || sameScore(ours.score, gs));
+  EXPECT_DOUBLE_EQ(ours.score.ring_gbps, 25);
+  EXPECT_DOUBLE_EQ(gs.ring_gbps, 6);
+  EXPECT_EQ(ours.score.numa_nodes, 1);
+  EXPECT_EQ(gs.numa_nodes, 2);
+  EXPECT_TRUE(betterScore(ours.score, gs));
+  // The pair scores behind go's choice.
+  EXPECT_EQ(goPairScore(t, 1, 2) + goPairScore(t, 1, 5) + goPairScore(t, 2, 5) + goPairScore(t, 0, 4), 650);
+  EXPECT_EQ(goPairScore(t, 0, 1) + goPairScore(t, 0, 2) + goPairScore(t, 1, 2) + goPairScore(t, 4, 5), 640);
+  // The same effect on the PCIe server: go takes a GPU from the other socket to leave a PIX pair.
+  NodeTopology p = load("pcie_8gpu_2socket.toml");
+  EXPECT_EQ(placeGoBestEffort(p, 3, {0, 1, 2, 3, 4}), (std::vector<int>{0, 1, 4}));
+  EXPECT_EQ(placeOnNode(p, 3, {0, 1, 2, 3, 4}).value().gpus, (std::vector<int>{0, 1, 2}));
 }
 
 TEST(Placement, Errors) {

@@ -152,8 +152,8 @@ std::string renderTopoText(const NodeTopology& t, const BandwidthMeasurement* m)
   }
   out += "\nGPUs:\n";
   for (const auto& g : t.gpus)
-    out += fmt::format("  GPU{}  {}  {}  {}\n", g.index, g.name.empty() ? "?" : g.name,
-                       g.pci_bus_id.empty() ? "-" : g.pci_bus_id, g.uuid.empty() ? "" : g.uuid);
+    out += fmt::format("  GPU{}  {}  {}{}\n", g.index, g.name.empty() ? "?" : g.name,
+                       g.pci_bus_id.empty() ? "-" : g.pci_bus_id, g.uuid.empty() ? "" : "  " + g.uuid);
   bool any_switch = std::any_of(t.gpus.begin(), t.gpus.end(), [](const TopoGpu& g) { return g.nvswitch_links > 0; });
   if (any_switch) out += "  NV# between GPUs counts the links both GPUs have into the NVSwitch fabric.\n";
   if (m) {
@@ -375,6 +375,7 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacement& 
   if (!b.ib_hca.empty()) out += "  export NCCL_IB_HCA=" + b.ib_hca + "   # all ranks; per rank below\n";
   out += fmt::format("  ring: {}   slowest hop {}   NUMA nodes {}   leftover ring {}\n\n", joinInts(p.ring, " -> "),
                      gbps(p.score.ring_gbps), p.score.numa_nodes, gbps(p.score.leftover_ring_gbps));
+  out += "  One process per GPU instead? Start rank r with its own prefix:\n";
   out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
   for (const auto& r : b.ranks) {
     std::string nic = r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
