@@ -1,6 +1,7 @@
 // Placement benchmark: builds a synthetic 1,000-host cluster file (core, 10 spines, 50 leaves of 20
 // hosts, random free GPUs), loads it and places jobs of several shapes; then places K of 16 GPUs
 // on a synthetic 16-GPU node exactly. Prints wall times (median of repeats) and what was chosen.
+//   topo_bench [HOSTS (1000)] [WRITE_CLUSTER_FILE]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +69,11 @@ std::string node16Toml() {
 int main(int argc, char** argv) {
   int hosts = argc > 1 ? std::atoi(argv[1]) : 1000;
   std::string text = clusterToml(hosts, 20, 5, 12345);
+  if (argc > 2) {  // also write the file, to time the CLI on it: gpudoctor place --topology FILE ...
+    FILE* f = std::fopen(argv[2], "w");
+    if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) return 1;
+    std::fclose(f);
+  }
   TopologyFile file;
   double load_ms = medianMs(5, [&] {
     auto f = parseTopologyText(text, "synthetic_cluster.toml");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "probes/host_net.h"
@@ -170,20 +171,11 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       }
     }
   t.nvlinks.assign(n, std::vector<int>(n, 0));
-  bool versioned = false;
   if (api.DeviceGetNvLinkState) {
     for (int a = 0; a < n; ++a)
       for (unsigned int link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
         int active = 0;
         if (api.DeviceGetNvLinkState(dev[a], link, &active) != nvml::kSuccess || active != 1) continue;
-        if (!versioned && api.DeviceGetNvLinkVersion) {
-          unsigned int version = 0;
-          if (api.DeviceGetNvLinkVersion(dev[a], link, &version) == nvml::kSuccess && version > 0) {
-            // Per link and direction: NVLink 1 20 GB/s, 2-4 25 GB/s, 5 50 GB/s.
-            t.nvlink_gbps = version == 1 ? 20 : version >= 5 ? 50 : 25;
-            versioned = true;
-          }
-        }
         int type = nvml::kNvLinkUnknown;
         if (api.DeviceGetNvLinkRemoteDeviceType) api.DeviceGetNvLinkRemoteDeviceType(dev[a], link, &type);
         int peer = -1;
@@ -201,6 +193,11 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b) t.nvlinks[a][b] = t.nvlinks[b][a] = std::max(t.nvlinks[a][b], t.nvlinks[b][a]);
   }
+  // Per link and direction: NVLink 1 (Pascal) 20 GB/s, NVLink 2-4 (Volta to Hopper) 25 GB/s,
+  // NVLink 5 (Blackwell) 50 GB/s. Taken from the architecture: nvmlDeviceGetNvLinkVersion's
+  // numbering changed between drivers (a raw version, later an enum where 4.0 is 6).
+  int sm = t.gpus[0].sm;
+  if (sm > 0) t.nvlink_gbps = sm < 70 ? 20 : sm >= 100 ? 50 : 25;
   // NUMA nodes of the host.
   std::error_code ec;
   for (auto it = fs::directory_iterator(root / "sys/devices/system/node", ec); !ec && it != fs::directory_iterator();
@@ -210,8 +207,8 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     t.numa.push_back({std::atoi(name.c_str() + 4), readFirstLine(it->path() / "cpulist")});
   }
   std::sort(t.numa.begin(), t.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
-  // NICs: RDMA devices first (what NCCL_IB_HCA names), then PCI network interfaces not already an
-  // RDMA device's netdev.
+  // NICs: the RDMA devices (InfiniBand or RoCE HCAs), what nvidia-smi topo -m lists and NCCL_IB_HCA
+  // names; plain Ethernet interfaces (virtio in VMs) have no PCIe place worth binding to.
   HostNet net = probeHostNet(opt.sysfs_root);
   std::vector<std::string> gpu_paths;
   for (const auto& g : t.gpus) gpu_paths.push_back(pciPath(root, g.pci_bus_id));
@@ -220,7 +217,14 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     std::error_code e;
     fs::path real = fs::canonical(device_link, e);
     std::string path = e ? "" : real.string();
+    // A virtual function or a virtio child sits below its PCI device: walk up to a bus id.
+    while (!path.empty() && !std::regex_match(real.filename().string(), std::regex("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]")) &&
+           real.has_parent_path() && real.parent_path() != real) {
+      real = real.parent_path();
+      if (real.filename().string().rfind("pci", 0) == 0) path.clear();
+    }
     if (!path.empty()) {
+      path = real.string();
       nic.pci_bus_id = real.filename().string();
       nic.numa_node = readInt(real / "numa_node", -1);
     }
@@ -246,19 +250,6 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     std::string rate = readFirstLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
     nic.speed_gbps = std::atof(rate.c_str());
     addNic(nic, ib / d.name / "device");
-  }
-  fs::path cls = root / "sys/class/net";
-  for (const auto& name : net.interfaces) {
-    if (!fs::exists(cls / name / "device")) continue;  // virtual: lo, docker0, veth...
-    std::error_code e;
-    std::string bdf = fs::canonical(cls / name / "device", e).filename().string();
-    bool rdma = std::any_of(t.nics.begin(), t.nics.end(), [&](const TopoNic& x) { return x.infiniband && x.pci_bus_id == bdf; });
-    if (rdma) continue;
-    TopoNic nic;
-    nic.name = name;
-    int mbps = readInt(cls / name / "speed", 0);
-    nic.speed_gbps = mbps > 0 ? mbps / 1000.0 : 0;
-    addNic(nic, cls / name / "device");
   }
   for (size_t i = 0; i < t.nics.size(); ++i)
     for (size_t j = 0; j < t.nics.size(); ++j)

@@ -265,7 +265,9 @@ std::string renderNcclXml(const NodeTopology& t) {
       std::string link;
       if (g.pcie_gen) link = fmt::format(" link_speed=\"{}\" link_width=\"{}\"", pcieSpeed(g.pcie_gen), g.pcie_width ? g.pcie_width : 16);
       x += fmt::format("    <pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>\n", busid, link);
-      x += fmt::format("      <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\" gdr=\"1\">\n", g.index, g.sm ? g.sm : 90, g.index);
+      // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator); no "gdr":
+      // NCCL keeps a value it finds in the file, so it is left for NCCL to detect.
+      x += fmt::format("      <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">\n", g.index, g.sm ? g.sm : 90, g.index);
       for (const auto& o : t.gpus)
         if (o.index != g.index && t.nvlinks[g.index][o.index] > 0) {
           std::string target = o.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + o.index) : o.pci_bus_id;
@@ -280,13 +282,11 @@ std::string renderNcclXml(const NodeTopology& t) {
     for (size_t i = 0; i < t.nics.size(); ++i) {
       const TopoNic& n = t.nics[i];
       if (n.numa_node != numa) continue;
-      std::string net = fmt::format(
-          "<net name=\"{}\" dev=\"{}\" speed=\"{}\" port=\"{}\" latency=\"0.000000\" guid=\"0x{:x}\" maxconn=\"{}\" gdr=\"{}\"/>",
-          xmlEscape(n.name), i, static_cast<int64_t>(n.speed_gbps > 0 ? n.speed_gbps * 1000 : 10000), n.port, i + 1,
-          n.infiniband ? 131072 : 65536, n.infiniband ? 1 : 0);
+      // Only what identifies the device: NCCL fills dev, speed, gdr, maxconn from its network
+      // plugin unless the file already has them, and a stale value would win.
+      std::string net = fmt::format("<net name=\"{}\" port=\"{}\"/>", xmlEscape(n.name), n.port);
       if (!n.pci_bus_id.empty())
-        x += fmt::format("    <pci busid=\"{}\" class=\"{}\">\n      <nic>\n        {}\n      </nic>\n    </pci>\n", n.pci_bus_id,
-                         n.infiniband ? "0x020700" : "0x020000", net);
+        x += fmt::format("    <pci busid=\"{}\">\n      <nic>\n        {}\n      </nic>\n    </pci>\n", n.pci_bus_id, net);
       else
         x += "    <nic>\n      " + net + "\n    </nic>\n";
     }
