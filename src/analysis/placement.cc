@@ -440,6 +440,20 @@ std::vector<RankBinding> bindRanks(const NodeTopology& t, const std::vector<int>
   return out;
 }
 
+Result<NodePlacementReport> placeOnNodeAndCompare(const NodeTopology& t, int k, std::vector<int> free) {
+  if (free.empty()) free = t.freeGpus();
+  std::sort(free.begin(), free.end());
+  auto p = placeOnNode(t, k, free);
+  if (!p.ok()) return p.error();
+  NodePlacementReport r;
+  r.placement = std::move(p.value());
+  r.free = free;
+  r.ranks = bindRanks(t, r.placement.gpus);
+  r.go_choice = placeGoBestEffort(t, k, free);
+  if (!r.go_choice.empty()) r.go_score = scoreSet(t, r.go_choice, free);
+  return r;
+}
+
 Result<ClusterPlacement> placeOnCluster(const ClusterTopology& c, int nodes, int gpus_per_node) {
   if (nodes < 1) return Error{"--nodes must be at least 1"};
   if (gpus_per_node < 1) return Error{"--gpus-per-node must be at least 1"};

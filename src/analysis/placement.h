@@ -63,6 +63,18 @@ struct RankBinding {
 // Rank r runs on gpus[r]; the closest NIC by PCIe level (InfiniBand first, then the least used).
 std::vector<RankBinding> bindRanks(const NodeTopology& t, const std::vector<int>& gpus);
 
+// Everything `place` shows for one node, computed here so the renderer only formats: the
+// placement, each rank's binding, and go-gpuallocator's choice with its score on our objective.
+struct NodePlacementReport {
+  NodePlacement placement;
+  std::vector<int> free;
+  std::vector<RankBinding> ranks;
+  std::vector<int> go_choice;
+  PlacementScore go_score;
+};
+// placeOnNode, bindRanks and placeGoBestEffort together.
+Result<NodePlacementReport> placeOnNodeAndCompare(const NodeTopology& t, int k, std::vector<int> free = {});
+
 struct ClusterPlacement {
   std::vector<int> hosts;  // indices into ClusterTopology::hosts
   int lowest_switch = -1;  // the switch under which all chosen hosts sit

@@ -178,6 +178,44 @@ TEST(Placement, StrictlyBetterThanGoGpuAllocator) {
   EXPECT_EQ(placeOnNode(p, 3, {0, 1, 2, 3, 4}).value().gpus, (std::vector<int>{0, 1, 2}));
 }
 
+TEST(Placement, RandomTopologiesMatchBruteForce) {
+  // Random nodes of 3-9 GPUs: random NVLink counts (often none), PCIe levels from random switch
+  // and socket assignments, random free lists; every K checked against the brute force.
+  uint32_t seed = 7;
+  auto next = [&](uint32_t mod) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % mod;
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    NodeTopology t;
+    int n = 3 + static_cast<int>(next(7));
+    t.gpus.resize(n);
+    std::vector<int> sw(n);
+    for (int g = 0; g < n; ++g) {
+      t.gpus[g].index = g;
+      t.gpus[g].numa_node = static_cast<int>(next(2));
+      sw[g] = static_cast<int>(next(3));
+    }
+    t.pcie_gbps = 24;
+    t.nvlinks.assign(n, std::vector<int>(n, 0));
+    t.pcie.assign(n, std::vector<PcieLevel>(n, PcieLevel::kSystem));
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b) {
+        int links = next(3) == 0 ? static_cast<int>(next(4)) : 0;
+        t.nvlinks[a][b] = t.nvlinks[b][a] = links;
+        PcieLevel l = t.gpus[a].numa_node != t.gpus[b].numa_node ? PcieLevel::kSystem
+                      : sw[a] == sw[b]                           ? PcieLevel::kSingle
+                                                                 : PcieLevel::kNode;
+        t.pcie[a][b] = t.pcie[b][a] = l;
+      }
+    std::vector<int> free;
+    for (int g = 0; g < n; ++g)
+      if (next(4) != 0) free.push_back(g);
+    if (free.empty()) free.push_back(0);
+    checkAgainstBruteForceAndGo(t, free, "random trial " + std::to_string(trial));
+  }
+}
+
 TEST(Placement, Errors) {
   NodeTopology t = load("workstation_4gpu_nvlink_pairs.toml");
   auto too_many = placeOnNode(t, 3, {0, 1});

@@ -90,11 +90,9 @@ int runPlace(const PlaceArgs& a) {
   if (!a.free.empty() && !parseGpuList(a.free, &free))
     return fail("--free must list GPU indices like 0,1,4-7, not \"" + a.free + "\"", 2);
   if (free.empty()) free = t.freeGpus();
-  auto p = placeOnNode(t, a.gpus, free);
-  if (!p.ok()) return fail(where + p.error().message, 1);
-  std::sort(free.begin(), free.end());
-  auto go = placeGoBestEffort(t, a.gpus, free);
-  std::string out = a.json ? renderNodePlacementJson(t, p.value(), go, free) : renderNodePlacementText(t, p.value(), go, free);
+  auto r = placeOnNodeAndCompare(t, a.gpus, free);
+  if (!r.ok()) return fail(where + r.error().message, 1);
+  std::string out = a.json ? renderNodePlacementJson(t, r.value()) : renderNodePlacementText(t, r.value());
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

@@ -303,9 +303,10 @@ struct Bindings {
   std::string cuda_visible, ib_hca;
 };
 
-Bindings bindingsOf(const NodeTopology& t, const NodePlacement& p) {
+Bindings bindingsOf(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
   Bindings b;
-  b.ranks = bindRanks(t, p.gpus);
+  b.ranks = r.ranks;
   b.cuda_visible = joinInts(p.gpus);
   std::vector<std::string> hcas;
   for (const auto& r : b.ranks)
@@ -323,7 +324,10 @@ std::string bindCommand(const RankBinding& r) {
   return "";
 }
 
-std::string explain(const NodeTopology& t, const NodePlacement& p, const std::vector<int>& go, const std::vector<int>& free) {
+std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  const std::vector<int>& go = r.go_choice;
+  const std::vector<int>& free = r.free;
   const PlacementScore& s = p.score;
   int k = static_cast<int>(p.gpus.size());
   std::string why;
@@ -351,7 +355,7 @@ std::string explain(const NodeTopology& t, const NodePlacement& p, const std::ve
   int left = static_cast<int>(free.size()) - k;
   if (left >= 2) why += fmt::format(" The {} GPUs left free keep a ring of {} for the next job.", left, gbps(s.leftover_ring_gbps));
   if (!go.empty() && go != p.gpus) {
-    PlacementScore gs = scoreSet(t, go, free);
+    const PlacementScore& gs = r.go_score;
     why += fmt::format(" go-gpuallocator's best-effort policy (sum of pair scores) would pick {} with a slowest ring hop of "
                        "{}{}.",
                        joinInts(go), gbps(gs.ring_gbps),
@@ -366,9 +370,10 @@ std::string explain(const NodeTopology& t, const NodePlacement& p, const std::ve
 
 }  // namespace
 
-std::string renderNodePlacementText(const NodeTopology& t, const NodePlacement& p, const std::vector<int>& go,
-                                    const std::vector<int>& free) {
-  Bindings b = bindingsOf(t, p);
+std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  const std::vector<int>& free = r.free;
+  Bindings b = bindingsOf(t, r);
   std::string out = fmt::format("Best {} of {} free GPUs on {} ({}):\n\n", p.gpus.size(), free.size(),
                                 t.name.empty() ? "this node" : t.name, t.source);
   out += "  export CUDA_VISIBLE_DEVICES=" + b.cuda_visible + "\n";
@@ -385,18 +390,18 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacement& 
                        r.cpu_list.empty() ? "-" : r.cpu_list, nic,
                        "CUDA_VISIBLE_DEVICES=" + std::to_string(r.gpu) + env, cmd.empty() ? "" : " " + cmd);
   }
-  out += "\n" + explain(t, p, go, free) + "\n";
+  out += "\n" + explain(t, r) + "\n";
   return out;
 }
 
-std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacement& p, const std::vector<int>& go,
-                                    const std::vector<int>& free) {
+std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementReport& r) {
   using nlohmann::json;
-  Bindings b = bindingsOf(t, p);
+  const NodePlacement& p = r.placement;
+  Bindings b = bindingsOf(t, r);
   auto num = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
   json j = {{"gpus", p.gpus},
             {"ring", p.ring},
-            {"free", free},
+            {"free", r.free},
             {"cuda_visible_devices", b.cuda_visible},
             {"nccl_ib_hca", b.ib_hca},
             {"exact", p.exact},
@@ -408,8 +413,9 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacement& 
               {"leftover_ring_gbps", p.score.leftover_ring_gbps},
               {"pair_gbps_sum", p.score.pair_gbps_sum},
               {"pcie_level_sum", p.score.pcie_level_sum}}},
-            {"go_gpuallocator_best_effort", go},
-            {"explanation", explain(t, p, go, free)}};
+            {"go_gpuallocator_best_effort", r.go_choice},
+            {"go_gpuallocator_ring_gbps", num(r.go_score.ring_gbps)},
+            {"explanation", explain(t, r)}};
   j["ranks"] = json::array();
   for (const auto& r : b.ranks) {
     json e = {{"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};

@@ -22,11 +22,9 @@ std::string topoCell(const NodeTopology& t, int a, int b);
 
 // Placement on one node: CUDA_VISIBLE_DEVICES, per-rank numactl / taskset and NCCL_IB_HCA lines,
 // the comparison with go-gpuallocator's choice, and a paragraph saying why.
-std::string renderNodePlacementText(const NodeTopology& t, const NodePlacement& p, const std::vector<int>& go_choice,
-                                    const std::vector<int>& free);
+std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementReport& r);
 // The same as JSON.
-std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacement& p, const std::vector<int>& go_choice,
-                                    const std::vector<int>& free);
+std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementReport& r);
 // Placement on a cluster: the hosts, hops, Kubernetes hints (labels, affinity) and Slurm lines.
 std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPlacement& p, int gpus_per_node,
                                        const NodePlacement* per_node);
