@@ -348,7 +348,9 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
     else why += " (some hops are PCIe)";
     why += "; no other choice of " + std::to_string(k) + " of the " + std::to_string(free.size()) +
            " free GPUs has a faster slowest hop";
-    why += p.exact ? " (all " + std::to_string(p.subsets) + " choices checked exactly)." : " (greedy search: over 16 free GPUs).";
+    why += !p.exact ? " (greedy search: over 16 free GPUs)."
+           : p.subsets == 1 ? " (it is the only choice)."
+                            : " (all " + std::to_string(p.subsets) + " choices checked exactly).";
   }
   why += fmt::format(" They span {} NUMA node{}", s.numa_nodes, s.numa_nodes == 1 ? "" : "s");
   why += s.numa_nodes == 1 ? ", so each rank's CPU threads and pinned buffers stay on the GPUs' socket." : ".";
@@ -379,7 +381,8 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementRe
   out += "  export CUDA_VISIBLE_DEVICES=" + b.cuda_visible + "\n";
   if (!b.ib_hca.empty()) out += "  export NCCL_IB_HCA=" + b.ib_hca + "   # all ranks; per rank below\n";
   out += fmt::format("  ring: {}   slowest hop {}   NUMA nodes {}   leftover ring {}\n\n", joinInts(p.ring, " -> "),
-                     gbps(p.score.ring_gbps), p.score.numa_nodes, gbps(p.score.leftover_ring_gbps));
+                     gbps(p.score.ring_gbps), p.score.numa_nodes,
+                     free.size() - p.gpus.size() >= 2 ? gbps(p.score.leftover_ring_gbps) : "-");
   out += "  One process per GPU instead? Start rank r with its own prefix:\n";
   out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
   for (const auto& r : b.ranks) {
