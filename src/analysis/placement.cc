@@ -12,6 +12,7 @@ namespace gpudoctor {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxExactRing = 20;  // 2^20 DP states: a few MB, milliseconds
 
 // Pair bandwidths of the node, computed once per search.
 struct Weights {
@@ -68,14 +69,29 @@ double ringBottleneck(const Weights& w, const std::vector<int>& set, double floo
     if (order) *order = set;
     return v < floor ? -1 : v;
   }
+  if (m > kMaxExactRing) {
+    // Too many for the O(2^m) DP (only leftovers of greedy searches on nodes over 16 GPUs get
+    // here): the bound stands in for the ring, and the order is the set as given.
+    if (order) *order = set;
+    double ub = ringUpperBound(w, set);
+    return ub < floor ? -1 : ub;
+  }
   thread_local std::vector<uint32_t> adj, dp;
   std::vector<double> vals;
   vals.reserve(m * (m - 1) / 2);
+  double min_edge = kInf;
   for (int i = 0; i < m; ++i)
     for (int j = i + 1; j < m; ++j) {
       double v = w.at(set[i], set[j]);
+      min_edge = std::min(min_edge, v);
       if (v >= floor) vals.push_back(v);
     }
+  // At or below the narrowest link the graph is complete, and a complete graph has a ring.
+  auto ringAt = [&](double t) {
+    if (t <= min_edge) return true;
+    adjacency(w, set, t, adj);
+    return hamiltonian(adj, m, dp);
+  };
   std::sort(vals.begin(), vals.end());
   vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
   // Binary search over the distinct values: Hamiltonicity is monotone in the threshold. Most sets
@@ -85,8 +101,7 @@ double ringBottleneck(const Weights& w, const std::vector<int>& set, double floo
   int at_ub = static_cast<int>(std::upper_bound(vals.begin(), vals.end(), ub) - vals.begin()) - 1;
   if (at_ub < 0) return -1;
   hi = at_ub;
-  adjacency(w, set, vals[at_ub], adj);
-  if (hamiltonian(adj, m, dp)) {
+  if (ringAt(vals[at_ub])) {
     best = at_ub;
     lo = at_ub + 1;  // nothing above the bound can hold a ring: done
   } else {
@@ -94,8 +109,7 @@ double ringBottleneck(const Weights& w, const std::vector<int>& set, double floo
   }
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
-    adjacency(w, set, vals[mid], adj);
-    if (hamiltonian(adj, m, dp)) {
+    if (ringAt(vals[mid])) {
       best = mid;
       lo = mid + 1;
     } else {
@@ -180,6 +194,7 @@ Status checkFree(const NodeTopology& t, std::vector<int>& free, int k) {
       return Error{"free GPU " + std::to_string(free[i]) + " is not on this node (GPUs 0-" + std::to_string(t.size() - 1) + ")"};
     if (i && free[i] == free[i - 1]) return Error{"free GPU " + std::to_string(free[i]) + " listed twice"};
   }
+  if (t.size() > 64) return Error{"nodes of more than 64 GPUs are not supported (this one has " + std::to_string(t.size()) + ")"};
   if (k < 1) return Error{"--gpus must be at least 1"};
   if (k > static_cast<int>(free.size()))
     return Error{"asked for " + std::to_string(k) + " GPUs but only " + std::to_string(free.size()) + " of the node's " +

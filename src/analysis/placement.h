@@ -37,7 +37,8 @@ struct NodePlacement {
 
 // Bottleneck bandwidth of the best ring (Hamiltonian cycle) through `set`, exactly: the largest
 // threshold at which the links at least that wide still hold a cycle (bitmask DP). `order` gets
-// the ring when non-null. One GPU: +inf; two: their link.
+// the ring when non-null. One GPU: +inf; two: their link. Over 20 GPUs (leftovers on big nodes):
+// the upper bound "each GPU's second-widest link" instead.
 double bestRingGbps(const NodeTopology& t, const std::vector<int>& set, std::vector<int>* order = nullptr);
 // The objective of choosing `set` out of the free GPUs `free`.
 PlacementScore scoreSet(const NodeTopology& t, const std::vector<int>& set, const std::vector<int>& free);

@@ -216,6 +216,24 @@ TEST(Placement, RandomTopologiesMatchBruteForce) {
   }
 }
 
+TEST(Placement, OverSixteenGpusIsGreedyButSound) {
+  // 24 GPUs: 0-7 on an NVSwitch, the rest PCIe only. Greedy search, flagged as not exact.
+  NodeTopology t;
+  t.gpus.resize(24);
+  for (int g = 0; g < 24; ++g) {
+    t.gpus[g].index = g;
+    t.gpus[g].numa_node = g / 12;
+    t.gpus[g].nvswitch_links = g < 8 ? 18 : 0;
+  }
+  t.nvlinks.assign(24, std::vector<int>(24, 0));
+  t.pcie.assign(24, std::vector<PcieLevel>(24, PcieLevel::kNode));
+  auto p = placeOnNode(t, 8);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p.value().exact);
+  EXPECT_EQ(p.value().gpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_DOUBLE_EQ(p.value().score.ring_gbps, 18 * 25.0);
+}
+
 TEST(Placement, Errors) {
   NodeTopology t = load("workstation_4gpu_nvlink_pairs.toml");
   auto too_many = placeOnNode(t, 3, {0, 1});
