@@ -171,11 +171,23 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       }
     }
   t.nvlinks.assign(n, std::vector<int>(n, 0));
-  if (api.DeviceGetNvLinkState) {
+  // Link state: on Hopper and later through the field-value API, as NCCL reads it (the older call
+  // is not reliable there), else nvmlDeviceGetNvLinkState.
+  auto linkActive = [&](int a, unsigned int link) {
+    if (t.gpus[a].sm >= 90 && api.DeviceGetFieldValues) {
+      nvml::FieldValue fv{};
+      fv.fieldId = nvml::kFieldNvLinkGetState;
+      fv.scopeId = link;
+      if (api.DeviceGetFieldValues(dev[a], 1, &fv) == nvml::kSuccess && fv.nvmlReturn == nvml::kSuccess)
+        return fv.value.ui == 1;
+    }
+    int active = 0;
+    return api.DeviceGetNvLinkState && api.DeviceGetNvLinkState(dev[a], link, &active) == nvml::kSuccess && active == 1;
+  };
+  if (api.DeviceGetNvLinkState || api.DeviceGetFieldValues) {
     for (int a = 0; a < n; ++a)
       for (unsigned int link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
-        int active = 0;
-        if (api.DeviceGetNvLinkState(dev[a], link, &active) != nvml::kSuccess || active != 1) continue;
+        if (!linkActive(a, link)) continue;
         int type = nvml::kNvLinkUnknown;
         if (api.DeviceGetNvLinkRemoteDeviceType) api.DeviceGetNvLinkRemoteDeviceType(dev[a], link, &type);
         int peer = -1;

@@ -4,6 +4,7 @@
 //       numa=N|unsupported cpus=0-15|unsupported pcie=5x16
 //   nvlink A B COUNT      direct GPU-GPU links      nvswitch A COUNT   links into an NVSwitch
 //   ancestor A B LEVEL    nvmlGpuTopologyLevel_t (default 50, SYSTEM)   init_fail CODE
+//   fieldvalues off       nvmlDeviceGetFieldValues answers NOT_SUPPORTED (older call used)
 // Built twice: complete, and with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol).
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@ struct Gpu {
 struct State {
   std::string path;  // the script read; a test may switch scripts within one process
   int init_fail = 0;
+  bool no_field_values = false;
   std::vector<Gpu> gpus;
   std::map<std::pair<int, int>, int> ancestor;
 };
@@ -79,6 +81,10 @@ State& state() {
       int a, b, l;
       in >> a >> b >> l;
       s.ancestor[{a, b}] = s.ancestor[{b, a}] = l;
+    } else if (kind == "fieldvalues") {
+      std::string v;
+      in >> v;
+      s.no_field_values = v == "off";
     } else if (kind == "init_fail") {
       in >> s.init_fail;
     }
@@ -166,6 +172,28 @@ int nvmlDeviceGetNvLinkState(void* h, unsigned int link, int* active) {
   if (link >= 18) return 2;
   if (link >= g->links.size()) return g->links.empty() ? 3 : (*active = 0, 0);
   *active = 1;
+  return 0;
+}
+struct FieldValue {
+  unsigned int fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType, nvmlReturn;
+  union {
+    double d;
+    unsigned int ui;
+    unsigned long long ull;
+  } value;
+};
+// Only NVML_FI_DEV_NVLINK_GET_STATE (165); the script's "fieldvalues off" makes it unsupported.
+int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
+  Gpu* g = gpu(h);
+  for (int i = 0; i < count; ++i) {
+    v[i].nvmlReturn = 3;
+    if (v[i].fieldId == 165 && !state().no_field_values && v[i].scopeId < 18) {
+      v[i].nvmlReturn = 0;
+      v[i].value.ui = v[i].scopeId < g->links.size() ? 1 : 0;
+    }
+  }
   return 0;
 }
 int nvmlDeviceGetNvLinkRemoteDeviceType(void* h, unsigned int link, int* type) {

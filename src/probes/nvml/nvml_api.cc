@@ -72,6 +72,7 @@ Loaded loadFrom(const std::string& requested) {
   need(bind(h, a.DeviceGetTopologyCommonAncestor, {"nvmlDeviceGetTopologyCommonAncestor"}),
        "nvmlDeviceGetTopologyCommonAncestor");
   bind(h, a.DeviceGetNvLinkState, {"nvmlDeviceGetNvLinkState"});
+  bind(h, a.DeviceGetFieldValues, {"nvmlDeviceGetFieldValues"});
   bind(h, a.DeviceGetNvLinkRemotePciInfo, {"nvmlDeviceGetNvLinkRemotePciInfo_v2"});
   bind(h, a.DeviceGetNvLinkRemoteDeviceType, {"nvmlDeviceGetNvLinkRemoteDeviceType"});
   bind(h, a.DeviceGetNvLinkVersion, {"nvmlDeviceGetNvLinkVersion"});

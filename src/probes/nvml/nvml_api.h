@@ -37,6 +37,26 @@ struct PciInfo {
   char busId[kBusIdSize];
 };
 
+// nvmlFieldValue_t (nvmlDeviceGetFieldValues): one sample of a field, per link through scopeId.
+union Value {
+  double d;
+  unsigned int ui;
+  unsigned long ul;
+  unsigned long long ull;
+  long long sll;
+  int si;
+};
+struct FieldValue {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;   // nvmlValueType_t
+  int nvmlReturn;  // nvmlReturn_t of this field
+  Value value;
+};
+constexpr unsigned int kFieldNvLinkGetState = 165;  // NVML_FI_DEV_NVLINK_GET_STATE (scopeId = link)
+
 // nvmlIntNvLinkDeviceType_t
 enum NvLinkDeviceType : int { kNvLinkGpu = 0, kNvLinkIbmNpu = 1, kNvLinkSwitch = 2, kNvLinkUnknown = 0xFF };
 
@@ -54,6 +74,7 @@ struct Api {
   Return (*DeviceGetTopologyCommonAncestor)(Device, Device, int*) = nullptr;
   // Optional: absent on old drivers or unsupported builds; callers treat null as not supported.
   Return (*DeviceGetNvLinkState)(Device, unsigned int, int*) = nullptr;
+  Return (*DeviceGetFieldValues)(Device, int, FieldValue*) = nullptr;  // Hopper link state (as NCCL reads it)
   Return (*DeviceGetNvLinkRemotePciInfo)(Device, unsigned int, PciInfo*) = nullptr;  // _v2
   Return (*DeviceGetNvLinkRemoteDeviceType)(Device, unsigned int, int*) = nullptr;
   Return (*DeviceGetNvLinkVersion)(Device, unsigned int, unsigned int*) = nullptr;
