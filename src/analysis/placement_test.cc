@@ -243,6 +243,12 @@ TEST(Placement, Errors) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("free GPU 9"), std::string::npos);
   EXPECT_FALSE(placeOnNode(t, 0).ok());
+  // A file whose free list is empty has no free GPU (not "all free").
+  auto busy = parseTopologyText("free = []\n[[gpu]]\nindex = 0\n", "busy.toml");
+  ASSERT_TRUE(busy.ok()) << busy.error().message;
+  auto none = placeOnNode(busy.value().node, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("only 0"), std::string::npos) << none.error().message;
 }
 
 }  // namespace

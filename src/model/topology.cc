@@ -59,7 +59,7 @@ double NodeTopology::pairGbps(int a, int b) const {
 
 std::vector<int> NodeTopology::freeGpus() const {
   std::vector<int> f = free;
-  if (f.empty())
+  if (!free_listed && f.empty())
     for (const auto& g : gpus) f.push_back(g.index);
   std::sort(f.begin(), f.end());
   return f;

@@ -68,7 +68,8 @@ struct NodeTopology {
   std::string cpu_arch, cpu_vendor;   // "x86_64", "GenuineIntel" (NCCL XML); empty: unknown
   int cpu_family = -1, cpu_model = -1;
   double sys_factor = 0.5;  // share of pcie_gbps across NUMA nodes (NCCL models QPI at 6 vs PCI 12)
-  std::vector<int> free;    // GPUs free for placement (indices); empty = all
+  std::vector<int> free;    // GPUs free for placement (indices)
+  bool free_listed = false; // `free` was given (an empty list then means none is free); else all are
 
   int size() const { return static_cast<int>(gpus.size()); }
   // NVLinks a pair can use: direct links plus the links both have into the NVSwitch fabric.
@@ -77,7 +78,7 @@ struct NodeTopology {
   double pairGbps(int a, int b) const;
   // PCIe bandwidth per direction the model assumes for the GPUs' links.
   double pcieGbps() const;
-  // The free GPUs (all when `free` is empty), sorted.
+  // The free GPUs (all unless a free list was given), sorted.
   std::vector<int> freeGpus() const;
 };
 

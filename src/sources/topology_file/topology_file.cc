@@ -406,6 +406,7 @@ Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top
       t.nics[i].level_to_nic.push_back(levelBetween(nic_places[i], nic_places[j]));
 
   if (const toml::array* fr = top.array("free")) {
+    t.free_listed = true;
     for (const auto& e : *fr) {
       auto v = e.value<int64_t>();
       if (!e.is_integer() || *v < 0 || *v >= n)
