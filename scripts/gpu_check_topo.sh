@@ -25,6 +25,7 @@ run topo_measure "$bin" topo --measure
 run topo_measure_json "$bin" topo --measure --json
 run place_2 "$bin" place --gpus 2
 run place_1_json "$bin" place --gpus 1 --json
+run measure_check "$(dirname "$0")/check_topo_measure.sh" "$bin"
 
 # The GPU-to-GPU cells of both matrices, one "GPUa GPUb CELL" per line (nvidia-smi's colours removed).
 cells() {

@@ -148,7 +148,7 @@ std::string renderTopoText(const NodeTopology& t, const BandwidthMeasurement* m)
   if (k) {
     out += "\nNIC Legend:\n\n";
     for (int i = 0; i < k; ++i)
-      out += fmt::format("  NIC{}: {}{}\n", i, t.nics[i].name, t.nics[i].infiniband ? " (RDMA)" : "");
+      out += fmt::format("  NIC{}: {}\n", i, t.nics[i].name);
   }
   out += "\nGPUs:\n";
   for (const auto& g : t.gpus)
@@ -460,7 +460,6 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
   // Kubernetes: label nodes with their leaf and spine, then keep the job's pods under one of them.
   bool one_leaf = p.leaves == 1;
   std::string key = one_leaf ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine";
-  std::string value = one_leaf ? c.switches[c.hosts[p.hosts[0]].switch_index].name : top.name;
   out += "\nKubernetes: label the nodes with their switches (once, for every host in the file):\n";
   for (int h : p.hosts) {
     int leaf = c.hosts[h].switch_index, spine = c.switches[leaf].parent;
@@ -486,7 +485,6 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
       "  resources: {{limits: {{nvidia.com/gpu: {}}}}}\n"
       "  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {} )\n",
       one_leaf ? "leaf" : "spine", list, key, gpn, key);
-  (void)value;
   out += "\nSlurm:\n";
   out += fmt::format("  sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh\n",
                      p.hosts.size(), list, gpn, gpn);
