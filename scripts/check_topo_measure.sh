@@ -7,7 +7,7 @@ out=$("$bin" topo --measure --measure-bytes 64M --repeats 5 --json 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
   case "$out" in
-    *"cannot load NVML"*|*"nvmlInit failed"*|*"needs a build with CUDA"*|*"no CUDA devices"*) echo "skipped: $out"; exit 77 ;;
+    *"cannot load NVML"*|*"nvmlInit failed"*|*"needs a build with CUDA"*|*"no CUDA devices"*|*"cudaGetDeviceCount"*) echo "skipped: $out"; exit 77 ;;
   esac
   echo "$out"; exit 1
 fi

@@ -45,7 +45,7 @@ fi
 if [ -s "$out/nccl_topo.xml" ]; then
   NCCL_TOPO_FILE="$out/nccl_topo.xml" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV \
     run nccl_with_topo_file "$bin" nccl bench -b 64M -e 64M -c allreduce
-  grep -m3 -iE "topo|NCCL_TOPO_FILE" "$out/nccl_with_topo_file.txt" >> "$summary" || true
+  grep -m3 -E "NCCL_TOPO_FILE|[Tt]opology file|busbw|#wrong" "$out/nccl_with_topo_file.txt" >> "$summary" || true
   grep -iE "WARN" "$out/nccl_with_topo_file.txt" | head -5 >> "$summary" || true
 fi
 grep -A4 -m1 "Measured copy bandwidth" "$out/topo_measure.txt" >> "$summary" || true
