@@ -234,6 +234,62 @@ TEST(Placement, OverSixteenGpusIsGreedyButSound) {
   EXPECT_DOUBLE_EQ(p.value().score.ring_gbps, 18 * 25.0);
 }
 
+// Switches on the path between two hosts: up to their lowest common switch and down.
+int hopsBetween(const ClusterTopology& c, int a, int b) {
+  std::vector<int> up;
+  for (int s = c.hosts[a].switch_index; s >= 0; s = c.switches[s].parent) up.push_back(s);
+  int d = 0;
+  for (int s = c.hosts[b].switch_index; s >= 0; s = c.switches[s].parent, ++d) {
+    auto it = std::find(up.begin(), up.end(), s);
+    if (it != up.end()) return static_cast<int>(it - up.begin()) + d + 1;
+  }
+  return 1 << 20;
+}
+
+TEST(Placement, ClusterMatchesBruteForceOnHops) {
+  auto f = loadTopologyFile(std::string(GPUDOCTOR_SOURCE_DIR) + "/testdata/topology/cluster_small.toml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  const ClusterTopology& c = f.value().cluster;
+  int h = static_cast<int>(c.hosts.size());
+  for (int k : {1, 2, 4, 8})
+    for (int n = 1; n <= h; ++n) {
+      // Brute force: the fewest switch hops (longest pair) over every choice of n eligible hosts.
+      int best = -1;
+      for (uint32_t mask = 0; mask < (1u << h); ++mask) {
+        if (std::popcount(mask) != n) continue;
+        bool ok = true;
+        int worst = 0;
+        for (int a = 0; a < h && ok; ++a)
+          if (mask & (1u << a)) {
+            ok = c.hosts[a].free_gpus >= k;
+            for (int b = a + 1; b < h; ++b)
+              if (mask & (1u << b)) worst = std::max(worst, hopsBetween(c, a, b));
+          }
+        if (ok && (best < 0 || worst < best)) best = worst;
+      }
+      auto p = placeOnCluster(c, n, k);
+      if (best < 0) {
+        EXPECT_FALSE(p.ok()) << n << "x" << k;
+        continue;
+      }
+      ASSERT_TRUE(p.ok()) << n << "x" << k << ": " << p.error().message;
+      ASSERT_EQ(static_cast<int>(p.value().hosts.size()), n);
+      int worst = 0;
+      for (int a : p.value().hosts) {
+        EXPECT_GE(c.hosts[a].free_gpus, k);
+        for (int b : p.value().hosts)
+          if (a < b) worst = std::max(worst, hopsBetween(c, a, b));
+      }
+      EXPECT_EQ(worst, best) << n << "x" << k;
+      EXPECT_EQ(p.value().max_switch_hops, best) << n << "x" << k;
+    }
+  // Two whole hosts: the pair under one leaf (n05, n06), not n01 + n03 under different leaves.
+  auto two = placeOnCluster(c, 2, 8).value();
+  EXPECT_EQ(c.hosts[two.hosts[0]].name, "n05");
+  EXPECT_EQ(c.hosts[two.hosts[1]].name, "n06");
+  EXPECT_EQ(two.max_switch_hops, 1);
+}
+
 TEST(Placement, Errors) {
   NodeTopology t = load("workstation_4gpu_nvlink_pairs.toml");
   auto too_many = placeOnNode(t, 3, {0, 1});

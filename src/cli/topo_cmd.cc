@@ -98,7 +98,7 @@ std::function<int()> addTopo(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "topo",
       "This node's GPU topology: GPUs, NVLinks (NV# per pair, NVSwitch), PCIe path levels (NVML's common ancestor), "
-      "NUMA node and CPU affinity of each GPU, NICs and InfiniBand HCAs with their PCIe distance to each GPU, as the "
+      "NUMA node and CPU affinity of each GPU, RDMA NICs (InfiniBand/RoCE HCAs) with their PCIe distance to each GPU, as the "
       "matrix `nvidia-smi topo -m` prints (X, NV#, PIX, PXB, PHB, NODE, SYS). NVML is loaded at run time "
       "(GPUDOCTOR_NVML_LIBRARY to choose); without a driver use --topology FILE.");
   cmd->add_option("--topology", a->topology, "Show a topology file (TOML or JSON) instead of this machine")->type_name("FILE");
