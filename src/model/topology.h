@@ -31,6 +31,8 @@ struct TopoGpu {
   std::string name;           // "NVIDIA H200"
   std::string uuid;           // "GPU-..."
   std::string pci_bus_id;     // "0000:18:00.0" (sysfs form)
+  std::vector<std::string> pci_switches;  // PCIe switches above it, CPU side first, as NCCL nests them
+                                          // (upstream ports' bus ids, from sysfs); empty: unknown
   int numa_node = -1;         // -1: unknown
   std::string cpu_list;       // "0-47,96-143"; empty: unknown
   int sm = 0;                 // compute capability x 10 (90 for Hopper); 0: unknown
@@ -41,6 +43,7 @@ struct TopoGpu {
 struct TopoNic {
   std::string name;             // mlx5_0 (IB/RoCE HCA) or eth0
   std::string pci_bus_id;       // may be empty (virtual)
+  std::vector<std::string> pci_switches;  // as TopoGpu::pci_switches
   int numa_node = -1;
   bool infiniband = false;      // an RDMA device (/sys/class/infiniband)
   int port = 1;

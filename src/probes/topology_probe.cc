@@ -93,6 +93,19 @@ std::string normalizeBusId(const std::string& id) {
   return s;
 }
 
+std::vector<std::string> ncclPciParents(const std::string& path) {
+  std::vector<std::string> comps;
+  auto at = path.find("/devices/");
+  std::stringstream ss(at == std::string::npos ? path : path.substr(at + 9));
+  std::string c;
+  while (std::getline(ss, c, '/'))
+    if (!c.empty()) comps.push_back(c);
+  // comps: [pci0000:00, root port, switch up, switch down, ..., device]
+  std::vector<std::string> out;
+  for (int i = static_cast<int>(comps.size()) - 3; i >= 2; i -= 2) out.insert(out.begin(), comps[i]);
+  return out;
+}
+
 PcieLevel sysfsPcieLevel(const std::string& a, const std::string& b, int numa_a, int numa_b) {
   auto comps = [](const std::string& p) {
     std::vector<std::string> out;
@@ -223,7 +236,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
   // names; plain Ethernet interfaces (virtio in VMs) have no PCIe place worth binding to.
   HostNet net = probeHostNet(opt.sysfs_root);
   std::vector<std::string> gpu_paths;
-  for (const auto& g : t.gpus) gpu_paths.push_back(pciPath(root, g.pci_bus_id));
+  for (auto& g : t.gpus) {
+    gpu_paths.push_back(pciPath(root, g.pci_bus_id));
+    g.pci_switches = ncclPciParents(gpu_paths.back());
+  }
   std::vector<std::string> nic_paths;
   auto addNic = [&](TopoNic nic, const fs::path& device_link) {
     std::error_code e;
@@ -246,6 +262,7 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
                                                                                                    : PcieLevel::kSystem)
                                      : sysfsPcieLevel(path, gpu_paths[g], nic.numa_node, t.gpus[g].numa_node));
     nic_paths.push_back(path);
+    nic.pci_switches = ncclPciParents(path);
     t.nics.push_back(std::move(nic));
   };
   fs::path ib = root / "sys/class/infiniband";

@@ -21,6 +21,11 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt = {});
 // same rules nvidia-smi states in its legend. Used for NIC-GPU and NIC-NIC distances.
 PcieLevel sysfsPcieLevel(const std::string& path_a, const std::string& path_b, int numa_a, int numa_b);
 
+// The PCIe switches above a device as NCCL nests them in its XML, CPU side first: from the sysfs
+// path, every second bridge going up (a switch's upstream port; its downstream port and the root
+// port are skipped), as NCCL's ncclTopoGetXmlFromSys walks it.
+std::vector<std::string> ncclPciParents(const std::string& sysfs_path);
+
 // NVML's bus id ("00000000:18:00.0") in sysfs form ("0000:18:00.0", lower case).
 std::string normalizeBusId(const std::string& nvml_bus_id);
 

@@ -51,6 +51,11 @@ TEST(TopologyProbe, TwoH200WithNumaFromSysfs) {
   EXPECT_NE(xml.find("<nvlink target=\"0000:81:00.0\" count=\"18\" tclass=\"0x030200\"/>"), std::string::npos) << xml;
   EXPECT_NE(xml.find("<cpu numaid=\"1\" affinity=\"ffff0000\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("name=\"mlx5_0\""), std::string::npos) << xml;
+  // GPU0 and the HCA share a PCIe switch (upstream port 0000:01:00.0), nested as NCCL nests it.
+  EXPECT_EQ(t.gpus[0].pci_switches, (std::vector<std::string>{"0000:01:00.0"}));
+  EXPECT_TRUE(t.gpus[1].pci_switches.empty());
+  EXPECT_NE(xml.find("<pci busid=\"0000:01:00.0\" class=\"0x060400\">\n      <pci busid=\"0000:03:00.0\""), std::string::npos)
+      << xml;
   // The JSON output reads back as a topology file with the same matrix.
   auto back = parseTopologyText(renderTopoJson(t), "probe.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -96,6 +101,9 @@ TEST(TopologyProbe, SysfsLevels) {
   EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/a", "/sys/devices/pci0000:40/b", 0, 0), PcieLevel::kNode);
   EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/a", "/sys/devices/pci0000:80/b", 0, 1), PcieLevel::kSystem);
   EXPECT_EQ(normalizeBusId("00000000:1A:00.0"), "0000:1a:00.0");
+  EXPECT_EQ(ncclPciParents(hb + "0000:02:00.0/0000:03:00.0/0000:05:00.0/0000:06:00.0"),
+            (std::vector<std::string>{"0000:01:00.0", "0000:03:00.0"}));
+  EXPECT_TRUE(ncclPciParents("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0").empty());
 }
 
 }  // namespace

@@ -240,9 +240,38 @@ std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m)
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// PCIe switches under a <cpu>, keyed by bus id, with the devices (pre-rendered lines) below each.
+struct PciTree {
+  std::map<std::string, PciTree> switches;
+  std::vector<std::vector<std::string>> devices;
+};
+
+void placeDevice(PciTree& root, const std::vector<std::string>& chain, std::vector<std::string> lines) {
+  PciTree* at = &root;
+  for (const auto& sw : chain) at = &at->switches[sw];
+  at->devices.push_back(std::move(lines));
+}
+
+void renderTree(const PciTree& t, int indent, std::string& x) {
+  std::string pad(indent, ' ');
+  for (const auto& lines : t.devices)
+    for (const auto& l : lines) x += pad + l + "\n";
+  for (const auto& [busid, sub] : t.switches) {
+    // A switch's upstream port; NCCL rereads class and fills the link from sysfs on this host.
+    x += pad + fmt::format("<pci busid=\"{}\" class=\"0x060400\">\n", busid);
+    renderTree(sub, indent + 2, x);
+    x += pad + "</pci>\n";
+  }
+}
+
+}  // namespace
+
 std::string renderNcclXml(const NodeTopology& t) {
   // Group GPUs and NICs under their NUMA node's <cpu>; -1 (unknown) is what NCCL itself writes
-  // for devices whose sysfs numa_node is -1.
+  // for devices whose sysfs numa_node is -1. PCIe switches nest as NCCL nests them, so NCCL sees
+  // the same GPU-NIC paths (PIX/PXB) that decide GPUDirect RDMA.
   std::set<int> numas;
   for (const auto& g : t.gpus) numas.insert(g.numa_node);
   for (const auto& n : t.nics) numas.insert(n.numa_node);
@@ -259,37 +288,43 @@ std::string renderNcclXml(const NodeTopology& t) {
     if (t.cpu_family >= 0) attrs += fmt::format(" familyid=\"{}\"", t.cpu_family);
     if (t.cpu_model >= 0) attrs += fmt::format(" modelid=\"{}\"", t.cpu_model);
     x += "  <cpu " + attrs + ">\n";
+    PciTree tree;
     for (const auto& g : t.gpus) {
       if (g.numa_node != numa) continue;
+      std::vector<std::string> l;
       std::string busid = g.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + g.index) : g.pci_bus_id;
       std::string link;
       if (g.pcie_gen) link = fmt::format(" link_speed=\"{}\" link_width=\"{}\"", pcieSpeed(g.pcie_gen), g.pcie_width ? g.pcie_width : 16);
-      x += fmt::format("    <pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>\n", busid, link);
+      l.push_back(fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>", busid, link));
       // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator); no "gdr":
       // NCCL keeps a value it finds in the file, so it is left for NCCL to detect.
-      x += fmt::format("      <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">\n", g.index, g.sm ? g.sm : 90, g.index);
+      l.push_back(fmt::format("  <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">", g.index, g.sm ? g.sm : 90, g.index));
       for (const auto& o : t.gpus)
         if (o.index != g.index && t.nvlinks[g.index][o.index] > 0) {
           std::string target = o.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + o.index) : o.pci_bus_id;
-          x += fmt::format("        <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>\n", target,
-                           t.nvlinks[g.index][o.index]);
+          l.push_back(fmt::format("    <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>", target,
+                                  t.nvlinks[g.index][o.index]));
         }
       // NCCL folds every NVSwitch into one node with this bus id.
       if (g.nvswitch_links > 0)
-        x += fmt::format("        <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>\n", g.nvswitch_links);
-      x += "      </gpu>\n    </pci>\n";
+        l.push_back(fmt::format("    <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>", g.nvswitch_links));
+      l.push_back("  </gpu>");
+      l.push_back("</pci>");
+      placeDevice(tree, g.pci_switches, std::move(l));
     }
-    for (size_t i = 0; i < t.nics.size(); ++i) {
-      const TopoNic& n = t.nics[i];
+    for (const auto& n : t.nics) {
       if (n.numa_node != numa) continue;
       // Only what identifies the device: NCCL fills dev, speed, gdr, maxconn from its network
       // plugin unless the file already has them, and a stale value would win.
       std::string net = fmt::format("<net name=\"{}\" port=\"{}\"/>", xmlEscape(n.name), n.port);
       if (!n.pci_bus_id.empty())
-        x += fmt::format("    <pci busid=\"{}\">\n      <nic>\n        {}\n      </nic>\n    </pci>\n", n.pci_bus_id, net);
+        placeDevice(tree, n.pci_switches,
+                    {fmt::format("<pci busid=\"{}\" class=\"{}\">", n.pci_bus_id, n.infiniband ? "0x020700" : "0x020000"),
+                     "  <nic>", "    " + net, "  </nic>", "</pci>"});
       else
-        x += "    <nic>\n      " + net + "\n    </nic>\n";
+        placeDevice(tree, {}, {"<nic>", "  " + net, "</nic>"});
     }
+    renderTree(tree, 4, x);
     x += "  </cpu>\n";
   }
   x += "</system>\n";
