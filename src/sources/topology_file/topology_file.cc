@@ -511,7 +511,11 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
 Result<TopologyFile> parseTopologyText(const std::string& text, const std::string& name) {
   Ctx c{name};
   toml::table doc;
-  bool json = name.size() >= 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+  // JSON by name or by its first character (a TOML document cannot start with "{"), so
+  // `topo --json > node.topo` reads back too.
+  size_t first = text.find_first_not_of(" \t\r\n");
+  bool json = (name.size() >= 5 && name.compare(name.size() - 5, 5, ".json") == 0) ||
+              (first != std::string::npos && text[first] == '{');
   if (json) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return Error{name + ": not valid JSON (a topology object)"};

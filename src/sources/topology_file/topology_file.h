@@ -15,7 +15,7 @@ struct TopologyFile {
   ClusterTopology cluster;
 };
 
-// Reads PATH (.json: JSON; otherwise TOML) and validates it: unknown keys and GPU ids, asymmetric
+// Reads PATH (JSON when named .json or starting with "{", else TOML) and validates it: unknown keys and GPU ids, asymmetric
 // links, cycles in a switch tree, free lists that name GPUs or capacity a host does not have.
 Result<TopologyFile> loadTopologyFile(const std::string& path);
 // The same from text already in memory; `name` is used in messages (and to tell JSON by ".json").

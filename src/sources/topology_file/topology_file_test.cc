@@ -83,6 +83,7 @@ TEST(TopologyFile, JsonAndTomlAgree) {
   EXPECT_NE(e.find("x.json: unknown key \"colour\" in [[gpu]]"), std::string::npos) << e;
   EXPECT_NE(errorOf("{\"gpu\": [", "x.json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(errorOf("[[gpu]\n").find("t.toml:1"), std::string::npos);
+  EXPECT_TRUE(parseTopologyText("\n {\"gpu\": [{\"index\": 0}]}", "node.topo").ok());  // JSON by content
 }
 
 }  // namespace
