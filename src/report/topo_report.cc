@@ -471,8 +471,8 @@ std::string gresLinks(const NodeTopology& t) {
   for (int a = 0; a < t.size(); ++a) {
     std::string links;
     for (int b = 0; b < t.size(); ++b) links += (b ? "," : "") + std::to_string(a == b ? -1 : t.nvlinkCount(a, b));
-    std::string cores = t.gpus[a].cpu_list.empty() ? numaCpus(t, t.gpus[a].numa_node) : t.gpus[a].cpu_list;
-    out += fmt::format("  Name=gpu File=/dev/nvidia{}{} Links={}\n", a, cores.empty() ? "" : " Cores=" + cores, links);
+    // No Cores=: Slurm numbers cores its own way, not as the kernel's CPU list does.
+    out += fmt::format("    Name=gpu File=/dev/nvidia{} Links={}\n", a, links);
   }
   return out;
 }
@@ -541,8 +541,8 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
   }
   out += fmt::format(
       "\nWhy: the {} nodes sit under the lowest switch that has {} hosts with {} free GPUs ({}), so ring and tree "
-      "traffic between them crosses at most {} switch{}; hosts were taken from as few leaves as possible and, among "
-      "equals, those with the fewest spare GPUs first, leaving whole hosts free for larger jobs.\n",
+      "traffic between them crosses at most {} switch{}; below it hosts were taken from as few spines and leaves as "
+      "possible and, among equals, those with the fewest spare GPUs first, leaving whole hosts free for larger jobs.\n",
       p.hosts.size(), p.hosts.size(), gpn, top.name, p.max_switch_hops, p.max_switch_hops == 1 ? "" : "es");
   return out;
 }
