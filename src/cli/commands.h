@@ -12,6 +12,10 @@ std::function<int()> addAnalyze(CLI::App& app);
 std::function<int()> addChecklist(CLI::App& app);
 // Adds `plan` (memory and step-time planner).
 std::function<int()> addPlan(CLI::App& app);
+// Adds `topo` (this node's GPU topology, NCCL topology XML, measured copy bandwidth).
+std::function<int()> addTopo(CLI::App& app);
+// Adds `place` (topology-aware GPU placement on a node or a cluster).
+std::function<int()> addPlace(CLI::App& app);
 // Adds `nccl` and its verbs (`nccl env`, `nccl log`, `nccl bench` in CUDA builds).
 std::function<int()> addNccl(CLI::App& app);
 // Adds `nccl bench` under `nccl` (CUDA builds); argv() returns the process's command line.

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   auto checklist = gpudoctor::cli::addChecklist(app);
   auto nccl = gpudoctor::cli::addNccl(app);
   auto plan = gpudoctor::cli::addPlan(app);
+  auto topo = gpudoctor::cli::addTopo(app);
+  auto place = gpudoctor::cli::addPlace(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("checklist")) return checklist();
     if (app.got_subcommand("nccl")) return nccl();
     if (app.got_subcommand("plan")) return plan();
+    if (app.got_subcommand("topo")) return topo();
+    if (app.got_subcommand("place")) return place();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

@@ -1,0 +1,123 @@
+// `gpudoctor place`: the best GPUs of a node for a job (with CPU/NIC binding and why), or the best
+// nodes of a cluster (with Kubernetes and Slurm hints), from this machine or a topology file.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "analysis/placement.h"
+#include "cli/commands.h"
+#include "probes/topology_probe.h"
+#include "report/topo_report.h"
+#include "sources/topology_file/topology_file.h"
+
+namespace gpudoctor::cli {
+
+namespace {
+
+struct PlaceArgs {
+  int gpus = 0, nodes = 0, gpus_per_node = 0;
+  std::string topology, free, sysfs_root, nvml_library;
+  bool json = false;
+};
+
+int fail(const std::string& m, int code) {
+  std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
+  return code;
+}
+
+// "0,1,4-7" -> {0,1,4,5,6,7}; false on anything else.
+bool parseGpuList(const std::string& s, std::vector<int>* out) {
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) return false;
+    auto dash = part.find('-');
+    try {
+      size_t used = 0;
+      int a = std::stoi(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash)) return false;
+      int b = a;
+      if (dash != std::string::npos) {
+        std::string rest = part.substr(dash + 1);
+        b = std::stoi(rest, &used);
+        if (used != rest.size()) return false;
+      }
+      if (a < 0 || b < a || b > 4096) return false;
+      for (int g = a; g <= b; ++g) out->push_back(g);
+    } catch (...) {
+      return false;
+    }
+  }
+  return !out->empty();
+}
+
+int runPlace(const PlaceArgs& a) {
+  if (a.nodes > 0) {
+    if (a.topology.empty()) return fail("--nodes places on a cluster: give its file with --topology cluster.toml", 2);
+    if (a.gpus_per_node <= 0) return fail("--nodes needs --gpus-per-node K", 2);
+    auto f = loadTopologyFile(a.topology);
+    if (!f.ok()) return fail(f.error().message, 1);
+    if (!f.value().is_cluster) return fail(a.topology + ": not a cluster file (it has no [[host]] entries)", 1);
+    const ClusterTopology& c = f.value().cluster;
+    auto p = placeOnCluster(c, a.nodes, a.gpus_per_node);
+    if (!p.ok()) return fail(a.topology + ": " + p.error().message, 1);
+    std::unique_ptr<NodePlacement> per_node;
+    if (c.has_node && a.gpus_per_node <= c.node.size()) {
+      auto np = placeOnNode(c.node, a.gpus_per_node, {});
+      if (np.ok()) per_node = std::make_unique<NodePlacement>(np.value());
+    }
+    std::string out = a.json ? renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get())
+                             : renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get());
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  if (a.gpus <= 0) return fail("give --gpus K (one node) or --nodes N --gpus-per-node K (a cluster)", 2);
+  NodeTopology t;
+  std::string where;
+  if (!a.topology.empty()) {
+    auto f = loadTopologyFile(a.topology);
+    if (!f.ok()) return fail(f.error().message, 1);
+    if (f.value().is_cluster) return fail(a.topology + " is a cluster file: use --nodes N --gpus-per-node K", 2);
+    t = f.value().node;
+    where = a.topology + ": ";
+  } else {
+    auto p = probeTopology({a.nvml_library, a.sysfs_root});
+    if (!p.ok()) return fail(p.error().message, 1);
+    t = std::move(p.value());
+  }
+  std::vector<int> free;
+  if (!a.free.empty() && !parseGpuList(a.free, &free))
+    return fail("--free must list GPU indices like 0,1,4-7, not \"" + a.free + "\"", 2);
+  if (free.empty()) free = t.freeGpus();
+  auto r = placeOnNodeAndCompare(t, a.gpus, free);
+  if (!r.ok()) return fail(where + r.error().message, 1);
+  std::string out = a.json ? renderNodePlacementJson(t, r.value()) : renderNodePlacementText(t, r.value());
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addPlace(CLI::App& app) {
+  auto a = std::make_shared<PlaceArgs>();
+  auto* cmd = app.add_subcommand(
+      "place",
+      "Topology-aware placement. One node (--gpus K): the K free GPUs whose ring has the widest slowest hop, then "
+      "the fewest NUMA nodes, then the best-connected GPUs left for the next job (exact up to 16 free GPUs); prints "
+      "CUDA_VISIBLE_DEVICES, numactl/taskset and NCCL_IB_HCA per rank and why. A cluster (--nodes N "
+      "--gpus-per-node K --topology cluster.toml): N hosts under the lowest common switch, with Kubernetes affinity "
+      "and Slurm lines.");
+  cmd->add_option("--gpus", a->gpus, "GPUs for the job on one node")->check(CLI::Range(1, 4096));
+  cmd->add_option("--topology", a->topology, "Topology file (node or cluster, TOML or JSON); default: this machine")
+      ->type_name("FILE");
+  cmd->add_option("--free", a->free, "Free GPUs (default: the file's free list, or all), e.g. 0,1,4-7")->type_name("LIST");
+  cmd->add_option("--nodes", a->nodes, "Nodes for the job (cluster placement)")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (cluster placement)")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--json", a->json, "JSON output");
+  cmd->add_option("--sysfs-root", a->sysfs_root, "Root of /sys and /proc (tests)")->type_name("DIR")->group("");
+  cmd->add_option("--nvml-library", a->nvml_library, "libnvidia-ml.so.1 to load")->type_name("PATH");
+  return [a] { return runPlace(*a); };
+}
+
+}  // namespace gpudoctor::cli

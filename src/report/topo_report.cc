@@ -1,0 +1,571 @@
+#include "report/topo_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace gpudoctor {
+
+namespace {
+
+std::string gbps(double v) {
+  if (std::isinf(v)) return "n/a (one GPU)";
+  return fmt::format("{:.1f} GB/s", v);
+}
+
+std::string joinInts(const std::vector<int>& v, const char* sep = ",") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string nicLevelCell(const TopoNic& n, int g) {
+  if (g < 0 || g >= static_cast<int>(n.level_to_gpu.size())) return "-";
+  return pcieLevelName(n.level_to_gpu[g]);
+}
+
+// "0-3,8" -> sorted CPU ids; empty on a malformed list.
+std::vector<int> parseCpuList(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    auto dash = part.find('-');
+    try {
+      int a = std::stoi(part.substr(0, dash)), b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
+      for (int c = a; c <= b && c - a < 65536; ++c) out.push_back(c);
+    } catch (...) {
+      return {};
+    }
+  }
+  return out;
+}
+
+// A CPU list as the kernel's cpumap writes it (NCCL's "affinity"): 32-bit hex words, high first.
+std::string cpuMask(const std::string& list) {
+  auto cpus = parseCpuList(list);
+  if (cpus.empty()) return "";
+  int words = *std::max_element(cpus.begin(), cpus.end()) / 32 + 1;
+  std::vector<uint32_t> w(words, 0);
+  for (int c : cpus) w[c / 32] |= 1u << (c % 32);
+  std::string s;
+  for (int i = words - 1; i >= 0; --i) s += fmt::format("{}{:08x}", i == words - 1 ? "" : ",", w[i]);
+  return s;
+}
+
+std::string xmlEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"') o += "&quot;";
+    else if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else o += c;
+  }
+  return o;
+}
+
+std::string pcieSpeed(int gen) {
+  static const char* s[] = {"", "2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe",
+                            "64.0 GT/s PCIe"};
+  return gen >= 1 && gen <= 6 ? s[gen] : "";
+}
+
+std::string numaCpus(const NodeTopology& t, int numa) {
+  for (const auto& n : t.numa)
+    if (n.id == numa) return n.cpu_list;
+  return "";
+}
+
+std::string gpuCpus(const NodeTopology& t, int g) {
+  return t.gpus[g].cpu_list.empty() ? numaCpus(t, t.gpus[g].numa_node) : t.gpus[g].cpu_list;
+}
+
+}  // namespace
+
+std::string topoCell(const NodeTopology& t, int a, int b) {
+  if (a == b) return "X";
+  int nv = t.nvlinkCount(a, b);
+  if (nv > 0) return "NV" + std::to_string(nv);
+  return pcieLevelName(t.pcie[a][b]);
+}
+
+std::string renderTopoText(const NodeTopology& t, const BandwidthMeasurement* m) {
+  int n = t.size();
+  int k = static_cast<int>(t.nics.size());
+  std::vector<std::string> head = {""};
+  for (int g = 0; g < n; ++g) head.push_back("GPU" + std::to_string(g));
+  for (int i = 0; i < k; ++i) head.push_back("NIC" + std::to_string(i));
+  head.push_back("CPU Affinity");
+  head.push_back("NUMA Affinity");
+  std::vector<std::vector<std::string>> rows = {head};
+  for (int a = 0; a < n; ++a) {
+    std::vector<std::string> r = {"GPU" + std::to_string(a)};
+    for (int b = 0; b < n; ++b) r.push_back(topoCell(t, a, b));
+    for (int i = 0; i < k; ++i) r.push_back(nicLevelCell(t.nics[i], a));
+    std::string cpus = gpuCpus(t, a);
+    r.push_back(cpus.empty() ? "N/A" : cpus);
+    r.push_back(t.gpus[a].numa_node >= 0 ? std::to_string(t.gpus[a].numa_node) : "N/A");
+    rows.push_back(r);
+  }
+  for (int i = 0; i < k; ++i) {
+    std::vector<std::string> r = {"NIC" + std::to_string(i)};
+    for (int b = 0; b < n; ++b) r.push_back(nicLevelCell(t.nics[i], b));
+    for (int j = 0; j < k; ++j)
+      r.push_back(i == j ? "X"
+                         : (j < static_cast<int>(t.nics[i].level_to_nic.size()) ? pcieLevelName(t.nics[i].level_to_nic[j])
+                                                                                 : "-"));
+    rows.push_back(r);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  std::string out = fmt::format("{}{} GPUs, {} NICs ({})\n\n", t.name.empty() ? "" : t.name + ": ", n, k, t.source);
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (c == 0) line += fmt::format("{:<{}}", r[c], width[c] + 2);
+      else if (c + 2 < head.size()) line += fmt::format("{:^{}}", r[c], std::max<size_t>(width[c], 4) + 2);
+      else line += fmt::format("{:<{}}", r[c], width[c] + 2);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out +=
+      "\nLegend:\n\n"
+      "  X    = Self\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+      "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+      "  PIX  = Connection traversing at most a single PCIe bridge\n"
+      "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+  if (k) {
+    out += "\nNIC Legend:\n\n";
+    for (int i = 0; i < k; ++i)
+      out += fmt::format("  NIC{}: {}\n", i, t.nics[i].name);
+  }
+  out += "\nGPUs:\n";
+  for (const auto& g : t.gpus)
+    out += fmt::format("  GPU{}  {}  {}{}\n", g.index, g.name.empty() ? "?" : g.name,
+                       g.pci_bus_id.empty() ? "-" : g.pci_bus_id, g.uuid.empty() ? "" : "  " + g.uuid);
+  bool any_switch = std::any_of(t.gpus.begin(), t.gpus.end(), [](const TopoGpu& g) { return g.nvswitch_links > 0; });
+  if (any_switch) out += "  NV# between GPUs counts the links both GPUs have into the NVSwitch fabric.\n";
+  if (m) {
+    out += fmt::format("\nMeasured copy bandwidth, GB/s (median of {} copies of {} MiB; cudaMemcpyPeerAsync for GPU->GPU, "
+                       "pinned host memory for H2D/D2H):\n\n",
+                       m->repeats, m->bytes >> 20);
+    std::string line = fmt::format("{:<10}", "src\\dst");
+    for (int b = 0; b < n; ++b) line += fmt::format("{:>9}", "GPU" + std::to_string(b));
+    out += line + fmt::format("{:>9}{:>9}\n", "H2D", "D2H");
+    for (int a = 0; a < n; ++a) {
+      line = fmt::format("{:<10}", "GPU" + std::to_string(a));
+      for (int b = 0; b < n; ++b) {
+        double v = a < static_cast<int>(m->p2p_gbps.size()) ? m->p2p_gbps[a][b] : 0;
+        line += v > 0 ? fmt::format("{:>9.1f}", v) : fmt::format("{:>9}", "-");
+      }
+      double h = a < static_cast<int>(m->h2d_gbps.size()) ? m->h2d_gbps[a] : 0;
+      double d = a < static_cast<int>(m->d2h_gbps.size()) ? m->d2h_gbps[a] : 0;
+      out += line + fmt::format("{:>9.1f}{:>9.1f}\n", h, d);
+    }
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b && a < static_cast<int>(m->p2p_access.size()) && !m->p2p_access[a][b])
+          out += fmt::format("  GPU{} -> GPU{}: no peer access; the copy was staged through the host.\n", a, b);
+  }
+  return out;
+}
+
+std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m) {
+  using nlohmann::json;
+  json j;
+  j["format"] = "gpudoctor topology 1";
+  if (!t.name.empty()) j["name"] = t.name;
+  j["nvlink_gbps"] = t.nvlink_gbps;
+  if (t.pcie_gbps > 0) j["pcie_gbps"] = t.pcie_gbps;
+  if (!t.cpu_arch.empty()) j["cpu_arch"] = t.cpu_arch;
+  if (!t.cpu_vendor.empty()) j["cpu_vendor"] = t.cpu_vendor;
+  if (t.cpu_family >= 0) j["cpu_family"] = t.cpu_family;
+  if (t.cpu_model >= 0) j["cpu_model"] = t.cpu_model;
+  j["numa"] = json::array();
+  for (const auto& n : t.numa) j["numa"].push_back({{"id", n.id}, {"cpus", n.cpu_list}});
+  j["gpu"] = json::array();
+  int n = t.size();
+  for (const auto& g : t.gpus) {
+    json e = {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"bus_id", g.pci_bus_id}};
+    if (g.numa_node >= 0) e["numa"] = g.numa_node;
+    if (!g.cpu_list.empty()) e["cpus"] = g.cpu_list;
+    if (g.sm) e["sm"] = g.sm;
+    if (g.nvswitch_links) e["nvswitch_links"] = g.nvswitch_links;
+    if (g.pcie_gen) e["pcie_gen"] = g.pcie_gen;
+    if (g.pcie_width) e["pcie_width"] = g.pcie_width;
+    json row = json::array();
+    for (int b = 0; b < n; ++b) row.push_back(b == g.index ? "X" : pcieLevelName(t.pcie[g.index][b]));
+    e["pcie"] = row;
+    j["gpu"].push_back(e);
+  }
+  j["nvlink"] = json::array();
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      if (t.nvlinks[a][b] > 0) j["nvlink"].push_back({{"gpus", {a, b}}, {"count", t.nvlinks[a][b]}});
+  j["nic"] = json::array();
+  for (const auto& nic : t.nics) {
+    json e = {{"name", nic.name}, {"bus_id", nic.pci_bus_id}, {"infiniband", nic.infiniband}, {"port", nic.port}};
+    if (nic.numa_node >= 0) e["numa"] = nic.numa_node;
+    if (nic.speed_gbps > 0) e["speed_gbps"] = nic.speed_gbps;
+    json row = json::array();
+    for (auto l : nic.level_to_gpu) row.push_back(pcieLevelName(l));
+    e["pcie"] = row;
+    j["nic"].push_back(e);
+  }
+  json mat = json::array();
+  for (int a = 0; a < n; ++a) {
+    json row = json::array();
+    for (int b = 0; b < n; ++b) row.push_back(topoCell(t, a, b));
+    mat.push_back(row);
+  }
+  j["nvidia_smi_matrix"] = mat;
+  if (m) {
+    j["measured"] = {{"p2p_gbps", m->p2p_gbps}, {"h2d_gbps", m->h2d_gbps}, {"d2h_gbps", m->d2h_gbps},
+                     {"bytes", m->bytes}, {"repeats", m->repeats}};
+    json acc = json::array();
+    for (const auto& r : m->p2p_access) acc.push_back(r);
+    j["measured"]["p2p_access"] = acc;
+  }
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+// PCIe switches under a <cpu>, keyed by bus id, with the devices (pre-rendered lines) below each.
+struct PciTree {
+  std::map<std::string, PciTree> switches;
+  std::vector<std::vector<std::string>> devices;
+};
+
+void placeDevice(PciTree& root, const std::vector<std::string>& chain, std::vector<std::string> lines) {
+  PciTree* at = &root;
+  for (const auto& sw : chain) at = &at->switches[sw];
+  at->devices.push_back(std::move(lines));
+}
+
+void renderTree(const PciTree& t, int indent, std::string& x) {
+  std::string pad(indent, ' ');
+  for (const auto& lines : t.devices)
+    for (const auto& l : lines) x += pad + l + "\n";
+  for (const auto& [busid, sub] : t.switches) {
+    // A switch's upstream port; NCCL rereads class and fills the link from sysfs on this host.
+    x += pad + fmt::format("<pci busid=\"{}\" class=\"0x060400\">\n", busid);
+    renderTree(sub, indent + 2, x);
+    x += pad + "</pci>\n";
+  }
+}
+
+}  // namespace
+
+std::string renderNcclXml(const NodeTopology& t) {
+  // Group GPUs and NICs under their NUMA node's <cpu>; -1 (unknown) is what NCCL itself writes
+  // for devices whose sysfs numa_node is -1. PCIe switches nest as NCCL nests them, so NCCL sees
+  // the same GPU-NIC paths (PIX/PXB) that decide GPUDirect RDMA.
+  std::set<int> numas;
+  for (const auto& g : t.gpus) numas.insert(g.numa_node);
+  for (const auto& n : t.nics) numas.insert(n.numa_node);
+  std::string x = "<system version=\"1\">\n";
+  for (int numa : numas) {
+    std::string cpus = numaCpus(t, numa);
+    if (cpus.empty())
+      for (const auto& g : t.gpus)
+        if (g.numa_node == numa && !g.cpu_list.empty()) cpus = g.cpu_list;
+    std::string attrs = fmt::format("numaid=\"{}\"", numa);
+    if (std::string mask = cpuMask(cpus); !mask.empty()) attrs += fmt::format(" affinity=\"{}\"", mask);
+    if (!t.cpu_arch.empty()) attrs += fmt::format(" arch=\"{}\"", xmlEscape(t.cpu_arch));
+    if (!t.cpu_vendor.empty()) attrs += fmt::format(" vendor=\"{}\"", xmlEscape(t.cpu_vendor));
+    if (t.cpu_family >= 0) attrs += fmt::format(" familyid=\"{}\"", t.cpu_family);
+    if (t.cpu_model >= 0) attrs += fmt::format(" modelid=\"{}\"", t.cpu_model);
+    x += "  <cpu " + attrs + ">\n";
+    PciTree tree;
+    for (const auto& g : t.gpus) {
+      if (g.numa_node != numa) continue;
+      std::vector<std::string> l;
+      std::string busid = g.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + g.index) : g.pci_bus_id;
+      std::string link;
+      if (g.pcie_gen) link = fmt::format(" link_speed=\"{}\" link_width=\"{}\"", pcieSpeed(g.pcie_gen), g.pcie_width ? g.pcie_width : 16);
+      l.push_back(fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>", busid, link));
+      // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator); no "gdr":
+      // NCCL keeps a value it finds in the file, so it is left for NCCL to detect.
+      l.push_back(fmt::format("  <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">", g.index, g.sm ? g.sm : 90, g.index));
+      for (const auto& o : t.gpus)
+        if (o.index != g.index && t.nvlinks[g.index][o.index] > 0) {
+          std::string target = o.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + o.index) : o.pci_bus_id;
+          l.push_back(fmt::format("    <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>", target,
+                                  t.nvlinks[g.index][o.index]));
+        }
+      // NCCL folds every NVSwitch into one node with this bus id.
+      if (g.nvswitch_links > 0)
+        l.push_back(fmt::format("    <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>", g.nvswitch_links));
+      l.push_back("  </gpu>");
+      l.push_back("</pci>");
+      placeDevice(tree, g.pci_switches, std::move(l));
+    }
+    for (const auto& n : t.nics) {
+      if (n.numa_node != numa) continue;
+      // Only what identifies the device: NCCL fills dev, speed, gdr, maxconn from its network
+      // plugin unless the file already has them, and a stale value would win.
+      std::string net = fmt::format("<net name=\"{}\" port=\"{}\"/>", xmlEscape(n.name), n.port);
+      if (!n.pci_bus_id.empty())
+        placeDevice(tree, n.pci_switches,
+                    {fmt::format("<pci busid=\"{}\" class=\"{}\">", n.pci_bus_id, n.infiniband ? "0x020700" : "0x020000"),
+                     "  <nic>", "    " + net, "  </nic>", "</pci>"});
+      else
+        placeDevice(tree, {}, {"<nic>", "  " + net, "</nic>"});
+    }
+    renderTree(tree, 4, x);
+    x += "  </cpu>\n";
+  }
+  x += "</system>\n";
+  return x;
+}
+
+namespace {
+
+struct Bindings {
+  std::vector<RankBinding> ranks;
+  std::string cuda_visible, ib_hca;
+};
+
+Bindings bindingsOf(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  Bindings b;
+  b.ranks = r.ranks;
+  b.cuda_visible = joinInts(p.gpus);
+  std::vector<std::string> hcas;
+  for (const auto& r : b.ranks)
+    if (r.nic >= 0 && t.nics[r.nic].infiniband) {
+      std::string h = t.nics[r.nic].name + ":" + std::to_string(t.nics[r.nic].port);
+      if (std::find(hcas.begin(), hcas.end(), h) == hcas.end()) hcas.push_back(h);
+    }
+  for (size_t i = 0; i < hcas.size(); ++i) b.ib_hca += (i ? "," : "") + hcas[i];
+  return b;
+}
+
+std::string bindCommand(const RankBinding& r) {
+  if (r.numa_node >= 0) return fmt::format("numactl --cpunodebind={0} --membind={0}", r.numa_node);
+  if (!r.cpu_list.empty()) return "taskset -c " + r.cpu_list;
+  return "";
+}
+
+std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  const std::vector<int>& go = r.go_choice;
+  const std::vector<int>& free = r.free;
+  const PlacementScore& s = p.score;
+  int k = static_cast<int>(p.gpus.size());
+  std::string why;
+  if (k == 1) {
+    why = "One GPU needs no ring; it was chosen for NUMA locality and to leave the other free GPUs best connected.";
+  } else {
+    int min_nv = 1 << 30;
+    bool all_nv = true;
+    for (size_t i = 0; i < p.ring.size(); ++i) {
+      int a = p.ring[i], b = p.ring[(i + 1) % p.ring.size()];
+      if (k == 2 && i == 1) break;
+      int nv = t.nvlinkCount(a, b);
+      if (nv == 0) all_nv = false;
+      min_nv = std::min(min_nv, nv);
+    }
+    why = fmt::format("These {} GPUs hold a ring whose slowest hop carries {} per direction", k, gbps(s.ring_gbps));
+    if (all_nv) why += fmt::format(" ({} NVLink{} or more on every hop)", min_nv, min_nv == 1 ? "" : "s");
+    else why += " (some hops are PCIe)";
+    why += "; no other choice of " + std::to_string(k) + " of the " + std::to_string(free.size()) +
+           " free GPUs has a faster slowest hop";
+    why += !p.exact ? " (greedy search: over 16 free GPUs)."
+           : p.subsets == 1 ? " (it is the only choice)."
+                            : " (all " + std::to_string(p.subsets) + " choices checked exactly).";
+  }
+  why += fmt::format(" They span {} NUMA node{}", s.numa_nodes, s.numa_nodes == 1 ? "" : "s");
+  why += s.numa_nodes == 1 ? ", so each rank's CPU threads and pinned buffers stay on the GPUs' socket." : ".";
+  int left = static_cast<int>(free.size()) - k;
+  if (left >= 2) why += fmt::format(" The {} GPUs left free keep a ring of {} for the next job.", left, gbps(s.leftover_ring_gbps));
+  if (!go.empty() && go != p.gpus) {
+    const PlacementScore& gs = r.go_score;
+    why += fmt::format(" go-gpuallocator's best-effort policy (sum of pair scores) would pick {} with a slowest ring hop of "
+                       "{}{}.",
+                       joinInts(go), gbps(gs.ring_gbps),
+                       betterScore(s, gs) ? (gs.ring_gbps < s.ring_gbps ? " — slower for ring collectives"
+                                                                         : " — equal ring speed but worse on NUMA or leftover")
+                                          : "");
+  } else if (!go.empty()) {
+    why += " go-gpuallocator's best-effort policy picks the same GPUs.";
+  }
+  return why;
+}
+
+}  // namespace
+
+std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  const std::vector<int>& free = r.free;
+  Bindings b = bindingsOf(t, r);
+  std::string out = fmt::format("Best {} of {} free GPUs on {} ({}):\n\n", p.gpus.size(), free.size(),
+                                t.name.empty() ? "this node" : t.name, t.source);
+  out += "  export CUDA_VISIBLE_DEVICES=" + b.cuda_visible + "\n";
+  if (!b.ib_hca.empty()) out += "  export NCCL_IB_HCA=" + b.ib_hca + "   # all ranks; per rank below\n";
+  out += fmt::format("  ring: {}   slowest hop {}   NUMA nodes {}   leftover ring {}\n\n", joinInts(p.ring, " -> "),
+                     gbps(p.score.ring_gbps), p.score.numa_nodes,
+                     free.size() - p.gpus.size() >= 2 ? gbps(p.score.leftover_ring_gbps) : "-");
+  out += "  One process per GPU instead? Start rank r with its own prefix:\n";
+  out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
+  for (const auto& r : b.ranks) {
+    std::string nic = r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
+    std::string env = r.nic >= 0 && t.nics[r.nic].infiniband ? " NCCL_IB_HCA=" + t.nics[r.nic].name : "";
+    std::string cmd = bindCommand(r);
+    out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", r.rank, r.gpu, r.numa_node >= 0 ? std::to_string(r.numa_node) : "-",
+                       r.cpu_list.empty() ? "-" : r.cpu_list, nic,
+                       "CUDA_VISIBLE_DEVICES=" + std::to_string(r.gpu) + env, cmd.empty() ? "" : " " + cmd);
+  }
+  out += "\n" + explain(t, r) + "\n";
+  return out;
+}
+
+std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementReport& r) {
+  using nlohmann::json;
+  const NodePlacement& p = r.placement;
+  Bindings b = bindingsOf(t, r);
+  auto num = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
+  json j = {{"gpus", p.gpus},
+            {"ring", p.ring},
+            {"free", r.free},
+            {"cuda_visible_devices", b.cuda_visible},
+            {"nccl_ib_hca", b.ib_hca},
+            {"exact", p.exact},
+            {"subsets", p.subsets},
+            {"rings_evaluated", p.rings_evaluated},
+            {"score",
+             {{"ring_gbps", num(p.score.ring_gbps)},
+              {"numa_nodes", p.score.numa_nodes},
+              {"leftover_ring_gbps", p.score.leftover_ring_gbps},
+              {"pair_gbps_sum", p.score.pair_gbps_sum},
+              {"pcie_level_sum", p.score.pcie_level_sum}}},
+            {"go_gpuallocator_best_effort", r.go_choice},
+            {"go_gpuallocator_ring_gbps", num(r.go_score.ring_gbps)},
+            {"explanation", explain(t, r)}};
+  j["ranks"] = json::array();
+  for (const auto& r : b.ranks) {
+    json e = {{"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
+    if (r.nic >= 0) e["nic"] = t.nics[r.nic].name;
+    j["ranks"].push_back(e);
+  }
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+std::string gresLinks(const NodeTopology& t) {
+  // Slurm gres.conf: Links= per GPU, -1 for itself and the NVLink count to each other GPU.
+  std::string out;
+  for (int a = 0; a < t.size(); ++a) {
+    std::string links;
+    for (int b = 0; b < t.size(); ++b) links += (b ? "," : "") + std::to_string(a == b ? -1 : t.nvlinkCount(a, b));
+    // No Cores=: Slurm numbers cores its own way, not as the kernel's CPU list does.
+    out += fmt::format("    Name=gpu File=/dev/nvidia{} Links={}\n", a, links);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
+  std::vector<std::string> names;
+  for (int h : p.hosts) names.push_back(c.hosts[h].name);
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += (i ? "," : "") + names[i];
+  const NetSwitch& top = c.switches[p.lowest_switch];
+  std::string out = fmt::format("{} nodes x {} GPUs from {} hosts with enough free GPUs ({}):\n\n", p.hosts.size(), gpn,
+                                p.eligible_hosts, c.source);
+  for (int h : p.hosts)
+    out += fmt::format("  {:<24} leaf {:<16} free {}/{}\n", c.hosts[h].name, c.switches[c.hosts[h].switch_index].name,
+                       c.hosts[h].free_gpus, c.hosts[h].gpus);
+  out += fmt::format("\n  all under switch {} ({} leaf switch{}); longest path between two of them: {} switch hop{}\n",
+                     top.name, p.leaves, p.leaves == 1 ? "" : "es", p.max_switch_hops, p.max_switch_hops == 1 ? "" : "s");
+  // Kubernetes: label nodes with their leaf and spine, then keep the job's pods under one of them.
+  bool one_leaf = p.leaves == 1;
+  std::string key = one_leaf ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine";
+  out += "\nKubernetes: label the nodes with their switches (once, for every host in the file):\n";
+  for (int h : p.hosts) {
+    int leaf = c.hosts[h].switch_index, spine = c.switches[leaf].parent;
+    out += fmt::format("  kubectl label node {} network.gpudoctor.io/leaf={}{} --overwrite\n", c.hosts[h].name,
+                       c.switches[leaf].name, spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
+  }
+  out += fmt::format(
+      "then in the job's pod template (all pods share a {} with label job=<name>):\n"
+      "  affinity:\n"
+      "    nodeAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n"
+      "        - matchExpressions:\n"
+      "          - {{key: kubernetes.io/hostname, operator: In, values: [{}]}}\n"
+      "    podAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "        topologyKey: {}\n"
+      "    podAntiAffinity:   # one pod per node\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "        topologyKey: kubernetes.io/hostname\n"
+      "  resources: {{limits: {{nvidia.com/gpu: {}}}}}\n"
+      "  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {} )\n",
+      one_leaf ? "leaf" : "spine", list, key, gpn, key);
+  out += "\nSlurm:\n";
+  out += fmt::format("  sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh\n",
+                     p.hosts.size(), list, gpn, gpn);
+  out += "  topology.conf (topology/tree, so Slurm itself packs jobs under few switches):\n";
+  std::map<int, std::vector<std::string>> by_leaf;
+  for (int h : p.hosts) by_leaf[c.hosts[h].switch_index].push_back(c.hosts[h].name);
+  for (const auto& [leaf, hs] : by_leaf) {
+    std::string nl;
+    for (size_t i = 0; i < hs.size(); ++i) nl += (i ? "," : "") + hs[i];
+    out += fmt::format("    SwitchName={} Nodes={}\n", c.switches[leaf].name, nl);
+  }
+  if (c.has_node) {
+    out += "  gres.conf on each host (Links: NVLinks to each GPU, -1 itself; Slurm packs well-linked GPUs):\n";
+    out += gresLinks(c.node);
+  }
+  if (pn) {
+    out += fmt::format("\nOn each host, the best {} of its GPUs: CUDA_VISIBLE_DEVICES={} (ring {}, slowest hop {}).\n", gpn,
+                       joinInts(pn->gpus), joinInts(pn->ring, " -> "), gbps(pn->score.ring_gbps));
+  }
+  out += fmt::format(
+      "\nWhy: the {} nodes sit under the lowest switch that has {} hosts with {} free GPUs ({}), so ring and tree "
+      "traffic between them crosses at most {} switch{}; below it hosts were taken from as few spines and leaves as "
+      "possible and, among equals, those with the fewest spare GPUs first, leaving whole hosts free for larger jobs.\n",
+      p.hosts.size(), p.hosts.size(), gpn, top.name, p.max_switch_hops, p.max_switch_hops == 1 ? "" : "es");
+  return out;
+}
+
+std::string renderClusterPlacementJson(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
+  using nlohmann::json;
+  json hosts = json::array();
+  std::string list;
+  for (int h : p.hosts) {
+    hosts.push_back({{"name", c.hosts[h].name}, {"leaf", c.switches[c.hosts[h].switch_index].name},
+                     {"free", c.hosts[h].free_gpus}, {"gpus", c.hosts[h].gpus}});
+    list += (list.empty() ? "" : ",") + c.hosts[h].name;
+  }
+  json j = {{"hosts", hosts},
+            {"gpus_per_node", gpn},
+            {"lowest_switch", c.switches[p.lowest_switch].name},
+            {"leaves", p.leaves},
+            {"max_switch_hops", p.max_switch_hops},
+            {"eligible_hosts", p.eligible_hosts},
+            {"slurm", fmt::format("--nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest", p.hosts.size(), list, gpn)},
+            {"kubernetes_topology_key", p.leaves == 1 ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine"}};
+  if (pn) j["per_node_gpus"] = pn->gpus;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpudoctor
