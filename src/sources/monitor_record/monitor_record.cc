@@ -191,12 +191,13 @@ Status MonitorRecordWriter::open(const std::string& path, double sync_every_s) {
       return Error{path + ": exists and is not a gpudoctor monitor recording; not appending to it"};
     }
     if (lastc != '\n') {
-      // A torn line from a killed monitor: end it so the next sample starts on its own line; the
-      // reader then reports that line as corrupt rather than merging two samples. Mark it instead.
-      const char nl = '\n';
-      if (::write(fd, &nl, 1) != 1) {
+      // A torn line from a killed monitor: cut it off so the next sample starts a clean line (that
+      // sample was lost with the kill either way).
+      std::string text((std::istreambuf_iterator<char>(in.seekg(0))), {});
+      size_t keep = text.rfind('\n');
+      if (keep == std::string::npos || ftruncate(fd, static_cast<off_t>(keep + 1)) != 0) {
         ::close(fd);
-        return Error{path + ": cannot write"};
+        return Error{path + ": cannot repair the torn last line"};
       }
     }
   }
