@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   auto checklist = gpudoctor::cli::addChecklist(app);
   auto nccl = gpudoctor::cli::addNccl(app);
   auto plan = gpudoctor::cli::addPlan(app);
+  auto pack = gpudoctor::cli::addPack(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("checklist")) return checklist();
     if (app.got_subcommand("nccl")) return nccl();
     if (app.got_subcommand("plan")) return plan();
+    if (app.got_subcommand("pack")) return pack();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;
