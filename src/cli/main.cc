@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   auto nccl = gpudoctor::cli::addNccl(app);
   auto plan = gpudoctor::cli::addPlan(app);
   auto pack = gpudoctor::cli::addPack(app);
+  auto bench = gpudoctor::cli::addBench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("nccl")) return nccl();
     if (app.got_subcommand("plan")) return plan();
     if (app.got_subcommand("pack")) return pack();
+    if (app.got_subcommand("bench")) return bench();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;
