@@ -145,14 +145,15 @@ int runIo(IoArgs a) {
 #endif
   bool show = !a.quiet && (a.progress || ::isatty(STDERR_FILENO));
   if (show)
-    opt.progress = [](const std::string& step, int done, int total) {
-      std::fprintf(stderr, "\r\033[K[bench io %d/%d] %s", done, total, step.c_str());
-      if (done == total) std::fputc('\n', stderr);
+    opt.progress = [tty = ::isatty(STDERR_FILENO) != 0](const std::string& step, int done, int total) {
+      // One line redrawn on a terminal; plain lines in a log.
+      if (tty) std::fprintf(stderr, "\r\033[K[bench io %d/%d] %s%s", done, total, step.c_str(), done == total ? "\n" : "");
+      else std::fprintf(stderr, "[bench io %d/%d] %s\n", done, total, step.c_str());
       std::fflush(stderr);
     };
   auto r = runStorageBench(opt);
   if (!r.ok()) {
-    if (show) std::fputc('\n', stderr);
+    if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
     return fail(r.error().message, 1);
   }
   std::unique_ptr<IoAdvice> advice;

@@ -44,14 +44,14 @@ int runPack(const PackArgs& a) {
   opt.delay_ms_per_shard = a.test_delay_ms;
   bool show = !a.quiet && (a.progress || ::isatty(STDERR_FILENO));
   if (show)
-    opt.on_shard = [](uint64_t done, uint64_t total, uint64_t bytes) {
-      std::fprintf(stderr, "\r[pack] %llu/%llu shards, %.1f MB", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total), bytes / 1e6);
-      if (done == total) std::fputc('\n', stderr);
+    opt.on_shard = [tty = ::isatty(STDERR_FILENO) != 0](uint64_t done, uint64_t total, uint64_t bytes) {
+      // One line redrawn on a terminal; plain lines in a log.
+      std::fprintf(stderr, "%s[pack] %llu/%llu shards, %.1f MB%s", tty ? "\r" : "", static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total), bytes / 1e6, !tty || done == total ? "\n" : "");
     };
   auto r = packDirectory(a.src, a.out, opt);
   if (!r.ok()) {
-    if (show) std::fputc('\n', stderr);
+    if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
     return fail(r.error().message, 1);
   }
   const auto& s = r.value();
@@ -61,6 +61,9 @@ int runPack(const PackArgs& a) {
                                     s.samples, s.files, s.data_bytes / 1e6, s.shards, s.shard_bytes_total / 1e6,
                                     s.seconds, s.shards_written, s.shards_kept, a.out)
                             .c_str());
+  if (!a.quiet && s.stale_removed)
+    std::printf("removed %llu files of shards left by an earlier pack with other settings\n",
+                static_cast<unsigned long long>(s.stale_removed));
   return 0;
 }
 

@@ -232,6 +232,23 @@ TEST(Datapipe, ResumeKeepsGoodShardsAndRewritesDamagedOnes) {
   EXPECT_TRUE(slurp(t.path / "out" / shards[1]) == s1);
 }
 
+TEST(Datapipe, RepackWithOtherSettingsLeavesNoStaleShards) {
+  TempDir t;
+  makeTree(t.path / "src");
+  std::string src = (t.path / "src").string(), out = (t.path / "out").string();
+  PackOptions opt;
+  opt.shard_bytes = 16 << 10;
+  ASSERT_TRUE(packDirectory(src, out, opt).ok());
+  size_t many = listWithSuffix(out, ".tar").size();
+  opt.shard_bytes = 1 << 20;
+  auto r = packDirectory(src, out, opt);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(listWithSuffix(out, ".tar").size(), r.value().shards);
+  EXPECT_EQ(listWithSuffix(out, ".idx.json").size(), r.value().shards);
+  EXPECT_EQ(r.value().stale_removed, 2 * (many - r.value().shards));
+  EXPECT_TRUE(ShardSet::open(out).ok());
+}
+
 #ifdef GPUDOCTOR_BIN
 // A pack killed with SIGKILL mid-way, then run again, gives exactly what an uninterrupted pack gives.
 TEST(Datapipe, PackKilledMidwayResumesToTheSameResult) {

@@ -206,9 +206,9 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   if (opt.shard_bytes < 1024) return Error{"shard size must be at least 1 KiB"};
+  if (!fs::is_directory(src_dir, ec)) return Error{src_dir + ": not a directory"};
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir)) return Error{out_dir + ": cannot create the output folder: " + ec.message()};
-  if (!fs::is_directory(src_dir, ec)) return Error{src_dir + ": not a directory"};
   // Packing into the source would pack our own shards on the next run.
   fs::path src_c = fs::canonical(src_dir, ec), out_c = fs::canonical(out_dir, ec);
   auto rel = out_c.lexically_relative(src_c);
@@ -313,6 +313,16 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   }
   idx.shards = std::move(entries);
   if (Status s = writeFileDurably(out_dir + "/index.json", shardIndexJson(idx)); !s.ok()) return Error{s.message()};
+  // Shards numbered past this plan are from an earlier pack with other settings: a glob over
+  // PREFIX-*.tar must not pick them up with this index.
+  for (const auto& e : fs::directory_iterator(out_dir, ec)) {
+    std::string n = e.path().filename().string();
+    size_t digits = opt.prefix.size() + 1;
+    if (n.rfind(opt.prefix + "-", 0) != 0 || n.size() < digits + 10) continue;
+    std::string num = n.substr(digits, 6), rest = n.substr(digits + 6);
+    if (num.find_first_not_of("0123456789") != std::string::npos || (rest != ".tar" && rest != ".tar.idx.json")) continue;
+    if (std::stoull(num) >= plans.size() && fs::remove(e.path(), ec)) ++sum.stale_removed;
+  }
   if (Status s = fsyncDir(out_dir); !s.ok()) return Error{s.message()};
   sum.samples = idx.samples;
   sum.data_bytes = idx.data_bytes;

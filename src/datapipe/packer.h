@@ -49,6 +49,7 @@ struct PackOptions {
 struct PackSummary {
   uint64_t samples = 0, files = 0, data_bytes = 0, shard_bytes_total = 0;
   uint64_t shards = 0, shards_kept = 0, shards_written = 0;
+  uint64_t stale_removed = 0;  // files of shards numbered past this plan (an earlier pack with other settings)
   double seconds = 0;
 };
 

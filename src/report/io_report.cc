@@ -42,9 +42,16 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
   o += fmt::format("gpudoctor bench io {} ({}, {} cores): one {} file, {} files of {}, shards of {}; {:.1f} s\n", r.dir,
                    r.filesystem, r.cpus, sizeText(op.large_file_bytes), count(static_cast<double>(op.small_files)),
                    sizeText(op.small_file_bytes), sizeText(op.shard_bytes), r.seconds);
-  if (op.cold)
-    o += fmt::format("cold cache: {}; afterwards {:.1f} % of the scratch data was still cached (mincore)\n",
-                     r.cold_method, 100 * std::max(0.0, r.cold_resident_share));
+  if (op.cold && r.cold_resident_share > 0.1)
+    o += wrapText(fmt::format("cold cache NOT achieved: {}, yet {:.0f} % of the scratch data stayed cached (mincore); "
+                              "the cold columns are (partly) warm. A file system in memory (tmpfs) cannot be emptied; "
+                              "elsewhere try --drop-caches as root.",
+                              r.cold_method, 100 * r.cold_resident_share),
+                  "", 100);
+  else if (op.cold)
+    o += wrapText(fmt::format("cold cache: {}; afterwards {:.1f} % of the scratch data was still cached (mincore).",
+                              r.cold_method, 100 * std::max(0.0, r.cold_resident_share)),
+                  "", 100);
   else
     o += "cold cache: not measured (--no-cold)\n";
   o += "O_DIRECT: " + (r.o_direct ? std::string("supported (never cached: shown under cold)") : r.o_direct_note) + "\n";
