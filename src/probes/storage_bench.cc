@@ -300,7 +300,6 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
     small.push_back(scratch + rel);
   }
   std::vector<std::string> shard_files;
-  std::unique_ptr<ShardSet> shards;
 
   struct Step {
     std::string name;
@@ -349,10 +348,9 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
     auto r = packDirectory(scratch + "/small", scratch + "/shards", po);
     if (!r.ok()) return Error{r.error().message};
     res.pack_seconds = since(t0);
-    auto s = ShardSet::open(scratch + "/shards");
-    if (!s.ok()) return Error{s.error().message};
-    shards = std::move(s.value());
-    for (const auto& e : shards->index().shards) shard_files.push_back(scratch + "/shards/" + e.name);
+    auto idx = readShardIndex(scratch + "/shards");
+    if (!idx.ok()) return Error{idx.error().message};
+    for (const auto& e : idx.value().shards) shard_files.push_back(scratch + "/shards/" + e.name);
     return {};
   });
 
@@ -391,15 +389,19 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
       });
     for (int t : opt.threads)
       add("shards x" + std::to_string(t) + " " + cache, [&, t, cold]() -> Status {
+        // Pages mapped by a live mapping are not dropped by POSIX_FADV_DONTNEED: the set is opened
+        // (mapped) only after the eviction, and closed before the next one.
         if (cold) evict(shard_files);
+        auto set = ShardSet::open(scratch + "/shards");
+        if (!set.ok()) return Error{set.error().message};
         LoaderOptions lo;
         lo.threads = t;
         lo.staging = opt.staging;
         if (!cold) {
-          auto w = streamShards(*shards, lo, [](const char*, size_t) {});
+          auto w = streamShards(*set.value(), lo, [](const char*, size_t) {});
           if (!w.ok()) return Error{w.error().message};
         }
-        auto r = streamShards(*shards, lo, [](const char*, size_t) {});
+        auto r = streamShards(*set.value(), lo, [](const char*, size_t) {});
         if (!r.ok()) return Error{r.error().message};
         res.staging_kind = r.value().staging_kind;
         ReadFigure f;
