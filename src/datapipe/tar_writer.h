@@ -1,6 +1,6 @@
 // Writes tar archives (POSIX ustar, with pax extended headers for long names and huge sizes) that GNU
-// tar and WebDataset read. Written by hand rather than through libarchive because the shard index needs
-// the exact byte offset of every member's data, and the format needed here is two dozen lines.
+// tar and Python's tarfile (what WebDataset uses) read. Written by hand rather than through libarchive
+// because the shard index needs the exact byte offset of every member's data; the format is small.
 #pragma once
 #include <cstdint>
 #include <string>
