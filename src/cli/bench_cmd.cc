@@ -1,9 +1,11 @@
 // `gpudoctor bench`: measurements of this host. `bench io PATH` measures the storage under PATH for a
 // training input pipeline and, given the rate the GPUs consume, says how many workers that takes.
 // `bench gpu` will sit beside it: each verb registers itself with addBenchX and answers -1 when not chosen.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -39,6 +41,10 @@ struct IoArgs {
   std::vector<std::string> from_trace;
   int64_t batch = 0;
 };
+
+std::atomic<bool> g_interrupted{false};
+
+void onSignal(int) { g_interrupted = true; }
 
 int fail(const std::string& m, int code) {
   std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
@@ -151,6 +157,12 @@ int runIo(IoArgs a) {
       else std::fprintf(stderr, "[bench io %d/%d] %s\n", done, total, step.c_str());
       std::fflush(stderr);
     };
+  // Ctrl-C stops between measurements so the scratch files under PATH are removed, not left behind.
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  opt.cancel = &g_interrupted;
   auto r = runStorageBench(opt);
   if (!r.ok()) {
     if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);

@@ -103,6 +103,24 @@ TEST(IoCli, BenchIoSmallRunGivesJsonAndAdvice) {
   fs::remove_all(d);
 }
 
+TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
+  fs::path d = scratch() / "interrupted";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  fs::path err = scratch() / "interrupted.err", rc = scratch() / "interrupted.rc";
+  std::string cmd = "sh -c '" + std::string(GPUDOCTOR_BIN) + " bench io " + d.string() + " --files 400000 -q 2>" +
+                    err.string() + " & p=$!; sleep 1; kill -INT $p; wait $p; echo $? >" + rc.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream rf(rc), ef(err);
+  int code = -1;
+  rf >> code;
+  std::string e((std::istreambuf_iterator<char>(ef)), {});
+  EXPECT_EQ(code, 1) << e;
+  EXPECT_EQ(e, "gpudoctor: error: interrupted; scratch files removed\n");
+  EXPECT_TRUE(fs::is_empty(d));
+  fs::remove_all(d);
+}
+
 TEST(IoCli, BenchIoErrors) {
   fs::path d = scratch();
   expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 1, (d / "missing").string() + ": not a directory");

@@ -335,6 +335,7 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
   add("writing " + std::to_string(opt.small_files) + " small files", [&]() -> Status {
     for (uint64_t i = 0; i < small.size(); ++i) {
       if (i % 1000 == 0) fs::create_directories(fs::path(small[i]).parent_path(), ec);
+      if (i % 1000 == 0 && opt.cancel && opt.cancel->load()) return Error{"interrupted; scratch files removed"};
       if (Status s = writeScratch(small[i], opt.small_file_bytes, 100 + i); !s.ok()) return s;
     }
     ::sync();
@@ -450,6 +451,7 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
 
   int total = static_cast<int>(steps.size());
   for (int i = 0; i < total; ++i) {
+    if (opt.cancel && opt.cancel->load()) return Error{"interrupted; scratch files removed"};
     if (opt.progress) opt.progress(steps[i].name, i, total);
     if (Status s = steps[i].run(); !s.ok()) return Error{s.message()};
   }

@@ -3,6 +3,7 @@
 // the same small files packed into shards read by the shard reader, cold against warm page cache, and the
 // cost of inflating gzip data. It writes its own scratch files under the folder and removes them.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -28,6 +29,8 @@ struct StorageBenchOptions {
   bool drop_caches = false;                      // allow /proc/sys/vm/drop_caches (whole machine; root)
   bool keep = false;                             // leave the scratch files
   const StagingAllocator* staging = nullptr;     // staging buffers for the shard reader
+  // Set from a signal handler to stop early; the scratch files are still removed.
+  const std::atomic<bool>* cancel = nullptr;
   // Called before each step; `total` is the number of steps.
   std::function<void(const std::string& step, int done, int total)> progress;
 };
