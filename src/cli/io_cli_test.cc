@@ -121,6 +121,19 @@ TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
   fs::remove_all(d);
 }
 
+TEST(IoCli, BenchIoTargetFromATrace) {
+  fs::path d = scratch() / "trace_target";
+  fs::create_directories(d);
+  auto r = run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold --json "
+               "--batch-size 32 --from-trace " + std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // 2 ranks x 32 samples per step over the step time without loader stalls.
+  EXPECT_GT(j["advice"]["target"]["samples_per_s"].get<double>(), 100);
+  EXPECT_EQ(j["advice"]["paths"][0]["name"], "small files, warm cache (today)");
+  fs::remove_all(d);
+}
+
 TEST(IoCli, BenchIoErrors) {
   fs::path d = scratch();
   expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 1, (d / "missing").string() + ": not a directory");

@@ -83,12 +83,19 @@ IoAdvice adviseIo(const std::vector<IoPath>& paths, const IoTarget& target) {
     return a->headroom > b->headroom;
   });
   if (cur.sustainable)
-    out.fixes.push_back(fmt::format("more workers: num_workers={} ({} per worker measured) is enough on {}",
-                                    cur.workers, rate(cur.per_worker_samples_per_s), cur.path.name));
+    out.fixes.push_back(fmt::format("{}: num_workers={} ({} samples/s per worker measured) is enough on {}",
+                                    cur.workers > 1 ? "more workers" : "no change needed", cur.workers,
+                                    rate(cur.per_worker_samples_per_s), cur.path.name));
   for (const auto* a : alts) {
     if (!a->sustainable && !a->beyond_measured) {
       out.fixes.push_back(fmt::format("{}: not enough either ({} samples/s at best, {:.0f} % of the target)", a->path.fix,
                                       rate(a->headroom * target.samples_per_s), 100 * a->headroom));
+      continue;
+    }
+    if (cur.sustainable && a->workers >= cur.workers) {
+      // Nothing saved in workers: what it buys is headroom for a faster model or more GPUs.
+      out.fixes.push_back(fmt::format("{}: {:.1f}x headroom instead of {:.1f}x ({} samples/s per worker)", a->path.fix,
+                                      a->headroom, cur.headroom, rate(a->per_worker_samples_per_s)));
       continue;
     }
     std::string vs = cur.sustainable ? fmt::format("instead of {}", cur.workers)

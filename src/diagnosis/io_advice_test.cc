@@ -55,6 +55,14 @@ TEST(IoAdvice, SaturatedStorageCannotSustainAndShardsAreTheFix) {
   EXPECT_NE(a.summary.find("best fix: pack into shards (1 worker, 3.0x headroom)"), std::string::npos) << a.summary;
 }
 
+TEST(IoAdvice, OneWorkerIsEnoughSoFixesOnlyBuyHeadroom) {
+  auto a = adviseIo({path("small files (today)", "", 5000, 5000, 1), path("shards", "pack into shards", 20000, 20000, 1)},
+                    target(2500));
+  ASSERT_EQ(a.fixes.size(), 2u);
+  EXPECT_EQ(a.fixes[0].rfind("no change needed: num_workers=1", 0), 0u) << a.fixes[0];
+  EXPECT_EQ(a.fixes[1], "pack into shards: 8.0x headroom instead of 2.0x (20,000 samples/s per worker)");
+}
+
 TEST(IoAdvice, StillScalingAtTheLargestMeasuredCountIsAMaybe) {
   auto a = adviseIo({path("small files", "", 1000, 3900, 4, 4)}, target(10000));
   EXPECT_FALSE(a.paths[0].sustainable);
