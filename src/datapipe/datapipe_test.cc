@@ -104,6 +104,11 @@ TEST(Datapipe, TarHeaderUsesPaxOnlyForLongNames) {
   std::string h = tarHeader(std::string(150, 'n'), 5, 0);
   EXPECT_EQ(h.size(), 1536u);
   EXPECT_NE(h.find(" path=" + std::string(150, 'n') + "\n"), std::string::npos);
+  // Past ustar's 11 octal digits (8 GiB) the size goes into a pax record.
+  std::string huge = tarHeader("huge.bin", 10ull << 30, 0);
+  EXPECT_EQ(huge.size(), 1536u);
+  EXPECT_NE(huge.find(" size=10737418240\n"), std::string::npos);
+  EXPECT_EQ(tarMemberBytes("huge.bin", 10ull << 30), 1536u + (10ull << 30));
   EXPECT_EQ(tarMemberBytes("x", 0), 512u);
   EXPECT_EQ(tarMemberBytes("x", 513), 512u + 1024u);
 }
