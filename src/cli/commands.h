@@ -22,6 +22,10 @@ std::function<int()> addNccl(CLI::App& app);
 std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std::string>()> argv);
 // Adds `nccl tune` under `nccl` (CUDA builds).
 std::function<int()> addNcclTune(CLI::App* nccl);
+// Adds `pack` (small files into WebDataset tar shards with an index).
+std::function<int()> addPack(CLI::App& app);
+// Adds `bench` and its verbs (`bench io`; a later `bench gpu` goes beside it).
+std::function<int()> addBench(CLI::App& app);
 // The process's command line, as main() received it.
 const std::vector<std::string>& commandLine();
 

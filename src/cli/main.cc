@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   auto plan = gpudoctor::cli::addPlan(app);
   auto topo = gpudoctor::cli::addTopo(app);
   auto place = gpudoctor::cli::addPlace(app);
+  auto pack = gpudoctor::cli::addPack(app);
+  auto bench = gpudoctor::cli::addBench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("plan")) return plan();
     if (app.got_subcommand("topo")) return topo();
     if (app.got_subcommand("place")) return place();
+    if (app.got_subcommand("pack")) return pack();
+    if (app.got_subcommand("bench")) return bench();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;
