@@ -2,7 +2,7 @@
 # Installs the Debian packages gpudoctor builds with (skips what is already there).
 # --test also installs what the tests use beyond the build: Chromium, for the HTML report test.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev
+pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev libcpp-httplib-dev
       nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3)
 [ "${1:-}" = "--test" ] && pkgs+=(chromium)
 missing=()

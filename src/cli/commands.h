@@ -26,6 +26,8 @@ std::function<int()> addNcclTune(CLI::App* nccl);
 std::function<int()> addPack(CLI::App& app);
 // Adds `bench` and its verbs (`bench io`; a later `bench gpu` goes beside it).
 std::function<int()> addBench(CLI::App& app);
+// Adds `monitor` (live metrics, recording, Prometheus) and `monitor report`.
+std::function<int()> addMonitor(CLI::App& app);
 // The process's command line, as main() received it.
 const std::vector<std::string>& commandLine();
 

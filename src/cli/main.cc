@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   auto place = gpudoctor::cli::addPlace(app);
   auto pack = gpudoctor::cli::addPack(app);
   auto bench = gpudoctor::cli::addBench(app);
+  auto monitor = gpudoctor::cli::addMonitor(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("place")) return place();
     if (app.got_subcommand("pack")) return pack();
     if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("monitor")) return monitor();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

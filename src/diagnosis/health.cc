@@ -35,6 +35,7 @@ std::string throttleNames(uint64_t bits) {
 }
 
 std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thresholds& t) {
+  if (!g.lost.empty()) return "lost";
   if (g.util_gpu >= t.get("gpu_util_min")) return "compute";
   if (s.host.iowait > t.get("io_wait_max")) return "input";
   if (s.host.cpu_util > t.get("cpu_max")) return "host-cpu";
@@ -52,6 +53,10 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
                cpu_max = t.get("cpu_max");
   for (const auto& g : s.gpus) {
     std::string who = fmt::format("gpu{}", g.index);
+    if (!g.lost.empty()) {
+      out.push_back({who, "present", false, 0, 0, "GPU " + g.lost + ": check dmesg for XID 79 and nvidia-smi -q"});
+      continue;
+    }
     if (g.util_gpu >= 0) {
       HealthFlag f{who, "gpu_util", g.util_gpu >= util_min, g.util_gpu, util_min, ""};
       if (!f.ok) {

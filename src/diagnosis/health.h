@@ -22,7 +22,7 @@ struct HealthFlag {
 std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t);
 
 // What limited one GPU during the sample: "compute" (busy), "input" (host IO wait), "host-cpu",
-// "communication" (NVLink/network busy while the GPU is not), "no-process", or "other".
+// "communication" (NVLink/network busy while the GPU is not), "no-process", "lost", or "other".
 std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thresholds& t);
 
 // Names of the set NVML clock-event (throttle) reason bits, e.g. "sw-power-cap, hw-thermal".

@@ -21,6 +21,7 @@ struct GpuMetrics {
   int64_t xid_events = 0;         // XID events seen since the monitor started
   int64_t ecc_uncorrected = -1;   // volatile uncorrected ECC errors
   std::vector<int> pids;          // compute processes
+  std::string lost;               // why NVML no longer reaches this GPU; empty while it does
 };
 
 struct DiskRate {

@@ -5,6 +5,11 @@
 //   nvlink A B COUNT      direct GPU-GPU links      nvswitch A COUNT   links into an NVSwitch
 //   ancestor A B LEVEL    nvmlGpuTopologyLevel_t (default 50, SYSTEM)   init_fail CODE
 //   fieldvalues off       nvmlDeviceGetFieldValues answers NOT_SUPPORTED (older call used)
+//   metrics INDEX util=% memutil=% used_mib= total_mib= sm_mhz= mem_mhz= power_mw= limit_mw= temp=
+//       energy_mj= pcie_tx_kbs= pcie_rx_kbs= throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
+//       (NVLink counters added per reading) lose_after=N (GPU_IS_LOST after N readings) xid=N
+// Built a third time with -DFAKE_NVML_OLD: only the older symbol versions (memory v1, processes v1,
+// ClocksThrottleReasons, no energy counter), as an old driver has them.
 // Built twice: complete, and with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol).
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +22,18 @@
 
 namespace {
 
+struct Metrics {
+  unsigned util = 0, memutil = 0, sm_mhz = 0, mem_mhz = 0, power_mw = 0, limit_mw = 0, temp = 0;
+  unsigned pcie_tx_kbs = 0, pcie_rx_kbs = 0;
+  unsigned long long used_mib = 0, total_mib = 0, energy_mj = 0, throttle = 0, ecc = 0;
+  unsigned long long nvl_tx_step = 0, nvl_rx_step = 0, nvl_tx = 0, nvl_rx = 0;
+  int lose_after = -1, readings = 0, xid = 0;
+  std::vector<unsigned> pids;
+  bool on = false;
+};
+
 struct Gpu {
+  Metrics m;
   std::string bus = "0000:00:00.0", name = "Fake GPU", uuid = "GPU-fake";
   int cc_major = 9, cc_minor = 0, numa = -1, gen = 5, width = 16;
   bool numa_supported = false;
@@ -85,6 +101,42 @@ State& state() {
       std::string v;
       in >> v;
       s.no_field_values = v == "off";
+    } else if (kind == "metrics") {
+      int idx = 0;
+      in >> idx;
+      if (static_cast<int>(s.gpus.size()) <= idx) s.gpus.resize(idx + 1);
+      Metrics& m = s.gpus[idx].m;
+      m.on = true;
+      std::string kv;
+      while (in >> kv) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) continue;
+        std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        unsigned long long x = std::strtoull(v.c_str(), nullptr, 0);
+        if (k == "util") m.util = static_cast<unsigned>(x);
+        else if (k == "memutil") m.memutil = static_cast<unsigned>(x);
+        else if (k == "used_mib") m.used_mib = x;
+        else if (k == "total_mib") m.total_mib = x;
+        else if (k == "sm_mhz") m.sm_mhz = static_cast<unsigned>(x);
+        else if (k == "mem_mhz") m.mem_mhz = static_cast<unsigned>(x);
+        else if (k == "power_mw") m.power_mw = static_cast<unsigned>(x);
+        else if (k == "limit_mw") m.limit_mw = static_cast<unsigned>(x);
+        else if (k == "temp") m.temp = static_cast<unsigned>(x);
+        else if (k == "energy_mj") m.energy_mj = x;
+        else if (k == "pcie_tx_kbs") m.pcie_tx_kbs = static_cast<unsigned>(x);
+        else if (k == "pcie_rx_kbs") m.pcie_rx_kbs = static_cast<unsigned>(x);
+        else if (k == "throttle") m.throttle = x;
+        else if (k == "ecc") m.ecc = x;
+        else if (k == "nvl_tx_kib") m.nvl_tx_step = x;
+        else if (k == "nvl_rx_kib") m.nvl_rx_step = x;
+        else if (k == "lose_after") m.lose_after = static_cast<int>(x);
+        else if (k == "xid") m.xid = static_cast<int>(x);
+        else if (k == "pids") {
+          std::istringstream ps(v);
+          std::string p;
+          while (std::getline(ps, p, ',')) m.pids.push_back(static_cast<unsigned>(std::atoi(p.c_str())));
+        }
+      }
     } else if (kind == "init_fail") {
       in >> s.init_fail;
     }
@@ -193,6 +245,12 @@ int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
       v[i].nvmlReturn = 0;
       v[i].value.ui = v[i].scopeId < g->links.size() ? 1 : 0;
     }
+    if ((v[i].fieldId == 138 || v[i].fieldId == 139) && g->m.on && !state().no_field_values) {
+      auto& c = v[i].fieldId == 138 ? g->m.nvl_tx : g->m.nvl_rx;
+      c += v[i].fieldId == 138 ? g->m.nvl_tx_step : g->m.nvl_rx_step;
+      v[i].nvmlReturn = 0;
+      v[i].value.ull = c;
+    }
   }
   return 0;
 }
@@ -245,4 +303,122 @@ int nvmlDeviceGetMaxPcieLinkWidth(void* h, unsigned int* v) {
   *v = gpu(h)->width;
   return 0;
 }
+
+// The monitor's entry points. A GPU without a "metrics" line answers NOT_SUPPORTED.
+int nvmlDeviceGetUtilizationRates(void* h, unsigned* u) {
+  Metrics& m = gpu(h)->m;
+  if (!m.on) return 3;
+  if (m.lose_after >= 0 && m.readings >= m.lose_after) return 15;  // GPU_IS_LOST
+  ++m.readings;
+  u[0] = m.util;
+  u[1] = m.memutil;
+  return 0;
+}
+#ifdef FAKE_NVML_OLD
+int nvmlDeviceGetMemoryInfo(void* h, unsigned long long* v) {
+  Metrics& m = gpu(h)->m;
+  if (!m.on) return 3;
+  v[0] = m.total_mib << 20;
+  v[2] = m.used_mib << 20;
+  v[1] = v[0] - v[2];
+  return 0;
+}
+int nvmlDeviceGetCurrentClocksThrottleReasons(void* h, unsigned long long* r) {
+  *r = gpu(h)->m.throttle;
+  return gpu(h)->m.on ? 0 : 3;
+}
+struct ProcV1 {
+  unsigned pid;
+  unsigned long long mem;
+};
+int nvmlDeviceGetComputeRunningProcesses(void* h, unsigned* count, ProcV1* p) {
+  Metrics& m = gpu(h)->m;
+  if (m.pids.size() > *count) return 7;
+  *count = static_cast<unsigned>(m.pids.size());
+  for (size_t i = 0; i < m.pids.size(); ++i) p[i] = {m.pids[i], 1ull << 30};
+  return 0;
+}
+#else
+struct MemV2 {
+  unsigned version;
+  unsigned long long total, reserved, free, used;
+};
+int nvmlDeviceGetMemoryInfo_v2(void* h, MemV2* v) {
+  Metrics& m = gpu(h)->m;
+  if (!m.on) return 3;
+  if (v->version != (static_cast<unsigned>(sizeof(MemV2)) | (2u << 24))) return 25;  // VERSION_MISMATCH
+  v->total = m.total_mib << 20;
+  v->used = m.used_mib << 20;
+  v->reserved = 0;
+  v->free = v->total - v->used;
+  return 0;
+}
+int nvmlDeviceGetCurrentClocksEventReasons(void* h, unsigned long long* r) {
+  *r = gpu(h)->m.throttle;
+  return gpu(h)->m.on ? 0 : 3;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void* h, unsigned long long* mj) {
+  *mj = gpu(h)->m.energy_mj;
+  return gpu(h)->m.on ? 0 : 3;
+}
+struct Proc {
+  unsigned pid;
+  unsigned long long mem;
+  unsigned gi, ci;
+};
+int nvmlDeviceGetComputeRunningProcesses_v3(void* h, unsigned* count, Proc* p) {
+  Metrics& m = gpu(h)->m;
+  if (m.pids.size() > *count) return 7;
+  *count = static_cast<unsigned>(m.pids.size());
+  for (size_t i = 0; i < m.pids.size(); ++i) p[i] = {m.pids[i], 1ull << 30, 0, 0};
+  return 0;
+}
+#endif
+int nvmlDeviceGetClockInfo(void* h, int type, unsigned* v) {
+  Metrics& m = gpu(h)->m;
+  *v = type == 1 ? m.sm_mhz : m.mem_mhz;
+  return m.on ? 0 : 3;
+}
+int nvmlDeviceGetPowerUsage(void* h, unsigned* v) {
+  *v = gpu(h)->m.power_mw;
+  return gpu(h)->m.on ? 0 : 3;
+}
+int nvmlDeviceGetEnforcedPowerLimit(void* h, unsigned* v) {
+  *v = gpu(h)->m.limit_mw;
+  return gpu(h)->m.on ? 0 : 3;
+}
+int nvmlDeviceGetTemperature(void* h, int, unsigned* v) {
+  *v = gpu(h)->m.temp;
+  return gpu(h)->m.on ? 0 : 3;
+}
+int nvmlDeviceGetPcieThroughput(void* h, int counter, unsigned* v) {
+  *v = counter == 0 ? gpu(h)->m.pcie_tx_kbs : gpu(h)->m.pcie_rx_kbs;
+  return gpu(h)->m.on ? 0 : 3;
+}
+int nvmlDeviceGetTotalEccErrors(void* h, int, int, unsigned long long* v) {
+  *v = gpu(h)->m.ecc;
+  return gpu(h)->m.on ? 0 : 3;
+}
+// XID events: each GPU's scripted count is delivered once, then the set times out.
+struct EventData {
+  void* device;
+  unsigned long long type, data;
+  unsigned gi, ci;
+};
+int nvmlEventSetCreate(void** set) {
+  *set = reinterpret_cast<void*>(1);
+  return 0;
+}
+int nvmlDeviceRegisterEvents(void*, unsigned long long, void*) { return 0; }
+int nvmlEventSetWait_v2(void*, EventData* e, unsigned) {
+  auto& gs = state().gpus;
+  for (size_t i = 0; i < gs.size(); ++i)
+    if (gs[i].m.xid > 0) {
+      --gs[i].m.xid;
+      *e = {reinterpret_cast<void*>(static_cast<intptr_t>(i) + 1), 0x8, 79, 0, 0};
+      return 0;
+    }
+  return 10;  // TIMEOUT
+}
+int nvmlEventSetFree(void*) { return 0; }
 }

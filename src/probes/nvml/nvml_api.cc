@@ -81,6 +81,23 @@ Loaded loadFrom(const std::string& requested) {
   bind(h, a.DeviceGetCudaComputeCapability, {"nvmlDeviceGetCudaComputeCapability"});
   bind(h, a.DeviceGetMaxPcieLinkGeneration, {"nvmlDeviceGetMaxPcieLinkGeneration"});
   bind(h, a.DeviceGetMaxPcieLinkWidth, {"nvmlDeviceGetMaxPcieLinkWidth"});
+  bind(h, a.DeviceGetUtilizationRates, {"nvmlDeviceGetUtilizationRates"});
+  bind(h, a.DeviceGetMemoryInfoV2, {"nvmlDeviceGetMemoryInfo_v2"});
+  bind(h, a.DeviceGetMemoryInfo, {"nvmlDeviceGetMemoryInfo"});
+  bind(h, a.DeviceGetClockInfo, {"nvmlDeviceGetClockInfo"});
+  bind(h, a.DeviceGetPowerUsage, {"nvmlDeviceGetPowerUsage"});
+  bind(h, a.DeviceGetEnforcedPowerLimit, {"nvmlDeviceGetEnforcedPowerLimit"});
+  bind(h, a.DeviceGetTotalEnergyConsumption, {"nvmlDeviceGetTotalEnergyConsumption"});
+  bind(h, a.DeviceGetTemperature, {"nvmlDeviceGetTemperature"});
+  bind(h, a.DeviceGetPcieThroughput, {"nvmlDeviceGetPcieThroughput"});
+  bind(h, a.DeviceGetClocksEventReasons, {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  bind(h, a.DeviceGetComputeRunningProcesses, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  bind(h, a.DeviceGetComputeRunningProcessesV1, {"nvmlDeviceGetComputeRunningProcesses"});
+  bind(h, a.DeviceGetTotalEccErrors, {"nvmlDeviceGetTotalEccErrors"});
+  bind(h, a.EventSetCreate, {"nvmlEventSetCreate"});
+  bind(h, a.DeviceRegisterEvents, {"nvmlDeviceRegisterEvents"});
+  bind(h, a.EventSetWait, {"nvmlEventSetWait_v2"});
+  bind(h, a.EventSetFree, {"nvmlEventSetFree"});
   if (!missing.empty()) {
     l.error = a.library + " has no " + missing + " (driver too old for gpudoctor topo?)";
     return l;

@@ -57,6 +57,42 @@ struct FieldValue {
 };
 constexpr unsigned int kFieldNvLinkGetState = 165;  // NVML_FI_DEV_NVLINK_GET_STATE (scopeId = link)
 
+constexpr unsigned int kFieldNvLinkThroughputDataTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
+constexpr unsigned int kFieldNvLinkThroughputDataRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
+constexpr unsigned int kScopeAllLinks = 0xFFFFFFFF;         // scopeId: the GPU's total over its links
+constexpr Return kGpuIsLost = static_cast<Return>(15);      // NVML_ERROR_GPU_IS_LOST
+constexpr Return kTimeout = static_cast<Return>(10);        // NVML_ERROR_TIMEOUT
+
+// The monitor's structures (nvml.h layouts).
+struct Utilization {
+  unsigned int gpu, memory;  // percent over the driver's last sample period
+};
+struct MemoryV1 {
+  unsigned long long total, free, used;
+};
+struct MemoryV2 {
+  unsigned int version;  // kMemoryV2Version
+  unsigned long long total, reserved, free, used;
+};
+constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2u << 24);
+struct ProcessInfoV1 {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+struct ProcessInfo {  // _v2 and _v3 share this layout
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+using EventSet = struct EventSetOpaque*;
+struct EventData {
+  Device device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+constexpr unsigned long long kEventXidCritical = 0x8;  // nvmlEventTypeXidCriticalError
+enum ClockType : int { kClockSm = 1, kClockMem = 2 };
+
 // nvmlIntNvLinkDeviceType_t
 enum NvLinkDeviceType : int { kNvLinkGpu = 0, kNvLinkIbmNpu = 1, kNvLinkSwitch = 2, kNvLinkUnknown = 0xFF };
 
@@ -83,6 +119,24 @@ struct Api {
   Return (*DeviceGetCudaComputeCapability)(Device, int*, int*) = nullptr;
   Return (*DeviceGetMaxPcieLinkGeneration)(Device, unsigned int*) = nullptr;
   Return (*DeviceGetMaxPcieLinkWidth)(Device, unsigned int*) = nullptr;
+  // The live monitor's (all optional: a missing one leaves that figure "not available").
+  Return (*DeviceGetUtilizationRates)(Device, Utilization*) = nullptr;
+  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;  // nvmlDeviceGetMemoryInfo_v2
+  Return (*DeviceGetMemoryInfo)(Device, MemoryV1*) = nullptr;    // older drivers
+  Return (*DeviceGetClockInfo)(Device, int, unsigned int*) = nullptr;
+  Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;             // mW
+  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned int*) = nullptr;     // mW
+  Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;  // mJ
+  Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;
+  Return (*DeviceGetPcieThroughput)(Device, int, unsigned int*) = nullptr;    // KB/s; 0 = TX, 1 = RX
+  Return (*DeviceGetClocksEventReasons)(Device, unsigned long long*) = nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
+  Return (*DeviceGetComputeRunningProcesses)(Device, unsigned int*, ProcessInfo*) = nullptr;  // _v3, else _v2
+  Return (*DeviceGetComputeRunningProcessesV1)(Device, unsigned int*, ProcessInfoV1*) = nullptr;
+  Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*) = nullptr;
+  Return (*EventSetCreate)(EventSet*) = nullptr;
+  Return (*DeviceRegisterEvents)(Device, unsigned long long, EventSet) = nullptr;
+  Return (*EventSetWait)(EventSet, EventData*, unsigned int) = nullptr;  // _v2
+  Return (*EventSetFree)(EventSet) = nullptr;
   std::string library;  // what was loaded
 };
 

@@ -66,7 +66,7 @@ std::string encodeMonitorSample(const MonitorSample& s) {
                     {"energy_j", num(g.energy_j)}, {"pcie_rx", num(g.pcie_rx_bytes_per_s)},
                     {"pcie_tx", num(g.pcie_tx_bytes_per_s)}, {"nvl_rx", num(g.nvlink_rx_bytes_per_s)},
                     {"nvl_tx", num(g.nvlink_tx_bytes_per_s)}, {"throttle", g.throttle_reasons}, {"xid", g.xid_events},
-                    {"ecc_dbe", g.ecc_uncorrected}, {"pids", g.pids}});
+                    {"ecc_dbe", g.ecc_uncorrected}, {"pids", g.pids}, {"lost", g.lost}});
   j["g"] = gpus;
   return j.dump();
 }
@@ -126,6 +126,7 @@ Result<MonitorSample> decodeMonitorSample(std::string_view line) {
       g.xid_events = gj.at("xid").get<int64_t>();
       g.ecc_uncorrected = gj.at("ecc_dbe").get<int64_t>();
       g.pids = gj.at("pids").get<std::vector<int>>();
+      g.lost = gj.value("lost", "");
       s.gpus.push_back(std::move(g));
     }
   } catch (const json::exception& e) {

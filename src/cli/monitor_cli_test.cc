@@ -1,0 +1,206 @@
+// `gpudoctor monitor` as a user runs it: against a fake NVML and a fake /proc tree (exact figures
+// and red flags), the Prometheus endpoint scraped over HTTP, kill -9 while recording, bad input.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+fs::path scratch() {
+  fs::path d = fs::temp_directory_path() / ("gpudoctor_mon_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+Run run(const std::string& args, const std::string& env = "") {
+  fs::path d = scratch();
+  std::string cmd = env + " " + std::string(GPUDOCTOR_BIN) + " " + args + " >" + (d / "out").string() + " 2>" + (d / "err").string();
+  int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};
+}
+
+std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
+
+// A minimal host: 2 cores, heavy IO wait between the readings the monitor takes is not scriptable
+// with a static tree, so rates are 0 and the GPU figures carry the test.
+fs::path fakeRoot() {
+  fs::path r = scratch() / "root";
+  fs::create_directories(r / "proc");
+  std::ofstream(r / "proc/stat") << "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\n";
+  std::ofstream(r / "proc/meminfo") << "MemTotal: 1024 kB\nMemAvailable: 512 kB\n";
+  std::ofstream(r / "proc/loadavg") << "0.50 0.40 0.30 1/100 1\n";
+  return r;
+}
+
+std::string fakeNvmlEnv() { return "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/monitor_2gpu.txt"); }
+
+TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
+  auto r = run("monitor --once --json --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+               fakeNvmlEnv());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& g = j["sample"]["g"];
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0]["util"], 0.97);
+  EXPECT_EQ(g[0]["mem_used"], 100000ull << 20);
+  EXPECT_EQ(g[0]["power_w"], 612.345);
+  EXPECT_EQ(g[0]["xid"], 1);
+  EXPECT_EQ(j["sample"]["h"]["cpu"], 0.0);  // a static tree: no CPU time passed
+  int red = 0;
+  bool clocks = false, noproc = false;
+  for (const auto& f : j["health"]) {
+    red += !f["ok"].get<bool>();
+    clocks |= f["subject"] == "gpu0" && f["check"] == "clocks" && f["reason"].get<std::string>().find("sw-power-cap") != std::string::npos;
+    noproc |= f["subject"] == "gpu1" && f["check"] == "gpu_util" && f["reason"] == "no process is using this GPU";
+  }
+  EXPECT_TRUE(clocks);
+  EXPECT_TRUE(noproc);
+  EXPECT_EQ(red, 3);  // gpu0 clocks, gpu1 util, gpu1 memory (140000 of 143771 MiB = 97.4 %)
+}
+
+TEST(CliMonitor, HostOnlyWithoutNvmlSaysSoOnce) {
+  auto r = run("monitor --once --interval 0.05 --nvml-library /nonexistent/libnvidia-ml.so.1");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("host-only"), std::string::npos);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_NE(r.out.find("host: CPU"), std::string::npos);
+}
+
+int freePort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
+  int port = freePort();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/monitor_2gpu.txt").c_str(), 1);
+    std::string p = std::to_string(port);
+    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.05", "--duration", "5", "--prometheus", p.c_str(),
+          "--nvml-library", GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  httplib::Client c("127.0.0.1", port);
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    auto res = c.Get("/metrics");
+    if (res && res->status == 200 && res->body.find("gpudoctor_gpu_utilization_ratio") != std::string::npos) {
+      body = res->body;
+      EXPECT_NE(res->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_FALSE(body.empty());
+  EXPECT_NE(body.find("# TYPE gpudoctor_gpu_utilization_ratio gauge"), std::string::npos);
+  EXPECT_NE(body.find("gpudoctor_gpu_utilization_ratio{gpu=\"0\",UUID=\"GPU-00000000-aaaa\",pci_bus_id=\"00000000:03:00.0\","
+                      "device=\"nvidia0\",modelName=\"NVIDIA H200\""),
+            std::string::npos)
+      << body.substr(0, 2000);
+  EXPECT_NE(body.find("# TYPE gpudoctor_gpu_energy_joules_total counter"), std::string::npos);
+  EXPECT_NE(body.find("gpudoctor_health_ok{"), std::string::npos);
+  // Every sample line: name{labels} value, the value a number.
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t sp = line.rfind(' ');
+    ASSERT_NE(sp, std::string::npos) << line;
+    EXPECT_NO_THROW(std::stod(line.substr(sp + 1))) << line;
+    EXPECT_EQ(line.rfind("gpudoctor_", 0), 0u) << line;
+  }
+}
+
+TEST(CliMonitor, PortInUseIsOneClearError) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  listen(s, 1);
+  socklen_t n = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
+  auto r = run("monitor --no-gpu --once --prometheus " + std::to_string(ntohs(a.sin_port)));
+  close(s);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
+}
+
+TEST(CliMonitor, KillDashNineWhileRecordingThenReport) {
+  fs::path rec = scratch() / "rec.jsonl";
+  fs::remove(rec);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/monitor_2gpu.txt").c_str(), 1);
+    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.02", "--record", rec.c_str(), "--nvml-library",
+          GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  auto r = run("monitor report --json " + rec.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["samples"].get<int>(), 5);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["dominant"], "compute");  // 97 % busy
+  EXPECT_EQ(j["gpus"][1]["dominant"], "lost");     // fell off the bus after 2 readings
+  auto t = run("monitor report " + rec.string());
+  EXPECT_EQ(t.rc, 0);
+  EXPECT_NE(t.out.find("dominant: compute"), std::string::npos) << t.out;
+}
+
+TEST(CliMonitor, BadInput) {
+  EXPECT_EQ(run("monitor --interval 0").rc, 2);
+  EXPECT_EQ(run("monitor --prometheus notaport --no-gpu").rc, 2);
+  EXPECT_EQ(run("monitor --bogus").rc, 2);
+  auto r = run("monitor --no-gpu --once --record /nonexistent/dir/rec.jsonl");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("/nonexistent/dir/rec.jsonl"), std::string::npos);
+  EXPECT_EQ(run("monitor --no-gpu --once --root /nonexistent").rc, 1);
+  fs::path bad = scratch() / "torn.jsonl";
+  std::ofstream(bad) << "{\"format\":\"gpudoctor-monitor-record\",\"version\":1}\n{\"t_ns\":1,";
+  r = run("monitor report " + bad.string());
+  EXPECT_EQ(r.rc, 1);  // nothing but a torn line: no complete sample
+  EXPECT_NE(r.err.find("no complete sample"), std::string::npos) << r.err;
+  EXPECT_EQ(run("monitor report " + src("README.md")).rc, 1);
+  EXPECT_EQ(run("monitor report /nonexistent.jsonl").rc, 1);
+}
+
+}  // namespace

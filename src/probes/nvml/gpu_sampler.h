@@ -1,0 +1,42 @@
+// Per-GPU live metrics from NVML for the monitor: utilization, memory, clocks, power and energy,
+// temperature, PCIe and NVLink throughput, clock-event (throttle) reasons, XID events, ECC and
+// the compute processes. A figure NVML does not give (old driver, unsupported) stays -1; a GPU
+// that falls off the bus is reported as lost, and the others carry on.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "model/monitor_sample.h"
+#include "probes/nvml/nvml_api.h"
+
+namespace gpudoctor {
+
+class GpuSampler {
+ public:
+  // Loads NVML (see nvml::load) and opens every GPU. No library or no driver: an Error whose
+  // message the monitor prints once before going host-only.
+  static Result<std::unique_ptr<GpuSampler>> open(const std::string& library = "");
+  ~GpuSampler();
+  // One reading of every GPU. NVLink rates are over the time since the previous call (-1 on the
+  // first). `lost` is set on a GPU NVML no longer reaches. monotonic_ns: when the reading is taken
+  // (0 = now; tests pass fixed times so rates are exact).
+  std::vector<GpuMetrics> sample(int64_t monotonic_ns = 0);
+
+ private:
+  struct Dev {
+    nvml::Device handle = nullptr;
+    GpuMetrics base;  // identity: index, uuid, name, bus id
+    bool lost = false;
+    std::string lost_why;
+    unsigned long long nvl_tx_kib = 0, nvl_rx_kib = 0;
+    int64_t nvl_ns = 0;
+    int64_t xid = 0;
+  };
+  const nvml::Api* api_ = nullptr;
+  std::vector<Dev> devs_;
+  nvml::EventSet events_ = nullptr;
+};
+
+}  // namespace gpudoctor

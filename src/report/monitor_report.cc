@@ -1,0 +1,259 @@
+#include "report/monitor_report.h"
+
+#include "sources/monitor_record/monitor_record.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor {
+namespace {
+
+std::string pct(double r) { return r < 0 ? "  n/a" : fmt::format("{:4.0f}%", 100 * r); }
+std::string gbs(double b) { return b < 0 ? "n/a" : fmt::format("{:.2f}", b / 1e9); }
+std::string gib(uint64_t b) { return fmt::format("{:.1f}", static_cast<double>(b) / (1ull << 30)); }
+
+// Prometheus label values escape backslash, quote and newline.
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\\' || c == '"') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
+// Numbers as Prometheus writes them: shortest round-trip form.
+std::string num(double v) {
+  if (std::isnan(v)) return "NaN";
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
+  std::string o = fmt::format("gpudoctor monitor  {}  interval {:.1f} s\n", s.hostname, s.interval_s);
+  if (!s.gpu_status.empty()) o += "GPUs: " + s.gpu_status + "\n";
+  if (!s.gpus.empty()) {
+    o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", "gpu", "util", "mem%",
+                     "memory GiB", "power", "temp", "SM", "PCIe GB/s", "NVL GB/s", "xid", "name");
+    for (const auto& g : s.gpus) {
+      if (!g.lost.empty()) {
+        o += fmt::format("{:<4} LOST: {}\n", g.index, g.lost);
+        continue;
+      }
+      double mem = g.memory_total_bytes ? static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes) : -1;
+      double pcie = g.pcie_rx_bytes_per_s < 0 ? -1 : g.pcie_rx_bytes_per_s + g.pcie_tx_bytes_per_s;
+      double nvl = g.nvlink_rx_bytes_per_s < 0 ? -1 : g.nvlink_rx_bytes_per_s + g.nvlink_tx_bytes_per_s;
+      o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", g.index, pct(g.util_gpu),
+                       pct(mem), gib(g.memory_used_bytes) + "/" + gib(g.memory_total_bytes),
+                       g.power_w < 0 ? "n/a" : fmt::format("{:.0f}W", g.power_w),
+                       g.temperature_c < 0 ? "n/a" : fmt::format("{:.0f}C", g.temperature_c),
+                       g.sm_clock_mhz < 0 ? "n/a" : fmt::format("{:.0f}", g.sm_clock_mhz), gbs(pcie), gbs(nvl),
+                       g.xid_events, g.name.substr(0, 20));
+    }
+  }
+  const HostMetrics& h = s.host;
+  double mem_used = h.memory_total_bytes
+                        ? 1 - static_cast<double>(h.memory_available_bytes) / static_cast<double>(h.memory_total_bytes)
+                        : -1;
+  o += fmt::format("host: CPU {} (iowait {})  load {:.2f}  memory {} of {} GiB", pct(h.cpu_util), pct(h.iowait), h.load1,
+                   pct(mem_used), gib(h.memory_total_bytes));
+  if (h.psi_io_some >= 0) o += fmt::format("  PSI io {}", pct(h.psi_io_some));
+  o += "\n";
+  for (const auto& d : h.disks)
+    if (d.reads_per_s + d.writes_per_s > 0)
+      o += fmt::format("  disk {:<10} read {:>8.1f} MB/s  write {:>8.1f} MB/s  r_await {:>6.2f} ms  util {}\n", d.name,
+                       d.read_bytes_per_s / 1e6, d.write_bytes_per_s / 1e6, d.read_await_ms, pct(d.util));
+  for (const auto& n : h.nets)
+    if (n.rx_bytes_per_s + n.tx_bytes_per_s > 0)
+      o += fmt::format("  {} {:<10} rx {:>8.3f} GB/s  tx {:>8.3f} GB/s\n", n.infiniband ? "ib  " : "net ", n.name,
+                       n.rx_bytes_per_s / 1e9, n.tx_bytes_per_s / 1e9);
+  for (const auto& p : h.procs) o += fmt::format("  pid {:<8} {:<16} CPU {:.2f} cores\n", p.pid, p.comm.substr(0, 16), p.cpu_cores);
+  int red = 0;
+  for (const auto& f : flags) red += !f.ok;
+  o += red ? fmt::format("health: {} red flag(s)\n", red) : "health: all checks pass\n";
+  for (const auto& f : flags)
+    if (!f.ok) o += fmt::format("  RED  {:<5} {:<10} {}\n", f.subject, f.check, f.reason);
+  return o;
+}
+
+std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
+  nlohmann::ordered_json fl = nlohmann::ordered_json::array();
+  for (const auto& f : flags)
+    fl.push_back({{"subject", f.subject}, {"check", f.check}, {"ok", f.ok}, {"value", f.value}, {"threshold", f.threshold},
+                  {"reason", f.reason}});
+  nlohmann::ordered_json j;
+  j["tool"] = "gpudoctor monitor";
+  j["sample"] = nlohmann::json::parse(encodeMonitorSample(s));
+  j["health"] = fl;
+  return j.dump(1) + "\n";
+}
+
+std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
+  std::string o;
+  auto family = [&](const char* name, const char* type, const char* help) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  auto gpuLabels = [&](const GpuMetrics& g) {
+    return fmt::format("gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\"", g.index,
+                       esc(g.uuid), esc(g.pci_bus_id), g.index, esc(g.name), esc(s.hostname));
+  };
+  struct GpuMetricDef {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*get)(const GpuMetrics&);
+  };
+  static const GpuMetricDef kGpu[] = {
+      {"gpudoctor_gpu_utilization_ratio", "gauge", "Share of time a kernel ran (NVML utilization.gpu).",
+       [](const GpuMetrics& g) { return g.util_gpu; }},
+      {"gpudoctor_gpu_memory_utilization_ratio", "gauge", "Share of time device memory was read or written.",
+       [](const GpuMetrics& g) { return g.util_memory; }},
+      {"gpudoctor_gpu_memory_used_bytes", "gauge", "Device memory in use.",
+       [](const GpuMetrics& g) { return g.memory_total_bytes ? static_cast<double>(g.memory_used_bytes) : -1.0; }},
+      {"gpudoctor_gpu_memory_total_bytes", "gauge", "Device memory.",
+       [](const GpuMetrics& g) { return g.memory_total_bytes ? static_cast<double>(g.memory_total_bytes) : -1.0; }},
+      {"gpudoctor_gpu_sm_clock_hertz", "gauge", "SM clock.",
+       [](const GpuMetrics& g) { return g.sm_clock_mhz < 0 ? -1 : g.sm_clock_mhz * 1e6; }},
+      {"gpudoctor_gpu_memory_clock_hertz", "gauge", "Memory clock.",
+       [](const GpuMetrics& g) { return g.memory_clock_mhz < 0 ? -1 : g.memory_clock_mhz * 1e6; }},
+      {"gpudoctor_gpu_power_watts", "gauge", "Power draw.", [](const GpuMetrics& g) { return g.power_w; }},
+      {"gpudoctor_gpu_power_limit_watts", "gauge", "Enforced power limit.", [](const GpuMetrics& g) { return g.power_limit_w; }},
+      {"gpudoctor_gpu_energy_joules_total", "counter", "Energy since the driver loaded.",
+       [](const GpuMetrics& g) { return g.energy_j; }},
+      {"gpudoctor_gpu_temperature_celsius", "gauge", "GPU temperature.", [](const GpuMetrics& g) { return g.temperature_c; }},
+      {"gpudoctor_gpu_pcie_receive_bytes_per_second", "gauge", "PCIe bytes received (NVML, 20 ms window).",
+       [](const GpuMetrics& g) { return g.pcie_rx_bytes_per_s; }},
+      {"gpudoctor_gpu_pcie_transmit_bytes_per_second", "gauge", "PCIe bytes sent (NVML, 20 ms window).",
+       [](const GpuMetrics& g) { return g.pcie_tx_bytes_per_s; }},
+      {"gpudoctor_gpu_nvlink_receive_bytes_per_second", "gauge", "NVLink data bytes received over the last interval.",
+       [](const GpuMetrics& g) { return g.nvlink_rx_bytes_per_s; }},
+      {"gpudoctor_gpu_nvlink_transmit_bytes_per_second", "gauge", "NVLink data bytes sent over the last interval.",
+       [](const GpuMetrics& g) { return g.nvlink_tx_bytes_per_s; }},
+      {"gpudoctor_gpu_clocks_event_reasons", "gauge", "NVML clocks-event (throttle) reason bit mask.",
+       [](const GpuMetrics& g) { return static_cast<double>(g.throttle_reasons); }},
+      {"gpudoctor_gpu_xid_events_total", "counter", "XID critical errors seen since the monitor started.",
+       [](const GpuMetrics& g) { return static_cast<double>(g.xid_events); }},
+      {"gpudoctor_gpu_ecc_uncorrected_errors", "gauge", "Volatile uncorrected ECC errors.",
+       [](const GpuMetrics& g) { return static_cast<double>(g.ecc_uncorrected); }},
+      {"gpudoctor_gpu_processes", "gauge", "Compute processes on the GPU.",
+       [](const GpuMetrics& g) { return static_cast<double>(g.pids.size()); }},
+  };
+  if (!s.gpus.empty()) {
+    family("gpudoctor_gpu_up", "gauge", "1 while NVML reaches the GPU, 0 once it fell off the bus.");
+    for (const auto& g : s.gpus) o += fmt::format("gpudoctor_gpu_up{{{}}} {}\n", gpuLabels(g), g.lost.empty() ? 1 : 0);
+    for (const auto& d : kGpu) {
+      std::string lines;
+      for (const auto& g : s.gpus) {
+        double v = d.get(g);
+        if (g.lost.empty() && v >= 0) lines += fmt::format("{}{{{}}} {}\n", d.name, gpuLabels(g), num(v));
+      }
+      if (lines.empty()) continue;
+      family(d.name, d.type, d.help);
+      o += lines;
+    }
+  }
+  const HostMetrics& h = s.host;
+  std::string host = fmt::format("Hostname=\"{}\"", esc(s.hostname));
+  auto hostGauge = [&](const char* name, const char* help, double v) {
+    if (v < 0) return;
+    family(name, "gauge", help);
+    o += fmt::format("{}{{{}}} {}\n", name, host, num(v));
+  };
+  hostGauge("gpudoctor_host_cpu_utilization_ratio", "Share of CPU time not idle or in IO wait.", h.cpu_util);
+  hostGauge("gpudoctor_host_iowait_ratio", "Share of CPU time in IO wait.", h.iowait);
+  hostGauge("gpudoctor_host_load1", "1-minute load average.", h.load1);
+  hostGauge("gpudoctor_host_memory_total_bytes", "Host memory.", static_cast<double>(h.memory_total_bytes));
+  hostGauge("gpudoctor_host_memory_available_bytes", "Host memory available.", static_cast<double>(h.memory_available_bytes));
+  hostGauge("gpudoctor_host_pressure_io_waiting_ratio", "PSI: share of time some task waited for IO.", h.psi_io_some);
+  hostGauge("gpudoctor_host_pressure_cpu_waiting_ratio", "PSI: share of time some task waited for a CPU.", h.psi_cpu_some);
+  if (!h.disks.empty()) {
+    struct D {
+      const char* name;
+      const char* help;
+      double (*get)(const DiskRate&);
+    };
+    static const D kDisk[] = {
+        {"gpudoctor_disk_read_bytes_per_second", "Bytes read.", [](const DiskRate& d) { return d.read_bytes_per_s; }},
+        {"gpudoctor_disk_written_bytes_per_second", "Bytes written.", [](const DiskRate& d) { return d.write_bytes_per_s; }},
+        {"gpudoctor_disk_read_await_seconds", "Mean time per completed read (iostat r_await).",
+         [](const DiskRate& d) { return d.read_await_ms / 1e3; }},
+        {"gpudoctor_disk_utilization_ratio", "Share of time with IO in flight (iostat %util).",
+         [](const DiskRate& d) { return d.util; }},
+    };
+    for (const auto& k : kDisk) {
+      family(k.name, "gauge", k.help);
+      for (const auto& d : h.disks) o += fmt::format("{}{{{},device=\"{}\"}} {}\n", k.name, host, esc(d.name), num(k.get(d)));
+    }
+  }
+  if (!h.nets.empty()) {
+    family("gpudoctor_network_receive_bytes_per_second", "gauge", "Bytes received (interfaces and InfiniBand ports).");
+    for (const auto& n : h.nets)
+      o += fmt::format("gpudoctor_network_receive_bytes_per_second{{{},device=\"{}\",infiniband=\"{}\"}} {}\n", host, esc(n.name),
+                       n.infiniband ? "true" : "false", num(n.rx_bytes_per_s));
+    family("gpudoctor_network_transmit_bytes_per_second", "gauge", "Bytes sent (interfaces and InfiniBand ports).");
+    for (const auto& n : h.nets)
+      o += fmt::format("gpudoctor_network_transmit_bytes_per_second{{{},device=\"{}\",infiniband=\"{}\"}} {}\n", host,
+                       esc(n.name), n.infiniband ? "true" : "false", num(n.tx_bytes_per_s));
+  }
+  if (!flags.empty()) {
+    family("gpudoctor_health_ok", "gauge", "1 when a guide check passes, 0 when it is a red flag.");
+    for (const auto& f : flags)
+      o += fmt::format("gpudoctor_health_ok{{{},subject=\"{}\",check=\"{}\"}} {}\n", host, esc(f.subject), esc(f.check),
+                       f.ok ? 1 : 0);
+  }
+  return o;
+}
+
+std::string renderMonitorSummary(const MonitorSummary& m) {
+  std::string o = fmt::format("gpudoctor monitor recording: {} samples, {:.0f} s{}{}\n", m.samples, m.seconds,
+                              m.hostname.empty() ? "" : " on " + m.hostname,
+                              m.torn_tail ? " (last sample cut short by a kill: ignored)" : "");
+  o += fmt::format("host: CPU mean {:.0f} %, above {:.0f} % for {:.0f} s; IO wait mean {:.1f} %, above {:.0f} % for {:.0f} s\n",
+                   100 * m.cpu_mean, 100 * m.thresholds.at("cpu_max"), m.cpu_above_s, 100 * m.iowait_mean,
+                   100 * m.thresholds.at("io_wait_max"), m.iowait_above_s);
+  for (const auto& g : m.gpus) {
+    o += fmt::format("gpu{} {}: util mean {:.0f} %, below {:.0f} % for {:.0f} of {:.0f} s; memory peak {:.0f} %", g.index,
+                     g.name, 100 * g.util_mean, 100 * m.thresholds.at("gpu_util_min"), g.util_below_s, g.seconds,
+                     100 * g.memory_peak);
+    if (g.memory_above_s > 0) o += fmt::format(" (above {:.0f} % for {:.0f} s)", 100 * m.thresholds.at("gpu_memory_max"), g.memory_above_s);
+    if (g.power_mean_w >= 0) o += fmt::format("; power mean {:.0f} W", g.power_mean_w);
+    if (g.throttled_s > 0) o += fmt::format("; clocks held down {:.0f} s", g.throttled_s);
+    if (g.lost_s > 0) o += fmt::format("; LOST for the last {:.0f} s", g.lost_s);
+    o += "\n  bottleneck over time:";
+    double total = g.seconds + g.lost_s;
+    for (const auto& [b, sec] : g.bottleneck_s) o += fmt::format(" {} {:.0f} %", b, total > 0 ? 100 * sec / total : 0.0);
+    o += fmt::format("  -> dominant: {}\n", g.dominant.empty() ? "n/a" : g.dominant);
+  }
+  return o;
+}
+
+std::string renderMonitorSummaryJson(const MonitorSummary& m) {
+  nlohmann::ordered_json j;
+  j["tool"] = "gpudoctor monitor report";
+  j["hostname"] = m.hostname;
+  j["samples"] = m.samples;
+  j["seconds"] = m.seconds;
+  j["torn_tail"] = m.torn_tail;
+  j["first_unix_ns"] = m.first_unix_ns;
+  j["last_unix_ns"] = m.last_unix_ns;
+  j["thresholds"] = m.thresholds;
+  j["host"] = {{"cpu_mean", m.cpu_mean}, {"cpu_above_s", m.cpu_above_s}, {"iowait_mean", m.iowait_mean},
+               {"iowait_above_s", m.iowait_above_s}};
+  nlohmann::ordered_json gs = nlohmann::ordered_json::array();
+  for (const auto& g : m.gpus)
+    gs.push_back({{"gpu", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"seconds", g.seconds}, {"util_mean", g.util_mean},
+                  {"util_below_s", g.util_below_s}, {"memory_peak", g.memory_peak}, {"memory_above_s", g.memory_above_s},
+                  {"power_mean_w", g.power_mean_w}, {"throttled_s", g.throttled_s}, {"lost_s", g.lost_s}, {"bottleneck_s", g.bottleneck_s},
+                  {"dominant", g.dominant}});
+  j["gpus"] = gs;
+  return j.dump(1) + "\n";
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,24 @@
+// Renderings of the live monitor: the terminal view (one screen, every red flag with its reason),
+// the Prometheus exposition (text format 0.0.4), and the summary of a recording.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analysis/monitor_summary.h"
+#include "diagnosis/health.h"
+#include "model/monitor_sample.h"
+
+namespace gpudoctor {
+
+// One screen (<= 100 columns): per GPU and host figures, then the health flags.
+std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFlag>& flags);
+// The sample and its flags as one JSON object (for --once --json).
+std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags);
+// Prometheus text exposition 0.0.4: prefix gpudoctor_, base units, dcgm-exporter's GPU labels
+// (gpu, UUID, pci_bus_id, device, modelName, Hostname).
+std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFlag>& flags);
+// A recording's summary as text, or as JSON.
+std::string renderMonitorSummary(const MonitorSummary& m);
+std::string renderMonitorSummaryJson(const MonitorSummary& m);
+
+}  // namespace gpudoctor
