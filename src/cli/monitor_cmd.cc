@@ -101,6 +101,8 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
   httplib::Server server;
   std::thread server_thread;
   if (!a.prometheus.empty()) {
+    // Without TCP_NODELAY a keep-alive scrape waits out the peer's delayed ACK (~40 ms per scrape).
+    server.set_tcp_nodelay(true);
     server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
       std::shared_ptr<const std::string> body;
       {
