@@ -1,6 +1,8 @@
 // The binary as a user runs it: exit codes, one-line errors naming the file, JSON output that
 // parses and is never left half-written.
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 
 #include <array>
@@ -14,27 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int rc;
-  std::string out, err;
-};
-
-Run run(const std::string& args) {
-  fs::path dir = fs::temp_directory_path() / ("gpudoctor_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string out = (dir / "out").string(), err = (dir / "err").string();
-  std::string cmd = std::string(GPUDOCTOR_BIN) + " " + args + " >" + out + " 2>" + err;
-  int st = std::system(cmd.c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
-}
-
-std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 
 TEST(Cli, BundledExampleWithoutArguments) {
   auto r = run("analyze");

@@ -2,6 +2,8 @@
 // and red flags), the Prometheus endpoint scraped over HTTP, kill -9 while recording, bad input.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -20,30 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int rc;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  fs::path d = fs::temp_directory_path() / ("gpudoctor_mon_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-Run run(const std::string& args, const std::string& env = "") {
-  fs::path d = scratch();
-  std::string cmd = env + " " + std::string(GPUDOCTOR_BIN) + " " + args + " >" + (d / "out").string() + " 2>" + (d / "err").string();
-  int st = std::system(cmd.c_str());
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};
-}
-
-std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
+using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 
 // A minimal host: 2 cores, heavy IO wait between the readings the monitor takes is not scriptable
 // with a static tree, so rates are 0 and the GPU figures carry the test.

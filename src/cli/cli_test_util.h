@@ -1,0 +1,48 @@
+// What the CLI tests share: run the built binary as a user would (exit code, stdout, stderr), a
+// scratch folder per test process, and paths into the source tree.
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace gpudoctor::testing {
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+// A folder for this test process's files (tests run as separate processes under ctest).
+inline std::filesystem::path scratch() {
+  auto d = std::filesystem::temp_directory_path() / ("gpudoctor_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// A whole file as a string ("" when missing).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// Runs `gpudoctor ARGS` through the shell, with `env` assignments in front.
+inline Run run(const std::string& args, const std::string& env = "") {
+  auto d = scratch();
+  std::string cmd = env + " " + std::string(GPUDOCTOR_BIN) + " " + args + " >" + (d / "out").string() + " 2>" +
+                    (d / "err").string();
+  int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};
+}
+
+// A path in the source tree.
+inline std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
+
+// Newlines in s.
+inline int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace gpudoctor::testing
