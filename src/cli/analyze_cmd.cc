@@ -34,6 +34,7 @@ struct AnalyzeArgs {
   std::string html;
   std::string thresholds;
   std::string nccl_env;
+  std::vector<std::string> nccl_logs;
   size_t findings = 8;
   bool checklist_only = false;
   size_t top = 10;
@@ -163,6 +164,13 @@ int runAnalyze(const AnalyzeArgs& a) {
     env_findings = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
     inputs.nccl_env = &env_findings;
   }
+  std::vector<NcclLogFinding> log_findings;
+  if (!a.nccl_logs.empty()) {
+    auto facts = readNcclLogs(a.nccl_logs);
+    if (!facts.ok()) return fail(facts.error().message);
+    log_findings = judgeNcclLog(facts.value());
+    inputs.nccl_log = &log_findings;
+  }
   Diagnosis diag = diagnose(run.value(), th, inputs);
   if (!a.html.empty()) {
     std::string err;
@@ -215,6 +223,9 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--nccl-env", args->nccl_env,
                   "The job's NCCL settings (export lines, env list or NCCL INFO log) to judge alongside the trace")
       ->type_name("FILE");
+  cmd->add_option("--nccl-log", args->nccl_logs,
+                  "The job's NCCL_DEBUG=INFO logs: transports, GDR, channels and NCCL warnings become findings")
+      ->type_name("FILE...");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE")->type_name("FILE");
 }
 }  // namespace

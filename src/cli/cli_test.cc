@@ -297,4 +297,30 @@ TEST(CliPlace, ClusterWithSchedulerHints) {
   EXPECT_NE(none.err.find("only 5 of the 8 hosts"), std::string::npos) << none.err;
 }
 
+// NCCL INFO logs feed the findings and the checklist: the real 2 x H200 log passes, a 2-node job on
+// TCP sockets with 2 channels is a critical finding.
+TEST(Cli, NcclLogFeedsTheDiagnosis) {
+  auto ok = run("analyze -q --json - --nccl-log " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  bool item = false;
+  for (const auto& c : j["diagnosis"]["checklist"])
+    if (c["item"].get<std::string>().find("NCCL transports") != std::string::npos) {
+      item = true;
+      EXPECT_EQ(c["status"], "pass") << c.dump();
+    }
+  EXPECT_TRUE(item);
+  auto bad = run("analyze -q --json - --nccl-log " + src("testdata/nccl_logs/multinode_socket.log"));
+  ASSERT_EQ(bad.rc, 0) << bad.err;
+  j = nlohmann::json::parse(bad.out);
+  bool sockets = false;
+  for (const auto& f : j["diagnosis"]["findings"])
+    sockets |= f["id"] == "nccl.log" && f["severity"] == "critical" &&
+               f["title"].get<std::string>().find("TCP sockets") != std::string::npos;
+  EXPECT_TRUE(sockets) << j["diagnosis"]["findings"].dump(1);
+  auto missing = run("analyze -q --nccl-log /nonexistent.log");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("/nonexistent.log"), std::string::npos);
+}
+
 }  // namespace

@@ -117,6 +117,7 @@ class Rules {
     communication();
     memory();
     ncclSettings();
+    ncclLog();
     profilerOverhead();
     // The primary bottleneck leads; the rest follow by estimated gain, then severity.
     std::stable_sort(f_.begin() + 1, f_.end(), [](const Finding& a, const Finding& b) {
@@ -437,6 +438,18 @@ class Rules {
     f.fix = std::move(fixes);
   }
 
+  // The communication setup the NCCL INFO logs reveal (sockets between nodes, GDR off, P2P unused,
+  // few channels, NCCL warnings), one finding each; their cost is not in the trace, so no gain.
+  void ncclLog() {
+    if (!in_.nccl_log) return;
+    for (const auto& l : *in_.nccl_log) {
+      auto& f = add("nccl.log", l.title, 0, "not estimated from the trace: measure with gpudoctor nccl bench");
+      f.severity = l.severity == "critical" ? Severity::kCritical : l.severity == "warning" ? Severity::kWarning : Severity::kInfo;
+      f.explanation = l.evidence;
+      if (!l.fix.empty()) f.fix = {l.fix};
+    }
+  }
+
   void profilerOverhead() {
     bool shapes = false, stack = false, memory = false;
     for (const auto& r : run_.ranks) {
@@ -509,6 +522,17 @@ class Rules {
         ev = fmt::format("{} settings checked", in_.nccl_env->size());
       }
       item("communication", "NCCL settings valid for this NCCL and host", st, ev);
+    }
+    {
+      CheckStatus st = CheckStatus::kUnknown;
+      std::string ev = "pass --nccl-log FILE... (NCCL_DEBUG=INFO) to check transports and channels";
+      if (in_.nccl_log) {
+        int bad = 0;
+        for (const auto& l : *in_.nccl_log) bad += l.severity != "info";
+        st = bad ? CheckStatus::kFail : CheckStatus::kPass;
+        ev = bad ? fmt::format("{} problem(s) in the NCCL log", bad) : "NCCL log: transports and channels as expected";
+      }
+      item("communication", "NCCL transports as expected (IB/NVLink, GDR, channels)", st, ev);
     }
     item("communication", "Collectives large enough (bucketing)", byFinding(d, "communication.small_collectives", m_.comm > 0),
          fmt::format("{} collective groups in the trace", run_.collectives.size()));

@@ -2,6 +2,7 @@
 // (an upper bound, with how it was estimated), and the concrete change. Also the guide's
 // checklist with a status and evidence per item. Pure: no I/O.
 #pragma once
+#include "sources/nccl_log/nccl_log_reader.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ struct Diagnosis {
 // Other evidence a diagnosis can use when the user provides it.
 struct DiagnosisInputs {
   const std::vector<EnvFinding>* nccl_env = nullptr;  // `nccl env` verdicts on the job's settings
+  const std::vector<NcclLogFinding>* nccl_log = nullptr;  // what the job's NCCL INFO logs reveal
 };
 
 // Judges a run against the thresholds.
