@@ -113,7 +113,9 @@ int runLog(const LogArgs& a) {
 }
 
 std::function<int()> addNccl(CLI::App& app) {
-  auto* nccl = app.add_subcommand("nccl", "NCCL: check settings (env), read NCCL_DEBUG=INFO logs (log)");
+  auto* nccl = app.add_subcommand("nccl",
+                                  "NCCL: check settings (env), read NCCL_DEBUG=INFO logs (log); in CUDA builds, "
+                                  "benchmark collectives (bench) and tune them for the tuner plugin (tune)");
   nccl->require_subcommand(1);
   auto args = std::make_shared<EnvArgs>();
   auto* env = nccl->add_subcommand(
