@@ -168,7 +168,7 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
                                                    std::chrono::nanoseconds(static_cast<int64_t>(a.duration_s * 1e9)));
     if (a.json) {
       if (a.once || last || a.prometheus.empty()) {
-        std::string out = renderMonitorJson(s, flags);
+        std::string out = renderMonitorJson(s, flags, !a.once);
         std::fwrite(out.data(), 1, out.size(), stdout);
       }
     } else if (!a.quiet || a.once) {
@@ -200,7 +200,7 @@ std::function<int()> addMonitor(CLI::App& app) {
   cmd->add_option("-i,--interval", a->interval_s, "Seconds between samples")->capture_default_str();
   cmd->add_option("-d,--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")->capture_default_str();
   cmd->add_flag("--once", a->once, "One sample (over one interval), then exit");
-  cmd->add_flag("--json", a->json, "JSON per sample instead of the view");
+  cmd->add_flag("--json", a->json, "JSON instead of the view: one line per sample (JSON Lines); indented with --once");
   cmd->add_option("--record", a->record,
                   "Append every sample to FILE (one JSON line each; a kill loses at most the sample being written)");
   cmd->add_option("--sync-every", a->sync_every_s, "fdatasync the recording every S seconds (power-loss bound)")->capture_default_str();

@@ -83,7 +83,7 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   return o;
 }
 
-std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
+std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags, bool one_line) {
   nlohmann::ordered_json fl = nlohmann::ordered_json::array();
   for (const auto& f : flags)
     fl.push_back({{"subject", f.subject}, {"check", f.check}, {"ok", f.ok}, {"value", f.value}, {"threshold", f.threshold},
@@ -92,7 +92,7 @@ std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFl
   j["tool"] = "gpudoctor monitor";
   j["sample"] = nlohmann::json::parse(encodeMonitorSample(s));
   j["health"] = fl;
-  return j.dump(1) + "\n";
+  return (one_line ? j.dump() : j.dump(1)) + "\n";
 }
 
 std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
