@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "analysis/nccl_tune.h"
+#include "common/launch_env.h"
 #include "gpu/nccl_bench.h"
 
 namespace gpudoctor::cli {
@@ -53,13 +55,6 @@ struct BenchArgs : SweepArgs {
   int worker_rank = -1, worker_nranks = -1;
 };
 
-const char* envOr(const char* a, const char* b = nullptr, const char* c = nullptr) {
-  for (const char* k : {a, b, c})
-    if (k)
-      if (const char* v = std::getenv(k); v && *v) return v;
-  return nullptr;
-}
-
 std::string hex(const nccl::UniqueId& id) {
   std::string s;
   for (unsigned char c : id.internal) s += fmt::format("{:02x}", c);
@@ -82,16 +77,13 @@ int localGpuCount() {
   return n;
 }
 
-// The unique id from rank 0 to the others over TCP (MASTER_ADDR:MASTER_PORT), for jobs that
-// torchrun, mpirun or srun started: no launcher of our own.
-Status exchangeId(int rank, int nranks, nccl::UniqueId& id) {
-  const char* addr = envOr("GPUDOCTOR_MASTER_ADDR", "MASTER_ADDR");
-  if (!addr || !envOr("GPUDOCTOR_MASTER_PORT", "MASTER_PORT"))
-    return Error{"a multi-process launch needs MASTER_ADDR and MASTER_PORT (rank 0's host and a free port)"};
-  // torchrun's own store listens on MASTER_PORT: use the next port unless told otherwise.
-  std::string port_s = envOr("GPUDOCTOR_MASTER_PORT") ? envOr("GPUDOCTOR_MASTER_PORT")
-                                                     : std::to_string(std::atoi(envOr("MASTER_PORT")) + 1);
+// The unique id from rank 0 to the others over TCP (rank 0's host and port from launchFromEnv),
+// for jobs that torchrun, mpirun or srun started: no launcher of our own.
+Status exchangeId(const LaunchEnv& l, nccl::UniqueId& id) {
+  const int rank = l.rank, nranks = l.world_size;
+  const std::string port_s = std::to_string(l.id_port);
   const char* port = port_s.c_str();
+  const char* addr = l.master_addr.c_str();
   if (rank == 0) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
@@ -102,7 +94,15 @@ Status exchangeId(int rank, int nranks, nccl::UniqueId& id) {
     a.sin_addr.s_addr = INADDR_ANY;
     if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(s, 1024) != 0)
       return Error{fmt::format("rank 0 cannot listen on port {}: {}", port, std::strerror(errno))};
+    // Never wait forever for a rank that did not start: 120 s for all of them, as the others wait.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     for (int served = 1; served < nranks; ++served) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd pfd{s, POLLIN, 0};
+      if (left.count() <= 0 || poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
+        close(s);
+        return Error{fmt::format("rank 0: only {} of {} ranks asked for the NCCL id within 120 s", served, nranks)};
+      }
       int c = accept(s, nullptr, nullptr);
       if (c < 0) return Error{std::string("accept failed: ") + std::strerror(errno)};
       ssize_t w = write(c, id.internal, sizeof id.internal);
@@ -257,16 +257,16 @@ int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
     return worker(a, a.worker_rank, a.worker_nranks, a.worker_rank, id);
   }
   // Started by torchrun / mpirun / srun: join that job.
-  const char* ws = envOr("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS");
-  if (a.gpus == 0 && ws && std::atoi(ws) > 1) {
-    int nranks = std::atoi(ws);
-    int rank = std::atoi(envOr("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"));
-    const char* lr = envOr("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID");
-    int device = lr ? std::atoi(lr) : rank % std::max(1, localGpuCount());
-    nccl::UniqueId id{};
-    if (rank == 0 && api.value()->GetUniqueId(&id) != 0) return bad("ncclGetUniqueId failed", 1);
-    if (Status s = exchangeId(rank, nranks, id); !s.ok()) return bad(s.message(), 1);
-    return worker(a, rank, nranks, device, id);
+  if (a.gpus == 0) {
+    auto launch = launchFromEnv([](const char* k) { return std::getenv(k); });
+    if (!launch.ok()) return bad(launch.error().message, 2);
+    if (const LaunchEnv& l = launch.value(); l.joined) {
+      int device = l.local_rank >= 0 ? l.local_rank : l.rank % std::max(1, localGpuCount());
+      nccl::UniqueId id{};
+      if (l.rank == 0 && api.value()->GetUniqueId(&id) != 0) return bad("ncclGetUniqueId failed", 1);
+      if (Status s = exchangeId(l, id); !s.ok()) return bad(s.message(), 1);
+      return worker(a, l.rank, l.world_size, device, id);
+    }
   }
   // One process per local GPU, started here.
   int n = a.gpus > 0 ? a.gpus : localGpuCount();
