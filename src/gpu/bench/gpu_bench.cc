@@ -1,0 +1,58 @@
+#include "gpu/bench/gpu_bench.h"
+
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include "gpu/bench/device_util.h"
+
+namespace gpudoctor {
+
+using namespace gpubench;
+
+Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return Error{std::string("no usable GPU: cudaGetDeviceCount: ") + cudaGetErrorString(e)};
+  if (count == 0) return Error{"no CUDA devices"};
+  if (opt.device < 0 || opt.device >= count) return Error{fmt::format("--device {}: this host has {} GPU(s)", opt.device, count)};
+  GPUB_CUDA(cudaSetDevice(opt.device));
+  cudaDeviceProp p{};
+  GPUB_CUDA(cudaGetDeviceProperties(&p, opt.device));
+  GpuBenchResult r;
+  r.device = p.name;
+  r.sm_major = p.major;
+  r.sm_minor = p.minor;
+  r.sms = p.multiProcessorCount;
+  r.gpus = count;
+  r.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
+  r.l2_bytes = p.l2CacheSize;
+  r.quick = opt.quick;
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  r.driver = fmt::format("{}.{}", drv / 1000, (drv % 1000) / 10);
+  r.runtime = fmt::format("{}.{}", rt / 1000, (rt % 1000) / 10);
+  if (p.major < 8) return Error{fmt::format("{} is sm_{}{}: bench gpu needs sm_80 or newer (bf16 tensor cores)", p.name, p.major, p.minor)};
+  cudaStream_t s = nullptr;
+  GPUB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BenchContext ctx;
+  ctx.opt = &opt;
+  ctx.device = opt.device;
+  ctx.sm_major = p.major;
+  ctx.sm_minor = p.minor;
+  ctx.l2_bytes = p.l2CacheSize;
+  size_t total = 0;
+  cudaMemGetInfo(&ctx.free_bytes, &total);
+  ctx.stream = s;
+  Status st;
+  if (st.ok() && opt.gemm) st = runGemmBench(ctx, r);
+  if (st.ok() && opt.bandwidth) st = runBandwidthBench(ctx, r);
+  if (st.ok() && opt.attention) st = runAttentionBench(ctx, r);
+  if (st.ok() && opt.fusion) st = runFusionBench(ctx, r);
+  cudaStreamDestroy(s);
+  if (!st.ok()) return Error{st.message()};
+  return r;
+}
+
+}  // namespace gpudoctor
