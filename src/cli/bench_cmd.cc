@@ -260,7 +260,7 @@ std::function<int()> addBenchIo(CLI::App* bench) {
 struct GpuArgs {
   bool quick = false, json = false, quiet = false;
   std::string only = "gemm,bandwidth,attention,fusion";
-  std::string ceilings_out, datasheet;
+  std::string ceilings_out, datasheet, json_out;
   int device = 0;
 };
 
@@ -313,6 +313,10 @@ int runGpu(const GpuArgs& a) {
   if (!r.ok()) return fail(r.error().message, 1);
   std::string out = a.json ? renderGpuBenchJson(r.value()) : renderGpuBenchText(r.value());
   std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!a.json_out.empty()) {
+    Status s = writeAtomic(a.json_out, renderGpuBenchJson(r.value()));
+    if (!s.ok()) return fail(s.message(), 1);
+  }
   if (!a.ceilings_out.empty()) {
     Status s = writeAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
     if (!s.ok()) return fail(s.message(), 1);
@@ -335,6 +339,7 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
   gpu->add_flag("--quick", a->quick, "Smoke run: fewer shapes, 20 repetitions");
   gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")->capture_default_str();
   gpu->add_flag("--json", a->json, "JSON output (every figure, checks and speedups)");
+  gpu->add_option("--json-out", a->json_out, "Also write the JSON to FILE (the terminal gets the tables)")->type_name("FILE");
   gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE")->type_name("FILE");
   gpu->add_option("--datasheet", a->datasheet, "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
       ->type_name("GPU");

@@ -276,6 +276,9 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
     if (!us.ok()) return Error{us.error().message};
     out.bandwidth.push_back(figure(name, static_cast<int64_t>(pbytes), us.value(), wordCheck(pwords, wrong, "peer copy vs pattern")));
   }
+  GPUB_CUDA(cudaSetDevice(peer));
+  remote.reset();
+  GPUB_CUDA(cudaSetDevice(ctx.device));
   return {};
 }
 

@@ -15,8 +15,12 @@ Status cudaCheck(cudaError_t err, const char* what) {
   return Error{std::string(what) + ": " + cudaGetErrorString(err)};
 }
 
-DeviceBuffer::~DeviceBuffer() {
+DeviceBuffer::~DeviceBuffer() { reset(); }
+
+void DeviceBuffer::reset() {
   if (p_) cudaFree(p_);
+  p_ = nullptr;
+  bytes_ = 0;
 }
 
 Status DeviceBuffer::alloc(size_t bytes) {

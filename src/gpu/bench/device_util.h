@@ -37,6 +37,8 @@ class DeviceBuffer {
   template <class T = void> T* get() const { return static_cast<T*>(p_); }
   // Allocated size.
   size_t bytes() const { return bytes_; }
+  // Frees now (call with the owning device current, for memory of another GPU).
+  void reset();
 
  private:
   void* p_ = nullptr;

@@ -51,17 +51,22 @@ Result<CheckFigure> checkGemm(const PrecSetup& ps, int64_t m, int64_t n, int64_t
   }
   GemmTolerance tol = gemmTolerance(ps.in, ps.p == GemmPrecision::kTf32, ps.out, k);
   ErrorStats es;
+  std::vector<std::vector<uint8_t>> arows;
+  for (int64_t i : rows) {
+    auto arow = toHost(a, ps.in, static_cast<size_t>(i * k), static_cast<size_t>(k));  // A stored k x m (op T)
+    if (!arow.ok()) return arow.error();
+    arows.push_back(std::move(arow.value()));
+  }
   for (int64_t j : cols) {
     auto bcol = toHost(b, ps.in, static_cast<size_t>(j * k), static_cast<size_t>(k));  // B stored k x n
     auto dcol = toHost(d, ps.out, static_cast<size_t>(j * m), static_cast<size_t>(m)); // D stored m x n
     if (!bcol.ok()) return bcol.error();
     if (!dcol.ok()) return dcol.error();
-    for (int64_t i : rows) {
-      auto arow = toHost(a, ps.in, static_cast<size_t>(i * k), static_cast<size_t>(k));  // A stored k x m (op T)
-      if (!arow.ok()) return arow.error();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      int64_t i = rows[r];
       double ref = 0, absdot = 0;
       for (int64_t l = 0; l < k; ++l) {
-        double x = decodeElement(ps.in, arow.value().data(), l) * decodeElement(ps.in, bcol.value().data(), l);
+        double x = decodeElement(ps.in, arows[r].data(), l) * decodeElement(ps.in, bcol.value().data(), l);
         ref += x;
         absdot += std::fabs(x);
       }

@@ -13,7 +13,9 @@ using namespace gpubench;
 Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return Error{std::string("no usable GPU: cudaGetDeviceCount: ") + cudaGetErrorString(e)};
+  if (e != cudaSuccess)
+    return Error{std::string("no usable GPU (no NVIDIA driver or device, or a driver older than CUDA 13): cudaGetDeviceCount: ") +
+                 cudaGetErrorString(e)};
   if (count == 0) return Error{"no CUDA devices"};
   if (opt.device < 0 || opt.device >= count) return Error{fmt::format("--device {}: this host has {} GPU(s)", opt.device, count)};
   GPUB_CUDA(cudaSetDevice(opt.device));
