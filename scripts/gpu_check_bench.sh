@@ -19,6 +19,12 @@ step() {  # step NAME SECONDS CMD...: stdout to OUT/NAME.out, stderr to OUT/NAME
   echo "$name: exit $rc in $((SECONDS - t0)) s (limit $limit s)" | tee -a "$status"
   return $rc
 }
+# cuBLASLt 13 for bench gpu (dlopen): the loader's path or /usr/local/cuda; else the one PyTorch's wheel brings.
+if [ -z "${GPUDOCTOR_CUBLASLT_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt.so.13' \
+   && [ ! -e /usr/local/cuda/lib64/libcublasLt.so.13 ]; then
+  lt=$(python3 -c 'import glob, os, site; print(next(iter(sorted(p for d in site.getsitepackages() for p in glob.glob(os.path.join(d, "nvidia", "**", "libcublasLt.so.13*"), recursive=True))), ""))' 2>/dev/null)
+  if [ -n "$lt" ]; then export GPUDOCTOR_CUBLASLT_LIBRARY=$lt; echo "cuBLASLt from PyTorch's wheel: $lt" | tee -a "$status"; fi
+fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv; nvidia-smi topo -m; } > "$out/nvidia_smi.txt" 2>&1
 # 1. Correctness of every kernel on small shapes (the binary's own check runs again in step 2).
 tests=$(dirname "$bin")/gpudoctor_gpu_tests

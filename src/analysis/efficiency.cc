@@ -76,6 +76,21 @@ Efficiency computeEfficiency(const RunAnalysis& run, const Ceilings& c, const Ef
     e.ranks.push_back(re);
   }
   e.mean_mfu = mfu_n ? mfu_sum / mfu_n : 0;
+  for (const auto& r : e.ranks)
+    if (r.mfu > 1) {
+      e.warnings.push_back(fmt::format("MFU above 100 % (rank {}: {:.0f} %): --flops-per-step is too high, or the ceilings "
+                                       "are not this GPU's", r.rank, 100 * r.mfu));
+      break;
+    }
+  // Ceilings of another GPU make every ratio meaningless: compare with the trace's deviceProperties.
+  for (const auto& r : run.ranks) {
+    if (!r.trace || r.trace->devices.empty() || c.device.empty()) continue;
+    const std::string& name = r.trace->devices.front().name;
+    if (!name.empty() && c.device.find(name) == std::string::npos && name.find(c.device) == std::string::npos) {
+      e.warnings.push_back("the trace ran on " + name + " but the ceilings are of " + c.device);
+      break;
+    }
+  }
   // Copies summed over ranks: achieved rate while copying, against the ceiling of that path.
   struct Kind {
     const char* name;

@@ -41,6 +41,7 @@ struct Efficiency {
   std::string best_busbw_what;             // "allreduce 256 MB"
   double p2p_gbps = 0;                     // ceiling
   std::vector<std::string> missing;        // figures that could not be computed, and what they need
+  std::vector<std::string> warnings;       // figures that look wrong (MFU over 100 %, another GPU's ceilings)
 };
 
 struct EfficiencyOptions {

@@ -58,6 +58,7 @@ TEST(Efficiency, MfuFromStepTimeAndGivenFlops) {
   EXPECT_NEAR(e.copies[0].share, 20.0 / 64, 1e-12);
   EXPECT_EQ(e.best_busbw_gbps, 300);
   EXPECT_TRUE(e.missing.empty());
+  EXPECT_TRUE(e.warnings.empty());
   std::string text = renderEfficiencyText(e);
   EXPECT_NE(text.find("mean MFU 45.0 %"), std::string::npos) << text;
   EXPECT_NE(text.find("67 % of P2P 450.0"), std::string::npos) << text;
@@ -87,6 +88,25 @@ TEST(Efficiency, SaysWhatIsMissing) {
   Efficiency f = computeEfficiency(run, c, opt);
   EXPECT_EQ(f.precision, GemmPrecision::kFp8);
   EXPECT_NEAR(f.ranks[0].mfu, 0.1, 1e-12);
+  EXPECT_TRUE(f.warnings.empty());
+}
+
+TEST(Efficiency, WarnsAboutImpossibleFigures) {
+  std::vector<RankTrace> traces;
+  RunAnalysis run = twoRanks(traces);
+  traces[0].devices.push_back(DeviceProps{0, "NVIDIA A100-SXM4-80GB", 0, 108, 8, 0});
+  Ceilings c = *datasheetCeilings("NVIDIA H200");
+  EfficiencyOptions opt;
+  opt.flops_per_step = 200e12;  // 2000 TFLOP/s on a 989.5 TFLOP/s GPU
+  Efficiency e = computeEfficiency(run, c, opt);
+  ASSERT_EQ(e.warnings.size(), 2u);
+  EXPECT_NE(e.warnings[0].find("MFU above 100 %"), std::string::npos) << e.warnings[0];
+  EXPECT_NE(e.warnings[1].find("A100"), std::string::npos) << e.warnings[1];
+  EXPECT_NE(renderEfficiencyText(e).find("warning: MFU above"), std::string::npos);
+  traces[0].devices[0].name = "NVIDIA H200";
+  c.device = "NVIDIA H200";
+  opt.flops_per_step = 1e12;
+  EXPECT_TRUE(computeEfficiency(run, c, opt).warnings.empty());
 }
 
 }  // namespace

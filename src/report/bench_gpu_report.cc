@@ -201,6 +201,7 @@ std::string renderEfficiencyText(const Efficiency& e) {
     o += fmt::format("  NCCL best busbw {:.1f} GB/s ({}){}\n", e.best_busbw_gbps, e.best_busbw_what,
                      e.p2p_gbps > 0 ? fmt::format(" = {:.0f} % of P2P {:.1f} GB/s", 100 * e.best_busbw_gbps / e.p2p_gbps, e.p2p_gbps) : "");
   for (const auto& m : e.missing) o += "  not computed: " + m + "\n";
+  for (const auto& w : e.warnings) o += "  warning: " + w + "\n";
   return o;
 }
 
@@ -225,6 +226,7 @@ std::string renderEfficiencyJson(const Efficiency& e) {
   j["best_busbw_what"] = e.best_busbw_what;
   j["p2p_gbps"] = e.p2p_gbps;
   j["missing"] = e.missing;
+  j["warnings"] = e.warnings;
   return j.dump(2);
 }
 

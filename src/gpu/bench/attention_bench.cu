@@ -236,7 +236,9 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
           auto run = [&](int set) -> Status {
             auto* sp = sbuf.get<__nv_bfloat16>();
             GPUB_TRY(p1.value()->run(ks[set].get(), qs[set].get(), sp, scale, ws.get(), s));
-            softmaxRows<<<static_cast<unsigned>(bh * c.seq), 256, 0, s>>>(sp, static_cast<int>(c.seq), c.causal);
+            // One block per row, 8 scores per thread (short rows would leave most of 256 threads idle).
+            int threads = static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(32, c.seq / 8)));
+            softmaxRows<<<static_cast<unsigned>(bh * c.seq), threads, 0, s>>>(sp, static_cast<int>(c.seq), c.causal);
             GPUB_CUDA(cudaGetLastError());
             return p2.value()->run(vs[set].get(), sp, o.get(), 1.f, ws.get(), s);
           };

@@ -42,7 +42,9 @@ __global__ void __launch_bounds__(128) flashAttentionForward(const __nv_bfloat16
   const __nv_bfloat16* k = K + head * seq * D;
   const __nv_bfloat16* v = V + head * seq * D;
   __nv_bfloat16* o = O + head * seq * D;
-  const int q_block = blockIdx.x * kBr;
+  // Highest query blocks first: with causal masking they have the most tiles, and starting them
+  // first keeps the last wave from being a few long blocks.
+  const int q_block = (gridDim.x - 1 - blockIdx.x) * kBr;
   const int r0 = q_block + warp * 16 + g, r1 = r0 + 8;  // the two rows this thread holds
 
   // Q fragments (A operand, row-major 16 x 16 per k-step), kept in registers for the whole pass.

@@ -15,7 +15,9 @@ Result<const CublasLtApi*> loadOnce() {
   const char* env = std::getenv("GPUDOCTOR_CUBLASLT_LIBRARY");
   std::string tried;
   void* h = nullptr;
-  for (const char* name : {env, "libcublasLt.so.13", "libcublasLt.so"}) {
+  // The loader's path first; then where CUDA 13 toolkits install when ld.so.conf does not list them.
+  for (const char* name : {env, "libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13",
+                           "/usr/local/cuda-13/lib64/libcublasLt.so.13", "/usr/local/cuda-13.0/lib64/libcublasLt.so.13"}) {
     if (!name || !*name) continue;
     h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h) break;
