@@ -52,11 +52,11 @@ std::vector<Speedup> speedups(const GpuBenchResult& r) {
     }
   }
   for (const auto& f : r.attention) {
-    if (f.impl != "fused" || !f.check.passed) continue;
+    if (f.impl.rfind("fused", 0) != 0 || !f.check.passed) continue;
     for (const auto& u : r.attention)
       if (u.impl == "unfused" && u.check.passed && u.seq == f.seq && u.batch == f.batch && u.heads == f.heads &&
           u.head_dim == f.head_dim && u.causal == f.causal && f.median_us > 0 && f.memory_bytes > 0)
-        out.push_back({"attention fused vs unfused",
+        out.push_back({"attention " + f.impl + " vs unfused",
                        fmt::format("seq {} d {}{}", f.seq, f.head_dim, f.causal ? " causal" : ""),
                        u.median_us / f.median_us, static_cast<double>(u.memory_bytes) / f.memory_bytes});
   }
@@ -117,10 +117,10 @@ std::string renderGpuBenchText(const GpuBenchResult& r) {
   }
   if (!r.attention.empty()) {
     o += "\nAttention forward (bf16, fp32 softmax; unfused = GEMM + softmax + GEMM with the scores in memory)\n";
-    o += fmt::format("  {:<8} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11} {:>9} {:>10}  {}\n", "impl", "batch", "heads", "seq",
+    o += fmt::format("  {:<12} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11} {:>9} {:>10}  {}\n", "impl", "batch", "heads", "seq",
                      "d", "causal", "median us", "TFLOP/s", "memory GB", "check (rel L2)");
     for (const auto& a : r.attention)
-      o += fmt::format("  {:<8} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11.1f} {:>9.1f} {:>10}  {} ({:.1e})\n", a.impl,
+      o += fmt::format("  {:<12} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11.1f} {:>9.1f} {:>10}  {} ({:.1e})\n", a.impl,
                        a.batch, a.heads, a.seq, a.head_dim, a.causal ? "yes" : "no", a.median_us, a.tflops,
                        gb(a.memory_bytes), checkText(a.check), a.check.rel_l2);
   }
@@ -135,9 +135,9 @@ std::string renderGpuBenchText(const GpuBenchResult& r) {
   auto sp = speedups(r);
   if (!sp.empty()) {
     o += "\nWhat each optimization buys on this GPU\n";
-    o += fmt::format("  {:<36} {:<22} {:>8} {:>13}\n", "optimization", "at", "speedup", "memory saved");
+    o += fmt::format("  {:<40} {:<22} {:>8} {:>13}\n", "optimization", "at", "speedup", "memory saved");
     for (const auto& s : sp)
-      o += fmt::format("  {:<36} {:<22} {:>7.2f}x {:>13}\n", s.what, s.detail, s.ratio,
+      o += fmt::format("  {:<40} {:<22} {:>7.2f}x {:>13}\n", s.what, s.detail, s.ratio,
                        s.memory_ratio > 0 ? fmt::format("{:.1f}x less", s.memory_ratio) : "");
   }
   for (const auto& n : r.notes) o += "note: " + n + "\n";

@@ -83,10 +83,10 @@ struct Config {
   bool causal;
 };
 
-Status launchFused(const Config& c, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                   __nv_bfloat16* o, cudaStream_t s) {
+Status launchFused(const Config& c, FlashVariant variant, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                   const __nv_bfloat16* v, __nv_bfloat16* o, cudaStream_t s) {
   return cudaCheck(launchFlashAttention(q, k, v, o, static_cast<int>(c.batch * c.heads), static_cast<int>(c.seq),
-                                        static_cast<int>(c.d), c.causal, s),
+                                        static_cast<int>(c.d), c.causal, variant, s),
                    "flash attention kernel");
 }
 
@@ -254,20 +254,24 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
         }
       }
     }
-    ctx.say("attention fused " + label);
-    fresh();
-    GPUB_TRY(launchFused(c, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(), vs[0].get<__nv_bfloat16>(),
-                         o.get<__nv_bfloat16>(), s));
-    GPUB_CUDA(cudaStreamSynchronize(s));
-    auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), s);
-    if (!chk.ok()) return Error{chk.error().message};
-    auto us = timeReps([&](int rep) {
-      int set = rep % sets;
-      return launchFused(c, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(), vs[set].get<__nv_bfloat16>(),
-                         o.get<__nv_bfloat16>(), s);
-    }, 3, reps, s);
-    if (!us.ok()) return Error{us.error().message};
-    record("fused", us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes));
+    // This project's kernel in two builds of the same algorithm: "fused" (cp.async double buffering,
+    // ldmatrix) and "fused-simple" (synchronous tile loads); each checked on its own fresh inputs.
+    for (auto [impl, variant] : {std::pair{"fused", FlashVariant::kPipelined}, std::pair{"fused-simple", FlashVariant::kSimple}}) {
+      ctx.say(std::string("attention ") + impl + " " + label);
+      fresh();
+      GPUB_TRY(launchFused(c, variant, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(), vs[0].get<__nv_bfloat16>(),
+                           o.get<__nv_bfloat16>(), s));
+      GPUB_CUDA(cudaStreamSynchronize(s));
+      auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), s);
+      if (!chk.ok()) return Error{chk.error().message};
+      auto us = timeReps([&, variant = variant](int rep) {
+        int set = rep % sets;
+        return launchFused(c, variant, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(),
+                           vs[set].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s);
+      }, 3, reps, s);
+      if (!us.ok()) return Error{us.error().message};
+      record(impl, us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes));
+    }
   }
   out.notes.push_back("cuDNN fused attention is measured through PyTorch (scripts/torch_gpu_bench.py, SDPBackend.CUDNN_ATTENTION) on the same shapes");
   return {};

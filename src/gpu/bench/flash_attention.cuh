@@ -10,9 +10,15 @@
 
 namespace gpudoctor::gpubench {
 
-// Launches the kernel on Q, K, V, O: [heads][seq][d] bf16, contiguous (heads = batch x heads);
-// d is 64 or 128, seq a multiple of 64. Returns the launch error.
+// Two kernels of the same algorithm: kSimple loads each K/V tile synchronously (V transposed on the
+// way into shared memory, 32-bit fragment loads); kPipelined double-buffers the tiles with cp.async
+// and hands out fragments with ldmatrix (.trans for V).
+enum class FlashVariant { kSimple, kPipelined };
+
+// Launches on Q, K, V, O: [heads][seq][d] bf16, contiguous (heads = batch x heads); d is 64 or 128,
+// seq a multiple of 64. Returns the launch error.
 cudaError_t launchFlashAttention(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                                 __nv_bfloat16* o, int heads, int seq, int d, bool causal, cudaStream_t s);
+                                 __nv_bfloat16* o, int heads, int seq, int d, bool causal, FlashVariant variant,
+                                 cudaStream_t s);
 
 }  // namespace gpudoctor::gpubench

@@ -78,7 +78,7 @@ TEST(GpuBenchDevice, BandwidthPathsCorrect) {
 TEST(GpuBenchDevice, AttentionFusedAndUnfusedMatchFp64) {
   if (!haveDevice()) GTEST_SKIP() << "no CUDA device";
   auto r = runTiny(false, false, true, false);
-  EXPECT_EQ(r.attention.size(), 8u);  // 4 shapes (d 64/128, causal or not) x 2 implementations
+  EXPECT_EQ(r.attention.size(), 12u);  // 4 shapes (d 64/128, causal or not) x 3 implementations
   for (const auto& a : r.attention)
     EXPECT_TRUE(a.check.passed) << a.impl << " seq " << a.seq << " d " << a.head_dim << (a.causal ? " causal" : "")
                                 << ": " << a.check.note;
