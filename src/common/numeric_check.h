@@ -66,8 +66,8 @@ GemmTolerance gemmTolerance(NumFormat in, bool tf32, NumFormat out, int64_t k);
 double gemmBound(const GemmTolerance& t, double ref, double absdot);
 
 // bf16 attention output against FP64 softmax(QK^T·scale)V: the bound per element is
-// 2^-7 · (|ref| + rms of the checked reference): bf16 output rounding (2^-9 |ref|) and P rounded to
-// bf16 before P·V stay well inside; an output of zeros or of the wrong rows does not (long sequences
+// 2^-7 · (|ref| + rms of the checked reference): bf16 output rounding (at most 2^-8 |ref|) and P
+// rounded to bf16 before P·V stay inside; an output of zeros or of the wrong rows does not (long sequences
 // average V, so an absolute bound in units of |V| would pass anything).
 double attentionBound(double ref, double rms_ref);
 

@@ -124,7 +124,7 @@ Result<CheckFigure> checkChain(Tensors& t, cudaStream_t s) {
                  decodeElement(NumFormat::kBf16, bias.value().data(), (start + i) % t.hidden);
       double rr = decodeElement(NumFormat::kBf16, r.value().data(), i);
       double ref = 0.5 * a * (1 + std::erf(a / std::sqrt(2.0))) * kScaleFactor + rr;
-      // Four bf16 roundings in the separate chain (2^-9 each, relative to the terms they touch).
+      // Four bf16 roundings in the separate chain (at most 2^-8 each, relative to the terms they touch).
       double bound = std::ldexp(1.0, -6) * (std::fabs(a) * kScaleFactor + std::fabs(rr)) + 1e-6;
       addError(es, decodeElement(NumFormat::kBf16, y.value().data(), i), ref, bound);
     }
