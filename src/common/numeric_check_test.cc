@@ -70,7 +70,13 @@ TEST(NumericCheck, GemmToleranceSeparatesRoundingFromBugs) {
   EXPECT_GT(absdot / 4096, gemmBound(f32, ref, absdot));
   // TF32 rounds its inputs: a looser bound than FP32; FP8 accumulates coarser than BF16.
   EXPECT_GT(gemmTolerance(NumFormat::kFp32, true, NumFormat::kFp32, 4096).absdot_rel, f32.absdot_rel);
-  EXPECT_GT(gemmTolerance(NumFormat::kFp8E4M3, false, NumFormat::kBf16, 4096).absdot_rel, t.absdot_rel);
+  GemmTolerance f8 = gemmTolerance(NumFormat::kFp8E4M3, false, NumFormat::kBf16, 4096);
+  EXPECT_GT(f8.absdot_rel, t.absdot_rel);
+  // Still tight enough that a zeroed output of typical size fails: |ref| ~ sqrt(k / 9) for uniform
+  // [-1, 1) inputs, sum |a b| ~ k / 4.
+  double typical_ref = std::sqrt(4096 / 9.0), typical_absdot = 4096 / 4.0;
+  EXPECT_GT(typical_ref, 5 * gemmBound(f8, typical_ref, typical_absdot));
+  EXPECT_GT(typical_ref, 5 * gemmBound(gemmTolerance(NumFormat::kFp32, true, NumFormat::kFp32, 4096), typical_ref, typical_absdot));
 }
 
 TEST(NumericCheck, AttentionBoundRejectsZerosAcceptsBf16Rounding) {
