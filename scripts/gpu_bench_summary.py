@@ -89,6 +89,8 @@ def main():
         o.append(f"| {s['what']} | {s['at']} | {s['speedup']:.2f}x | {fmt(s['memory_ratio'], '.1f') + 'x' if s['memory_ratio'] else ''} |")
     if bench.get("notes"):
         o += ["", "Notes:"] + [f"- {n}" for n in bench["notes"]]
+    if bench.get("errors"):
+        o += ["", "**Errors (parts stopped early):**"] + [f"- {e}" for e in bench["errors"]]
     if torch.get("error"):
         o += [f"- PyTorch figures missing: {torch['error']}"]
     print("\n".join(o))

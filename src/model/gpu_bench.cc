@@ -5,6 +5,7 @@
 namespace gpudoctor {
 
 bool GpuBenchResult::allPassed() const {
+  if (!errors.empty()) return false;
   for (const auto& g : gemm) if (!g.check.passed) return false;
   for (const auto& b : bandwidth) if (!b.check.passed) return false;
   for (const auto& a : attention) if (!a.check.passed) return false;

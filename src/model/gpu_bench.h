@@ -70,7 +70,8 @@ struct GpuBenchResult {
   std::vector<AttentionFigure> attention;
   std::vector<FusionFigure> fusion;
   std::vector<std::string> notes;  // skipped parts and why
-  // True when every figure's check passed.
+  std::vector<std::string> errors; // parts stopped by an error (their later figures are missing)
+  // True when every figure's check passed and no part stopped on an error.
   bool allPassed() const;
 };
 

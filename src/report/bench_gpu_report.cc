@@ -141,7 +141,8 @@ std::string renderGpuBenchText(const GpuBenchResult& r) {
                        s.memory_ratio > 0 ? fmt::format("{:.1f}x less", s.memory_ratio) : "");
   }
   for (const auto& n : r.notes) o += "note: " + n + "\n";
-  if (!r.allPassed()) o += "\nSOME CHECKS FAILED: the figures marked FAIL are not trustworthy.\n";
+  for (const auto& e : r.errors) o += "ERROR: " + e + "\n";
+  if (!r.allPassed()) o += "\nSOME CHECKS FAILED or a part stopped: figures marked FAIL are not trustworthy.\n";
   return o;
 }
 
@@ -179,6 +180,7 @@ std::string renderGpuBenchJson(const GpuBenchResult& r) {
   for (const auto& s : speedups(r))
     j["speedups"].push_back({{"what", s.what}, {"at", s.detail}, {"speedup", s.ratio}, {"memory_ratio", s.memory_ratio}});
   j["notes"] = r.notes;
+  j["errors"] = r.errors;
   j["all_checks_passed"] = r.allPassed();
   return j.dump(2) + "\n";
 }

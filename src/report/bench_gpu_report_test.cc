@@ -95,6 +95,12 @@ TEST(BenchGpuReport, FailedChecksAreMarkedAndGiveNoSpeedup) {
   EXPECT_NE(t.find("FAIL (12 unwritten)"), std::string::npos) << t;
   EXPECT_NE(t.find("SOME CHECKS FAILED"), std::string::npos) << t;
   EXPECT_EQ(t.find("attention fused vs unfused"), std::string::npos) << t;
+  GpuBenchResult e = sample();
+  e.errors.push_back("attention stopped: an illegal memory access was encountered");
+  EXPECT_FALSE(e.allPassed());
+  std::string te = renderGpuBenchText(e);
+  EXPECT_NE(te.find("ERROR: attention stopped"), std::string::npos) << te;
+  EXPECT_NE(te.find("SOME CHECKS FAILED"), std::string::npos) << te;
 }
 
 TEST(BenchGpuReport, JsonParsesWithEveryPart) {

@@ -241,45 +241,53 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
         if (!p1.ok() || !p2.ok()) {
           out.notes.push_back("unfused attention " + label + " skipped: " + (p1.ok() ? p2.error().message : p1.error().message));
         } else {
-          float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
-          auto run = [&](int set) -> Status {
-            auto* sp = sbuf.get<__nv_bfloat16>();
-            GPUB_TRY(p1.value()->run(ks[set].get(), qs[set].get(), sp, scale, ws.get(), s));
-            // One block per row, 8 scores per thread (short rows would leave most of 256 threads idle).
-            int threads = static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(32, c.seq / 8)));
-            softmaxRows<<<static_cast<unsigned>(bh * c.seq), threads, 0, s>>>(sp, static_cast<int>(c.seq), c.causal);
-            GPUB_CUDA(cudaGetLastError());
-            return p2.value()->run(vs[set].get(), sp, o.get(), 1.f, ws.get(), s);
+          auto figure = [&]() -> Status {
+            float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
+            auto run = [&](int set) -> Status {
+              auto* sp = sbuf.get<__nv_bfloat16>();
+              GPUB_TRY(p1.value()->run(ks[set].get(), qs[set].get(), sp, scale, ws.get(), s));
+              // One block per row, 8 scores per thread (short rows would leave most of 256 threads idle).
+              int threads = static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(32, c.seq / 8)));
+              softmaxRows<<<static_cast<unsigned>(bh * c.seq), threads, 0, s>>>(sp, static_cast<int>(c.seq), c.causal);
+              GPUB_CUDA(cudaGetLastError());
+              return p2.value()->run(vs[set].get(), sp, o.get(), 1.f, ws.get(), s);
+            };
+            fresh();
+            poison(sbuf.get(), NumFormat::kBf16, s_bytes / 2, s);
+            GPUB_TRY(run(0));
+            GPUB_CUDA(cudaStreamSynchronize(s));
+            auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), /*scores_in_bf16=*/true, s);
+            if (!chk.ok()) return Error{chk.error().message};
+            auto us = timeReps([&](int rep) { return run(rep % sets); }, 3, reps, s);
+            if (!us.ok()) return Error{us.error().message};
+            record("unfused", us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes + s_bytes + kWorkspaceBytes));
+            return {};
           };
-          fresh();
-          poison(sbuf.get(), NumFormat::kBf16, s_bytes / 2, s);
-          GPUB_TRY(run(0));
-          GPUB_CUDA(cudaStreamSynchronize(s));
-          auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), /*scores_in_bf16=*/true, s);
-          if (!chk.ok()) return Error{chk.error().message};
-          auto us = timeReps([&](int rep) { return run(rep % sets); }, 3, reps, s);
-          if (!us.ok()) return Error{us.error().message};
-          record("unfused", us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes + s_bytes + kWorkspaceBytes));
+          GPUB_TRY(figureFailed(figure(), "attention unfused " + label, out.errors));
         }
       }
     }
     // This project's kernel in two builds of the same algorithm: "fused" (cp.async double buffering,
     // ldmatrix) and "fused-simple" (synchronous tile loads); each checked on its own fresh inputs.
     for (auto [impl, variant] : {std::pair{"fused", FlashVariant::kPipelined}, std::pair{"fused-simple", FlashVariant::kSimple}}) {
-      ctx.say(std::string("attention ") + impl + " " + label);
-      fresh();
-      GPUB_TRY(launchFused(c, variant, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(), vs[0].get<__nv_bfloat16>(),
-                           o.get<__nv_bfloat16>(), s));
-      GPUB_CUDA(cudaStreamSynchronize(s));
-      auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), /*scores_in_bf16=*/false, s);
-      if (!chk.ok()) return Error{chk.error().message};
-      auto us = timeReps([&, variant = variant](int rep) {
-        int set = rep % sets;
-        return launchFused(c, variant, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(),
-                           vs[set].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s);
-      }, 3, reps, s);
-      if (!us.ok()) return Error{us.error().message};
-      record(impl, us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes));
+      auto figure = [&, impl = impl, variant = variant]() -> Status {
+        ctx.say(std::string("attention ") + impl + " " + label);
+        fresh();
+        GPUB_TRY(launchFused(c, variant, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(), vs[0].get<__nv_bfloat16>(),
+                             o.get<__nv_bfloat16>(), s));
+        GPUB_CUDA(cudaStreamSynchronize(s));
+        auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), /*scores_in_bf16=*/false, s);
+        if (!chk.ok()) return Error{chk.error().message};
+        auto us = timeReps([&](int rep) {
+          int set = rep % sets;
+          return launchFused(c, variant, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(),
+                             vs[set].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s);
+        }, 3, reps, s);
+        if (!us.ok()) return Error{us.error().message};
+        record(impl, us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes));
+        return {};
+      };
+      GPUB_TRY(figureFailed(figure(), std::string("attention ") + impl + " " + label, out.errors));
     }
   }
   out.notes.push_back("cuDNN fused attention is measured through PyTorch (scripts/torch_gpu_bench.py, SDPBackend.CUDNN_ATTENTION) on the same shapes");

@@ -153,6 +153,15 @@ Result<std::vector<double>> timeReps(const std::function<Status(int rep)>& run, 
   return us;
 }
 
+Status figureFailed(const Status& st, const std::string& what, std::vector<std::string>& errors) {
+  if (st.ok()) return {};
+  cudaError_t sticky = cudaDeviceSynchronize();
+  if (sticky != cudaSuccess) return Error{what + ": " + st.message() + " (then " + cudaGetErrorString(sticky) + ")"};
+  cudaGetLastError();
+  errors.push_back(what + " failed: " + st.message());
+  return {};
+}
+
 int rotationSets(size_t bytes_per_set, size_t l2_bytes, int max_sets) {
   size_t need = bytes_per_set ? (2 * l2_bytes + bytes_per_set - 1) / bytes_per_set : 2;
   return static_cast<int>(std::clamp<size_t>(std::max<size_t>(need, 2), 2, std::max(2, max_sets)));

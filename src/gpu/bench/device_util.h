@@ -60,6 +60,11 @@ Result<std::vector<uint8_t>> toHost(const void* p, NumFormat f, size_t offset, s
 // between its own pair of events; returns each rep's microseconds. run should rotate inputs by rep.
 Result<std::vector<double>> timeReps(const std::function<Status(int rep)>& run, int warmup, int reps, cudaStream_t s);
 
+// One figure failed with st: when the GPU context still works (a library status, a launch refused),
+// the failure goes to `errors` and the part carries on (returns success); after a sticky fault
+// (illegal address, ...) it returns the error so the part stops.
+Status figureFailed(const Status& st, const std::string& what, std::vector<std::string>& errors);
+
 // Input sets needed so that rotating among them defeats the L2: at least 2, and together over twice
 // the L2 size; at most max_sets.
 int rotationSets(size_t bytes_per_set, size_t l2_bytes, int max_sets);

@@ -125,35 +125,39 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
         out.notes.push_back(fmt::format("GEMM {} {}x{}x{} skipped: {}", gemmPrecisionName(p), sh.m, sh.n, sh.k, plan.error().message));
         continue;
       }
-      size_t in_b = static_cast<size_t>(formatBytes(ps.in));
-      size_t a_elems = static_cast<size_t>(sh.m * sh.k), b_elems = static_cast<size_t>(sh.n * sh.k);
-      size_t d_elems = static_cast<size_t>(sh.m * sh.n);
-      int sets = rotationSets((a_elems + b_elems) * in_b, ctx.l2_bytes, 4);
-      std::vector<DeviceBuffer> as(sets), bs(sets);
-      DeviceBuffer d;
-      for (int i = 0; i < sets; ++i) {
-        GPUB_TRY(as[i].alloc(a_elems * in_b));
-        GPUB_TRY(bs[i].alloc(b_elems * in_b));
-        fillUniform(as[i].get(), ps.in, a_elems, freshSeed(), 1.f, s);
-        fillUniform(bs[i].get(), ps.in, b_elems, freshSeed(), 1.f, s);
-      }
-      GPUB_TRY(d.alloc(d_elems * formatBytes(ps.out)));
-      poison(d.get(), ps.out, d_elems, s);
-      GPUB_TRY(plan.value()->run(as[0].get(), bs[0].get(), d.get(), 1.f, ws.get(), s));
-      GPUB_CUDA(cudaStreamSynchronize(s));
-      auto chk = checkGemm(ps, sh.m, sh.n, sh.k, as[0].get(), bs[0].get(), d.get(), s);
-      if (!chk.ok()) return Error{chk.error().message};
-      auto us = timeReps([&](int rep) { return plan.value()->run(as[rep % sets].get(), bs[rep % sets].get(), d.get(), 1.f, ws.get(), s); },
-                         5, ctx.reps(), s);
-      if (!us.ok()) return Error{us.error().message};
-      GemmFigure g;
-      g.precision = p;
-      g.m = sh.m, g.n = sh.n, g.k = sh.k;
-      g.reps = ctx.reps();
-      g.median_us = median(us.value());
-      g.tflops = 2.0 * sh.m * sh.n * sh.k / (g.median_us * 1e-6) / 1e12;
-      g.check = chk.value();
-      out.gemm.push_back(g);
+      auto figure = [&]() -> Status {
+        size_t in_b = static_cast<size_t>(formatBytes(ps.in));
+        size_t a_elems = static_cast<size_t>(sh.m * sh.k), b_elems = static_cast<size_t>(sh.n * sh.k);
+        size_t d_elems = static_cast<size_t>(sh.m * sh.n);
+        int sets = rotationSets((a_elems + b_elems) * in_b, ctx.l2_bytes, 4);
+        std::vector<DeviceBuffer> as(sets), bs(sets);
+        DeviceBuffer d;
+        for (int i = 0; i < sets; ++i) {
+          GPUB_TRY(as[i].alloc(a_elems * in_b));
+          GPUB_TRY(bs[i].alloc(b_elems * in_b));
+          fillUniform(as[i].get(), ps.in, a_elems, freshSeed(), 1.f, s);
+          fillUniform(bs[i].get(), ps.in, b_elems, freshSeed(), 1.f, s);
+        }
+        GPUB_TRY(d.alloc(d_elems * formatBytes(ps.out)));
+        poison(d.get(), ps.out, d_elems, s);
+        GPUB_TRY(plan.value()->run(as[0].get(), bs[0].get(), d.get(), 1.f, ws.get(), s));
+        GPUB_CUDA(cudaStreamSynchronize(s));
+        auto chk = checkGemm(ps, sh.m, sh.n, sh.k, as[0].get(), bs[0].get(), d.get(), s);
+        if (!chk.ok()) return Error{chk.error().message};
+        auto us = timeReps([&](int rep) { return plan.value()->run(as[rep % sets].get(), bs[rep % sets].get(), d.get(), 1.f, ws.get(), s); },
+                           5, ctx.reps(), s);
+        if (!us.ok()) return Error{us.error().message};
+        GemmFigure g;
+        g.precision = p;
+        g.m = sh.m, g.n = sh.n, g.k = sh.k;
+        g.reps = ctx.reps();
+        g.median_us = median(us.value());
+        g.tflops = 2.0 * sh.m * sh.n * sh.k / (g.median_us * 1e-6) / 1e12;
+        g.check = chk.value();
+        out.gemm.push_back(g);
+        return {};
+      };
+      GPUB_TRY(figureFailed(figure(), fmt::format("GEMM {} {}x{}x{}", gemmPrecisionName(p), sh.m, sh.n, sh.k), out.errors));
     }
   return {};
 }

@@ -47,13 +47,24 @@ Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
   size_t total = 0;
   cudaMemGetInfo(&ctx.free_bytes, &total);
   ctx.stream = s;
-  Status st;
-  if (st.ok() && opt.gemm) st = runGemmBench(ctx, r);
-  if (st.ok() && opt.bandwidth) st = runBandwidthBench(ctx, r);
-  if (st.ok() && opt.attention) st = runAttentionBench(ctx, r);
-  if (st.ok() && opt.fusion) st = runFusionBench(ctx, r);
+  // A part that stops on an error is reported with what it measured so far, and the next part still
+  // runs: one failure must not cost the whole run (after a sticky fault the next parts fail fast).
+  struct Part {
+    bool on;
+    const char* name;
+    Status (*run)(const BenchContext&, GpuBenchResult&);
+  };
+  for (const Part& part : {Part{opt.gemm, "gemm", runGemmBench}, Part{opt.bandwidth, "bandwidth", runBandwidthBench},
+                           Part{opt.attention, "attention", runAttentionBench}, Part{opt.fusion, "fusion", runFusionBench}}) {
+    if (!part.on) continue;
+    Status st = part.run(ctx, r);
+    if (!st.ok()) {
+      r.errors.push_back(std::string(part.name) + " stopped: " + st.message());
+      ctx.say(r.errors.back());
+      cudaGetLastError();  // clear a non-sticky error so the next part starts clean
+    }
+  }
   cudaStreamDestroy(s);
-  if (!st.ok()) return Error{st.message()};
   return r;
 }
 
