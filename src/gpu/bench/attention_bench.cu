@@ -224,18 +224,9 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
       if (!alloc.ok()) {
         out.notes.push_back("unfused attention " + label + " skipped: " + alloc.message());
       } else {
-        LtGemmSpec g1;
-        g1.op_a = CUBLAS_OP_T, g1.op_b = CUBLAS_OP_N;
-        g1.m = c.seq, g1.n = c.seq, g1.k = c.d;
-        g1.lda = c.d, g1.ldb = c.d, g1.ldd = c.seq;
-        g1.batch = static_cast<int>(bh);
-        g1.stride_a = g1.stride_b = c.seq * c.d, g1.stride_d = c.seq * c.seq;
-        LtGemmSpec g2;
-        g2.op_a = CUBLAS_OP_N, g2.op_b = CUBLAS_OP_N;
-        g2.m = c.d, g2.n = c.seq, g2.k = c.seq;
-        g2.lda = c.d, g2.ldb = c.seq, g2.ldd = c.d;
-        g2.batch = static_cast<int>(bh);
-        g2.stride_a = c.seq * c.d, g2.stride_b = c.seq * c.seq, g2.stride_d = c.seq * c.d;
+        // S = K^T·Q per head (A = K, B = Q), then O = V·P (A = V, B = P): see lt_gemm.h.
+        LtGemmSpec g1 = attentionScoresSpec(static_cast<int64_t>(bh), c.seq, c.d);
+        LtGemmSpec g2 = attentionOutputSpec(static_cast<int64_t>(bh), c.seq, c.d);
         auto p1 = LtGemm::plan(g1, kWorkspaceBytes);
         auto p2 = LtGemm::plan(g2, kWorkspaceBytes);
         if (!p1.ok() || !p2.ok()) {

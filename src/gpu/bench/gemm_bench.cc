@@ -108,14 +108,10 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
     for (GemmPrecision p : precs) {
       PrecSetup ps = setupFor(p);
       ctx.say(fmt::format("gemm {} {}x{}x{}", gemmPrecisionName(p), sh.m, sh.n, sh.k));
-      LtGemmSpec spec;
+      LtGemmSpec spec = tnGemmSpec(sh.m, sh.n, sh.k);
       spec.a_type = spec.b_type = ps.in_type;
       spec.d_type = ps.out_type;
       spec.compute = ps.compute;
-      spec.op_a = CUBLAS_OP_T;
-      spec.op_b = CUBLAS_OP_N;
-      spec.m = sh.m, spec.n = sh.n, spec.k = sh.k;
-      spec.lda = sh.k, spec.ldb = sh.k, spec.ldd = sh.m;
       if (p == GemmPrecision::kFp8) {
         spec.a_scale = scales.get<float>();
         spec.b_scale = scales.get<float>() + 1;

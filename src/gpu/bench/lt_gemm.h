@@ -46,6 +46,38 @@ struct LtGemmSpec {
   const float* b_scale = nullptr;
 };
 
+// The layouts the benchmarks use, in one place so a host test can run them through a reference
+// implementation of cuBLASLt's column-major semantics (lt_gemm_spec_test.cc).
+// GEMM bench, "TN": A row-major m x k (row i at i*k), B row-major n x k (row j at j*k), D = A·B^T
+// column-major m x n (column j at j*m).
+inline LtGemmSpec tnGemmSpec(int64_t m, int64_t n, int64_t k) {
+  LtGemmSpec s;
+  s.op_a = CUBLAS_OP_T, s.op_b = CUBLAS_OP_N;
+  s.m = m, s.n = n, s.k = k;
+  s.lda = k, s.ldb = k, s.ldd = m;
+  return s;
+}
+// Unfused attention over heads [h][seq][d] row-major: first S[h] = alpha·Q[h]·K[h]^T, row-major
+// [seq_q][seq_k] (cuBLASLt: K^T·Q column-major); then O[h] = P[h]·V[h], row-major [seq][d].
+inline LtGemmSpec attentionScoresSpec(int64_t heads, int64_t seq, int64_t d) {
+  LtGemmSpec s;
+  s.op_a = CUBLAS_OP_T, s.op_b = CUBLAS_OP_N;
+  s.m = seq, s.n = seq, s.k = d;
+  s.lda = d, s.ldb = d, s.ldd = seq;
+  s.batch = static_cast<int>(heads);
+  s.stride_a = s.stride_b = seq * d, s.stride_d = seq * seq;
+  return s;
+}
+inline LtGemmSpec attentionOutputSpec(int64_t heads, int64_t seq, int64_t d) {
+  LtGemmSpec s;
+  s.op_a = CUBLAS_OP_N, s.op_b = CUBLAS_OP_N;
+  s.m = d, s.n = seq, s.k = seq;
+  s.lda = d, s.ldb = seq, s.ldd = d;
+  s.batch = static_cast<int>(heads);
+  s.stride_a = seq * d, s.stride_b = seq * seq, s.stride_d = seq * d;
+  return s;
+}
+
 class LtGemm {
  public:
   // Plans the matmul: an Error when cuBLASLt has no algorithm for it on this GPU.
