@@ -5,20 +5,24 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
 #include "diagnosis/diagnosis.h"
 #include "probes/nccl_library.h"
 #include "sources/nccl_env/settings_reader.h"
+#include "report/bench_gpu_report.h"
 #include "report/findings_text.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/terminal.h"
+#include "sources/ceilings_file/ceilings_file.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor::cli {
@@ -41,6 +45,9 @@ struct AnalyzeArgs {
   int rank = -1;
   unsigned threads = 0;
   bool quiet = false;
+  std::string ceilings;        // --ceilings FILE: efficiency figures against measured ceilings
+  double flops_per_step = 0;   // --flops-per-step: training FLOPs per step per rank, for MFU
+  std::string mfu_precision;   // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
 };
 
 std::string exampleDir() {
@@ -101,6 +108,27 @@ int runAnalyze(const AnalyzeArgs& a) {
       std::fprintf(stderr, "gpudoctor: error: %s\n", s.message().c_str());
       return 2;
     }
+  }
+  std::optional<Ceilings> ceilings;
+  EfficiencyOptions eff_opt;
+  eff_opt.flops_per_step = a.flops_per_step;
+  if (!a.mfu_precision.empty()) {
+    eff_opt.precision = gemmPrecisionFromName(a.mfu_precision);
+    if (!eff_opt.precision) {
+      std::fprintf(stderr, "gpudoctor: error: --mfu-precision %s: use fp32, tf32, fp16, bf16 or fp8\n", a.mfu_precision.c_str());
+      return 2;
+    }
+  }
+  if (!a.ceilings.empty()) {
+    auto c = loadCeilingsFile(a.ceilings);
+    if (!c.ok()) {
+      std::fprintf(stderr, "gpudoctor: error: %s\n", c.error().message.c_str());
+      return 2;
+    }
+    ceilings = c.value();
+  } else if (a.flops_per_step > 0 || !a.mfu_precision.empty()) {
+    std::fprintf(stderr, "gpudoctor: error: --flops-per-step and --mfu-precision need --ceilings FILE (gpudoctor bench gpu --ceilings-out)\n");
+    return 2;
   }
   auto sel = StepSelection::parse(a.steps);
   if (!sel.ok()) {
@@ -176,9 +204,17 @@ int runAnalyze(const AnalyzeArgs& a) {
     std::string err;
     if (!writeFileAtomic(a.html, renderHtml(run.value(), diag), err)) return fail(err);
   }
+  std::optional<Efficiency> eff;
+  if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
   if (!a.json.empty()) {
     std::string err;
-    if (!writeFileAtomic(a.json, renderJson(run.value(), read_s, &diag, &th), err)) return fail(err);
+    std::string json = renderJson(run.value(), read_s, &diag, &th);
+    if (eff) {
+      // One more top-level key; the rest of the document stays byte for byte what it was.
+      size_t close = json.find_last_of('}');
+      if (close != std::string::npos) json.insert(close, ",\n\"efficiency\": " + renderEfficiencyJson(*eff) + "\n");
+    }
+    if (!writeFileAtomic(a.json, json, err)) return fail(err);
     if (a.json == "-") return 0;
   }
   std::string text;
@@ -196,6 +232,7 @@ int runAnalyze(const AnalyzeArgs& a) {
       std::string f = "\n" + renderFindings(diag, a.findings);
       text.insert(cut == std::string::npos ? 0 : cut, f);
     }
+    if (eff) text += renderEfficiencyText(*eff);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
@@ -240,6 +277,14 @@ std::function<int()> addAnalyze(CLI::App& app) {
       "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
   addCommonOptions(cmd, args.get());
   cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str();
+  cmd->add_option("--ceilings", args->ceilings,
+                  "Ceilings JSON (gpudoctor bench gpu --ceilings-out, or --datasheet H200): adds MFU and % of bandwidth")
+      ->type_name("FILE");
+  cmd->add_option("--flops-per-step", args->flops_per_step,
+                  "Training FLOPs per step per rank, for MFU (≈ 6 × parameters × tokens per step per rank)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--mfu-precision", args->mfu_precision, "Peak to measure MFU against: fp32, tf32, fp16, bf16, fp8 "
+                  "(default: the precision of most GEMM time)");
   return [args] { return runAnalyze(*args); };
 }
 

@@ -1,12 +1,15 @@
 // `gpudoctor bench`: measurements of this host. `bench io PATH` measures the storage under PATH for a
 // training input pipeline and, given the rate the GPUs consume, says how many workers that takes.
-// `bench gpu` will sit beside it: each verb registers itself with addBenchX and answers -1 when not chosen.
+// `bench gpu` measures this GPU's ceilings and what each compute optimization buys (CUDA builds).
+// Each verb registers itself with addBenchX and answers -1 when not chosen.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -16,9 +19,12 @@
 #include "common/byte_size.h"
 #include "diagnosis/io_advice.h"
 #include "probes/storage_bench.h"
+#include "report/bench_gpu_report.h"
 #include "report/io_report.h"
+#include "sources/ceilings_file/ceilings_file.h"
 #include "sources/trace_set.h"
 #ifdef GPUDOCTOR_HAVE_CUDA
+#include "gpu/bench/gpu_bench.h"
 #include "gpu/pinned_staging.h"
 #endif
 
@@ -251,12 +257,107 @@ std::function<int()> addBenchIo(CLI::App* bench) {
   };
 }
 
+struct GpuArgs {
+  bool quick = false, json = false, quiet = false;
+  std::string only = "gemm,bandwidth,attention,fusion";
+  std::string ceilings_out, datasheet, json_out;
+  int device = 0;
+};
+
+// Writes text to path through a temporary file, so a reader never sees half a file.
+Status writeAtomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Error{path + ": cannot write: " + std::strerror(errno)};
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{path + ": write failed: " + std::strerror(errno)};
+  }
+  return {};
+}
+
+int runGpu(const GpuArgs& a) {
+  if (!a.datasheet.empty()) {
+    // No measurement: the datasheet's figures as a ceilings file (for hosts without the GPU).
+    auto c = datasheetCeilings(a.datasheet);
+    if (!c) return fail("--datasheet " + a.datasheet + ": no datasheet figures for it (known: H100 SXM, H200 SXM)", 2);
+    if (a.ceilings_out.empty()) {
+      std::string j = ceilingsToJson(*c);
+      std::fwrite(j.data(), 1, j.size(), stdout);
+      return 0;
+    }
+    Status s = writeAtomic(a.ceilings_out, ceilingsToJson(*c));
+    return s.ok() ? 0 : fail(s.message(), 1);
+  }
+  bool parts[4] = {false, false, false, false};
+  std::stringstream ss(a.only);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const char* names[] = {"gemm", "bandwidth", "attention", "fusion"};
+    auto it = std::find(std::begin(names), std::end(names), item);
+    if (it == std::end(names)) return fail("--only: unknown part \"" + item + "\" (gemm, bandwidth, attention, fusion)", 2);
+    parts[it - std::begin(names)] = true;
+  }
+#ifdef GPUDOCTOR_HAVE_CUDA
+  GpuBenchOptions opt;
+  opt.quick = a.quick;
+  opt.gemm = parts[0], opt.bandwidth = parts[1], opt.attention = parts[2], opt.fusion = parts[3];
+  opt.device = a.device;
+  if (!a.quiet)
+    opt.progress = [](const std::string& line) {
+      std::fprintf(stderr, "[bench gpu] %s\n", line.c_str());
+      std::fflush(stderr);
+    };
+  auto r = runGpuBench(opt);
+  if (!r.ok()) return fail(r.error().message, 1);
+  std::string out = a.json ? renderGpuBenchJson(r.value()) : renderGpuBenchText(r.value());
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!a.json_out.empty()) {
+    Status s = writeAtomic(a.json_out, renderGpuBenchJson(r.value()));
+    if (!s.ok()) return fail(s.message(), 1);
+  }
+  if (!a.ceilings_out.empty()) {
+    Status s = writeAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
+    if (!s.ok()) return fail(s.message(), 1);
+  }
+  // Like nccl bench's #wrong: a figure whose check failed is not a figure.
+  return r.value().allPassed() ? 0 : 3;
+#else
+  (void)parts;  // validated above so a usage error reads the same in every build
+  return fail("bench gpu needs a build with CUDA (configure with the CUDA toolkit installed)", 1);
+#endif
+}
+
+std::function<int()> addBenchGpu(CLI::App* bench) {
+  auto a = std::make_shared<GpuArgs>();
+  auto* gpu = bench->add_subcommand(
+      "gpu",
+      "This GPU's measured ceilings and what each compute optimization buys on it: GEMM TFLOP/s per precision "
+      "(cuBLASLt FP32, TF32, FP16, BF16, FP8), HBM copy/read/write, host<->device pageable vs pinned, P2P; attention "
+      "forward unfused (scores in memory) vs this project's fused flash-style kernel, seq 512 to 16k; elementwise "
+      "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 3 when a check fails.");
+  gpu->add_flag("--quick", a->quick, "Smoke run: fewer shapes, 20 repetitions");
+  gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")->capture_default_str();
+  gpu->add_flag("--json", a->json, "JSON output (every figure, checks and speedups)");
+  gpu->add_option("--json-out", a->json_out, "Also write the JSON to FILE (the terminal gets the tables)")->type_name("FILE");
+  gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE")->type_name("FILE");
+  gpu->add_option("--datasheet", a->datasheet, "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
+      ->type_name("GPU");
+  gpu->add_option("--device", a->device, "GPU index")->capture_default_str();
+  gpu->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
+  return [a, gpu] {
+    if (!gpu->parsed()) return -1;
+    return runGpu(*a);
+  };
+}
+
 }  // namespace
 
 std::function<int()> addBench(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Measure this host: io (storage for the input pipeline)");
+  auto* bench = app.add_subcommand("bench", "Measure this host: io (storage for the input pipeline), gpu (ceilings and optimizations)");
   bench->require_subcommand(1);
-  std::vector<std::function<int()>> verbs = {addBenchIo(bench)};
+  std::vector<std::function<int()>> verbs = {addBenchIo(bench), addBenchGpu(bench)};
   return [verbs] {
     for (const auto& v : verbs)
       if (int rc = v(); rc >= 0) return rc;

@@ -1,0 +1,21 @@
+// Renders `bench gpu` results (tables with the speedup each optimization buys: TF32/BF16/FP8 over
+// FP32/BF16, fused over unfused attention by sequence length with the memory ratio, fused over
+// separate elementwise kernels, CUDA graphs over launches) and `analyze --ceilings` efficiency.
+#pragma once
+#include <string>
+
+#include "analysis/efficiency.h"
+#include "model/gpu_bench.h"
+
+namespace gpudoctor {
+
+// The terminal report, with the datasheet column where the device is known.
+std::string renderGpuBenchText(const GpuBenchResult& r);
+// Every figure as JSON (µs, TFLOP/s, GB/s = 1e9 bytes/s, bytes) plus the speedups.
+std::string renderGpuBenchJson(const GpuBenchResult& r);
+// The efficiency section `analyze --ceilings` adds to its report.
+std::string renderEfficiencyText(const Efficiency& e);
+// The same as a JSON object (the value of analyze --json's "efficiency" key).
+std::string renderEfficiencyJson(const Efficiency& e);
+
+}  // namespace gpudoctor
