@@ -1,6 +1,8 @@
 // `gpudoctor bench gpu` and `analyze --ceilings` as a user runs them on a host without a GPU: one-line
 // errors, datasheet ceilings, efficiency figures on the bundled example trace.
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,29 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int rc;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  fs::path d = fs::temp_directory_path() / ("gpudoctor_gpucli_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-Run run(const std::string& args) {
-  fs::path dir = scratch();
-  std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
-  int st = std::system((std::string(GPUDOCTOR_BIN) + " " + args + " >" + out + " 2>" + err).c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 
 bool haveGpu() { return fs::exists("/dev/nvidiactl") || fs::exists("/dev/nvidia0"); }
 

@@ -4,19 +4,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "probes/sys_files.h"
+
 namespace gpudoctor {
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string readLine(const fs::path& p) {
-  std::ifstream f(p);
-  std::string s;
-  std::getline(f, s);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 std::vector<std::string> listDir(const fs::path& p) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -39,7 +33,7 @@ HostNet probeHostNet(const std::string& root) {
   fs::path net = fs::path(root.empty() ? "/" : root) / "sys/class/net";
   for (const auto& name : listDir(net)) {
     h.interfaces.push_back(name);
-    std::string st = readLine(net / name / "operstate");
+    std::string st = readSysLine(net / name / "operstate");
     if (st == "up" || st == "unknown") h.interfaces_up.push_back(name);
   }
   fs::path ibp = fs::path(root.empty() ? "/" : root) / "sys/class/infiniband";
@@ -49,11 +43,11 @@ HostNet probeHostNet(const std::string& root) {
     for (const auto& port : listDir(ibp / name / "ports")) {
       IbPort p;
       p.port = std::atoi(port.c_str());
-      std::string st = readLine(ibp / name / "ports" / port / "state");  // "4: ACTIVE"
+      std::string st = readSysLine(ibp / name / "ports" / port / "state");  // "4: ACTIVE"
       auto colon = st.find(':');
       p.state = colon == std::string::npos ? st : st.substr(colon + 1);
       while (!p.state.empty() && p.state.front() == ' ') p.state.erase(0, 1);
-      p.link_layer = readLine(ibp / name / "ports" / port / "link_layer");
+      p.link_layer = readSysLine(ibp / name / "ports" / port / "link_layer");
       d.ports.push_back(p);
     }
     h.ib.push_back(std::move(d));

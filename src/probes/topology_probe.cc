@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "probes/host_net.h"
+#include "probes/sys_files.h"
 #include "probes/nvml/nvml_api.h"
 
 namespace gpudoctor {
@@ -19,16 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string readFirstLine(const fs::path& p) {
-  std::ifstream f(p);
-  std::string s;
-  std::getline(f, s);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 int readInt(const fs::path& p, int dflt) {
-  std::string s = readFirstLine(p);
+  std::string s = readSysLine(p);
   if (s.empty()) return dflt;
   try {
     return std::stoi(s);
@@ -168,7 +161,7 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     else g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
     unsigned long mask[64] = {0};
     if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev[i], 64, mask) == nvml::kSuccess) g.cpu_list = cpuListFromMask(mask, 64);
-    if (g.cpu_list.empty()) g.cpu_list = readFirstLine(root / "sys/bus/pci/devices" / g.pci_bus_id / "local_cpulist");
+    if (g.cpu_list.empty()) g.cpu_list = readSysLine(root / "sys/bus/pci/devices" / g.pci_bus_id / "local_cpulist");
   }
   t.pcie.assign(n, std::vector<PcieLevel>(n, PcieLevel::kSystem));
   for (int a = 0; a < n; ++a)
@@ -229,7 +222,7 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
        it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name.rfind("node", 0) != 0 || name.size() < 5 || !std::isdigit(static_cast<unsigned char>(name[4]))) continue;
-    t.numa.push_back({std::atoi(name.c_str() + 4), readFirstLine(it->path() / "cpulist")});
+    t.numa.push_back({std::atoi(name.c_str() + 4), readSysLine(it->path() / "cpulist")});
   }
   std::sort(t.numa.begin(), t.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
   // NICs: the RDMA devices (InfiniBand or RoCE HCAs), what nvidia-smi topo -m lists and NCCL_IB_HCA
@@ -276,7 +269,7 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
         break;
       }
     if (!d.ports.empty() && nic.port == 1) nic.port = d.ports.front().port;
-    std::string rate = readFirstLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
+    std::string rate = readSysLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
     nic.speed_gbps = std::atof(rate.c_str());
     addNic(nic, ib / d.name / "device");
   }

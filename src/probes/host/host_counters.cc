@@ -8,19 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "probes/sys_files.h"
+
 namespace gpudoctor {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool slurp(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 // Splits into whitespace-separated fields.
 std::vector<std::string_view> fields(std::string_view line) {
@@ -138,14 +131,14 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
   h.ticks_per_second = tck > 0 ? tck : 100;
   std::string text;
   std::string stat_path = root + "/proc/stat";
-  if (!slurp(stat_path, text)) return Error{stat_path + ": cannot read (is this a Linux host with /proc?)"};
+  if (!readSysFile(stat_path, text)) return Error{stat_path + ": cannot read (is this a Linux host with /proc?)"};
   h.cpus = parseProcStat(text);
   if (h.cpus.empty() || h.cpus[0].name != "cpu") return Error{stat_path + ": no \"cpu\" line"};
-  if (slurp(root + "/proc/loadavg", text)) {
+  if (readSysFile(root + "/proc/loadavg", text)) {
     std::istringstream ss(text);
     ss >> h.load1 >> h.load5 >> h.load15;
   }
-  if (slurp(root + "/proc/meminfo", text))
+  if (readSysFile(root + "/proc/meminfo", text))
     eachLine(text, [&](std::string_view line) {
       auto f = fields(line);
       uint64_t kb = 0;
@@ -153,7 +146,7 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
       if (f[0] == "MemTotal:") h.mem_total_bytes = kb * 1024;
       if (f[0] == "MemAvailable:") h.mem_available_bytes = kb * 1024;
     });
-  if (slurp(root + "/proc/diskstats", text)) {
+  if (readSysFile(root + "/proc/diskstats", text)) {
     // Whole disks only (iostat's default view), when /sys/block says which ones they are;
     // loop and ram devices never.
     std::error_code ec;
@@ -164,7 +157,7 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
       h.disks.push_back(std::move(d));
     }
   }
-  if (slurp(root + "/proc/net/dev", text))
+  if (readSysFile(root + "/proc/net/dev", text))
     for (auto& n : parseNetDev(text))
       if (n.name != "lo") h.nets.push_back(std::move(n));
   // InfiniBand port counters count 4-byte words (port_rcv_data / port_xmit_data).
@@ -175,20 +168,20 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
       std::string rx, tx;
       uint64_t r = 0, t = 0;
       auto trim = [](std::string s) { return s.substr(0, s.find_first_of("\n ")); };
-      if (!slurp((port.path() / "counters/port_rcv_data").string(), rx) ||
-          !slurp((port.path() / "counters/port_xmit_data").string(), tx) || !u64(trim(rx), r) || !u64(trim(tx), t))
+      if (!readSysFile((port.path() / "counters/port_rcv_data").string(), rx) ||
+          !readSysFile((port.path() / "counters/port_xmit_data").string(), tx) || !u64(trim(rx), r) || !u64(trim(tx), t))
         continue;
       h.nets.push_back({dev.path().filename().string() + "/" + port.path().filename().string(), true, 4 * r, 4 * t});
     }
   }
   int64_t unused = 0;
-  if (slurp(root + "/proc/pressure/cpu", text)) parsePressure(text, h.psi_cpu_some_us, unused);
-  if (slurp(root + "/proc/pressure/io", text)) parsePressure(text, h.psi_io_some_us, h.psi_io_full_us);
-  if (slurp(root + "/proc/pressure/memory", text)) parsePressure(text, h.psi_mem_some_us, h.psi_mem_full_us);
+  if (readSysFile(root + "/proc/pressure/cpu", text)) parsePressure(text, h.psi_cpu_some_us, unused);
+  if (readSysFile(root + "/proc/pressure/io", text)) parsePressure(text, h.psi_io_some_us, h.psi_io_full_us);
+  if (readSysFile(root + "/proc/pressure/memory", text)) parsePressure(text, h.psi_mem_some_us, h.psi_mem_full_us);
   for (int pid : pids) {
     ProcCpu p;
     p.pid = pid;
-    if (slurp(root + "/proc/" + std::to_string(pid) + "/stat", text) && parseProcPidStat(text, p)) h.procs.push_back(p);
+    if (readSysFile(root + "/proc/" + std::to_string(pid) + "/stat", text) && parseProcPidStat(text, p)) h.procs.push_back(p);
   }
   return h;
 }
