@@ -6,10 +6,10 @@
 set -euo pipefail
 build=${1:-build}; dir=${2:-.carry}
 mkdir -p "$dir"
-for f in gpudoctor libnccl-tuner-gpudoctor.so scrape_load; do
+for f in gpudoctor gpudoctor_gpu_tests libnccl-tuner-gpudoctor.so scrape_load; do
   [ -e "$build/$f" ] && cp "$build/$f" "$dir/"
 done
-strip --strip-debug "$dir/gpudoctor" 2>/dev/null || true  # the carry limit is 64 MiB in all
+strip --strip-debug "$dir/gpudoctor" "$dir/gpudoctor_gpu_tests" 2>/dev/null || true  # the carry limit is 64 MiB in all
 # Debian libraries the GPU machine (Ubuntu 24.04) may lack; glibc, libstdc++, zlib and OpenSSL 3 it has.
 ldd "$build/gpudoctor" | awk '/=>/ {print $3}' | grep -E 'simdjson|tomlplusplus|httplib|brotli' | xargs -r cp -L -t "$dir/"
 ls -la "$dir"
