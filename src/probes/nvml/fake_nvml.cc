@@ -8,6 +8,7 @@
 //   metrics INDEX util=% memutil=% used_mib= total_mib= sm_mhz= mem_mhz= power_mw= limit_mw= temp=
 //       energy_mj= pcie_tx_kbs= pcie_rx_kbs= throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
 //       (NVLink counters added per reading) lose_after=N (GPU_IS_LOST after N readings) xid=N
+//   nvlink_counters perlink   NVLink data counters per link only (the all-links scope unsupported)
 // Built a third time with -DFAKE_NVML_OLD: only the older symbol versions (memory v1, processes v1,
 // ClocksThrottleReasons, no energy counter), as an old driver has them.
 // Built twice: complete, and with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol).
@@ -27,6 +28,7 @@ struct Metrics {
   unsigned pcie_tx_kbs = 0, pcie_rx_kbs = 0;
   unsigned long long used_mib = 0, total_mib = 0, energy_mj = 0, throttle = 0, ecc = 0;
   unsigned long long nvl_tx_step = 0, nvl_rx_step = 0, nvl_tx = 0, nvl_rx = 0;
+  unsigned long long link_tx[18] = {}, link_rx[18] = {};
   int lose_after = -1, readings = 0, xid = 0;
   std::vector<unsigned> pids;
   bool on = false;
@@ -45,6 +47,7 @@ struct State {
   std::string path;  // the script read; a test may switch scripts within one process
   int init_fail = 0;
   bool no_field_values = false;
+  bool nvl_per_link = false;
   std::vector<Gpu> gpus;
   std::map<std::pair<int, int>, int> ancestor;
 };
@@ -101,6 +104,10 @@ State& state() {
       std::string v;
       in >> v;
       s.no_field_values = v == "off";
+    } else if (kind == "nvlink_counters") {
+      std::string v;
+      in >> v;
+      s.nvl_per_link = v == "perlink";
     } else if (kind == "metrics") {
       int idx = 0;
       in >> idx;
@@ -246,10 +253,19 @@ int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
       v[i].value.ui = v[i].scopeId < g->links.size() ? 1 : 0;
     }
     if ((v[i].fieldId == 138 || v[i].fieldId == 139) && g->m.on && !state().no_field_values) {
-      auto& c = v[i].fieldId == 138 ? g->m.nvl_tx : g->m.nvl_rx;
-      c += v[i].fieldId == 138 ? g->m.nvl_tx_step : g->m.nvl_rx_step;
-      v[i].nvmlReturn = 0;
-      v[i].value.ull = c;
+      bool tx = v[i].fieldId == 138;
+      unsigned long long step = tx ? g->m.nvl_tx_step : g->m.nvl_rx_step;
+      if (!state().nvl_per_link) {
+        auto& c = tx ? g->m.nvl_tx : g->m.nvl_rx;
+        c += step;
+        v[i].nvmlReturn = 0;
+        v[i].value.ull = c;
+      } else if (v[i].scopeId < g->links.size() && !g->links.empty()) {
+        auto& c = (tx ? g->m.link_tx : g->m.link_rx)[v[i].scopeId];
+        c += step / g->links.size();
+        v[i].nvmlReturn = 0;
+        v[i].value.ull = c;
+      }
     }
   }
   return 0;

@@ -117,14 +117,41 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
       if (a.DeviceGetComputeRunningProcessesV1(d.handle, &count, p) == nvml::kSuccess)
         for (unsigned int k = 0; k < count; ++k) g.pids.push_back(static_cast<int>(p[k].pid));
     }
-    // NVLink: cumulative KiB over all links; a rate needs the previous reading.
-    if (a.DeviceGetFieldValues) {
-      nvml::FieldValue f[2] = {};
-      f[0].fieldId = nvml::kFieldNvLinkThroughputDataTx;
-      f[1].fieldId = nvml::kFieldNvLinkThroughputDataRx;
-      f[0].scopeId = f[1].scopeId = nvml::kScopeAllLinks;
-      if (a.DeviceGetFieldValues(d.handle, 2, f) == nvml::kSuccess && f[0].nvmlReturn == 0 && f[1].nvmlReturn == 0) {
-        unsigned long long tx = f[0].value.ull, rx = f[1].value.ull;
+    // NVLink: cumulative KiB; a rate needs the previous reading. The GPU's total (scope: all links)
+    // where the driver answers it, else the sum over links; the way found first is kept, so two
+    // readings are always comparable.
+    if (a.DeviceGetFieldValues && d.nvl_mode >= 0) {
+      unsigned long long tx = 0, rx = 0;
+      bool ok = false;
+      if (d.nvl_mode <= 1) {
+        nvml::FieldValue f[2] = {};
+        f[0].fieldId = nvml::kFieldNvLinkThroughputDataTx;
+        f[1].fieldId = nvml::kFieldNvLinkThroughputDataRx;
+        f[0].scopeId = f[1].scopeId = nvml::kScopeAllLinks;
+        ok = a.DeviceGetFieldValues(d.handle, 2, f) == nvml::kSuccess && f[0].nvmlReturn == 0 && f[1].nvmlReturn == 0;
+        if (ok) {
+          tx = f[0].value.ull;
+          rx = f[1].value.ull;
+          d.nvl_mode = 1;
+        }
+      }
+      if (!ok && d.nvl_mode != 1) {
+        nvml::FieldValue f[2 * nvml::kNvLinkMaxLinks] = {};
+        for (unsigned int l = 0; l < nvml::kNvLinkMaxLinks; ++l) {
+          f[2 * l].fieldId = nvml::kFieldNvLinkThroughputDataTx;
+          f[2 * l + 1].fieldId = nvml::kFieldNvLinkThroughputDataRx;
+          f[2 * l].scopeId = f[2 * l + 1].scopeId = l;
+        }
+        if (a.DeviceGetFieldValues(d.handle, 2 * nvml::kNvLinkMaxLinks, f) == nvml::kSuccess)
+          for (unsigned int l = 0; l < nvml::kNvLinkMaxLinks; ++l)
+            if (f[2 * l].nvmlReturn == 0 && f[2 * l + 1].nvmlReturn == 0) {
+              tx += f[2 * l].value.ull;
+              rx += f[2 * l + 1].value.ull;
+              ok = true;
+            }
+        d.nvl_mode = ok ? 2 : (d.nvl_mode == 0 ? -1 : d.nvl_mode);  // neither way: stop asking
+      }
+      if (ok) {
         if (d.nvl_ns > 0 && now > d.nvl_ns && tx >= d.nvl_tx_kib && rx >= d.nvl_rx_kib) {
           double dt = static_cast<double>(now - d.nvl_ns) / 1e9;
           g.nvlink_tx_bytes_per_s = 1024.0 * static_cast<double>(tx - d.nvl_tx_kib) / dt;

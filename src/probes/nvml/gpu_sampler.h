@@ -32,6 +32,7 @@ class GpuSampler {
     std::string lost_why;
     unsigned long long nvl_tx_kib = 0, nvl_rx_kib = 0;
     int64_t nvl_ns = 0;
+    int nvl_mode = 0;  // NVLink counters: 0 not tried, 1 GPU total, 2 sum over links, -1 unavailable
     int64_t xid = 0;
   };
   const nvml::Api* api_ = nullptr;

@@ -69,6 +69,18 @@ TEST(GpuSampler, OldDriverWithOnlyOlderSymbols) {
   EXPECT_DOUBLE_EQ(r[0].energy_j, -1);                  // not in this driver: not available
 }
 
+// A driver that answers NVLink counters only per link: the sampler sums the 18 links.
+TEST(GpuSampler, NvLinkCountersPerLinkAreSummed) {
+  setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/monitor_perlink.txt").c_str(), 1);
+  auto s = GpuSampler::open(GPUDOCTOR_FAKE_NVML);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  s.value()->sample(1'000'000'000);
+  auto r = s.value()->sample(3'000'000'000);
+  EXPECT_DOUBLE_EQ(r[0].nvlink_tx_bytes_per_s, 18 * (1800 / 18) * 1024.0 / 2);
+  EXPECT_DOUBLE_EQ(r[0].nvlink_rx_bytes_per_s, 18 * (900 / 18) * 1024.0 / 2);
+  EXPECT_DOUBLE_EQ(r[1].nvlink_tx_bytes_per_s, -1);  // no metrics for GPU 1: not available
+}
+
 TEST(GpuSampler, NoNvmlIsOneClearError) {
   auto s = GpuSampler::open("/nonexistent/libnvidia-ml.so.1");
   ASSERT_FALSE(s.ok());
