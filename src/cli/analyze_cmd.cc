@@ -14,6 +14,7 @@
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "probes/nccl_library.h"
 #include "sources/nccl_env/settings_reader.h"
@@ -64,36 +65,15 @@ std::string exampleDir() {
   return std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash";
 }
 
-// Writes atomically: a temporary file beside the target, renamed into place once complete.
-bool writeFileAtomic(const std::string& path, const std::string& text, std::string& err) {
+// Writes FILE atomically, or to stdout for "-".
+bool writeOutput(const std::string& path, const std::string& text, std::string& err) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return true;
   }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      err = path + ": cannot write: " + std::strerror(errno);
-      return false;
-    }
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.flush();
-    if (!f) {
-      err = path + ": write failed: " + std::strerror(errno);
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    err = path + ": cannot rename into place: " + ec.message();
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  Status st = writeFileAtomic(path, text);
+  if (!st.ok()) err = st.message();
+  return st.ok();
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
@@ -202,7 +182,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   Diagnosis diag = diagnose(run.value(), th, inputs);
   if (!a.html.empty()) {
     std::string err;
-    if (!writeFileAtomic(a.html, renderHtml(run.value(), diag), err)) return fail(err);
+    if (!writeOutput(a.html, renderHtml(run.value(), diag), err)) return fail(err);
   }
   std::optional<Efficiency> eff;
   if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
@@ -214,7 +194,7 @@ int runAnalyze(const AnalyzeArgs& a) {
       size_t close = json.find_last_of('}');
       if (close != std::string::npos) json.insert(close, ",\n\"efficiency\": " + renderEfficiencyJson(*eff) + "\n");
     }
-    if (!writeFileAtomic(a.json, json, err)) return fail(err);
+    if (!writeOutput(a.json, json, err)) return fail(err);
     if (a.json == "-") return 0;
   }
   std::string text;

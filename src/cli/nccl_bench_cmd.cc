@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "analysis/nccl_tune.h"
+#include "common/atomic_file.h"
 #include "common/launch_env.h"
 #include "gpu/nccl_bench.h"
 
@@ -495,16 +496,6 @@ int runTuneWith(const TuneArgs& a) {
     return fail(st.message());
   }
   NcclTuneDecision d = decideNcclTune(times, 0.05, channels);
-  auto write = [&](const std::string& path, const std::string& text) {
-    std::ofstream f(path + ".tmp");
-    f << text;
-    f.close();
-    if (!f || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-      std::remove((path + ".tmp").c_str());
-      return false;
-    }
-    return true;
-  };
   // Stage 3: the candidate configuration through the plugin itself, in fresh processes interleaved
   // with the default's, because the sweep's own default can differ from a later process's (on
   // 2 x H200 allreduce 512 B took 16.8 us in every sweep process and 6.5 us in every later one).
@@ -513,9 +504,9 @@ int runTuneWith(const TuneArgs& a) {
   bool validated = false;
   if (any_kept && !a.no_validate) {
     std::string candidate = a.out + ".candidate";
-    if (!write(candidate, ncclTunerConfig(d, nranks, 1))) {
+    if (Status st = writeFileAtomic(candidate, ncclTunerConfig(d, nranks, 1)); !st.ok()) {
       std::fprintf(stderr, "\n");
-      return fail(candidate + ": cannot write");
+      return fail(st.message());
     }
     SizeTimes def, plug;
     size_t total = planned + stage2.size() * static_cast<size_t>(a.repeats) + 2 * static_cast<size_t>(a.repeats);
@@ -539,7 +530,7 @@ int runTuneWith(const TuneArgs& a) {
     validated = true;
   }
   std::fprintf(stderr, "\n");
-  if (!write(a.out, ncclTunerConfig(d, nranks, 1))) return fail(a.out + ": cannot write the tuner configuration");
+  if (Status st = writeFileAtomic(a.out, ncclTunerConfig(d, nranks, 1)); !st.ok()) return fail(st.message());
   std::string env;
   for (const auto& e : d.env_setting.envLines()) env += (env.empty() ? "" : " ") + e;
   std::string o;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "probes/topology_probe.h"
 #include "report/topo_report.h"
 #include "sources/topology_file/topology_file.h"
@@ -29,24 +30,6 @@ struct TopoArgs {
 int fail(const std::string& m, int code) {
   std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
   return code;
-}
-
-// Writes through a temporary name and a rename, so a reader never sees half a file.
-Status writeFileAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return Error{path + ": cannot write"};
-    f << text;
-    if (!f.flush()) return Error{path + ": write failed"};
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Error{path + ": cannot write (" + ec.message() + ")"};
-  }
-  return {};
 }
 
 int runTopo(const TopoArgs& a) {
@@ -83,7 +66,7 @@ int runTopo(const TopoArgs& a) {
       std::fwrite(xml.data(), 1, xml.size(), stdout);
       return 0;
     }
-    if (Status s = writeFileAtomically(a.nccl_xml, xml); !s.ok()) return fail(s.message(), 1);
+    if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), 1);
     std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(), a.nccl_xml.c_str());
   }
   std::string out = a.json ? renderTopoJson(t, measured ? &m : nullptr) : renderTopoText(t, measured ? &m : nullptr);

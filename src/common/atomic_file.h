@@ -1,0 +1,13 @@
+// Writing an output file so that no reader ever sees half of it: a temporary name beside the target
+// (unique per process), then a rename into place. Used for every report, topology and tuner file.
+#pragma once
+#include <string>
+
+#include "common/result.h"
+
+namespace gpudoctor {
+
+// Writes text to path atomically; an error names the path and why, and leaves no temporary behind.
+Status writeFileAtomic(const std::string& path, const std::string& text);
+
+}  // namespace gpudoctor
