@@ -101,9 +101,11 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
   else out.notes.push_back("FP8 GEMM skipped: needs sm_89 or newer");
   DeviceBuffer ws, scales;
   GPUB_TRY(ws.alloc(kWorkspaceBytes));
-  GPUB_TRY(scales.alloc(2 * sizeof(float)));
-  const float ones[2] = {1.f, 1.f};
-  GPUB_CUDA(cudaMemcpy(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
+  // Each scale on its own 256-byte boundary, as cudaMalloc would place it.
+  constexpr int kScaleStride = 64;
+  GPUB_TRY(scales.alloc(2 * kScaleStride * sizeof(float)));
+  std::vector<float> ones(2 * kScaleStride, 1.f);
+  GPUB_CUDA(cudaMemcpy(scales.get(), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
   for (const auto& sh : shapes)
     for (GemmPrecision p : precs) {
       PrecSetup ps = setupFor(p);
@@ -114,7 +116,7 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
       spec.compute = ps.compute;
       if (p == GemmPrecision::kFp8) {
         spec.a_scale = scales.get<float>();
-        spec.b_scale = scales.get<float>() + 1;
+        spec.b_scale = scales.get<float>() + kScaleStride;
       }
       auto plan = LtGemm::plan(spec, kWorkspaceBytes);
       if (!plan.ok()) {
@@ -154,6 +156,10 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
         return {};
       };
       GPUB_TRY(figureFailed(figure(), fmt::format("GEMM {} {}x{}x{}", gemmPrecisionName(p), sh.m, sh.n, sh.k), out.errors));
+      if (size_t i = plan.value()->algorithmIndex(); i > 0)
+        out.notes.push_back(fmt::format("GEMM {} {}x{}x{}: cublasLtMatmul refused the heuristic's first {} algorithm(s) "
+                                        "(NOT_SUPPORTED); number {} of {} runs", gemmPrecisionName(p), sh.m, sh.n, sh.k, i,
+                                        i + 1, plan.value()->algorithmCount()));
     }
   return {};
 }

@@ -101,8 +101,30 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
     unsigned long long ull = 0;
     if (a.DeviceGetTotalEnergyConsumption && a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess)
       g.energy_j = static_cast<double>(ull) / 1000.0;
-    if (a.DeviceGetPcieThroughput && a.DeviceGetPcieThroughput(d.handle, 0, &v) == nvml::kSuccess) g.pcie_tx_bytes_per_s = 1024.0 * v;
-    if (a.DeviceGetPcieThroughput && a.DeviceGetPcieThroughput(d.handle, 1, &v) == nvml::kSuccess) g.pcie_rx_bytes_per_s = 1024.0 * v;
+    // PCIe: the cumulative byte counters where the driver has them (rate over the time since the last
+    // reading); else nvmlDeviceGetPcieThroughput, which samples ~20 ms per direction inside the call.
+    if (d.pcie_mode >= 0 && a.DeviceGetFieldValues) {
+      nvml::FieldValue f[2] = {};
+      f[0].fieldId = nvml::kFieldPcieCountTxBytes;
+      f[1].fieldId = nvml::kFieldPcieCountRxBytes;
+      if (a.DeviceGetFieldValues(d.handle, 2, f) == nvml::kSuccess && f[0].nvmlReturn == 0 && f[1].nvmlReturn == 0) {
+        unsigned long long tx = nvml::fieldUll(f[0]), rx = nvml::fieldUll(f[1]);
+        if (d.pcie_mode == 1 && now > d.pcie_ns && tx >= d.pcie_tx && rx >= d.pcie_rx) {  // a counter reset: no rate this time
+          double dt = static_cast<double>(now - d.pcie_ns) / 1e9;
+          g.pcie_tx_bytes_per_s = static_cast<double>(tx - d.pcie_tx) / dt;
+          g.pcie_rx_bytes_per_s = static_cast<double>(rx - d.pcie_rx) / dt;
+        }
+        d.pcie_mode = 1, d.pcie_tx = tx, d.pcie_rx = rx, d.pcie_ns = now;
+      } else if (d.pcie_mode == 0) {
+        d.pcie_mode = -1;
+      }
+    } else if (d.pcie_mode == 0) {
+      d.pcie_mode = -1;
+    }
+    if (d.pcie_mode < 0 && a.DeviceGetPcieThroughput) {
+      if (a.DeviceGetPcieThroughput(d.handle, 0, &v) == nvml::kSuccess) g.pcie_tx_bytes_per_s = 1024.0 * v;
+      if (a.DeviceGetPcieThroughput(d.handle, 1, &v) == nvml::kSuccess) g.pcie_rx_bytes_per_s = 1024.0 * v;
+    }
     if (a.DeviceGetClocksEventReasons && a.DeviceGetClocksEventReasons(d.handle, &ull) == nvml::kSuccess) g.throttle_reasons = ull;
     if (a.DeviceGetTotalEccErrors && a.DeviceGetTotalEccErrors(d.handle, 1, 0, &ull) == nvml::kSuccess)
       g.ecc_uncorrected = static_cast<int64_t>(ull);

@@ -19,7 +19,7 @@ class GpuSampler {
   // message the monitor prints once before going host-only.
   static Result<std::unique_ptr<GpuSampler>> open(const std::string& library = "");
   ~GpuSampler();
-  // One reading of every GPU. NVLink rates are over the time since the previous call (-1 on the
+  // One reading of every GPU. NVLink and PCIe rates are over the time since the previous call (-1 on the
   // first). `lost` is set on a GPU NVML no longer reaches. monotonic_ns: when the reading is taken
   // (0 = now; tests pass fixed times so rates are exact).
   std::vector<GpuMetrics> sample(int64_t monotonic_ns = 0);
@@ -34,6 +34,10 @@ class GpuSampler {
     int64_t nvl_ns = 0;
     int nvl_mode = 0;  // NVLink counters: 0 not tried, 1 GPU total, 2 sum over links, -1 unavailable
     int64_t xid = 0;
+    // PCIe: 1 cumulative byte counters (fields 197/198), -1 the sampling call (old drivers), 0 not tried.
+    int pcie_mode = 0;
+    unsigned long long pcie_tx = 0, pcie_rx = 0;
+    int64_t pcie_ns = 0;
   };
   const nvml::Api* api_ = nullptr;
   std::vector<Dev> devs_;
