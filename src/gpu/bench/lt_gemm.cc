@@ -93,15 +93,13 @@ Result<std::unique_ptr<LtGemm>> LtGemm::plan(const LtGemmSpec& p, size_t workspa
   if ((s = a.prefCreate(&pref)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulPreferenceCreate");
   uint64_t ws = workspace_bytes;
   a.prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  constexpr int kCandidates = 8;
-  cublasLtMatmulHeuristicResult_t h[kCandidates] = {};
+  cublasLtMatmulHeuristicResult_t h{};
   int found = 0;
-  s = a.heuristic(a.handle, g->desc_, g->la_, g->lb_, g->ld_, g->ld_, pref, kCandidates, h, &found);
+  s = a.heuristic(a.handle, g->desc_, g->la_, g->lb_, g->ld_, g->ld_, pref, 1, &h, &found);
   a.prefDestroy(pref);
   if (s != CUBLAS_STATUS_SUCCESS || found == 0) return Error{"cuBLASLt has no algorithm for this matmul on this GPU (" + st(s) + ")"};
-  for (int i = 0; i < found; ++i)
-    if (h[i].state == CUBLAS_STATUS_SUCCESS && h[i].workspaceSize <= workspace_bytes) g->algos_.push_back(h[i]);
-  if (g->algos_.empty()) return Error{"cuBLASLt offered no usable algorithm for this matmul within the workspace"};
+  g->algo_ = h.algo;
+  g->workspace_ = h.workspaceSize;
   return g;
 }
 
@@ -115,16 +113,10 @@ LtGemm::~LtGemm() {
 
 Status LtGemm::run(const void* a, const void* b, void* d, float alpha, void* workspace, cudaStream_t s) const {
   float beta = 0;
-  for (;;) {
-    const auto& h = algos_[pick_];
-    cublasStatus_t r = api_->matmul(api_->handle, desc_, &alpha, a, la_, b, lb_, &beta, d, ld_, d, ld_, &h.algo, workspace,
-                                    h.workspaceSize, s);
-    if (r == CUBLAS_STATUS_SUCCESS) return {};
-    if (r != CUBLAS_STATUS_NOT_SUPPORTED || pick_ + 1 >= algos_.size())
-      return Error{"cublasLtMatmul: " + st(r) + " (algorithm " + std::to_string(pick_ + 1) + " of " +
-                   std::to_string(algos_.size()) + " the heuristic offered)"};
-    ++pick_;
-  }
+  cublasStatus_t r = api_->matmul(api_->handle, desc_, &alpha, a, la_, b, lb_, &beta, d, ld_, d, ld_, &algo_, workspace,
+                                  workspace_, s);
+  if (r != CUBLAS_STATUS_SUCCESS) return Error{"cublasLtMatmul: " + st(r)};
+  return {};
 }
 
 }  // namespace gpudoctor::gpubench

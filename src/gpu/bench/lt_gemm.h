@@ -6,7 +6,6 @@
 #include <cublasLt.h>
 
 #include <memory>
-#include <vector>
 
 #include "common/result.h"
 
@@ -86,20 +85,14 @@ class LtGemm {
   ~LtGemm();
   // Enqueues D = alpha·op(A)·op(B) on s with the given workspace (at least the planned size).
   Status run(const void* a, const void* b, void* d, float alpha, void* workspace, cudaStream_t s) const;
-  // Which of the heuristic's candidates runs (0 = its first choice), and how many it offered.
-  size_t algorithmIndex() const { return pick_; }
-  size_t algorithmCount() const { return algos_.size(); }
 
  private:
   LtGemm() = default;
   const CublasLtApi* api_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, ld_ = nullptr;
-  // The heuristic's candidates, best first. cuBLASLt can offer an algorithm that cublasLtMatmul then
-  // refuses (NOT_SUPPORTED, seen for FP8 on H200 with cuBLASLt 13.0): run moves on to the next one
-  // and keeps the first that runs.
-  std::vector<cublasLtMatmulHeuristicResult_t> algos_;
-  mutable size_t pick_ = 0;
+  cublasLtMatmulAlgo_t algo_{};
+  size_t workspace_ = 0;
 };
 
 }  // namespace gpudoctor::gpubench

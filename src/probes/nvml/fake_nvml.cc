@@ -6,7 +6,7 @@
 //   ancestor A B LEVEL    nvmlGpuTopologyLevel_t (default 50, SYSTEM)   init_fail CODE
 //   fieldvalues off       nvmlDeviceGetFieldValues answers NOT_SUPPORTED (older call used)
 //   metrics INDEX util=% memutil=% used_mib= total_mib= sm_mhz= mem_mhz= power_mw= limit_mw= temp=
-//       energy_mj= pcie_tx_kbs= pcie_rx_kbs= (KB/s for nvmlDeviceGetPcieThroughput; the byte counters,
+//       energy_mj= energy_step_mj= (added per energy reading) pcie_tx_kbs= pcie_rx_kbs= (KB/s for nvmlDeviceGetPcieThroughput; the byte counters,
 //       fields 197/198, grow by 1024 x that per reading) throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
 //       (NVLink counters added per reading) lose_after=N (GPU_IS_LOST after N readings) xid=N
 //   nvlink_counters perlink   NVLink data counters per link only (the all-links scope unsupported)
@@ -28,7 +28,7 @@ struct Metrics {
   unsigned util = 0, memutil = 0, sm_mhz = 0, mem_mhz = 0, power_mw = 0, limit_mw = 0, temp = 0;
   unsigned pcie_tx_kbs = 0, pcie_rx_kbs = 0;
   unsigned long long pcie_tx_bytes = 0, pcie_rx_bytes = 0;
-  unsigned long long used_mib = 0, total_mib = 0, energy_mj = 0, throttle = 0, ecc = 0;
+  unsigned long long used_mib = 0, total_mib = 0, energy_mj = 0, energy_step_mj = 0, throttle = 0, ecc = 0;
   unsigned long long nvl_tx_step = 0, nvl_rx_step = 0, nvl_tx = 0, nvl_rx = 0;
   unsigned long long link_tx[18] = {}, link_rx[18] = {};
   int lose_after = -1, readings = 0, xid = 0;
@@ -132,6 +132,7 @@ State& state() {
         else if (k == "limit_mw") m.limit_mw = static_cast<unsigned>(x);
         else if (k == "temp") m.temp = static_cast<unsigned>(x);
         else if (k == "energy_mj") m.energy_mj = x;
+        else if (k == "energy_step_mj") m.energy_step_mj = x;
         else if (k == "pcie_tx_kbs") m.pcie_tx_kbs = static_cast<unsigned>(x);
         else if (k == "pcie_rx_kbs") m.pcie_rx_kbs = static_cast<unsigned>(x);
         else if (k == "throttle") m.throttle = x;
@@ -387,6 +388,7 @@ int nvmlDeviceGetCurrentClocksEventReasons(void* h, unsigned long long* r) {
 }
 int nvmlDeviceGetTotalEnergyConsumption(void* h, unsigned long long* mj) {
   *mj = gpu(h)->m.energy_mj;
+  gpu(h)->m.energy_mj += gpu(h)->m.energy_step_mj;
   return gpu(h)->m.on ? 0 : 3;
 }
 struct Proc {

@@ -99,8 +99,11 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
     if (a.DeviceGetEnforcedPowerLimit && a.DeviceGetEnforcedPowerLimit(d.handle, &v) == nvml::kSuccess) g.power_limit_w = v / 1000.0;
     if (a.DeviceGetTemperature && a.DeviceGetTemperature(d.handle, 0, &v) == nvml::kSuccess) g.temperature_c = v;
     unsigned long long ull = 0;
-    if (a.DeviceGetTotalEnergyConsumption && a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess)
-      g.energy_j = static_cast<double>(ull) / 1000.0;
+    if (a.DeviceGetTotalEnergyConsumption && (d.energy_ns == 0 || now - d.energy_ns >= kEnergyEveryNs)) {
+      d.energy_ns = now;
+      if (a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess) d.energy_j = static_cast<double>(ull) / 1000.0;
+    }
+    g.energy_j = d.energy_j;
     // PCIe: the cumulative byte counters where the driver has them (rate over the time since the last
     // reading); else nvmlDeviceGetPcieThroughput, which samples ~20 ms per direction inside the call.
     if (d.pcie_mode >= 0 && a.DeviceGetFieldValues) {

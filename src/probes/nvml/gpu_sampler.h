@@ -23,6 +23,9 @@ class GpuSampler {
   // first). `lost` is set on a GPU NVML no longer reaches. monotonic_ns: when the reading is taken
   // (0 = now; tests pass fixed times so rates are exact).
   std::vector<GpuMetrics> sample(int64_t monotonic_ns = 0);
+  // nvmlDeviceGetTotalEnergyConsumption costs ~3.2 ms of CPU per GPU (H200, driver 580; the rest of a
+  // reading ~1.5 ms): the cumulative counter is read at most this often and carried in between.
+  static constexpr int64_t kEnergyEveryNs = 5'000'000'000;
 
  private:
   struct Dev {
@@ -38,6 +41,8 @@ class GpuSampler {
     int pcie_mode = 0;
     unsigned long long pcie_tx = 0, pcie_rx = 0;
     int64_t pcie_ns = 0;
+    double energy_j = -1;  // the last reading of the energy counter, and when it was taken
+    int64_t energy_ns = 0;
   };
   const nvml::Api* api_ = nullptr;
   std::vector<Dev> devs_;

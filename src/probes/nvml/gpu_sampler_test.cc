@@ -58,6 +58,10 @@ TEST(GpuSampler, ReadsEveryFigureAndLosesAGpuMidRun) {
   EXPECT_DOUBLE_EQ(r3[0].util_gpu, 0.97);
   auto r4 = s.value()->sample(2'500'000'000);
   EXPECT_FALSE(r4[1].lost.empty());  // stays lost
+  // The energy counter (costly to read) is read again only kEnergyEveryNs after the last reading.
+  EXPECT_DOUBLE_EQ(r4[0].energy_j, 987654.321);
+  auto r5 = s.value()->sample(1'000'000'000 + GpuSampler::kEnergyEveryNs);
+  EXPECT_DOUBLE_EQ(r5[0].energy_j, 987655.321);
 }
 
 TEST(GpuSampler, OldDriverWithOnlyOlderSymbols) {
