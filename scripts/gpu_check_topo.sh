@@ -27,11 +27,12 @@ run place_2 "$bin" place --gpus 2
 run place_1_json "$bin" place --gpus 1 --json
 run measure_check "$(dirname "$0")/check_topo_measure.sh" "$bin"
 
-# The GPU-to-GPU cells of both matrices, one "GPUa GPUb CELL" per line (nvidia-smi's colours removed).
+# The GPU-to-GPU cells of both matrices and each GPU's CPU and NUMA affinity, one "GPUa GPUb CELL" per line (nvidia-smi's colours removed).
 cells() {
   sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
     !ngpu && /GPU0/ && !/^GPU/ { for (i = 1; i <= NF; i++) if ($i ~ /^GPU[0-9]+$/) ngpu++; next }
-    ngpu && /^GPU[0-9]+[ \t]/ { for (i = 2; i <= ngpu + 1; i++) print $1, "GPU" (i - 2), $i }'
+    ngpu && /^GPU[0-9]+[ \t]/ { for (i = 2; i <= ngpu + 1; i++) print $1, "GPU" (i - 2), $i
+                                 print $1, "CPU-affinity", $(ngpu + 2); print $1, "NUMA-affinity", $(ngpu + 3) }'
 }
 cells "$out/nvidia_smi_topo.txt" > "$out/cells_nvidia_smi.txt"
 cells "$out/topo.txt" > "$out/cells_gpudoctor.txt"

@@ -1,6 +1,7 @@
 #include "model/topology.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace gpudoctor {
 
@@ -63,6 +64,37 @@ std::vector<int> NodeTopology::freeGpus() const {
     for (const auto& g : gpus) f.push_back(g.index);
   std::sort(f.begin(), f.end());
   return f;
+}
+
+std::vector<int> parseCpuList(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    auto dash = part.find('-');
+    try {
+      int a = std::stoi(part.substr(0, dash)), b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
+      for (int c = a; c <= b && c - a < 65536; ++c) out.push_back(c);
+    } catch (...) {
+      return {};
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int numaNodeOfCpus(const std::string& cpu_list, const std::vector<NumaNode>& nodes) {
+  std::vector<int> cpus = parseCpuList(cpu_list);
+  if (cpus.empty()) return -1;
+  int found = -1;
+  for (const NumaNode& n : nodes) {
+    std::vector<int> mine = parseCpuList(n.cpu_list);
+    if (!std::includes(mine.begin(), mine.end(), cpus.begin(), cpus.end())) continue;
+    if (found >= 0) return -1;  // two nodes claim the same CPUs: a malformed tree, no answer
+    found = n.id;
+  }
+  return found;
 }
 
 }  // namespace gpudoctor

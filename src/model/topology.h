@@ -116,4 +116,10 @@ struct ClusterTopology {
   bool has_node = false;
 };
 
+// "0-3,8" (the kernel's cpulist format) -> sorted CPU ids; empty on a malformed list.
+std::vector<int> parseCpuList(const std::string& s);
+// The one NUMA node whose CPUs include every CPU of `cpu_list`, or -1 (none, several, or no list):
+// where nvidia-smi's "NUMA Affinity" comes from when the GPU itself reports no node (VMs).
+int numaNodeOfCpus(const std::string& cpu_list, const std::vector<NumaNode>& nodes);
+
 }  // namespace gpudoctor

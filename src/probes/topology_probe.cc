@@ -225,6 +225,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     t.numa.push_back({std::atoi(name.c_str() + 4), readSysLine(it->path() / "cpulist")});
   }
   std::sort(t.numa.begin(), t.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
+  // A GPU with no node from NVML or sysfs (-1 in VMs): the node holding all of its CPUs, as nvidia-smi
+  // fills its NUMA Affinity column.
+  for (auto& g : t.gpus)
+    if (g.numa_node < 0) g.numa_node = numaNodeOfCpus(g.cpu_list, t.numa);
   // NICs: the RDMA devices (InfiniBand or RoCE HCAs), what nvidia-smi topo -m lists and NCCL_IB_HCA
   // names; plain Ethernet interfaces (virtio in VMs) have no PCIe place worth binding to.
   HostNet net = probeHostNet(opt.sysfs_root);

@@ -20,6 +20,30 @@ Result<NodeTopology> probeWith(const std::string& script, const std::string& roo
   return probeTopology({lib, root.empty() ? "" : src(root)});
 }
 
+// The 2 x H200 VM: NVML says NOT_SUPPORTED, sysfs says -1; all CPUs are in node 0, and nvidia-smi
+// topo -m prints NUMA Affinity 0 there, as must we (seen on the machine: topo printed N/A).
+TEST(TopologyProbe, VmNumaFromCpuAffinity) {
+  auto r = probeWith("h200_vm.txt", "testdata/sysroot/topo_vm");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const NodeTopology& t = r.value();
+  ASSERT_EQ(t.size(), 2);
+  EXPECT_EQ(t.gpus[0].numa_node, 0);
+  EXPECT_EQ(t.gpus[1].numa_node, 0);
+  std::string text = renderTopoText(t);
+  EXPECT_NE(text.find("GPU0    X    NV18 0-31          0"), std::string::npos) << text;
+  EXPECT_EQ(text.find("N/A"), std::string::npos) << text;
+}
+
+TEST(ModelTopology, NumaNodeOfCpus) {
+  std::vector<NumaNode> nodes = {{0, "0-15,32-47"}, {1, "16-31,48-63"}};
+  EXPECT_EQ(numaNodeOfCpus("0-7", nodes), 0);
+  EXPECT_EQ(numaNodeOfCpus("48,16-17", nodes), 1);
+  EXPECT_EQ(numaNodeOfCpus("0-31", nodes), -1);  // spans both
+  EXPECT_EQ(numaNodeOfCpus("", nodes), -1);
+  EXPECT_EQ(numaNodeOfCpus("x", nodes), -1);
+  EXPECT_EQ(numaNodeOfCpus("0-3", {}), -1);
+}
+
 TEST(TopologyProbe, TwoH200WithNumaFromSysfs) {
   auto r = probeWith("h200_2gpu.txt", "testdata/sysroot/topo_2gpu");
   ASSERT_TRUE(r.ok()) << r.error().message;

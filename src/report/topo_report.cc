@@ -29,24 +29,6 @@ std::string nicLevelCell(const TopoNic& n, int g) {
   return pcieLevelName(n.level_to_gpu[g]);
 }
 
-// "0-3,8" -> sorted CPU ids; empty on a malformed list.
-std::vector<int> parseCpuList(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    if (part.empty()) continue;
-    auto dash = part.find('-');
-    try {
-      int a = std::stoi(part.substr(0, dash)), b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
-      for (int c = a; c <= b && c - a < 65536; ++c) out.push_back(c);
-    } catch (...) {
-      return {};
-    }
-  }
-  return out;
-}
-
 // A CPU list as the kernel's cpumap writes it (NCCL's "affinity"): 32-bit hex words, high first.
 std::string cpuMask(const std::string& list) {
   auto cpus = parseCpuList(list);
