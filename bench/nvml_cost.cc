@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       });
     };
     std::vector<nvml::FieldValue> pcie(2), nvl(2);
-    pcie[0].fieldId = nvml::kFieldPcieCountTxBytes, pcie[1].fieldId = nvml::kFieldPcieCountRxBytes;
+    pcie[0].fieldId = 197, pcie[1].fieldId = 198;  // NVML_FI_DEV_PCIE_COUNT_TX_BYTES / RX_BYTES
     nvl[0].fieldId = nvml::kFieldNvLinkThroughputDataTx, nvl[1].fieldId = nvml::kFieldNvLinkThroughputDataRx;
     nvl[0].scopeId = nvl[1].scopeId = nvml::kScopeAllLinks;
     fields("fields: PCIe byte counters (197, 198)", pcie);

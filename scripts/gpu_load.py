@@ -71,8 +71,10 @@ else:
     for name in schedule:
         start, end = t, t + a.phases
         extra, moved = None, None
+        # No collectives here: the ranks' phases run independently (an all_reduce would make a rank in
+        # a full phase wait for one that is idle).
         if name == "full":
-            busy(end)
+            busy(end, allreduce=False)
         elif name == "half":
             busy(end, 0.5, allreduce=False)
         elif name == "quarter":
@@ -81,7 +83,7 @@ else:
             time.sleep(max(0.0, end - time.time()))
         elif name == "full+16GiB":
             extra = torch.empty(16 << 30, dtype=torch.uint8, device="cuda")
-            busy(end)
+            busy(end, allreduce=False)
         elif name in ("h2d", "d2h"):
             moved = copies(end, name == "h2d")
         torch.cuda.synchronize()
@@ -93,4 +95,5 @@ else:
     torch.cuda.empty_cache()
 torch.cuda.synchronize()
 if multi:
+    dist.barrier()
     dist.destroy_process_group()

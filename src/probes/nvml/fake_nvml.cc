@@ -6,12 +6,11 @@
 //   ancestor A B LEVEL    nvmlGpuTopologyLevel_t (default 50, SYSTEM)   init_fail CODE
 //   fieldvalues off       nvmlDeviceGetFieldValues answers NOT_SUPPORTED (older call used)
 //   metrics INDEX util=% memutil=% used_mib= total_mib= sm_mhz= mem_mhz= power_mw= limit_mw= temp=
-//       energy_mj= energy_step_mj= (added per energy reading) pcie_tx_kbs= pcie_rx_kbs= (KB/s for nvmlDeviceGetPcieThroughput; the byte counters,
-//       fields 197/198, grow by 1024 x that per reading) throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
+//       energy_mj= energy_step_mj= (added per energy reading) pcie_tx_kbs= pcie_rx_kbs= throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
 //       (NVLink counters added per reading) lose_after=N (GPU_IS_LOST after N readings) xid=N
 //   nvlink_counters perlink   NVLink data counters per link only (the all-links scope unsupported)
 // Built a third time with -DFAKE_NVML_OLD: only the older symbol versions (memory v1, processes v1,
-// ClocksThrottleReasons, no energy counter, no PCIe byte counters), as an old driver has them.
+// ClocksThrottleReasons, no energy counter), as an old driver has them.
 // Built twice: complete, and with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol).
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +26,6 @@ namespace {
 struct Metrics {
   unsigned util = 0, memutil = 0, sm_mhz = 0, mem_mhz = 0, power_mw = 0, limit_mw = 0, temp = 0;
   unsigned pcie_tx_kbs = 0, pcie_rx_kbs = 0;
-  unsigned long long pcie_tx_bytes = 0, pcie_rx_bytes = 0;
   unsigned long long used_mib = 0, total_mib = 0, energy_mj = 0, energy_step_mj = 0, throttle = 0, ecc = 0;
   unsigned long long nvl_tx_step = 0, nvl_rx_step = 0, nvl_tx = 0, nvl_rx = 0;
   unsigned long long link_tx[18] = {}, link_rx[18] = {};
@@ -255,16 +253,6 @@ int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
       v[i].nvmlReturn = 0;
       v[i].value.ui = v[i].scopeId < g->links.size() ? 1 : 0;
     }
-#ifndef FAKE_NVML_OLD
-    if ((v[i].fieldId == 197 || v[i].fieldId == 198) && g->m.on && !state().no_field_values) {
-      bool tx = v[i].fieldId == 197;
-      auto& c = tx ? g->m.pcie_tx_bytes : g->m.pcie_rx_bytes;
-      c += 1024ull * (tx ? g->m.pcie_tx_kbs : g->m.pcie_rx_kbs);
-      v[i].nvmlReturn = 0;
-      v[i].valueType = 3;
-      v[i].value.ull = c;
-    }
-#endif
     if ((v[i].fieldId == 138 || v[i].fieldId == 139) && g->m.on && !state().no_field_values) {
       bool tx = v[i].fieldId == 138;
       unsigned long long step = tx ? g->m.nvl_tx_step : g->m.nvl_rx_step;

@@ -1,6 +1,8 @@
 #include "probes/nvml/gpu_sampler.h"
 
+#include <array>
 #include <ctime>
+#include <thread>
 
 namespace gpudoctor {
 namespace {
@@ -60,8 +62,25 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
       for (auto& d : devs_)
         if (d.handle == e.device && (e.eventType & nvml::kEventXidCritical)) ++d.xid;
   }
+  // PCIe: nvmlDeviceGetPcieThroughput samples for ~20 ms inside each call, per direction. The calls for
+  // every GPU and direction run at once, so a reading waits ~20 ms whatever the number of GPUs. (NVML's
+  // cumulative PCIe byte fields, 197/198, are no substitute: on H200 with driver 580 they wrap within a
+  // second under load and read 3.4 GB/s where 54 GB/s was copied; docs/monitor_h200.md.)
+  std::vector<std::array<double, 2>> pcie(devs_.size(), {-1.0, -1.0});
+  if (a.DeviceGetPcieThroughput) {
+    std::vector<std::thread> readers;
+    for (size_t k = 0; k < devs_.size(); ++k)
+      for (int dir = 0; dir < 2; ++dir)
+        if (!devs_[k].lost)
+          readers.emplace_back([&a, &pcie, h = devs_[k].handle, k, dir] {
+            unsigned int kbs = 0;
+            if (a.DeviceGetPcieThroughput(h, dir, &kbs) == nvml::kSuccess) pcie[k][dir] = 1024.0 * kbs;  // KB/s, 0 = TX
+          });
+    for (auto& t : readers) t.join();
+  }
   std::vector<GpuMetrics> out;
-  for (auto& d : devs_) {
+  for (size_t k = 0; k < devs_.size(); ++k) {
+    Dev& d = devs_[k];
     GpuMetrics g = d.base;
     g.xid_events = d.xid;
     if (d.lost) {
@@ -104,30 +123,8 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
       if (a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess) d.energy_j = static_cast<double>(ull) / 1000.0;
     }
     g.energy_j = d.energy_j;
-    // PCIe: the cumulative byte counters where the driver has them (rate over the time since the last
-    // reading); else nvmlDeviceGetPcieThroughput, which samples ~20 ms per direction inside the call.
-    if (d.pcie_mode >= 0 && a.DeviceGetFieldValues) {
-      nvml::FieldValue f[2] = {};
-      f[0].fieldId = nvml::kFieldPcieCountTxBytes;
-      f[1].fieldId = nvml::kFieldPcieCountRxBytes;
-      if (a.DeviceGetFieldValues(d.handle, 2, f) == nvml::kSuccess && f[0].nvmlReturn == 0 && f[1].nvmlReturn == 0) {
-        unsigned long long tx = nvml::fieldUll(f[0]), rx = nvml::fieldUll(f[1]);
-        if (d.pcie_mode == 1 && now > d.pcie_ns && tx >= d.pcie_tx && rx >= d.pcie_rx) {  // a counter reset: no rate this time
-          double dt = static_cast<double>(now - d.pcie_ns) / 1e9;
-          g.pcie_tx_bytes_per_s = static_cast<double>(tx - d.pcie_tx) / dt;
-          g.pcie_rx_bytes_per_s = static_cast<double>(rx - d.pcie_rx) / dt;
-        }
-        d.pcie_mode = 1, d.pcie_tx = tx, d.pcie_rx = rx, d.pcie_ns = now;
-      } else if (d.pcie_mode == 0) {
-        d.pcie_mode = -1;
-      }
-    } else if (d.pcie_mode == 0) {
-      d.pcie_mode = -1;
-    }
-    if (d.pcie_mode < 0 && a.DeviceGetPcieThroughput) {
-      if (a.DeviceGetPcieThroughput(d.handle, 0, &v) == nvml::kSuccess) g.pcie_tx_bytes_per_s = 1024.0 * v;
-      if (a.DeviceGetPcieThroughput(d.handle, 1, &v) == nvml::kSuccess) g.pcie_rx_bytes_per_s = 1024.0 * v;
-    }
+    if (pcie[k][0] >= 0) g.pcie_tx_bytes_per_s = pcie[k][0];
+    if (pcie[k][1] >= 0) g.pcie_rx_bytes_per_s = pcie[k][1];
     if (a.DeviceGetClocksEventReasons && a.DeviceGetClocksEventReasons(d.handle, &ull) == nvml::kSuccess) g.throttle_reasons = ull;
     if (a.DeviceGetTotalEccErrors && a.DeviceGetTotalEccErrors(d.handle, 1, 0, &ull) == nvml::kSuccess)
       g.ecc_uncorrected = static_cast<int64_t>(ull);

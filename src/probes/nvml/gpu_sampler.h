@@ -19,12 +19,12 @@ class GpuSampler {
   // message the monitor prints once before going host-only.
   static Result<std::unique_ptr<GpuSampler>> open(const std::string& library = "");
   ~GpuSampler();
-  // One reading of every GPU. NVLink and PCIe rates are over the time since the previous call (-1 on the
+  // One reading of every GPU. NVLink rates are over the time since the previous call (-1 on the
   // first). `lost` is set on a GPU NVML no longer reaches. monotonic_ns: when the reading is taken
   // (0 = now; tests pass fixed times so rates are exact).
   std::vector<GpuMetrics> sample(int64_t monotonic_ns = 0);
-  // nvmlDeviceGetTotalEnergyConsumption costs ~3.2 ms of CPU per GPU (H200, driver 580; the rest of a
-  // reading ~1.5 ms): the cumulative counter is read at most this often and carried in between.
+  // nvmlDeviceGetTotalEnergyConsumption costs ~3 ms of CPU per GPU (H200, driver 580; the rest of a
+  // reading ~1.9 ms): the cumulative counter is read at most this often and carried in between.
   static constexpr int64_t kEnergyEveryNs = 5'000'000'000;
 
  private:
@@ -37,10 +37,6 @@ class GpuSampler {
     int64_t nvl_ns = 0;
     int nvl_mode = 0;  // NVLink counters: 0 not tried, 1 GPU total, 2 sum over links, -1 unavailable
     int64_t xid = 0;
-    // PCIe: 1 cumulative byte counters (fields 197/198), -1 the sampling call (old drivers), 0 not tried.
-    int pcie_mode = 0;
-    unsigned long long pcie_tx = 0, pcie_rx = 0;
-    int64_t pcie_ns = 0;
     double energy_j = -1;  // the last reading of the energy counter, and when it was taken
     int64_t energy_ns = 0;
   };

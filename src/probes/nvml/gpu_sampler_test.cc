@@ -32,7 +32,8 @@ TEST(GpuSampler, ReadsEveryFigureAndLosesAGpuMidRun) {
   EXPECT_DOUBLE_EQ(g.power_limit_w, 700);
   EXPECT_DOUBLE_EQ(g.temperature_c, 51);
   EXPECT_DOUBLE_EQ(g.energy_j, 987654.321);
-  EXPECT_DOUBLE_EQ(g.pcie_tx_bytes_per_s, -1);  // from byte counters: no rate on the first reading
+  EXPECT_DOUBLE_EQ(g.pcie_tx_bytes_per_s, 1000 * 1024.0);
+  EXPECT_DOUBLE_EQ(g.pcie_rx_bytes_per_s, 2000 * 1024.0);
   EXPECT_EQ(g.throttle_reasons, 0x4u);
   EXPECT_EQ(g.ecc_uncorrected, 0);
   EXPECT_EQ(g.pids, (std::vector<int>{4242, 4243}));
@@ -44,9 +45,6 @@ TEST(GpuSampler, ReadsEveryFigureAndLosesAGpuMidRun) {
   auto r2 = s.value()->sample(1'500'000'000);
   EXPECT_DOUBLE_EQ(r2[0].nvlink_tx_bytes_per_s, 1048576.0 * 1024 / 0.5);
   EXPECT_DOUBLE_EQ(r2[0].nvlink_rx_bytes_per_s, 524288.0 * 1024 / 0.5);
-  // PCIe from the cumulative byte counters (fields 197/198): 1000 KiB TX, 2000 KiB RX more.
-  EXPECT_DOUBLE_EQ(r2[0].pcie_tx_bytes_per_s, 1000 * 1024.0 / 0.5);
-  EXPECT_DOUBLE_EQ(r2[0].pcie_rx_bytes_per_s, 2000 * 1024.0 / 0.5);
   EXPECT_DOUBLE_EQ(r2[1].pcie_tx_bytes_per_s, 0);
   EXPECT_EQ(r2[0].xid_events, 1);  // counted once
   EXPECT_TRUE(r2[1].lost.empty());
@@ -54,6 +52,7 @@ TEST(GpuSampler, ReadsEveryFigureAndLosesAGpuMidRun) {
   auto r3 = s.value()->sample(2'000'000'000);
   ASSERT_EQ(r3.size(), 2u);
   EXPECT_FALSE(r3[1].lost.empty());
+  EXPECT_DOUBLE_EQ(r3[1].pcie_rx_bytes_per_s, -1);  // not asked of a lost GPU
   EXPECT_DOUBLE_EQ(r3[1].util_gpu, -1);
   EXPECT_DOUBLE_EQ(r3[0].util_gpu, 0.97);
   auto r4 = s.value()->sample(2'500'000'000);
@@ -74,8 +73,7 @@ TEST(GpuSampler, OldDriverWithOnlyOlderSymbols) {
   EXPECT_EQ(r[0].pids, (std::vector<int>{4242, 4243}));  // through ..._ComputeRunningProcesses (v1)
   EXPECT_EQ(r[0].throttle_reasons, 0x4u);               // ClocksThrottleReasons
   EXPECT_DOUBLE_EQ(r[0].energy_j, -1);                  // not in this driver: not available
-  EXPECT_DOUBLE_EQ(r[0].pcie_tx_bytes_per_s, 1000 * 1024.0);  // no byte counters: nvmlDeviceGetPcieThroughput
-  EXPECT_DOUBLE_EQ(r[0].pcie_rx_bytes_per_s, 2000 * 1024.0);
+  EXPECT_DOUBLE_EQ(r[0].pcie_tx_bytes_per_s, 1000 * 1024.0);
 }
 
 // A driver that answers NVLink counters only per link: the sampler sums the 18 links.

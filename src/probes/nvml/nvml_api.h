@@ -60,19 +60,6 @@ constexpr unsigned int kFieldNvLinkGetState = 165;  // NVML_FI_DEV_NVLINK_GET_ST
 constexpr unsigned int kFieldNvLinkThroughputDataTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
 constexpr unsigned int kFieldNvLinkThroughputDataRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
 constexpr unsigned int kScopeAllLinks = 0xFFFFFFFF;         // scopeId: the GPU's total over its links
-// NVML_FI_DEV_PCIE_COUNT_TX_BYTES / RX_BYTES: cumulative bytes over PCIe. Read in microseconds,
-// where nvmlDeviceGetPcieThroughput samples for ~20 ms per call (and per direction).
-constexpr unsigned int kFieldPcieCountTxBytes = 197;
-constexpr unsigned int kFieldPcieCountRxBytes = 198;
-// A field's value as an unsigned 64-bit number, whichever integer type NVML filled in.
-inline unsigned long long fieldUll(const FieldValue& f) {
-  switch (f.valueType) {
-    case 1: return f.value.ui;   // NVML_VALUE_TYPE_UNSIGNED_INT
-    case 2: return f.value.ul;   // NVML_VALUE_TYPE_UNSIGNED_LONG
-    case 5: return f.value.si < 0 ? 0 : static_cast<unsigned long long>(f.value.si);  // SIGNED_INT
-    default: return f.value.ull;  // UNSIGNED_LONG_LONG (3), SIGNED_LONG_LONG (4)
-  }
-}
 constexpr Return kGpuIsLost = static_cast<Return>(15);      // NVML_ERROR_GPU_IS_LOST
 constexpr Return kTimeout = static_cast<Return>(10);        // NVML_ERROR_TIMEOUT
 
