@@ -1,6 +1,6 @@
-// What each NVML query the monitor makes costs, per GPU: median wall time and CPU time of the calling
-// thread over N calls, then one whole GpuSampler::sample() (every query, every GPU). Finds the call
-// that makes a monitor expensive (nvmlDeviceGetPcieThroughput samples ~20 ms inside the call).
+// What each NVML query the monitor makes costs, per GPU: median wall time and CPU time of the process
+// (helper threads included) over N calls, then one whole GpuSampler::sample() (every query, every
+// GPU). Finds the call that makes a monitor expensive (nvmlDeviceGetPcieThroughput samples ~20 ms inside the call).
 //   nvml_cost [REPS (20)] [NVML_LIBRARY]
 #include <algorithm>
 #include <cstdio>
@@ -33,9 +33,9 @@ void measure(const char* name, int gpu, int reps, const std::function<nvml::Retu
   std::vector<double> wall, cpu;
   nvml::Return r = nvml::kSuccess;
   for (int i = 0; i < reps; ++i) {
-    double w0 = nowUs(CLOCK_MONOTONIC), c0 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+    double w0 = nowUs(CLOCK_MONOTONIC), c0 = nowUs(CLOCK_PROCESS_CPUTIME_ID);
     r = f();
-    cpu.push_back(nowUs(CLOCK_THREAD_CPUTIME_ID) - c0);
+    cpu.push_back(nowUs(CLOCK_PROCESS_CPUTIME_ID) - c0);
     wall.push_back(nowUs(CLOCK_MONOTONIC) - w0);
   }
   std::printf("%4d  %-44s %12.1f %12.1f  %s\n", gpu, name, median(wall), median(cpu), r == nvml::kSuccess ? "ok" : "not answered");
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   const nvml::Api& a = *api.value();
   unsigned int n = 0;
   a.DeviceGetCount(&n);
-  std::printf("NVML query cost, median of %d calls (microseconds; CPU = the calling thread's)\n", reps);
+  std::printf("NVML query cost, median of %d calls (microseconds; CPU = the whole process, helper threads included)\n", reps);
   std::printf("%4s  %-44s %12s %12s\n", "gpu", "query", "wall us", "CPU us");
   for (unsigned int i = 0; i < n; ++i) {
     nvml::Device d = nullptr;
