@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 10's runs on a 4- or 8-GPU node (nvidia-h200-x4 / -x8), one phase per device call (each under
 # 10 minutes), outputs under OUT_DIR/<phase>. Needs the carried binaries (scripts/pack_carry.sh).
-#   scripts/gpu_node_scale.sh topo    OUT_DIR [CARRY_DIR]  # topo vs nvidia-smi, --measure, place K=2..N-1 vs measured
+#   scripts/gpu_node_scale.sh topo    OUT_DIR [CARRY_DIR]  # topo vs nvidia-smi, --measure, place K=2..N vs measured
 #   scripts/gpu_node_scale.sh bench   OUT_DIR [CARRY_DIR]  # nccl bench, all 7 collectives, 8 B - 8 GB
 #   scripts/gpu_node_scale.sh tune    OUT_DIR [CARRY_DIR]  # nccl tune allreduce, allgather, reducescatter (COLLS=)
 #   scripts/gpu_node_scale.sh verify  OUT_DIR [CARRY_DIR]  # default vs plugin vs PyTorch, 8 B - 8 GB
@@ -22,7 +22,7 @@ topo)
   timeout 240 "$here/gpu_check_topo.sh" "$o" "$carry/gpudoctor" >/dev/null 2>&1
   "$carry/gpudoctor" topo --measure --json >"$o/measure.json" 2>"$o/measure.err"
   places=()
-  for k in $(seq 2 $((n - 1))); do
+  for k in $(seq 2 "$n"); do
     "$carry/gpudoctor" place --gpus "$k" --json >"$o/place_$k.json" 2>>"$o/place.err" && places+=("$o/place_$k.json")
   done
   cat "$o/summary.txt"
