@@ -17,15 +17,14 @@ def load(raw, group):
             continue
         rows = {}
         for r in j["results"]:
-            t = r["out_of_place"]["time_us"] if "out_of_place" in r else r["time_us"]
-            w = r["out_of_place"]["wrong"] if "out_of_place" in r else r["wrong"]
-            rows[r["bytes"]] = (t, w)
+            o = r.get("out_of_place", r)
+            rows[r["bytes"]] = (o["time_us"], o.get("wrong", 0), o["busbw_gbps"])
         runs.append(rows)
     return runs
 
 
-def stat(runs, b):
-    v = sorted(r[b][0] for r in runs if b in r)
+def stat(runs, b, k=0):
+    v = sorted(r[b][k] for r in runs if b in r)
     return (v[len(v) // 2], v[0], v[-1]) if v else None
 
 
@@ -45,12 +44,12 @@ def main():
             verdict = f"{ch:+.1f} %"
             verdict += " (faster, ranges apart)" if p[2] < d[1] else " (slower, ranges apart)" if p[1] > d[2] else " (within noise)"
         print(f"| {b} | {fmt(d)} | {fmt(p)} | {verdict} | {fmt(stat(groups['torch'], b))} | {fmt(stat(groups['torchnccl'], b))} |")
-    busbw = lambda g: (lambda s: sizes[-1] / s[0] / 1e3 * 1.0 if s else 0)(stat(groups[g], sizes[-1])) if sizes else 0
+    busbw = lambda g: (stat(groups[g], sizes[-1], 2) or (0,))[0]  # each tool's own busbw (factor 2(n-1)/n), median
     print()
     print(f"runs: " + ", ".join(f"{g} {len(r)}" for g, r in groups.items()) + "; wrong elements: " +
           ", ".join(f"{g} {w}" for g, w in wrong.items()))
     if sizes:
-        print(f"busbw at {sizes[-1]} B (2 ranks: factor 1.0): " + ", ".join(f"{g} {busbw(g):.1f} GB/s" for g in groups if groups[g]))
+        print(f"busbw at {sizes[-1]} B: " + ", ".join(f"{g} {busbw(g):.1f} GB/s" for g in groups if groups[g]))
 
 
 if __name__ == "__main__":
