@@ -102,9 +102,11 @@ class Fields {
     *out = *v;
     return {};
   }
+  // The array under key, or null when absent; present but not an array: null, and unknown() reports it.
   const toml::array* array(const char* key) {
     used_.insert(key);
     const toml::node* n = t_.get(key);
+    if (n && !n->is_array() && bad_.empty()) bad_ = c_.at(*n) + ": \"" + std::string(key) + "\" in " + where_ + " must be an array";
     return n ? n->as_array() : nullptr;
   }
   const toml::node* node(const char* key) {
@@ -113,6 +115,7 @@ class Fields {
   }
   // An error for the first key nobody asked for (a typo would otherwise be silently ignored).
   Status unknown() const {
+    if (!bad_.empty()) return Error{bad_};
     for (const auto& [k, v] : t_)
       if (!used_.count(std::string(k.str())))
         return Error{c_.at(v) + ": unknown key \"" + std::string(k.str()) + "\" in " + where_};
@@ -133,6 +136,7 @@ class Fields {
   const toml::table& t_;
   std::string where_;
   std::set<std::string> used_;
+  std::string bad_;  // the first key of the wrong type (array() cannot return an error itself)
 };
 
 #define TRY(expr)                       \
@@ -480,6 +484,10 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
     k.switches[i].depth = steps - 1;
   }
   const toml::array* hosts = top.array("host");
+  if (!hosts) {  // present (this is a cluster file) but not an array
+    TRY(top.unknown());
+    return Error{c.file + ": no [[host]] entries"};
+  }
   std::set<std::string> names;
   for (const auto& e : *hosts) {
     const toml::table* tb = e.as_table();

@@ -72,6 +72,13 @@ TEST(TopologyFile, ClusterErrors) {
   EXPECT_NE(e.find("free 9 is more than its 8 GPUs"), std::string::npos) << e;
   e = errorOf("[[switch]]\nname = \"leaf\"\nparent = \"core\"\n\n[[host]]\nname = \"n1\"\nswitch = \"leaf\"\n");
   EXPECT_NE(e.find("unknown parent \"core\""), std::string::npos) << e;
+  // A key that must hold tables holding something else: one error, not a crash (host = 1 used to crash).
+  e = errorOf("host = 1\n");
+  EXPECT_NE(e.find("t.toml:1: \"host\" in the file must be an array"), std::string::npos) << e;
+  e = errorOf("nvlink = 3\n" + std::string(kTwo));
+  EXPECT_NE(e.find("\"nvlink\" in the file must be an array"), std::string::npos) << e;
+  e = errorOf("{\"host\": 5}", "c.json");
+  EXPECT_NE(e.find("must be an array"), std::string::npos) << e;
 }
 
 TEST(TopologyFile, JsonAndTomlAgree) {
