@@ -16,6 +16,7 @@
 
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/byte_size.h"
 #include "diagnosis/io_advice.h"
 #include "probes/storage_bench.h"
@@ -264,20 +265,6 @@ struct GpuArgs {
   int device = 0;
 };
 
-// Writes text to path through a temporary file, so a reader never sees half a file.
-Status writeAtomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Error{path + ": cannot write: " + std::strerror(errno)};
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{path + ": write failed: " + std::strerror(errno)};
-  }
-  return {};
-}
-
 int runGpu(const GpuArgs& a) {
   if (!a.datasheet.empty()) {
     // No measurement: the datasheet's figures as a ceilings file (for hosts without the GPU).
@@ -288,7 +275,7 @@ int runGpu(const GpuArgs& a) {
       std::fwrite(j.data(), 1, j.size(), stdout);
       return 0;
     }
-    Status s = writeAtomic(a.ceilings_out, ceilingsToJson(*c));
+    Status s = writeFileAtomic(a.ceilings_out, ceilingsToJson(*c));
     return s.ok() ? 0 : fail(s.message(), 1);
   }
   bool parts[4] = {false, false, false, false};
@@ -314,11 +301,11 @@ int runGpu(const GpuArgs& a) {
   std::string out = a.json ? renderGpuBenchJson(r.value()) : renderGpuBenchText(r.value());
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!a.json_out.empty()) {
-    Status s = writeAtomic(a.json_out, renderGpuBenchJson(r.value()));
+    Status s = writeFileAtomic(a.json_out, renderGpuBenchJson(r.value()));
     if (!s.ok()) return fail(s.message(), 1);
   }
   if (!a.ceilings_out.empty()) {
-    Status s = writeAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
+    Status s = writeFileAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
     if (!s.ok()) return fail(s.message(), 1);
   }
   // Like nccl bench's #wrong: a figure whose check failed is not a figure.

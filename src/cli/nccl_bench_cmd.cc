@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "analysis/nccl_tune.h"
 #include "common/atomic_file.h"
+#include "common/byte_size.h"
 #include "common/launch_env.h"
 #include "gpu/nccl_bench.h"
 
@@ -197,8 +198,10 @@ Result<NcclBenchOptions> options(const BenchArgs& a) {
   auto lo = parseByteSize(a.min_bytes), hi = parseByteSize(a.max_bytes);
   if (!lo.ok()) return Error{"-b: " + lo.error().message};
   if (!hi.ok()) return Error{"-e: " + hi.error().message};
-  o.min_bytes = std::max<int64_t>(1, lo.value());
-  o.max_bytes = hi.value();
+  constexpr uint64_t kMax = uint64_t{1} << 50;
+  if (lo.value() > kMax || hi.value() > kMax) return Error{"-b/-e: sizes above 1 PiB are not benchmarks"};
+  o.min_bytes = std::max<int64_t>(1, static_cast<int64_t>(lo.value()));
+  o.max_bytes = static_cast<int64_t>(hi.value());
   if (o.max_bytes < o.min_bytes) return Error{"-e must not be below -b"};
   if (a.factor <= 1) return Error{"-f must be above 1"};
   o.factor = a.factor;

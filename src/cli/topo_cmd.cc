@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
+#include "common/byte_size.h"
 #include "probes/topology_probe.h"
 #include "report/topo_report.h"
 #include "sources/topology_file/topology_file.h"
@@ -52,7 +53,7 @@ int runTopo(const TopoArgs& a) {
 #ifdef GPUDOCTOR_HAVE_CUDA
     auto bytes = parseByteSize(a.measure_bytes);
     if (!bytes.ok() || bytes.value() < 1024) return fail("--measure-bytes: " + (bytes.ok() ? "at least 1K" : bytes.error().message), 2);
-    auto r = measureCopyBandwidth(bytes.value(), a.repeats);
+    auto r = measureCopyBandwidth(static_cast<int64_t>(bytes.value()), a.repeats);
     if (!r.ok()) return fail("--measure: " + r.error().message, 1);
     m = std::move(r.value());
     measured = true;

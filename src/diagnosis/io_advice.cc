@@ -5,20 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "common/thousands.h"
+
 namespace gpudoctor {
 
 namespace {
 
 std::string rate(double r) {
-  if (r >= 100) {
-    // Thousands separated: these rates run to six digits.
-    std::string d = std::to_string(std::llround(r)), o;
-    for (size_t i = 0; i < d.size(); ++i) {
-      if (i && (d.size() - i) % 3 == 0) o += ',';
-      o += d[i];
-    }
-    return o;
-  }
+  if (r >= 100) return groupThousands(r);
   return fmt::format("{:.1f}", r);
 }
 

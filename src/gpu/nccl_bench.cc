@@ -9,23 +9,8 @@
 #include <fmt/format.h>
 
 #include "analysis/collectives.h"
-#include "common/exact_time.h"
 
 namespace gpudoctor {
-
-Result<int64_t> parseByteSize(const std::string& text) {
-  if (text.empty()) return Error{"empty size"};
-  int64_t mult = 1;
-  std::string num = text;
-  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    mult = last == 'K' ? 1LL << 10 : last == 'M' ? 1LL << 20 : last == 'G' ? 1LL << 30 : 1LL << 40;
-    num = text.substr(0, text.size() - 1);
-  }
-  auto v = parseInt64(num);
-  if (!v || *v < 0 || *v > (1LL << 50) / mult) return Error{"cannot read size \"" + text + "\" (e.g. 8, 64K, 128M, 8G)"};
-  return *v * mult;
-}
 
 namespace {
 

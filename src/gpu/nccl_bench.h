@@ -35,7 +35,4 @@ struct NcclBenchRow {
 Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int rank, int nranks, int device,
                                                const nccl::UniqueId& id);
 
-// Parses "8", "64K", "128M", "8G" (powers of 1024).
-Result<int64_t> parseByteSize(const std::string& text);
-
 }  // namespace gpudoctor

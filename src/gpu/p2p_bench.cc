@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/numeric_check.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -16,11 +18,6 @@ namespace {
     cudaError_t e_ = (call);                                                                      \
     if (e_ != cudaSuccess) return Error{std::string(#call) + ": " + cudaGetErrorString(e_)};      \
   } while (0)
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
-}
 
 // GB/s of `repeats` copies issued by `copy` on `stream`, each timed with its own pair of events.
 template <class Copy>

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/exact_time.h"
 #include "probes/host_net.h"
 #include "probes/sys_files.h"
 #include "probes/nvml/nvml_api.h"
@@ -21,13 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 int readInt(const fs::path& p, int dflt) {
-  std::string s = readSysLine(p);
-  if (s.empty()) return dflt;
-  try {
-    return std::stoi(s);
-  } catch (...) {
-    return dflt;
-  }
+  auto v = parseInt64(readSysLine(p));
+  return v ? static_cast<int>(*v) : dflt;
 }
 
 // The canonical sysfs path of a PCI device (/sys/devices/pci0000:00/.../0000:18:00.0), relative to

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/thousands.h"
 #include "report/text.h"
 
 namespace gpudoctor {
@@ -17,15 +18,6 @@ std::string sizeText(uint64_t b) {
   if (b >= (1ull << 20) && b % (1ull << 20) == 0) return std::to_string(b >> 20) + "M";
   if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + "K";
   return std::to_string(b);
-}
-
-std::string count(double r) {
-  std::string d = std::to_string(static_cast<long long>(r + 0.5)), o;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i && (d.size() - i) % 3 == 0) o += ',';
-    o += d[i];
-  }
-  return o;
 }
 
 using Key = std::tuple<int, std::string, std::string, uint64_t, int>;
@@ -40,7 +32,7 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
   std::string o;
   const auto& op = r.options;
   o += fmt::format("gpudoctor bench io {} ({}, {} cores): one {} file, {} files of {}, shards of {}; {:.1f} s\n", r.dir,
-                   r.filesystem, r.cpus, sizeText(op.large_file_bytes), count(static_cast<double>(op.small_files)),
+                   r.filesystem, r.cpus, sizeText(op.large_file_bytes), groupThousands(static_cast<double>(op.small_files)),
                    sizeText(op.small_file_bytes), sizeText(op.shard_bytes), r.seconds);
   if (op.cold && r.cold_resident_share > 0.1)
     o += wrapText(fmt::format("cold cache NOT achieved: {}, yet {:.0f} % of the scratch data stayed cached (mincore); "
@@ -69,7 +61,7 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
     if (last != -1 && std::get<0>(k) != last) o += "\n";
     last = std::get<0>(k);
     auto cell = [](const ReadFigure* f) {
-      return f ? fmt::format("{:>9.3f} {:>11}", f->gbps(), count(f->opsPerSecond())) : fmt::format("{:>9} {:>11}", "-", "-");
+      return f ? fmt::format("{:>9.3f} {:>11}", f->gbps(), groupThousands(f->opsPerSecond())) : fmt::format("{:>9} {:>11}", "-", "-");
     };
     o += fmt::format("{:<12} {:<13} {:>6} {:>4} | {} | {}\n", std::get<1>(k), std::get<2>(k), sizeText(std::get<3>(k)),
                      std::get<4>(k), cell(v.first), cell(v.second));

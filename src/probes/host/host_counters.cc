@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.h"
 #include "probes/sys_files.h"
 
 namespace gpudoctor {
@@ -124,9 +125,7 @@ bool parseProcPidStat(std::string_view text, ProcCpu& out) {
 
 Result<HostCounters> readHostCounters(const std::string& root, const std::vector<int>& pids) {
   HostCounters h;
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  h.monotonic_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  h.monotonic_ns = monotonicNs();
   long tck = sysconf(_SC_CLK_TCK);
   h.ticks_per_second = tck > 0 ? tck : 100;
   std::string text;
@@ -165,11 +164,8 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
   for (const auto& dev : fs::directory_iterator(root + "/sys/class/infiniband", ec)) {
     std::error_code ec2;
     for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec2)) {
-      std::string rx, tx;
       uint64_t r = 0, t = 0;
-      auto trim = [](std::string s) { return s.substr(0, s.find_first_of("\n ")); };
-      if (!readSysFile((port.path() / "counters/port_rcv_data").string(), rx) ||
-          !readSysFile((port.path() / "counters/port_xmit_data").string(), tx) || !u64(trim(rx), r) || !u64(trim(tx), t))
+      if (!u64(readSysLine(port.path() / "counters/port_rcv_data"), r) || !u64(readSysLine(port.path() / "counters/port_xmit_data"), t))
         continue;
       h.nets.push_back({dev.path().filename().string() + "/" + port.path().filename().string(), true, 4 * r, 4 * t});
     }

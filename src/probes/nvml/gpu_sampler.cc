@@ -4,17 +4,9 @@
 #include <ctime>
 #include <thread>
 
+#include "common/clock.h"
+
 namespace gpudoctor {
-namespace {
-
-int64_t monotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const std::string& library) {
   auto api = nvml::load(library);
   if (!api.ok()) return api.error();

@@ -11,17 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
+
 namespace gpudoctor {
 namespace {
 
 using nlohmann::json;
 constexpr const char* kHeader = R"({"format":"gpudoctor-monitor-record","version":1})";
-
-int64_t monotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 // -1 ("not available") is written as null and read back as -1.
 json num(double v) { return v < 0 ? json(nullptr) : json(v); }
