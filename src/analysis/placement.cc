@@ -220,12 +220,6 @@ bool betterScore(const PlacementScore& a, const PlacementScore& b) {
 
 bool sameScore(const PlacementScore& a, const PlacementScore& b) { return !betterScore(a, b) && !betterScore(b, a); }
 
-double bestRingGbps(const NodeTopology& t, const std::vector<int>& set, std::vector<int>* order) {
-  if (set.empty()) return 0;
-  Weights w(t);
-  return ringBottleneck(w, set, -kInf, order);
-}
-
 PlacementScore scoreSet(const NodeTopology& t, const std::vector<int>& set_in, const std::vector<int>& free_in) {
   std::vector<int> set = set_in, free = free_in.empty() ? t.freeGpus() : free_in;
   std::sort(set.begin(), set.end());

@@ -14,7 +14,10 @@ namespace gpudoctor {
 
 // The objective, compared lexicographically (all "higher is better" after the signs below).
 struct PlacementScore {
-  double ring_gbps = 0;          // bottleneck link of the best ring through the set (inf for 1 GPU)
+  // Bottleneck link of the best ring (Hamiltonian cycle) through the set, exactly: the largest threshold
+  // at which the links at least that wide still hold a cycle (bitmask DP); inf for 1 GPU. Over 20 GPUs
+  // (leftovers on big nodes) the upper bound "each GPU's second-widest link" instead.
+  double ring_gbps = 0;
   int numa_nodes = 0;            // NUMA nodes the set spans (fewer is better)
   double leftover_ring_gbps = 0; // best ring through all free GPUs left over (0 when fewer than 2)
   double pair_gbps_sum = 0;      // every pair's bandwidth summed (tie-break: more links for all-to-all)
@@ -35,11 +38,6 @@ struct NodePlacement {
   int64_t rings_evaluated = 0;  // subsets whose ring was computed (the rest were pruned by a bound)
 };
 
-// Bottleneck bandwidth of the best ring (Hamiltonian cycle) through `set`, exactly: the largest
-// threshold at which the links at least that wide still hold a cycle (bitmask DP). `order` gets
-// the ring when non-null. One GPU: +inf; two: their link. Over 20 GPUs (leftovers on big nodes):
-// the upper bound "each GPU's second-widest link" instead.
-double bestRingGbps(const NodeTopology& t, const std::vector<int>& set, std::vector<int>* order = nullptr);
 // The objective of choosing `set` out of the free GPUs `free`.
 PlacementScore scoreSet(const NodeTopology& t, const std::vector<int>& set, const std::vector<int>& free);
 // The best K of the free GPUs (`free` empty: the topology's free list). Errors: K < 1, K larger

@@ -40,7 +40,6 @@ struct ErrorStats {
   int64_t non_finite = 0;    // NaN/inf in the output (unwritten or broken)
   int64_t over_tolerance = 0;// |out - ref| > bound of that element
   double max_abs_err = 0;
-  double max_rel_err = 0;    // max |out - ref| / bound-scale (|ref| floor: see addError)
   double sum_sq_err = 0, sum_sq_ref = 0;
   double worst_ratio = 0;    // max |out - ref| / bound: <= 1 passes
   // Relative L2 error ||out - ref|| / ||ref|| over the checked elements.

@@ -230,7 +230,7 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
         CUDA_TRY(cudaMemcpy(&us, dev_t, sizeof us, cudaMemcpyDeviceToHost));
         row.time_us[place] = us;
         row.algbw[place] = static_cast<double>(row.bytes) / (us * 1e3);  // bytes/ns = GB/s
-        row.busbw[place] = row.algbw[place] * busFactor(coll == "sendrecv" ? "sendrecv" : coll, nranks);
+        row.busbw[place] = row.algbw[place] * busFactor(coll, nranks);
         row.wrong[place] = wrong;
       }
       rows.push_back(row);

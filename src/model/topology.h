@@ -105,7 +105,6 @@ struct ClusterHost {
 struct NetSwitch {
   std::string name;
   int parent = -1;  // -1: a root (core or top spine)
-  int depth = 0;    // 0 for roots, computed
 };
 
 struct ClusterTopology {

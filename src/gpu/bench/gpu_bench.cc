@@ -44,8 +44,6 @@ Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
   ctx.sm_major = p.major;
   ctx.sm_minor = p.minor;
   ctx.l2_bytes = p.l2CacheSize;
-  size_t total = 0;
-  cudaMemGetInfo(&ctx.free_bytes, &total);
   ctx.stream = s;
   // A part that stops on an error is reported with what it measured so far, and the next part still
   // runs: one failure must not cost the whole run (after a sticky fault the next parts fail fast).

@@ -30,7 +30,6 @@ struct BenchContext {
   int device = 0;
   int sm_major = 0, sm_minor = 0;
   size_t l2_bytes = 0;
-  size_t free_bytes = 0;
   void* stream = nullptr;  // cudaStream_t
   // Reports progress when asked for.
   void say(const std::string& line) const {

@@ -1,17 +1,18 @@
-// A fake libnvidia-ml.so for tests: the NVML entry points topo uses, answering from a small script
-// (GPUDOCTOR_FAKE_NVML=FILE) so discovery is tested without a GPU. Lines:
+// A fake libnvidia-ml.so for tests: the NVML entry points topo and the monitor use, answering from a
+// small script (GPUDOCTOR_FAKE_NVML=FILE) so both are tested without a GPU. Lines:
 //   gpu INDEX bus=0000:18:00.0 name=NVIDIA_H200 (underscores are spaces) uuid=GPU-.. cc=9.0
 //       numa=N|unsupported cpus=0-15|unsupported pcie=5x16
 //   nvlink A B COUNT      direct GPU-GPU links      nvswitch A COUNT   links into an NVSwitch
 //   ancestor A B LEVEL    nvmlGpuTopologyLevel_t (default 50, SYSTEM)   init_fail CODE
 //   fieldvalues off       nvmlDeviceGetFieldValues answers NOT_SUPPORTED (older call used)
 //   metrics INDEX util=% memutil=% used_mib= total_mib= sm_mhz= mem_mhz= power_mw= limit_mw= temp=
-//       energy_mj= energy_step_mj= (added per energy reading) pcie_tx_kbs= pcie_rx_kbs= throttle=HEX ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib=
-//       (NVLink counters added per reading) lose_after=N (GPU_IS_LOST after N readings) xid=N
+//       energy_mj= energy_step_mj= (added per energy reading) pcie_tx_kbs= pcie_rx_kbs= throttle=HEX
+//       ecc= pids=1,2 nvl_tx_kib= nvl_rx_kib= (NVLink counters added per reading) lose_after=N
+//       (GPU_IS_LOST after N readings) xid=N
 //   nvlink_counters perlink   NVLink data counters per link only (the all-links scope unsupported)
-// Built a third time with -DFAKE_NVML_OLD: only the older symbol versions (memory v1, processes v1,
-// ClocksThrottleReasons, no energy counter), as an old driver has them.
-// Built twice: complete, and with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol).
+// Built three times: complete; with -DFAKE_NVML_NO_ANCESTOR (a driver lacking a required symbol); and
+// with -DFAKE_NVML_OLD: only the older symbol versions (memory v1, processes v1, ClocksThrottleReasons,
+// no energy counter), as an old driver has them.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -185,7 +186,6 @@ void fillPci(const std::string& bus, PciInfo* p) {
 
 extern "C" {
 int nvmlInit_v2() { return state().init_fail; }
-int nvmlShutdown() { return 0; }
 const char* nvmlErrorString(int r) {
   switch (r) {
     case 0: return "Success";
@@ -193,10 +193,6 @@ const char* nvmlErrorString(int r) {
     case 9: return "Driver Not Loaded";
     default: return "Unknown Error";
   }
-}
-int nvmlSystemGetDriverVersion(char* buf, unsigned int n) {
-  std::snprintf(buf, n, "999.99");
-  return 0;
 }
 int nvmlDeviceGetCount_v2(unsigned int* n) {
   *n = static_cast<unsigned int>(state().gpus.size());
@@ -244,7 +240,7 @@ struct FieldValue {
     unsigned long long ull;
   } value;
 };
-// Only NVML_FI_DEV_NVLINK_GET_STATE (165); the script's "fieldvalues off" makes it unsupported.
+// NVML_FI_DEV_NVLINK_GET_STATE (165) and the NVLink data counters (138/139); the script's "fieldvalues off" makes it unsupported.
 int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
   Gpu* g = gpu(h);
   for (int i = 0; i < count; ++i) {
@@ -281,10 +277,6 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* h, unsigned int link, PciInfo* p) 
   Gpu* g = gpu(h);
   if (link >= g->links.size()) return 2;
   fillPci(g->links[link] >= 0 ? state().gpus[g->links[link]].bus : std::string("0000:ff:00.0"), p);
-  return 0;
-}
-int nvmlDeviceGetNvLinkVersion(void* h, unsigned int link, unsigned int* v) {
-  *v = 4;
   return 0;
 }
 int nvmlDeviceGetCpuAffinity(void* h, unsigned int n, unsigned long* mask) {

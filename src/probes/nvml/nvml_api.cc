@@ -60,9 +60,7 @@ Loaded loadFrom(const std::string& requested) {
     if (!ok && missing.empty()) missing = name;
   };
   need(bind(h, a.Init, {"nvmlInit_v2", "nvmlInit"}), "nvmlInit_v2");
-  need(bind(h, a.Shutdown, {"nvmlShutdown"}), "nvmlShutdown");
   bind(h, a.ErrorString, {"nvmlErrorString"});
-  bind(h, a.SystemGetDriverVersion, {"nvmlSystemGetDriverVersion"});
   need(bind(h, a.DeviceGetCount, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}), "nvmlDeviceGetCount_v2");
   need(bind(h, a.DeviceGetHandleByIndex, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}),
        "nvmlDeviceGetHandleByIndex_v2");
@@ -75,7 +73,6 @@ Loaded loadFrom(const std::string& requested) {
   bind(h, a.DeviceGetFieldValues, {"nvmlDeviceGetFieldValues"});
   bind(h, a.DeviceGetNvLinkRemotePciInfo, {"nvmlDeviceGetNvLinkRemotePciInfo_v2"});
   bind(h, a.DeviceGetNvLinkRemoteDeviceType, {"nvmlDeviceGetNvLinkRemoteDeviceType"});
-  bind(h, a.DeviceGetNvLinkVersion, {"nvmlDeviceGetNvLinkVersion"});
   bind(h, a.DeviceGetCpuAffinity, {"nvmlDeviceGetCpuAffinity"});
   bind(h, a.DeviceGetNumaNodeId, {"nvmlDeviceGetNumaNodeId"});
   bind(h, a.DeviceGetCudaComputeCapability, {"nvmlDeviceGetCudaComputeCapability"});

@@ -1,6 +1,6 @@
 // NVML reached through dlopen with our own minimal declarations (no nvml.h, no link dependency),
 // nvtop style: one loader and one symbol table, newest symbol versions first, missing library or
-// driver is an Error value. Covers topology now; the live monitor adds its symbols to this table.
+// driver is an Error value. Topology discovery and the live monitor share it.
 #pragma once
 #include <string>
 
@@ -8,17 +8,11 @@
 
 namespace gpudoctor::nvml {
 
-// nvmlReturn_t values we act on (nvml.h).
+// nvmlReturn_t values we act on (nvml.h); any other is passed to errorString.
 enum Return : int {
   kSuccess = 0,
-  kUninitialized = 1,
-  kInvalidArgument = 2,
-  kNotSupported = 3,
-  kNoPermission = 4,
-  kNotFound = 6,
-  kDriverNotLoaded = 9,
   kFunctionNotFound = 13,  // NVML_ERROR_FUNCTION_NOT_FOUND: also what we return for an absent symbol
-  kUnknown = 999,
+  kGpuIsLost = 15,         // NVML_ERROR_GPU_IS_LOST
 };
 using Device = struct DeviceOpaque*;
 
@@ -60,8 +54,6 @@ constexpr unsigned int kFieldNvLinkGetState = 165;  // NVML_FI_DEV_NVLINK_GET_ST
 constexpr unsigned int kFieldNvLinkThroughputDataTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
 constexpr unsigned int kFieldNvLinkThroughputDataRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
 constexpr unsigned int kScopeAllLinks = 0xFFFFFFFF;         // scopeId: the GPU's total over its links
-constexpr Return kGpuIsLost = static_cast<Return>(15);      // NVML_ERROR_GPU_IS_LOST
-constexpr Return kTimeout = static_cast<Return>(10);        // NVML_ERROR_TIMEOUT
 
 // The monitor's structures (nvml.h layouts).
 struct Utilization {
@@ -99,9 +91,7 @@ enum NvLinkDeviceType : int { kNvLinkGpu = 0, kNvLinkIbmNpu = 1, kNvLinkSwitch =
 // The symbol table. Required entries are non-null after load(); optional ones may be null.
 struct Api {
   Return (*Init)() = nullptr;  // nvmlInit_v2, else nvmlInit
-  Return (*Shutdown)() = nullptr;
   const char* (*ErrorString)(Return) = nullptr;
-  Return (*SystemGetDriverVersion)(char*, unsigned int) = nullptr;
   Return (*DeviceGetCount)(unsigned int*) = nullptr;                      // _v2, else plain
   Return (*DeviceGetHandleByIndex)(unsigned int, Device*) = nullptr;      // _v2, else plain
   Return (*DeviceGetName)(Device, char*, unsigned int) = nullptr;
@@ -113,7 +103,6 @@ struct Api {
   Return (*DeviceGetFieldValues)(Device, int, FieldValue*) = nullptr;  // Hopper link state (as NCCL reads it)
   Return (*DeviceGetNvLinkRemotePciInfo)(Device, unsigned int, PciInfo*) = nullptr;  // _v2
   Return (*DeviceGetNvLinkRemoteDeviceType)(Device, unsigned int, int*) = nullptr;
-  Return (*DeviceGetNvLinkVersion)(Device, unsigned int, unsigned int*) = nullptr;
   Return (*DeviceGetCpuAffinity)(Device, unsigned int, unsigned long*) = nullptr;
   Return (*DeviceGetNumaNodeId)(Device, unsigned int*) = nullptr;
   Return (*DeviceGetCudaComputeCapability)(Device, int*, int*) = nullptr;

@@ -467,9 +467,9 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
       return Error{sw_at[i] + ": [[switch]] \"" + k.switches[i].name + "\": unknown parent \"" + parents[i] + "\""};
     k.switches[i].parent = it->second;
   }
-  // Depths, and cycles: walking up from any switch must reach a root within |switches| steps.
+  // Cycles: walking up from any switch must reach a root without meeting a switch twice.
   for (size_t i = 0; i < k.switches.size(); ++i) {
-    int cur = static_cast<int>(i), steps = 0;
+    int cur = static_cast<int>(i);
     std::vector<int> path_ids;
     while (cur >= 0) {
       if (std::find(path_ids.begin(), path_ids.end(), cur) != path_ids.end()) {
@@ -479,9 +479,7 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
       }
       path_ids.push_back(cur);
       cur = k.switches[cur].parent;
-      ++steps;
     }
-    k.switches[i].depth = steps - 1;
   }
   const toml::array* hosts = top.array("host");
   if (!hosts) {  // present (this is a cluster file) but not an array
