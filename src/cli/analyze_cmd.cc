@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/nccl_log_check.h"
 #include "probes/nccl_library.h"
 #include "sources/nccl_env/settings_reader.h"
 #include "report/bench_gpu_report.h"

@@ -17,7 +17,7 @@
 #include <httplib.h>
 
 #include "analysis/host_rates.h"
-#include "analysis/monitor_summary.h"
+#include "diagnosis/monitor_summary.h"
 #include "cli/commands.h"
 #include "diagnosis/health.h"
 #include "probes/host/host_counters.h"

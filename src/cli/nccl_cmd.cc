@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "diagnosis/nccl_env_check.h"
+#include "diagnosis/nccl_log_check.h"
 #include "probes/host_net.h"
 #include "probes/nccl_library.h"
 #include "report/nccl_env_report.h"

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/nccl_log_check.h"
+
 namespace gpudoctor {
 
 std::string_view severityName(Severity s) {
@@ -444,7 +446,7 @@ class Rules {
     if (!in_.nccl_log) return;
     for (const auto& l : *in_.nccl_log) {
       auto& f = add("nccl.log", l.title, 0, "not estimated from the trace: measure with gpudoctor nccl bench");
-      f.severity = l.severity == "critical" ? Severity::kCritical : l.severity == "warning" ? Severity::kWarning : Severity::kInfo;
+      f.severity = l.severity;
       f.explanation = l.evidence;
       if (!l.fix.empty()) f.fix = {l.fix};
     }
@@ -528,7 +530,7 @@ class Rules {
       std::string ev = "pass --nccl-log FILE... (NCCL_DEBUG=INFO) to check transports and channels";
       if (in_.nccl_log) {
         int bad = 0;
-        for (const auto& l : *in_.nccl_log) bad += l.severity != "info";
+        for (const auto& l : *in_.nccl_log) bad += l.severity != Severity::kInfo;
         st = bad ? CheckStatus::kFail : CheckStatus::kPass;
         ev = bad ? fmt::format("{} problem(s) in the NCCL log", bad) : "NCCL log: transports and channels as expected";
       }

@@ -2,7 +2,6 @@
 // (an upper bound, with how it was estimated), and the concrete change. Also the guide's
 // checklist with a status and evidence per item. Pure: no I/O.
 #pragma once
-#include "sources/nccl_log/nccl_log_reader.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 namespace gpudoctor {
 
 enum class Severity { kCritical, kWarning, kInfo, kOk };
+struct NcclLogFinding;  // diagnosis/nccl_log_check.h
 std::string_view severityName(Severity s);
 
 // One number a finding rests on.

@@ -23,6 +23,8 @@ constexpr double kBusyLinkBytesPerS = 1e9;
 
 }  // namespace
 
+bool clocksHeldDown(uint64_t reasons) { return (reasons & kCostly) != 0; }
+
 std::string throttleNames(uint64_t bits) {
   static const std::pair<uint64_t, const char*> k[] = {{0x1, "gpu-idle"}, {0x2, "app-clocks"}, {kSwPowerCap, "sw-power-cap"},
                                                        {kHwSlowdown, "hw-slowdown"}, {kSyncBoost, "sync-boost"},
@@ -83,7 +85,7 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
       if (!f.ok) f.reason = "close to out of memory: smaller micro-batch, activation checkpointing or ZeRO (gpudoctor plan)";
       out.push_back(f);
     }
-    if (g.throttle_reasons & kCostly) {
+    if (clocksHeldDown(g.throttle_reasons)) {
       out.push_back({who, "clocks", false, static_cast<double>(g.throttle_reasons), 0,
                      "clocks held down: " + throttleNames(g.throttle_reasons & kCostly)});
     }

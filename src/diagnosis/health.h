@@ -25,6 +25,10 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
 // "communication" (NVLink/network busy while the GPU is not), "no-process", "lost", or "other".
 std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thresholds& t);
 
+// Whether NVML's clock-event reasons include one that costs speed (power cap, thermal, hardware
+// slowdown or power brake; not idle or application clocks).
+bool clocksHeldDown(uint64_t reasons);
+
 // Names of the set NVML clock-event (throttle) reason bits, e.g. "sw-power-cap, hw-thermal".
 std::string throttleNames(uint64_t bits);
 

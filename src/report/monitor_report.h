@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/monitor_summary.h"
+#include "diagnosis/monitor_summary.h"
 #include "diagnosis/health.h"
 #include "model/monitor_sample.h"
 

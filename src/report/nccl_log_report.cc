@@ -48,7 +48,7 @@ std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFi
   }
   o += findings.empty() ? "\nNo problems found in the log.\n" : "\nFindings\n";
   for (const auto& x : findings) {
-    o += wrapText("[" + x.severity + "] " + x.title, " ", 100);
+    o += wrapText("[" + std::string(severityName(x.severity)) + "] " + x.title, " ", 100);
     if (!x.evidence.empty()) o += wrapText("evidence: " + x.evidence, "    ", 100);
     if (!x.fix.empty()) o += wrapText("fix: " + x.fix, "    ", 100);
   }
@@ -82,7 +82,7 @@ std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFi
   j["warnings"] = f.warnings;
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& x : findings)
-    fs.push_back({{"severity", x.severity}, {"title", x.title}, {"evidence", x.evidence}, {"fix", x.fix}});
+    fs.push_back({{"severity", severityName(x.severity)}, {"title", x.title}, {"evidence", x.evidence}, {"fix", x.fix}});
   j["findings"] = fs;
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

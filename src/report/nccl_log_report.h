@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "sources/nccl_log/nccl_log_reader.h"
+#include "diagnosis/nccl_log_check.h"
 
 namespace gpudoctor {
 

@@ -47,16 +47,4 @@ Result<NcclLogFacts> readNcclLogs(const std::vector<std::string>& paths);
 // Same, from text (tests).
 Result<NcclLogFacts> readNcclLogText(const std::string& text, const std::string& name);
 
-// A finding about the communication setup the log reveals.
-struct NcclLogFinding {
-  std::string severity;  // critical, warning, info
-  std::string title;
-  std::string evidence;
-  std::string fix;
-};
-
-// Warnings that matter: multi-node on sockets, GDR off, P2P unused inside a node, few channels,
-// NCCL WARN lines.
-std::vector<NcclLogFinding> judgeNcclLog(const NcclLogFacts& f);
-
 }  // namespace gpudoctor

@@ -1,8 +1,10 @@
-// The NCCL log reader on a real NCCL_DEBUG=INFO log (2 x H200, NCCL 2.28.9, made by
+// The NCCL log reader (and the judgement of what it read) on a real NCCL_DEBUG=INFO log (2 x H200, NCCL 2.28.9, made by
 // scripts/make_nccl_log.py) and on hand-written lines in the formats of multi-node IB and socket jobs.
 #include "sources/nccl_log/nccl_log_reader.h"
 
 #include <gtest/gtest.h>
+
+#include "diagnosis/nccl_log_check.h"
 
 namespace gpudoctor {
 namespace {
@@ -11,7 +13,7 @@ std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DI
 
 bool hasFinding(const std::vector<NcclLogFinding>& f, const std::string& sev, const std::string& text) {
   for (const auto& x : f)
-    if (x.severity == sev && x.title.find(text) != std::string::npos) return true;
+    if (severityName(x.severity) == sev && x.title.find(text) != std::string::npos) return true;
   return false;
 }
 

@@ -1,4 +1,4 @@
-#include "analysis/monitor_summary.h"
+#include "diagnosis/monitor_summary.h"
 
 #include "diagnosis/health.h"
 
@@ -50,8 +50,7 @@ MonitorSummary summarizeMonitor(const std::vector<MonitorSample>& samples, const
         x.power_mean_w = (x.power_mean_w < 0 ? 0 : x.power_mean_w) + g.power_w * dt;
         power_s[g.index] += dt;
       }
-      for (const auto& f : judgeHealth(MonitorSample{s.unix_ns, s.interval_s, "", {}, {g}, ""}, t))
-        if (f.check == "clocks") x.throttled_s += dt;
+      if (clocksHeldDown(g.throttle_reasons)) x.throttled_s += dt;
       x.bottleneck_s[gpuBottleneck(s, g, t)] += dt;
     }
   }

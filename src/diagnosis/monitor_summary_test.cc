@@ -1,5 +1,5 @@
 // A recording's summary on hand-made samples whose tallies are known.
-#include "analysis/monitor_summary.h"
+#include "diagnosis/monitor_summary.h"
 
 #include <gtest/gtest.h>
 
