@@ -189,12 +189,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
   if (!a.json.empty()) {
     std::string err;
-    std::string json = renderJson(run.value(), read_s, &diag, &th);
-    if (eff) {
-      // One more top-level key; the rest of the document stays byte for byte what it was.
-      size_t close = json.find_last_of('}');
-      if (close != std::string::npos) json.insert(close, ",\n\"efficiency\": " + renderEfficiencyJson(*eff) + "\n");
-    }
+    std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr);
     if (!writeOutput(a.json, json, err)) return fail(err);
     if (a.json == "-") return 0;
   }

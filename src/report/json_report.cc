@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/bench_gpu_report.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -98,7 +100,7 @@ ordered_json collectives(const std::vector<CollectiveStats>& cs) {
 const char* const* breakdownDefinitions() { return kDefinitions; }
 
 std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagnosis* diagnosis,
-                       const Thresholds* thresholds) {
+                       const Thresholds* thresholds, const Efficiency* efficiency) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
   j["version"] = GPUDOCTOR_VERSION;
@@ -170,6 +172,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     }
     j["diagnosis"] = dj;
   }
+  if (efficiency) j["efficiency"] = ordered_json::parse(renderEfficiencyJson(*efficiency));  // one writer of its fields
   // Paths and names from traces need not be UTF-8: replace what is not rather than fail.
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
