@@ -11,6 +11,17 @@ namespace gpudoctor {
 
 namespace {
 
+// The next k-combination of 0..n-1 in lexicographic order (idx sorted, k = idx.size()); false after
+// the last one.
+bool nextCombination(std::vector<int>& idx, int n) {
+  int k = static_cast<int>(idx.size()), i = k - 1;
+  while (i >= 0 && idx[i] == n - k + i) --i;
+  if (i < 0) return false;
+  ++idx[i];
+  for (int j = i + 1; j < k; ++j) idx[j] = idx[j - 1] + 1;
+  return true;
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxExactRing = 20;  // 2^20 DP states: a few MB, milliseconds
 
@@ -277,11 +288,7 @@ Result<NodePlacement> placeOnNode(const NodeTopology& t, int k, std::vector<int>
     while (true) {
       for (int i = 0; i < k; ++i) set[i] = free[idx[i]];
       consider(set);
-      int i = k - 1;
-      while (i >= 0 && idx[i] == f - k + i) --i;
-      if (i < 0) break;
-      ++idx[i];
-      for (int j = i + 1; j < k; ++j) idx[j] = idx[j - 1] + 1;
+      if (!nextCombination(idx, f)) break;
     }
   } else {
     // Larger nodes: grow from each free GPU, adding the GPU that keeps the score best.
@@ -392,11 +399,7 @@ std::vector<int> placeGoBestEffort(const NodeTopology& t, int k, std::vector<int
       recurse();
       cur.pop_back();
       for (int p : pick) used[rest[p]] = false;
-      int i = k - 2;
-      while (i >= 0 && pick[i] == r - (k - 1) + i) --i;
-      if (i < 0) break;
-      ++pick[i];
-      for (int j = i + 1; j < k - 1; ++j) pick[j] = pick[j - 1] + 1;
+      if (!nextCombination(pick, r)) break;
     }
     used[first] = false;
   };

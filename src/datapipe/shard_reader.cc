@@ -83,15 +83,18 @@ std::vector<std::pair<size_t, size_t>> ShardSet::sample(const std::string& key) 
   return out;
 }
 
+Status ShardSet::checkMember(size_t s, size_t k) const {
+  auto d = member(s, k);
+  uint32_t crc = static_cast<uint32_t>(::crc32_z(0, reinterpret_cast<const Bytef*>(d.data()), d.size()));
+  if (crc == index_.shards[s].members[k].tar.crc32) return {};
+  return Error{dir_ + "/" + index_.shards[s].name + ": member \"" + index_.shards[s].members[k].tar.name +
+               "\" is corrupt (crc32 differs from the index)"};
+}
+
 Status ShardSet::verify() const {
   for (size_t s = 0; s < index_.shards.size(); ++s)
-    for (size_t k = 0; k < index_.shards[s].members.size(); ++k) {
-      auto d = member(s, k);
-      uint32_t crc = static_cast<uint32_t>(::crc32_z(0, reinterpret_cast<const Bytef*>(d.data()), d.size()));
-      if (crc != index_.shards[s].members[k].tar.crc32)
-        return Error{dir_ + "/" + index_.shards[s].name + ": member \"" + index_.shards[s].members[k].tar.name +
-                     "\" is corrupt (crc32 differs from the index)"};
-    }
+    for (size_t k = 0; k < index_.shards[s].members.size(); ++k)
+      if (Status st = checkMember(s, k); !st.ok()) return st;
   return {};
 }
 
@@ -176,7 +179,6 @@ Result<LoaderStats> streamShards(const ShardSet& set, const LoaderOptions& opt,
       size_t c = next.fetch_add(1);
       if (c >= chunks.size() || stop.load()) break;
       const Chunk& ch = chunks[c];
-      const auto& ms = idx.shards[ch.shard].members;
       // Ask the kernel to read the whole chunk ahead: one large read instead of a fault per page.
       auto a = set.member(ch.shard, ch.first), z = set.member(ch.shard, ch.last - 1);
       uintptr_t lo = reinterpret_cast<uintptr_t>(a.data()) & ~uintptr_t(4095);
@@ -184,12 +186,9 @@ Result<LoaderStats> streamShards(const ShardSet& set, const LoaderOptions& opt,
       if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_WILLNEED);
       for (size_t k = ch.first; k < ch.last; ++k) {
         auto d = set.member(ch.shard, k);
-        if (opt.verify_crc &&
-            static_cast<uint32_t>(::crc32_z(0, reinterpret_cast<const Bytef*>(d.data()), d.size())) != ms[k].tar.crc32) {
+        if (Status st = opt.verify_crc ? set.checkMember(ch.shard, k) : Status{}; !st.ok()) {
           std::lock_guard<std::mutex> l(ring.mu);
-          if (ring.error.empty())
-            ring.error = set.dir() + "/" + idx.shards[ch.shard].name + ": member \"" + ms[k].tar.name +
-                         "\" is corrupt (crc32 differs from the index)";
+          if (ring.error.empty()) ring.error = st.message();
           stop = true;
           ring.cv.notify_all();
           break;

@@ -45,6 +45,8 @@ class ShardSet {
   std::vector<std::pair<size_t, size_t>> sample(const std::string& key) const;
   // Checks every member's crc32 against the index; the error names the shard and the member.
   Status verify() const;
+  // One member's bytes against its crc32 in the index; the error names shard and member.
+  Status checkMember(size_t s, size_t m) const;
 
  private:
   ShardSet() = default;

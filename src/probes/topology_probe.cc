@@ -82,30 +82,27 @@ std::string normalizeBusId(const std::string& id) {
   return s;
 }
 
-std::vector<std::string> ncclPciParents(const std::string& path) {
+// The components of a device's sysfs path below /devices/: [pci0000:00, root port, switch up,
+// switch down, ..., device].
+std::vector<std::string> pciComponents(const std::string& path) {
   std::vector<std::string> comps;
   auto at = path.find("/devices/");
   std::stringstream ss(at == std::string::npos ? path : path.substr(at + 9));
   std::string c;
   while (std::getline(ss, c, '/'))
     if (!c.empty()) comps.push_back(c);
-  // comps: [pci0000:00, root port, switch up, switch down, ..., device]
+  return comps;
+}
+
+std::vector<std::string> ncclPciParents(const std::string& path) {
+  std::vector<std::string> comps = pciComponents(path);
   std::vector<std::string> out;
   for (int i = static_cast<int>(comps.size()) - 3; i >= 2; i -= 2) out.insert(out.begin(), comps[i]);
   return out;
 }
 
 PcieLevel sysfsPcieLevel(const std::string& a, const std::string& b, int numa_a, int numa_b) {
-  auto comps = [](const std::string& p) {
-    std::vector<std::string> out;
-    auto at = p.find("/devices/");
-    std::stringstream ss(at == std::string::npos ? p : p.substr(at + 9));
-    std::string c;
-    while (std::getline(ss, c, '/'))
-      if (!c.empty()) out.push_back(c);
-    return out;
-  };
-  auto ca = comps(a), cb = comps(b);
+  auto ca = pciComponents(a), cb = pciComponents(b);
   bool same_node = numa_a >= 0 && numa_a == numa_b;
   if (ca.empty() || cb.empty() || ca[0] != cb[0]) return same_node ? PcieLevel::kNode : PcieLevel::kSystem;
   size_t common = 0;
@@ -239,7 +236,8 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     fs::path real = fs::canonical(device_link, e);
     std::string path = e ? "" : real.string();
     // A virtual function or a virtio child sits below its PCI device: walk up to a bus id.
-    while (!path.empty() && !std::regex_match(real.filename().string(), std::regex("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]")) &&
+    static const std::regex kBusId("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
+    while (!path.empty() && !std::regex_match(real.filename().string(), kBusId) &&
            real.has_parent_path() && real.parent_path() != real) {
       real = real.parent_path();
       if (real.filename().string().rfind("pci", 0) == 0) path.clear();
@@ -263,12 +261,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     TopoNic nic;
     nic.name = d.name;
     nic.infiniband = true;
-    for (const auto& p : d.ports)
-      if (p.state == "ACTIVE") {
-        nic.port = p.port;
-        break;
-      }
-    if (!d.ports.empty() && nic.port == 1) nic.port = d.ports.front().port;
+    // The first ACTIVE port, else the first port there is.
+    auto active = std::find_if(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == "ACTIVE"; });
+    if (active != d.ports.end()) nic.port = active->port;
+    else if (!d.ports.empty()) nic.port = d.ports.front().port;
     std::string rate = readSysLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
     nic.speed_gbps = std::atof(rate.c_str());
     addNic(nic, ib / d.name / "device");

@@ -34,16 +34,6 @@ TEST(TopologyProbe, VmNumaFromCpuAffinity) {
   EXPECT_EQ(text.find("N/A"), std::string::npos) << text;
 }
 
-TEST(ModelTopology, NumaNodeOfCpus) {
-  std::vector<NumaNode> nodes = {{0, "0-15,32-47"}, {1, "16-31,48-63"}};
-  EXPECT_EQ(numaNodeOfCpus("0-7", nodes), 0);
-  EXPECT_EQ(numaNodeOfCpus("48,16-17", nodes), 1);
-  EXPECT_EQ(numaNodeOfCpus("0-31", nodes), -1);  // spans both
-  EXPECT_EQ(numaNodeOfCpus("", nodes), -1);
-  EXPECT_EQ(numaNodeOfCpus("x", nodes), -1);
-  EXPECT_EQ(numaNodeOfCpus("0-3", {}), -1);
-}
-
 TEST(TopologyProbe, TwoH200WithNumaFromSysfs) {
   auto r = probeWith("h200_2gpu.txt", "testdata/sysroot/topo_2gpu");
   ASSERT_TRUE(r.ok()) << r.error().message;

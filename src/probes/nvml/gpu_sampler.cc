@@ -125,11 +125,11 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
     if (a.DeviceGetComputeRunningProcesses) {
       nvml::ProcessInfo p[64];
       if (a.DeviceGetComputeRunningProcesses(d.handle, &count, p) == nvml::kSuccess)
-        for (unsigned int k = 0; k < count; ++k) g.pids.push_back(static_cast<int>(p[k].pid));
+        for (unsigned int j = 0; j < count; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
     } else if (a.DeviceGetComputeRunningProcessesV1) {
       nvml::ProcessInfoV1 p[64];
       if (a.DeviceGetComputeRunningProcessesV1(d.handle, &count, p) == nvml::kSuccess)
-        for (unsigned int k = 0; k < count; ++k) g.pids.push_back(static_cast<int>(p[k].pid));
+        for (unsigned int j = 0; j < count; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
     }
     // NVLink: cumulative KiB; a rate needs the previous reading. The GPU's total (scope: all links)
     // where the driver answers it, else the sum over links; the way found first is kept, so two

@@ -171,7 +171,7 @@ PcieLevel levelBetween(const PciePlace& a, const PciePlace& b) {
 
 // Switch chains from [[pcie_switch]] parents; a cycle is an error naming the switches on it.
 Status resolvePlace(const std::map<std::string, PcieSwitchDef>& sw, const std::string& first, PciePlace* p,
-                    const std::string& at, const std::string& file) {
+                    const std::string& at) {
   std::string cur = first;
   std::vector<std::string> seen;
   while (!cur.empty()) {
@@ -212,7 +212,7 @@ Status readLevelRow(const Ctx& c, const toml::array& row, int n, int self, std::
   return {};
 }
 
-Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top) {
+Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
   NodeTopology t;
   t.source = c.file;
   TRY(top.string("name", &t.name));
@@ -260,7 +260,7 @@ Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top
   // Every switch must reach a root without a cycle, even one no GPU hangs off.
   for (const auto& [id, d] : switches) {
     PciePlace p;
-    TRY(resolvePlace(switches, id, &p, d.at, c.file));
+    TRY(resolvePlace(switches, id, &p, d.at));
   }
 
   const toml::array* gpus = top.array("gpu");
@@ -299,7 +299,7 @@ Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top
     PciePlace& p = places[g.index];
     p.numa = g.numa_node;
     if (!sw.empty()) {
-      TRY(resolvePlace(switches, sw, &p, c.at(*tb), c.file));
+      TRY(resolvePlace(switches, sw, &p, c.at(*tb)));
       if (g.numa_node < 0) g.numa_node = p.numa;
     }
     if (!hb.empty()) p.host_bridge = hb;
@@ -391,7 +391,7 @@ Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top
       PciePlace p;
       p.numa = nic.numa_node;
       if (!sw.empty()) {
-        TRY(resolvePlace(switches, sw, &p, c.at(*tb), c.file));
+        TRY(resolvePlace(switches, sw, &p, c.at(*tb)));
         if (nic.numa_node < 0) nic.numa_node = p.numa;
       }
       if (!hb.empty()) p.host_bridge = hb;
@@ -424,7 +424,6 @@ Result<NodeTopology> parseNode(const Ctx& c, const toml::table& doc, Fields& top
     for (int i = 0; i < n; ++i) t.free.push_back(i);
   }
   std::sort(t.free.begin(), t.free.end());
-  (void)doc;
   return t;
 }
 
@@ -543,7 +542,7 @@ Result<TopologyFile> parseTopologyText(const std::string& text, const std::strin
     out.cluster = std::move(k.value());
     if (out.cluster.hosts.empty()) return Error{name + ": no [[host]] entries"};
   } else {
-    auto n = parseNode(c, doc, top);
+    auto n = parseNode(c, top);
     if (!n.ok()) return n.error();
     out.node = std::move(n.value());
   }
