@@ -78,10 +78,6 @@ bool writeOutput(const std::string& path, const std::string& text, std::string& 
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
-  auto fail = [](const std::string& msg) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", msg.c_str());
-    return 1;
-  };
   Thresholds th = Thresholds::defaults();
   if (!a.thresholds.empty()) {
     Status s = th.loadToml(a.thresholds);

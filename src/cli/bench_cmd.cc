@@ -53,11 +53,6 @@ std::atomic<bool> g_interrupted{false};
 
 void onSignal(int) { g_interrupted = true; }
 
-int fail(const std::string& m, int code) {
-  std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-  return code;
-}
-
 // The rate the GPUs of the traced job consume: per rank, batch samples per step over the step time
 // without the GPU idling on the loader; summed over ranks (each rank's loader reads its share).
 Result<double> targetFromTrace(const std::vector<std::string>& paths, int64_t batch) {

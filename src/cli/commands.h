@@ -2,7 +2,9 @@
 // process exit code: 0 success, 1 an error in the input or the analysis, 2 a usage error.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
+#include <string>
 
 namespace gpudoctor::cli {
 
@@ -24,11 +26,17 @@ std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std:
 std::function<int()> addNcclTune(CLI::App* nccl);
 // Adds `pack` (small files into WebDataset tar shards with an index).
 std::function<int()> addPack(CLI::App& app);
-// Adds `bench` and its verbs (`bench io`; a later `bench gpu` goes beside it).
+// Adds `bench` and its verbs (`bench io`, `bench gpu`).
 std::function<int()> addBench(CLI::App& app);
 // Adds `monitor` (live metrics, recording, Prometheus) and `monitor report`.
 std::function<int()> addMonitor(CLI::App& app);
 // The process's command line, as main() received it.
 const std::vector<std::string>& commandLine();
+
+// The one error line every verb prints ("gpudoctor: error: MESSAGE" on stderr); returns `code`.
+inline int fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "gpudoctor: error: %s\n", message.c_str());
+  return code;
+}
 
 }  // namespace gpudoctor::cli

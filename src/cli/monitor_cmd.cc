@@ -39,11 +39,6 @@ struct MonitorArgs {
   bool report_json = false;
 };
 
-int fail(const std::string& m, int code = 1) {
-  std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-  return code;
-}
-
 // "9400", ":9400", "0.0.0.0:9400", "[::1]:9400" -> host, port. Loopback unless an address is given.
 bool parseListen(const std::string& s, std::string& host, int& port) {
   host = "127.0.0.1";

@@ -409,10 +409,6 @@ int runTuneWith(const TuneArgs& a);
 // `repeats` fresh processes; decideNcclTune keeps only gains beyond the noise; stage 3 re-measures
 // the kept choices through the plugin itself and drops those it does not confirm.
 int runTune(const TuneArgs& a) {
-  auto fail = [](const std::string& m) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-    return 1;
-  };
   for (const auto& c : splitList(a.collectives))
     if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "reduce")
       return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)");
@@ -429,10 +425,6 @@ int runTune(const TuneArgs& a) {
 }
 
 int runTuneWith(const TuneArgs& a) {
-  auto fail = [](const std::string& m) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-    return 1;
-  };
   auto algos = splitList(a.algos), protos = splitList(a.protos), ctas = splitList(a.ctas);
   for (const auto& c : ctas)
     if (c != "default" && (c.find_first_not_of("0123456789") != std::string::npos || std::atoi(c.c_str()) < 1 ||

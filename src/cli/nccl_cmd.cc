@@ -31,10 +31,6 @@ struct EnvArgs {
 };
 
 int runEnv(const EnvArgs& a) {
-  auto fail = [](const std::string& m, int code) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-    return code;
-  };
   std::vector<NcclSetting> settings;
   std::string source = "the environment";
   if (a.from.empty()) {

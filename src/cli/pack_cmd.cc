@@ -27,10 +27,6 @@ struct PackArgs {
 };
 
 int runPack(const PackArgs& a) {
-  auto fail = [](const std::string& m, int code) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-    return code;
-  };
   auto size = parseByteSize(a.shard_size);
   if (!size.ok()) return fail("--shard-size: " + size.error().message, 2);
   if (size.value() < 1024) return fail("--shard-size must be at least 1K", 2);

@@ -21,11 +21,6 @@ struct PlaceArgs {
   bool json = false;
 };
 
-int fail(const std::string& m, int code) {
-  std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-  return code;
-}
-
 // "0,1,4-7" -> {0,1,4,5,6,7}; false on anything else.
 bool parseGpuList(const std::string& s, std::vector<int>* out) {
   std::stringstream ss(s);

@@ -93,14 +93,11 @@ Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd
 }
 
 int runPlan(const PlanArgs& a) {
-  auto fail = [](const std::string& m) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-    return 2;
-  };
+  auto usage = [](const std::string& m) { return fail(m, 2); };  // plan's input errors are usage errors
   ModelSpec m;
   if (!a.model.empty() && a.model != "custom") {
     auto p = modelPreset(a.model);
-    if (!p.ok()) return fail(p.error().message);
+    if (!p.ok()) return usage(p.error().message);
     m = p.value();
   } else {
     m.name = "custom";
@@ -117,9 +114,9 @@ int runPlan(const PlanArgs& a) {
   if (a.vocab) m.vocab = a.vocab;
   if (a.seq) m.seq = a.seq;
   if (m.ffn == 0 && m.hidden) m.ffn = 4 * m.hidden;
-  if (Status s = validateModel(m); !s.ok()) return fail(s.message());
+  if (Status s = validateModel(m); !s.ok()) return usage(s.message());
   auto k = gpuPreset(a.gpu);
-  if (!k.ok() && !(a.gpu_memory_gb > 0 && a.tflops > 0)) return fail(k.error().message);
+  if (!k.ok() && !(a.gpu_memory_gb > 0 && a.tflops > 0)) return usage(k.error().message);
   ClusterSpec c = k.ok() ? k.value() : ClusterSpec{};
   if (!k.ok()) c.gpu = a.gpu;
   if (a.gpu_memory_gb > 0) c.memory_bytes = a.gpu_memory_gb * 1e9;
@@ -131,7 +128,7 @@ int runPlan(const PlanArgs& a) {
   c.nodes = a.nodes;
   TrainSpec t;
   if (a.global_batch_tokens > 0) {
-    if (a.global_batch_tokens % m.seq) return fail("--global-batch-tokens must be a multiple of the sequence length");
+    if (a.global_batch_tokens % m.seq) return usage("--global-batch-tokens must be a multiple of the sequence length");
     t.global_batch = a.global_batch_tokens / m.seq;
   } else {
     t.global_batch = a.global_batch > 0 ? a.global_batch : static_cast<int64_t>(c.gpus()) * 8;
@@ -140,8 +137,8 @@ int runPlan(const PlanArgs& a) {
   else if (a.precision == "fp16") t.precision = Precision::kFp16Mixed;
   else if (a.precision == "fp32") t.precision = Precision::kFp32;
   else if (a.precision == "amp") t.precision = Precision::kAmp;
-  else return fail("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
-  if (a.optimizer != "adamw" && a.optimizer != "sgd") return fail("--optimizer must be adamw or sgd");
+  else return usage("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
+  if (a.optimizer != "adamw" && a.optimizer != "sgd") return usage("--optimizer must be adamw or sgd");
   t.optimizer = a.optimizer;
   t.flash_attention = !a.no_flash;
   t.fp32_grad_accumulation = a.fp32_grads;
@@ -155,26 +152,26 @@ int runPlan(const PlanArgs& a) {
     if (a.recompute == "none") pins.recompute = 0;
     else if (a.recompute == "selective") pins.recompute = 1;
     else if (a.recompute == "full") pins.recompute = 2;
-    else return fail("--recompute must be none, selective or full");
+    else return usage("--recompute must be none, selective or full");
   }
   // Pinned degrees that can never work get a reason, not an empty table.
-  if (a.tp > 0 && m.heads % a.tp) return fail("--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads");
-  if (a.tp > c.gpus_per_node) return fail("--tp is larger than the GPUs of a node");
-  if (a.pp > 0 && m.layers % a.pp) return fail("--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers");
+  if (a.tp > 0 && m.heads % a.tp) return usage("--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads");
+  if (a.tp > c.gpus_per_node) return usage("--tp is larger than the GPUs of a node");
+  if (a.pp > 0 && m.layers % a.pp) return usage("--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers");
   if (a.tp > 0 && a.pp > 0 && c.gpus() % (a.tp * a.pp))
-    return fail("--tp x --pp does not divide the " + std::to_string(c.gpus()) + " GPUs");
+    return usage("--tp x --pp does not divide the " + std::to_string(c.gpus()) + " GPUs");
   auto plans = searchPlans(m, c, t, pins);
   if (plans.empty())
-    return fail("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
+    return usage("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
                 " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
   if (!a.from_trace.empty()) {
     // Prediction against a measured run: the first configuration matching the pins is the job's.
     auto files = expandTracePaths(a.from_trace);
-    if (!files.ok()) return fail(files.error().message) - 1;
+    if (!files.ok()) return usage(files.error().message) - 1;
     auto traces = readTraceSet(files.value());
-    if (!traces.ok()) return fail(traces.error().message) - 1;
+    if (!traces.ok()) return usage(traces.error().message) - 1;
     auto run = analyzeRun(traces.value(), {});
-    if (!run.ok()) return fail(run.error().message) - 1;
+    if (!run.ok()) return usage(run.error().message) - 1;
     std::string out = renderPlanVsTrace(m, c, t, plans.front(), run.value());
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;

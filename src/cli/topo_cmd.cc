@@ -28,11 +28,6 @@ struct TopoArgs {
   int repeats = 20;
 };
 
-int fail(const std::string& m, int code) {
-  std::fprintf(stderr, "gpudoctor: error: %s\n", m.c_str());
-  return code;
-}
-
 int runTopo(const TopoArgs& a) {
   NodeTopology t;
   if (!a.topology.empty()) {
