@@ -25,6 +25,7 @@
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/ceilings_file/ceilings_file.h"
+#include "sources/nccl_log/nccl_log_reader.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor::cli {

@@ -19,7 +19,7 @@
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
 #include "diagnosis/io_advice.h"
-#include "probes/storage_bench.h"
+#include "datapipe/storage_bench.h"
 #include "report/bench_gpu_report.h"
 #include "report/io_report.h"
 #include "sources/ceilings_file/ceilings_file.h"

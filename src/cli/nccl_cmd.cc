@@ -69,6 +69,7 @@ int runEnv(const EnvArgs& a) {
   HostNet host;
   if (!a.no_host) {
     host = probeHostNet(a.sysfs_root);
+    probeSettingFiles(host, settings);
     opt.host = &host;
   }
   opt.multi_node = a.multi_node;

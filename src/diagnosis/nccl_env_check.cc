@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -248,21 +246,18 @@ class Checker {
     const std::string& val = s_->value;
     if (!o_.host) return;  // settings for another machine: its files and devices are not here
     if (v.type == "path" && s_->name == "NCCL_TOPO_FILE") {
-      std::error_code ec;
-      if (std::filesystem::exists(val, ec) && !std::filesystem::is_regular_file(val, ec)) {
+      const HostNet::FileFacts* f = o_.host->file(val);
+      if (!f) return;  // not probed: nothing to judge
+      if (f->exists && !f->regular) {
         add(EnvVerdict::kWrong, "topology file " + val + " is not a regular file", "");
-        return;  // never read a FIFO or a device: it could block
+        return;
       }
-      std::ifstream f(val);
-      if (!f) {
+      if (!f->readable) {
         add(EnvVerdict::kWrong, "topology file " + val + " does not exist or cannot be read: NCCL falls back to detection",
             "");
         return;
       }
-      std::string head(4096, '\0');
-      f.read(head.data(), static_cast<std::streamsize>(head.size()));
-      head.resize(static_cast<size_t>(f.gcount()));
-      if (head.find("<system") == std::string::npos)
+      if (f->head.find("<system") == std::string::npos)
         add(EnvVerdict::kWrong, "topology file " + val + " is not an NCCL topology XML (no <system> element)", "");
       return;
     }

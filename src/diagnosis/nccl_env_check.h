@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "diagnosis/nccl_env_table.h"
-#include "probes/host_net.h"
-#include "sources/nccl_env/settings_reader.h"
+#include "model/nccl.h"
 
 namespace gpudoctor {
 

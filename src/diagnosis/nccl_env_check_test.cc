@@ -2,6 +2,8 @@
 // out-of-range, host-mismatched and performance-hostile settings gets exactly the expected
 // verdicts; versions and the table's facts are honoured.
 #include "diagnosis/nccl_env_check.h"
+#include "probes/host_net.h"
+#include "sources/nccl_env/settings_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -47,6 +49,7 @@ TEST(NcclEnv, MixedBlockGetsExactlyTheExpectedVerdicts) {
   ASSERT_TRUE(host.any_active_ib());
   auto s = readNcclSettingsFile(src("testdata/nccl_env/mixed.sh"));
   ASSERT_TRUE(s.ok());
+  probeSettingFiles(host, s.value());
   EnvCheckOptions o;
   o.version = parseNcclVersion("2.28.3").value();
   o.host = &host;

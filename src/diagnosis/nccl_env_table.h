@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "probes/nccl_library.h"
+#include "model/nccl.h"
 
 namespace gpudoctor {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
-#include "sources/nccl_log/nccl_log_reader.h"
+#include "model/nccl.h"
 
 namespace gpudoctor {
 

@@ -21,13 +21,6 @@ std::vector<std::string> listDir(const fs::path& p) {
 }
 }  // namespace
 
-bool HostNet::any_active_ib() const {
-  for (const auto& d : ib)
-    for (const auto& p : d.ports)
-      if (p.state == "ACTIVE") return true;
-  return false;
-}
-
 HostNet probeHostNet(const std::string& root) {
   HostNet h;
   fs::path net = fs::path(root.empty() ? "/" : root) / "sys/class/net";
@@ -53,6 +46,27 @@ HostNet probeHostNet(const std::string& root) {
     h.ib.push_back(std::move(d));
   }
   return h;
+}
+
+void probeSettingFiles(HostNet& host, const std::vector<NcclSetting>& settings) {
+  for (const auto& s : settings) {
+    if (s.name != "NCCL_TOPO_FILE" || host.file(s.value)) continue;
+    HostNet::FileFacts f;
+    f.path = s.value;
+    std::error_code ec;
+    f.exists = std::filesystem::exists(s.value, ec);
+    f.regular = f.exists && std::filesystem::is_regular_file(s.value, ec);
+    if (f.regular) {
+      std::ifstream in(s.value);
+      f.readable = static_cast<bool>(in);
+      if (f.readable) {
+        f.head.assign(4096, '\0');
+        in.read(f.head.data(), static_cast<std::streamsize>(f.head.size()));
+        f.head.resize(static_cast<size_t>(in.gcount()));
+      }
+    }
+    host.files.push_back(std::move(f));
+  }
 }
 
 }  // namespace gpudoctor

@@ -5,27 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "model/nccl.h"
+
 namespace gpudoctor {
-
-struct IbPort {
-  int port = 0;
-  std::string state;       // "ACTIVE", "DOWN", "INIT", ... (from "4: ACTIVE")
-  std::string link_layer;  // "InfiniBand" or "Ethernet" (RoCE)
-};
-
-struct IbDevice {
-  std::string name;  // mlx5_0
-  std::vector<IbPort> ports;
-};
-
-struct HostNet {
-  std::vector<std::string> interfaces;  // eth0, ib0, lo, ...
-  std::vector<std::string> interfaces_up;  // operstate up (or unknown for virtual links)
-  std::vector<IbDevice> ib;
-  bool any_active_ib() const;
-};
 
 // Reads ROOT/sys/class/net and ROOT/sys/class/infiniband; missing folders mean none.
 HostNet probeHostNet(const std::string& root = "");
+
+// Adds to host.files what NCCL would find at each path-valued setting (NCCL_TOPO_FILE): exists,
+// regular, readable and its first 4 KiB. A FIFO or device is never opened (it could block).
+void probeSettingFiles(HostNet& host, const std::vector<NcclSetting>& settings);
 
 }  // namespace gpudoctor

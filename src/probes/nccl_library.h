@@ -4,16 +4,9 @@
 #include <string>
 
 #include "common/result.h"
+#include "model/nccl.h"
 
 namespace gpudoctor {
-
-// NCCL's version code: major*10000 + minor*100 + patch (NCCL >= 2.9 encoding), e.g. 22803.
-using NcclVersion = int;
-
-// Parses "2.28.3", "2.28", "2.28.3-1", "22803"; Error for anything else.
-Result<NcclVersion> parseNcclVersion(const std::string& text);
-// "2.28.3".
-std::string ncclVersionString(NcclVersion v);
 
 struct InstalledNccl {
   bool found = false;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "diagnosis/io_advice.h"
-#include "probes/storage_bench.h"
+#include "model/io_bench.h"
 
 namespace gpudoctor {
 

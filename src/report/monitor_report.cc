@@ -1,6 +1,5 @@
 #include "report/monitor_report.h"
 
-#include "sources/monitor_record/monitor_record.h"
 
 #include <cmath>
 
@@ -83,14 +82,14 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   return o;
 }
 
-std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags, bool one_line) {
+std::string renderMonitorJson(std::string_view sample_json, const std::vector<HealthFlag>& flags, bool one_line) {
   nlohmann::ordered_json fl = nlohmann::ordered_json::array();
   for (const auto& f : flags)
     fl.push_back({{"subject", f.subject}, {"check", f.check}, {"ok", f.ok}, {"value", f.value}, {"threshold", f.threshold},
                   {"reason", f.reason}});
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor monitor";
-  j["sample"] = nlohmann::json::parse(encodeMonitorSample(s));
+  j["sample"] = nlohmann::json::parse(sample_json);
   j["health"] = fl;
   return (one_line ? j.dump() : j.dump(1)) + "\n";
 }

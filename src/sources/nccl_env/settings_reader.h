@@ -7,15 +7,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "model/nccl.h"
 
 namespace gpudoctor {
-
-struct NcclSetting {
-  std::string name;    // NCCL_...
-  std::string value;   // unquoted
-  std::string origin;  // "env", "file.sh:12", "rank0.log:40"
-  bool keep = false;   // marked intentional with a trailing "# gpudoctor: keep" comment
-};
 
 // Reads NCCL_* settings from text; the format is recognised per line (export/assignment lines,
 // `- name:`/`value:` pairs, --export=A=1,B=2 lists, NCCL INFO "set by environment" lines). Lines

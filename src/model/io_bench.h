@@ -1,21 +1,14 @@
-// Measures what the storage under a folder delivers to a training job's input pipeline: sequential and
-// random reads (block sizes, threads; buffered, O_DIRECT, mmap), many small files against one large file,
-// the same small files packed into shards read by the shard reader, cold against warm page cache, and the
-// cost of inflating gzip data. It writes its own scratch files under the folder and removes them.
+// What `bench io` measured, as plain data: the plan (sizes, block sizes, threads), one figure per
+// cell and the run's notes. datapipe/storage_bench fills it; diagnosis/io_advice and report read it.
 #pragma once
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
-
-#include "common/result.h"
-#include "datapipe/shard_reader.h"
 
 namespace gpudoctor {
 
 // What to measure and how much.
-struct StorageBenchOptions {
+struct StorageBenchPlan {
   std::string dir;                               // the storage to measure (scratch files go below it)
   uint64_t large_file_bytes = 256ull << 20;      // the one large file
   uint64_t small_files = 5000;                   // the many small files ...
@@ -28,11 +21,6 @@ struct StorageBenchOptions {
   bool cold = true;                              // also measure with the page cache emptied
   bool drop_caches = false;                      // allow /proc/sys/vm/drop_caches (whole machine; root)
   bool keep = false;                             // leave the scratch files
-  const StagingAllocator* staging = nullptr;     // staging buffers for the shard reader
-  // Set from a signal handler to stop early; the scratch files are still removed.
-  const std::atomic<bool>* cancel = nullptr;
-  // Called before each step; `total` is the number of steps.
-  std::function<void(const std::string& step, int done, int total)> progress;
 };
 
 // One measured cell.
@@ -55,7 +43,7 @@ struct ReadFigure {
 struct StorageBenchResult {
   std::string dir, filesystem;
   int cpus = 1;
-  StorageBenchOptions options;
+  StorageBenchPlan options;
   std::string cold_method;        // how the cache was emptied, or why it could not be
   double cold_resident_share = -1;  // share of the scratch data still in the page cache after eviction (mincore)
   bool o_direct = false;
@@ -68,15 +56,5 @@ struct StorageBenchResult {
   std::vector<ReadFigure> figures;
   double seconds = 0;
 };
-
-// Runs the measurements. Errors (folder missing or not writable, no space) name the path.
-Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt);
-
-// Empties the page cache of the given files: posix_fadvise(DONTNEED) after fdatasync (or drop_caches when
-// allowed and asked for). Returns the method used; `resident_share` gets what mincore still sees cached.
-std::string evictFromPageCache(const std::vector<std::string>& files, bool allow_drop_caches, double* resident_share);
-
-// The file system type of `path` (ext4, xfs, tmpfs, overlayfs, nfs, ...), from statfs.
-std::string filesystemName(const std::string& path);
 
 }  // namespace gpudoctor

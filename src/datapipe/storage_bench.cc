@@ -1,4 +1,4 @@
-#include "probes/storage_bench.h"
+#include "datapipe/storage_bench.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
