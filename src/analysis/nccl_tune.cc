@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -136,6 +137,55 @@ int validateNcclTune(NcclTuneDecision& d, const std::map<NcclSizeKey, std::vecto
     }
   }
   return dropped;
+}
+
+bool NcclTuneDecision::anyKept() const {
+  return std::any_of(choices.begin(), choices.end(), [](const NcclTuneChoice& c) { return c.kept; });
+}
+
+std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos, const std::vector<std::string>& protos) {
+  std::vector<NcclTuneSetting> stage1;
+  bool has_default = false;
+  for (const auto& al : algos)
+    for (const auto& pr : protos) {
+      stage1.push_back({al, pr, "default"});
+      has_default |= stage1.back().isDefault();
+    }
+  if (!has_default) stage1.insert(stage1.begin(), NcclTuneSetting{});
+  return stage1;
+}
+
+std::vector<NcclTuneSetting> ncclTuneStage2(const NcclSweepTimes& stage1, const std::vector<std::string>& ctas,
+                                            int max_plugin_channels) {
+  std::vector<NcclTuneSetting> stage2;
+  if (ctas.empty()) return stage2;
+  std::vector<NcclTuneSetting> bases = {NcclTuneSetting{}};
+  for (const auto& c : decideNcclTune(stage1, kNcclTuneNoise, max_plugin_channels).choices)
+    if (c.kept && std::find(bases.begin(), bases.end(), c.best) == bases.end()) bases.push_back(c.best);
+  for (const auto& b : bases)
+    for (const auto& c : ctas)
+      if (c != "default") stage2.push_back({b.algo, b.proto, c});
+  return stage2;
+}
+
+bool isNcclCtaCount(const std::string& c) {
+  return c == "default" ||
+         (c.find_first_not_of("0123456789") == std::string::npos && std::atoi(c.c_str()) >= 1 && std::atoi(c.c_str()) <= 64);
+}
+
+bool isNcclTunableCollective(const std::string& c) {
+  return c == "allreduce" || c == "allgather" || c == "reducescatter" || c == "broadcast" || c == "reduce";
+}
+
+std::vector<std::string> splitNcclTuneList(const std::string& s) {
+  std::vector<std::string> v;
+  for (size_t p = 0; p <= s.size();) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) v.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return v;
 }
 
 std::string ncclTunerConfig(const NcclTuneDecision& d, int nranks, int nnodes) {

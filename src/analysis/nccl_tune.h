@@ -10,6 +10,10 @@
 
 namespace gpudoctor {
 
+// The noise level of every tune decision: a setting must be more than this fraction faster than the
+// default at the median (and beyond both spreads) to count as a gain.
+inline constexpr double kNcclTuneNoise = 0.05;
+
 // One NCCL setting a sweep runs under: "default" leaves the variable unset.
 struct NcclTuneSetting {
   std::string algo = "default", proto = "default", ctas = "default";
@@ -56,6 +60,8 @@ struct NcclTuneDecision {
   bool has_env_setting = false;
   int env_wins = 0;
   std::string why_no_env;  // when !has_env_setting
+  // Whether any size keeps a non-default setting.
+  bool anyKept() const;
 };
 
 // Keeps a non-default setting for a size only when every run of it beat every run of the default
@@ -65,14 +71,33 @@ struct NcclTuneDecision {
 // A per-size choice whose CTA count is above max_plugin_channels (the communicator's own channel
 // count; 0 = unknown) is not offered to the plugin, which can lower NCCL's channel count but not
 // raise it; such a setting can still qualify as environment lines.
-NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = 0.05, int max_plugin_channels = 0);
+NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = kNcclTuneNoise,
+                                int max_plugin_channels = 0);
 
 // Closes the loop: fresh processes with the plugin and its configuration against fresh processes
 // without, after the sweep. A kept choice stays only if the plugin beats the default at its size by
 // the same rule; an untouched size where the plugin is slower beyond the noise is flagged. Returns
 // the number of kept choices dropped.
 int validateNcclTune(NcclTuneDecision& d, const std::map<NcclSizeKey, std::vector<double>>& default_times,
-                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times, double min_gain = 0.05);
+                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times,
+                     double min_gain = kNcclTuneNoise);
+
+// The three stages of `nccl tune`. Stage 1 sweeps NCCL_ALGO x NCCL_PROTO; stage 2 sweeps CTA counts
+// (NCCL_MIN_CTAS = NCCL_MAX_CTAS) under NCCL's default and under every algorithm/protocol stage 1
+// kept, so the sweep stays algos x protos + (1 + kept) x ctas settings rather than the full product;
+// stage 3 re-measures the kept choices through the plugin (validateNcclTune).
+// Stage 1's settings: every algorithm with every protocol, NCCL's default first when not among them.
+std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos, const std::vector<std::string>& protos);
+// Stage 2's settings from stage 1's times: each CTA count other than "default" under the default and
+// under each setting decideNcclTune kept (at kNcclTuneNoise, max_plugin_channels as there).
+std::vector<NcclTuneSetting> ncclTuneStage2(const NcclSweepTimes& stage1, const std::vector<std::string>& ctas,
+                                            int max_plugin_channels);
+// A CTA count stage 2 can try: "default" or 1-64.
+bool isNcclCtaCount(const std::string& c);
+// A collective a tuner plugin can tune (allreduce, allgather, reducescatter, broadcast, reduce).
+bool isNcclTunableCollective(const std::string& c);
+// The non-empty items of a comma list ("ring,,tree" -> ring, tree).
+std::vector<std::string> splitNcclTuneList(const std::string& s);
 
 // The tuner plugin's configuration (collective,min_bytes,max_bytes,algorithm,protocol,channels,
 // nranks,nnodes). A kept size stands for the sizes nearer to it than to the next measured size on

@@ -115,5 +115,27 @@ TEST(NcclTune, NoDefaultMeasured) {
   EXPECT_FALSE(d.has_env_setting);
 }
 
+TEST(NcclTune, StagesPlanAlgoProtoThenCtasUnderTheKeptSettings) {
+  auto s1 = ncclTuneStage1({"ring", "tree"}, {"ll", "simple"});
+  ASSERT_EQ(s1.size(), 5u);  // the default measured first although not asked for
+  EXPECT_TRUE(s1[0].isDefault());
+  EXPECT_EQ(s1[1].key(), "ring/ll");
+  EXPECT_EQ(ncclTuneStage1({"default", "ring"}, {"default"}).size(), 2u);
+  NcclSweepTimes t;
+  NcclSizeKey mid{"allreduce", 2 << 20};
+  t[S("default", "default")] = {{mid, {27.7, 27.9, 28.0, 27.8, 27.9}}};
+  t[S("ring", "ll")] = {{mid, {22.1, 22.2, 22.1, 22.0, 22.2}}};
+  t[S("tree", "ll")] = {{mid, {27.0, 28.5, 27.2, 27.1, 27.3}}};  // within the noise: no base of its own
+  auto s2 = ncclTuneStage2(t, {"default", "4", "8"}, 0);
+  ASSERT_EQ(s2.size(), 4u);
+  EXPECT_EQ(s2[0].key(), "default/default/ctas=4");
+  EXPECT_EQ(s2[3].key(), "ring/ll/ctas=8");
+  EXPECT_TRUE(ncclTuneStage2(t, {}, 0).empty());
+  EXPECT_TRUE(isNcclCtaCount("default") && isNcclCtaCount("64") && !isNcclCtaCount("65") && !isNcclCtaCount("0") &&
+              !isNcclCtaCount("4x"));
+  EXPECT_TRUE(isNcclTunableCollective("reduce") && !isNcclTunableCollective("alltoall"));
+  EXPECT_EQ(splitNcclTuneList("ring,,tree,"), (std::vector<std::string>{"ring", "tree"}));
+}
+
 }  // namespace
 }  // namespace gpudoctor

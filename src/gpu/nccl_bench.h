@@ -1,6 +1,6 @@
 // The collective benchmark behind `gpudoctor nccl bench`: one process per GPU, a size sweep per
 // collective, every result checked against the exact expected values before it is timed, output in
-// nccl-tests' columns. Runs inside one worker process (a rank); the launcher lives in cli/.
+// nccl-tests' columns. Runs inside one worker process (a rank); the launcher lives in launch/.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "common/result.h"
 #include "gpu/nccl_api.h"
+#include "model/nccl_bench.h"
 
 namespace gpudoctor {
 
@@ -20,15 +21,6 @@ struct NcclBenchOptions {
   bool check = true;
   bool in_place = true;  // also measure in place (nccl-tests' second column group)
   int root = 0;
-};
-
-struct NcclBenchRow {
-  std::string collective, dtype, redop;
-  int64_t bytes = 0, count = 0;
-  int root = -1;
-  double time_us[2] = {0, 0};  // out-of-place, in-place (0: not measured)
-  double algbw[2] = {0, 0}, busbw[2] = {0, 0};
-  int64_t wrong[2] = {0, 0};   // elements differing from the exact expectation (all ranks)
 };
 
 // Runs the sweep as `rank` of `nranks` on CUDA device `device`. Rows are complete on every rank.
