@@ -7,14 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
 
-#include "analysis/run_analysis.h"
+#include "analysis/gpu_speedups.h"
+#include "analysis/io_paths.h"
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
@@ -53,8 +52,7 @@ std::atomic<bool> g_interrupted{false};
 
 void onSignal(int) { g_interrupted = true; }
 
-// The rate the GPUs of the traced job consume: per rank, batch samples per step over the step time
-// without the GPU idling on the loader; summed over ranks (each rank's loader reads its share).
+// The rate the GPUs of the traced job consume (analysis/io_paths.h).
 Result<double> targetFromTrace(const std::vector<std::string>& paths, int64_t batch) {
   auto files = expandTracePaths(paths);
   if (!files.ok()) return files.error();
@@ -62,39 +60,9 @@ Result<double> targetFromTrace(const std::vector<std::string>& paths, int64_t ba
   if (!traces.ok()) return traces.error();
   auto run = analyzeRun(traces.value(), {});
   if (!run.ok()) return run.error();
-  double rate = 0;
-  for (const auto& r : run.value().ranks) {
-    double busy_ns = static_cast<double>(r.total.wall_ns - r.total.idle_in_loader_ns);
-    if (busy_ns <= 0 || r.steps.empty()) continue;
-    rate += static_cast<double>(batch) * r.steps.size() / (busy_ns / 1e9);
-  }
+  double rate = consumedSamplesPerSecond(run.value(), batch);
   if (rate <= 0) return Error{paths.front() + ": no step time to derive a rate from"};
   return rate;
-}
-
-const ReadFigure* pick(const StorageBenchResult& r, const std::string& pattern, const std::string& cache, int threads) {
-  for (const auto& f : r.figures)
-    if (f.pattern == pattern && f.cache == cache && f.threads == threads) return &f;
-  return nullptr;
-}
-
-IoPath pathFrom(const StorageBenchResult& r, const std::string& pattern, const std::string& cache, std::string name,
-                std::string fix) {
-  IoPath p;
-  p.name = std::move(name);
-  p.fix = std::move(fix);
-  int lowest = *std::min_element(r.options.threads.begin(), r.options.threads.end());
-  if (const ReadFigure* one = pick(r, pattern, cache, lowest))
-    p.per_worker_samples_per_s = one->opsPerSecond() / lowest;
-  for (const auto& f : r.figures)
-    if (f.pattern == pattern && f.cache == cache) {
-      p.max_threads_measured = std::max(p.max_threads_measured, f.threads);
-      if (f.opsPerSecond() > p.best_samples_per_s) {
-        p.best_samples_per_s = f.opsPerSecond();
-        p.best_threads = f.threads;
-      }
-    }
-  return p;
 }
 
 int runIo(IoArgs a) {
@@ -174,31 +142,10 @@ int runIo(IoArgs a) {
   if (target > 0) {
     const auto& res = r.value();
     std::vector<IoPath> paths;
-    auto add = [&](const std::string& pattern, const std::string& cache, const std::string& name, const std::string& fix) {
-      if (pick(res, pattern, cache, opt.threads.front())) paths.push_back(pathFrom(res, pattern, cache, name, fix));
-    };
-    std::string cur_pattern = a.current == "shards" ? "shards" : "small files";
-    add(cur_pattern, a.cache, cur_pattern + ", " + a.cache + " cache (today)", "");
-    const char* cache_fix = "cache the dataset on local NVMe or in RAM (page cache)";
-    for (const char* pattern : {"small files", "shards"})
-      for (const char* cache : {"cold", "warm"}) {
-        if (pattern == cur_pattern && cache == a.cache) continue;
-        std::string fix;
-        if (std::string(pattern) == "shards" && cur_pattern != "shards")
-          fix = std::string("pack into shards (gpudoctor pack)") + (std::string(cache) == "warm" ? " and " + std::string(cache_fix) : "");
-        else if (std::string(cache) == "warm" && a.cache == "cold")
-          fix = cache_fix;
-        if (fix.empty()) continue;  // a step back from today's setup is no fix
-        add(pattern, cache, std::string(pattern) + ", " + cache + " cache", fix);
-      }
-    IoTarget t;
-    t.samples_per_s = target;
-    t.sample_bytes = sample_bytes;
-    t.cpus = res.cpus;
-    if (a.compressed) {
-      t.decompress_bytes_per_s = res.inflate_bytes_per_s;
-      t.compression_ratio = res.compression_ratio;
-    }
+    for (const auto& p : ioReadPaths(res, a.current, a.cache))
+      paths.push_back({p.name, p.fix, p.per_worker_samples_per_s, p.best_samples_per_s, p.best_threads, p.max_threads_measured});
+    IoTarget t{target, sample_bytes, a.compressed ? res.inflate_bytes_per_s : 0, a.compressed ? res.compression_ratio : 1,
+               res.cpus};
     advice = std::make_unique<IoAdvice>(adviseIo(paths, t));
   }
   std::string out = a.json ? renderIoBenchJson(r.value(), advice.get()) : renderIoBenchText(r.value(), advice.get());
@@ -293,10 +240,12 @@ int runGpu(const GpuArgs& a) {
     };
   auto r = runGpuBench(opt);
   if (!r.ok()) return fail(r.error().message, 1);
-  std::string out = a.json ? renderGpuBenchJson(r.value()) : renderGpuBenchText(r.value());
+  auto speedups = gpuSpeedups(r.value());
+  std::string json = renderGpuBenchJson(r.value(), speedups);
+  std::string out = a.json ? json : renderGpuBenchText(r.value(), speedups);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!a.json_out.empty()) {
-    Status s = writeFileAtomic(a.json_out, renderGpuBenchJson(r.value()));
+    Status s = writeFileAtomic(a.json_out, json);
     if (!s.ok()) return fail(s.message(), 1);
   }
   if (!a.ceilings_out.empty()) {

@@ -1,8 +1,5 @@
 #include "report/bench_gpu_report.h"
 
-#include <map>
-#include <tuple>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -15,72 +12,11 @@ std::string checkText(const CheckFigure& c) {
   return c.unwritten > 0 ? fmt::format("FAIL ({} unwritten)", c.unwritten) : "FAIL";
 }
 
-const GemmFigure* findGemm(const GpuBenchResult& r, GemmPrecision p, const GemmFigure& shape) {
-  for (const auto& g : r.gemm)
-    if (g.precision == p && g.m == shape.m && g.n == shape.n && g.k == shape.k && g.check.passed) return &g;
-  return nullptr;
-}
-
-struct Speedup {
-  std::string what;
-  std::string detail;
-  double ratio = 0;
-  double memory_ratio = 0;  // attention: unfused / fused memory
-};
-
-std::vector<Speedup> speedups(const GpuBenchResult& r) {
-  std::vector<Speedup> out;
-  // GEMM: each shape once, the ratios users ask about.
-  std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes;
-  for (const auto& g : r.gemm) {
-    auto s = std::make_tuple(g.m, g.n, g.k);
-    if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
-  }
-  const std::pair<GemmPrecision, GemmPrecision> pairs[] = {{GemmPrecision::kTf32, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kBf16, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kFp16, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kFp8, GemmPrecision::kBf16}};
-  for (auto [m, n, k] : shapes) {
-    GemmFigure shape;
-    shape.m = m, shape.n = n, shape.k = k;
-    for (auto [fast, base] : pairs) {
-      const GemmFigure* a = findGemm(r, fast, shape);
-      const GemmFigure* b = findGemm(r, base, shape);
-      if (a && b && a->median_us > 0)
-        out.push_back({fmt::format("GEMM {} vs {}", gemmPrecisionName(fast), gemmPrecisionName(base)),
-                       fmt::format("{}x{}x{}", m, n, k), b->median_us / a->median_us, 0});
-    }
-  }
-  for (const auto& f : r.attention) {
-    if (f.impl.rfind("fused", 0) != 0 || !f.check.passed) continue;
-    for (const auto& u : r.attention)
-      if (u.impl == "unfused" && u.check.passed && u.seq == f.seq && u.batch == f.batch && u.heads == f.heads &&
-          u.head_dim == f.head_dim && u.causal == f.causal && f.median_us > 0 && f.memory_bytes > 0)
-        out.push_back({"attention " + f.impl + " vs unfused",
-                       fmt::format("seq {} d {}{}", f.seq, f.head_dim, f.causal ? " causal" : ""),
-                       u.median_us / f.median_us, static_cast<double>(u.memory_bytes) / f.memory_bytes});
-  }
-  auto fusion = [&](const std::string& name) -> const FusionFigure* {
-    for (const auto& f : r.fusion)
-      if (f.name == name && f.check.passed) return &f;
-    return nullptr;
-  };
-  for (auto [fast, base, what] : {std::tuple{"elementwise fused", "elementwise separate", "elementwise fused vs separate"},
-                                  std::tuple{"small fused", "small separate", "small elementwise fused vs separate"},
-                                  std::tuple{"small separate graph", "small separate", "CUDA graph vs launches"}}) {
-    const FusionFigure* a = fusion(fast);
-    const FusionFigure* b = fusion(base);
-    if (a && b && a->median_us > 0)
-      out.push_back({what, fmt::format("{} elements", a->elements), b->median_us / a->median_us, 0});
-  }
-  return out;
-}
-
 std::string gb(int64_t bytes) { return fmt::format("{:.2f}", static_cast<double>(bytes) / 1e9); }
 
 }  // namespace
 
-std::string renderGpuBenchText(const GpuBenchResult& r) {
+std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpeedup>& sp) {
   std::string o;
   auto sheet = datasheetCeilings(r.device);
   o += fmt::format("GPU: {} (sm_{}{}, {} SMs, {:.0f} GB, L2 {} MB), {} GPU(s), driver {}, runtime {}{}\n", r.device,
@@ -132,7 +68,6 @@ std::string renderGpuBenchText(const GpuBenchResult& r) {
       o += fmt::format("  {:<22} {:>11} {:>8} {:>11.2f} {:>13.3f}  {}\n", f.name, f.elements, f.kernels, f.median_us,
                        f.per_kernel_us, checkText(f.check));
   }
-  auto sp = speedups(r);
   if (!sp.empty()) {
     o += "\nWhat each optimization buys on this GPU\n";
     o += fmt::format("  {:<40} {:<22} {:>8} {:>13}\n", "optimization", "at", "speedup", "memory saved");
@@ -146,7 +81,7 @@ std::string renderGpuBenchText(const GpuBenchResult& r) {
   return o;
 }
 
-std::string renderGpuBenchJson(const GpuBenchResult& r) {
+std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpeedup>& sp) {
   using Json = nlohmann::json;
   auto check = [](const CheckFigure& c) {
     return Json{{"passed", c.passed}, {"checked", c.checked}, {"unwritten", c.unwritten}, {"rel_l2", c.rel_l2},
@@ -177,7 +112,7 @@ std::string renderGpuBenchJson(const GpuBenchResult& r) {
                            {"median_us", f.median_us}, {"per_kernel_us", f.per_kernel_us}, {"reps", f.reps},
                            {"check", check(f.check)}});
   j["speedups"] = Json::array();
-  for (const auto& s : speedups(r))
+  for (const auto& s : sp)
     j["speedups"].push_back({{"what", s.what}, {"at", s.detail}, {"speedup", s.ratio}, {"memory_ratio", s.memory_ratio}});
   j["notes"] = r.notes;
   j["errors"] = r.errors;

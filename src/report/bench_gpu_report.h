@@ -4,15 +4,18 @@
 #pragma once
 #include <string>
 
+#include <vector>
+
 #include "analysis/efficiency.h"
+#include "analysis/gpu_speedups.h"
 #include "model/gpu_bench.h"
 
 namespace gpudoctor {
 
 // The terminal report, with the datasheet column where the device is known.
-std::string renderGpuBenchText(const GpuBenchResult& r);
-// Every figure as JSON (µs, TFLOP/s, GB/s = 1e9 bytes/s, bytes) plus the speedups.
-std::string renderGpuBenchJson(const GpuBenchResult& r);
+std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpeedup>& speedups);
+// Every figure as JSON (µs, TFLOP/s, GB/s = 1e9 bytes/s, bytes) plus the speedups (gpuSpeedups).
+std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpeedup>& speedups);
 // The efficiency section `analyze --ceilings` adds to its report.
 std::string renderEfficiencyText(const Efficiency& e);
 // The same as a JSON object (the value of analyze --json's "efficiency" key).

@@ -74,7 +74,7 @@ GpuBenchResult sample() {
 }
 
 TEST(BenchGpuReport, TextShowsSpeedupsAndDatasheet) {
-  std::string t = renderGpuBenchText(sample());
+  std::string t = renderGpuBenchText(sample(), gpuSpeedups(sample()));
   EXPECT_NE(t.find("GEMM tf32 vs fp32"), std::string::npos) << t;
   EXPECT_NE(t.find("5.00x"), std::string::npos) << t;   // TF32 over FP32
   EXPECT_NE(t.find("10.00x"), std::string::npos) << t;  // BF16 over FP32
@@ -91,20 +91,20 @@ TEST(BenchGpuReport, FailedChecksAreMarkedAndGiveNoSpeedup) {
   GpuBenchResult r = sample();
   r.attention[1].check.passed = false;
   r.attention[1].check.unwritten = 12;
-  std::string t = renderGpuBenchText(r);
+  std::string t = renderGpuBenchText(r, gpuSpeedups(r));
   EXPECT_NE(t.find("FAIL (12 unwritten)"), std::string::npos) << t;
   EXPECT_NE(t.find("SOME CHECKS FAILED"), std::string::npos) << t;
   EXPECT_EQ(t.find("attention fused vs unfused"), std::string::npos) << t;
   GpuBenchResult e = sample();
   e.errors.push_back("attention stopped: an illegal memory access was encountered");
   EXPECT_FALSE(e.allPassed());
-  std::string te = renderGpuBenchText(e);
+  std::string te = renderGpuBenchText(e, gpuSpeedups(e));
   EXPECT_NE(te.find("ERROR: attention stopped"), std::string::npos) << te;
   EXPECT_NE(te.find("SOME CHECKS FAILED"), std::string::npos) << te;
 }
 
 TEST(BenchGpuReport, JsonParsesWithEveryPart) {
-  auto j = nlohmann::json::parse(renderGpuBenchJson(sample()));
+  auto j = nlohmann::json::parse(renderGpuBenchJson(sample(), gpuSpeedups(sample())));
   EXPECT_EQ(j["device"]["name"], "NVIDIA H200");
   EXPECT_EQ(j["gemm"].size(), 4u);
   EXPECT_EQ(j["gemm"][0]["precision"], "fp32");
@@ -125,7 +125,7 @@ TEST(BenchGpuReport, SummaryScriptReadsTheJson) {
   namespace fs = std::filesystem;
   fs::path d = fs::temp_directory_path() / ("gpudoctor_summary_" + std::to_string(::getpid()));
   fs::create_directories(d);
-  std::ofstream(d / "bench.json") << renderGpuBenchJson(sample());
+  std::ofstream(d / "bench.json") << renderGpuBenchJson(sample(), gpuSpeedups(sample()));
   std::ofstream(d / "torch.json") << R"({"torch": "2.11", "cuda": "13.0", "cudnn": 91500,
     "gemm": [{"precision": "bf16", "m": 8192, "n": 8192, "k": 8192, "median_us": 1900, "tflops": 578.7}],
     "attention": [{"impl": "cudnn", "batch": 4, "heads": 16, "seq": 4096, "head_dim": 128, "causal": false,
