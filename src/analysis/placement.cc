@@ -463,6 +463,22 @@ Result<NodePlacementReport> placeOnNodeAndCompare(const NodeTopology& t, int k, 
   r.ranks = bindRanks(t, r.placement.gpus);
   r.go_choice = placeGoBestEffort(t, k, free);
   if (!r.go_choice.empty()) r.go_score = scoreSet(t, r.go_choice, free);
+  r.better_than_go = betterScore(r.placement.score, r.go_score);
+  for (const auto& b : r.ranks)
+    if (b.nic >= 0 && t.nics[b.nic].infiniband) {
+      std::string h = t.nics[b.nic].name + ":" + std::to_string(t.nics[b.nic].port);
+      if (std::find(r.ib_hcas.begin(), r.ib_hcas.end(), h) == r.ib_hcas.end()) r.ib_hcas.push_back(h);
+    }
+  const std::vector<int>& ring = r.placement.ring;
+  if (r.placement.gpus.size() > 1) {
+    r.ring_min_nvlinks = 1 << 30;
+    for (size_t i = 0; i < ring.size(); ++i) {
+      if (r.placement.gpus.size() == 2 && i == 1) break;
+      int nv = t.nvlinkCount(ring[i], ring[(i + 1) % ring.size()]);
+      if (nv == 0) r.ring_all_nvlink = false;
+      r.ring_min_nvlinks = std::min(r.ring_min_nvlinks, nv);
+    }
+  }
   return r;
 }
 

@@ -70,6 +70,10 @@ struct NodePlacementReport {
   std::vector<RankBinding> ranks;
   std::vector<int> go_choice;
   PlacementScore go_score;
+  bool better_than_go = false;       // our score beats go-gpuallocator's (betterScore)
+  std::vector<std::string> ib_hcas;  // "mlx5_0:1" of the ranks' InfiniBand NICs, first use first (NCCL_IB_HCA)
+  int ring_min_nvlinks = 0;          // the fewest NVLinks on a hop of the ring (2 GPUs: their one hop)
+  bool ring_all_nvlink = true;       // every hop of the ring has NVLink
 };
 // placeOnNode, bindRanks and placeGoBestEffort together.
 Result<NodePlacementReport> placeOnNodeAndCompare(const NodeTopology& t, int k, std::vector<int> free = {});

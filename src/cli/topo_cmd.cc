@@ -57,7 +57,7 @@ int runTopo(const TopoArgs& a) {
 #endif
   }
   if (!a.nccl_xml.empty()) {
-    std::string xml = renderNcclXml(t);
+    std::string xml = renderNcclXml(ncclXmlSystem(t));
     if (a.nccl_xml == "-") {
       std::fwrite(xml.data(), 1, xml.size(), stdout);
       return 0;
@@ -65,7 +65,7 @@ int runTopo(const TopoArgs& a) {
     if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), 1);
     std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(), a.nccl_xml.c_str());
   }
-  std::string out = a.json ? renderTopoJson(t, measured ? &m : nullptr) : renderTopoText(t, measured ? &m : nullptr);
+  std::string out = a.json ? renderTopoJson(t, measured ? &m : nullptr) : renderTopoText(t, gpuCpuLists(t), measured ? &m : nullptr);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

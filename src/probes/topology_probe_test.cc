@@ -29,7 +29,7 @@ TEST(TopologyProbe, VmNumaFromCpuAffinity) {
   ASSERT_EQ(t.size(), 2);
   EXPECT_EQ(t.gpus[0].numa_node, 0);
   EXPECT_EQ(t.gpus[1].numa_node, 0);
-  std::string text = renderTopoText(t);
+  std::string text = renderTopoText(t, gpuCpuLists(t));
   EXPECT_NE(text.find("GPU0    X    NV18 0-31          0"), std::string::npos) << text;
   EXPECT_EQ(text.find("N/A"), std::string::npos) << text;
 }
@@ -57,11 +57,11 @@ TEST(TopologyProbe, TwoH200WithNumaFromSysfs) {
   EXPECT_DOUBLE_EQ(t.nics[0].speed_gbps, 400);
   EXPECT_EQ(t.nics[0].level_to_gpu[0], PcieLevel::kSingle);
   EXPECT_EQ(t.nics[0].level_to_gpu[1], PcieLevel::kSystem);
-  std::string text = renderTopoText(t);
+  std::string text = renderTopoText(t, gpuCpuLists(t));
   EXPECT_NE(text.find("NV18"), std::string::npos) << text;
   EXPECT_NE(text.find("NIC0: mlx5_0"), std::string::npos) << text;
   // The NCCL XML names both GPUs and the NVLink between them.
-  std::string xml = renderNcclXml(t);
+  std::string xml = renderNcclXml(ncclXmlSystem(t));
   EXPECT_NE(xml.find("<nvlink target=\"0000:81:00.0\" count=\"18\" tclass=\"0x030200\"/>"), std::string::npos) << xml;
   EXPECT_NE(xml.find("<cpu numaid=\"1\" affinity=\"ffff0000\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("name=\"mlx5_0\""), std::string::npos) << xml;
@@ -91,7 +91,7 @@ TEST(TopologyProbe, EightGpuNvSwitchBox) {
   EXPECT_EQ(t.gpus[5].cpu_list, "56-111");
   EXPECT_EQ(t.pcie[0][1], PcieLevel::kSingle);
   EXPECT_EQ(t.pcie[0][2], PcieLevel::kNode);
-  std::string xml = renderNcclXml(t);
+  std::string xml = renderNcclXml(ncclXmlSystem(t));
   EXPECT_NE(xml.find("<nvlink target=\"fffffff:ff:ff.0\" count=\"18\" tclass=\"0x068000\"/>"), std::string::npos) << xml;
 }
 

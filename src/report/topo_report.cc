@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 namespace gpudoctor {
@@ -24,21 +23,15 @@ std::string joinInts(const std::vector<int>& v, const char* sep = ",") {
   return s;
 }
 
+std::string joinStrings(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
+  return s;
+}
+
 std::string nicLevelCell(const TopoNic& n, int g) {
   if (g < 0 || g >= static_cast<int>(n.level_to_gpu.size())) return "-";
   return pcieLevelName(n.level_to_gpu[g]);
-}
-
-// A CPU list as the kernel's cpumap writes it (NCCL's "affinity"): 32-bit hex words, high first.
-std::string cpuMask(const std::string& list) {
-  auto cpus = parseCpuList(list);
-  if (cpus.empty()) return "";
-  int words = *std::max_element(cpus.begin(), cpus.end()) / 32 + 1;
-  std::vector<uint32_t> w(words, 0);
-  for (int c : cpus) w[c / 32] |= 1u << (c % 32);
-  std::string s;
-  for (int i = words - 1; i >= 0; --i) s += fmt::format("{}{:08x}", i == words - 1 ? "" : ",", w[i]);
-  return s;
 }
 
 std::string xmlEscape(const std::string& s) {
@@ -52,22 +45,6 @@ std::string xmlEscape(const std::string& s) {
   return o;
 }
 
-std::string pcieSpeed(int gen) {
-  static const char* s[] = {"", "2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe",
-                            "64.0 GT/s PCIe"};
-  return gen >= 1 && gen <= 6 ? s[gen] : "";
-}
-
-std::string numaCpus(const NodeTopology& t, int numa) {
-  for (const auto& n : t.numa)
-    if (n.id == numa) return n.cpu_list;
-  return "";
-}
-
-std::string gpuCpus(const NodeTopology& t, int g) {
-  return t.gpus[g].cpu_list.empty() ? numaCpus(t, t.gpus[g].numa_node) : t.gpus[g].cpu_list;
-}
-
 }  // namespace
 
 std::string topoCell(const NodeTopology& t, int a, int b) {
@@ -77,7 +54,7 @@ std::string topoCell(const NodeTopology& t, int a, int b) {
   return pcieLevelName(t.pcie[a][b]);
 }
 
-std::string renderTopoText(const NodeTopology& t, const BandwidthMeasurement* m) {
+std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>& gpu_cpus, const BandwidthMeasurement* m) {
   int n = t.size();
   int k = static_cast<int>(t.nics.size());
   std::vector<std::string> head = {""};
@@ -90,7 +67,7 @@ std::string renderTopoText(const NodeTopology& t, const BandwidthMeasurement* m)
     std::vector<std::string> r = {"GPU" + std::to_string(a)};
     for (int b = 0; b < n; ++b) r.push_back(topoCell(t, a, b));
     for (int i = 0; i < k; ++i) r.push_back(nicLevelCell(t.nics[i], a));
-    std::string cpus = gpuCpus(t, a);
+    std::string cpus = a < static_cast<int>(gpu_cpus.size()) ? gpu_cpus[a] : "";
     r.push_back(cpus.empty() ? "N/A" : cpus);
     r.push_back(t.gpus[a].numa_node >= 0 ? std::to_string(t.gpus[a].numa_node) : "N/A");
     rows.push_back(r);
@@ -250,43 +227,28 @@ void renderTree(const PciTree& t, int indent, std::string& x) {
 
 }  // namespace
 
-std::string renderNcclXml(const NodeTopology& t) {
-  // Group GPUs and NICs under their NUMA node's <cpu>; -1 (unknown) is what NCCL itself writes
-  // for devices whose sysfs numa_node is -1. PCIe switches nest as NCCL nests them, so NCCL sees
-  // the same GPU-NIC paths (PIX/PXB) that decide GPUDirect RDMA.
-  std::set<int> numas;
-  for (const auto& g : t.gpus) numas.insert(g.numa_node);
-  for (const auto& n : t.nics) numas.insert(n.numa_node);
+std::string renderNcclXml(const NcclXmlSystem& sys) {
+  // PCIe switches nest as NCCL nests them, so NCCL sees the same GPU-NIC paths (PIX/PXB) that
+  // decide GPUDirect RDMA.
   std::string x = "<system version=\"1\">\n";
-  for (int numa : numas) {
-    std::string cpus = numaCpus(t, numa);
-    if (cpus.empty())
-      for (const auto& g : t.gpus)
-        if (g.numa_node == numa && !g.cpu_list.empty()) cpus = g.cpu_list;
-    std::string attrs = fmt::format("numaid=\"{}\"", numa);
-    if (std::string mask = cpuMask(cpus); !mask.empty()) attrs += fmt::format(" affinity=\"{}\"", mask);
-    if (!t.cpu_arch.empty()) attrs += fmt::format(" arch=\"{}\"", xmlEscape(t.cpu_arch));
-    if (!t.cpu_vendor.empty()) attrs += fmt::format(" vendor=\"{}\"", xmlEscape(t.cpu_vendor));
-    if (t.cpu_family >= 0) attrs += fmt::format(" familyid=\"{}\"", t.cpu_family);
-    if (t.cpu_model >= 0) attrs += fmt::format(" modelid=\"{}\"", t.cpu_model);
+  for (const auto& c : sys.cpus) {
+    std::string attrs = fmt::format("numaid=\"{}\"", c.numa);
+    if (!c.affinity.empty()) attrs += fmt::format(" affinity=\"{}\"", c.affinity);
+    if (!sys.arch.empty()) attrs += fmt::format(" arch=\"{}\"", xmlEscape(sys.arch));
+    if (!sys.vendor.empty()) attrs += fmt::format(" vendor=\"{}\"", xmlEscape(sys.vendor));
+    if (sys.family >= 0) attrs += fmt::format(" familyid=\"{}\"", sys.family);
+    if (sys.model >= 0) attrs += fmt::format(" modelid=\"{}\"", sys.model);
     x += "  <cpu " + attrs + ">\n";
     PciTree tree;
-    for (const auto& g : t.gpus) {
-      if (g.numa_node != numa) continue;
+    for (const auto& g : c.gpus) {
       std::vector<std::string> l;
-      std::string busid = g.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + g.index) : g.pci_bus_id;
       std::string link;
-      if (g.pcie_gen) link = fmt::format(" link_speed=\"{}\" link_width=\"{}\"", pcieSpeed(g.pcie_gen), g.pcie_width ? g.pcie_width : 16);
-      l.push_back(fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>", busid, link));
-      // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator); no "gdr":
-      // NCCL keeps a value it finds in the file, so it is left for NCCL to detect.
-      l.push_back(fmt::format("  <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">", g.index, g.sm ? g.sm : 90, g.index));
-      for (const auto& o : t.gpus)
-        if (o.index != g.index && t.nvlinks[g.index][o.index] > 0) {
-          std::string target = o.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + o.index) : o.pci_bus_id;
-          l.push_back(fmt::format("    <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>", target,
-                                  t.nvlinks[g.index][o.index]));
-        }
+      if (g.link) link = fmt::format(" link_speed=\"{}\" link_width=\"{}\"", g.link_speed, g.link_width);
+      l.push_back(fmt::format("<pci busid=\"{}\" class=\"0x030200\" vendor=\"0x10de\"{}>", g.busid, link));
+      // No "gdr": NCCL keeps a value it finds in the file, so it is left for NCCL to detect.
+      l.push_back(fmt::format("  <gpu dev=\"{}\" sm=\"{}\" rank=\"{}\">", g.dev, g.sm, g.rank));
+      for (const auto& [target, count] : g.nvlinks)
+        l.push_back(fmt::format("    <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>", target, count));
       // NCCL folds every NVSwitch into one node with this bus id.
       if (g.nvswitch_links > 0)
         l.push_back(fmt::format("    <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>", g.nvswitch_links));
@@ -294,14 +256,13 @@ std::string renderNcclXml(const NodeTopology& t) {
       l.push_back("</pci>");
       placeDevice(tree, g.pci_switches, std::move(l));
     }
-    for (const auto& n : t.nics) {
-      if (n.numa_node != numa) continue;
+    for (const auto& n : c.nics) {
       // Only what identifies the device: NCCL fills dev, speed, gdr, maxconn from its network
       // plugin unless the file already has them, and a stale value would win.
       std::string net = fmt::format("<net name=\"{}\" port=\"{}\"/>", xmlEscape(n.name), n.port);
-      if (!n.pci_bus_id.empty())
+      if (!n.busid.empty())
         placeDevice(tree, n.pci_switches,
-                    {fmt::format("<pci busid=\"{}\" class=\"{}\">", n.pci_bus_id, n.infiniband ? "0x020700" : "0x020000"),
+                    {fmt::format("<pci busid=\"{}\" class=\"{}\">", n.busid, n.infiniband ? "0x020700" : "0x020000"),
                      "  <nic>", "    " + net, "  </nic>", "</pci>"});
       else
         placeDevice(tree, {}, {"<nic>", "  " + net, "</nic>"});
@@ -314,26 +275,6 @@ std::string renderNcclXml(const NodeTopology& t) {
 }
 
 namespace {
-
-struct Bindings {
-  std::vector<RankBinding> ranks;
-  std::string cuda_visible, ib_hca;
-};
-
-Bindings bindingsOf(const NodeTopology& t, const NodePlacementReport& r) {
-  const NodePlacement& p = r.placement;
-  Bindings b;
-  b.ranks = r.ranks;
-  b.cuda_visible = joinInts(p.gpus);
-  std::vector<std::string> hcas;
-  for (const auto& r : b.ranks)
-    if (r.nic >= 0 && t.nics[r.nic].infiniband) {
-      std::string h = t.nics[r.nic].name + ":" + std::to_string(t.nics[r.nic].port);
-      if (std::find(hcas.begin(), hcas.end(), h) == hcas.end()) hcas.push_back(h);
-    }
-  for (size_t i = 0; i < hcas.size(); ++i) b.ib_hca += (i ? "," : "") + hcas[i];
-  return b;
-}
 
 std::string bindCommand(const RankBinding& r) {
   if (r.numa_node >= 0) return fmt::format("numactl --cpunodebind={0} --membind={0}", r.numa_node);
@@ -351,15 +292,8 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
   if (k == 1) {
     why = "One GPU needs no ring; it was chosen for NUMA locality and to leave the other free GPUs best connected.";
   } else {
-    int min_nv = 1 << 30;
-    bool all_nv = true;
-    for (size_t i = 0; i < p.ring.size(); ++i) {
-      int a = p.ring[i], b = p.ring[(i + 1) % p.ring.size()];
-      if (k == 2 && i == 1) break;
-      int nv = t.nvlinkCount(a, b);
-      if (nv == 0) all_nv = false;
-      min_nv = std::min(min_nv, nv);
-    }
+    int min_nv = r.ring_min_nvlinks;
+    bool all_nv = r.ring_all_nvlink;
     why = fmt::format("These {} GPUs hold a ring whose slowest hop carries {} per direction", k, gbps(s.ring_gbps));
     if (all_nv) why += fmt::format(" ({} NVLink{} or more on every hop)", min_nv, min_nv == 1 ? "" : "s");
     else why += " (some hops are PCIe)";
@@ -378,7 +312,7 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
     why += fmt::format(" go-gpuallocator's best-effort policy (sum of pair scores) would pick {} with a slowest ring hop of "
                        "{}{}.",
                        joinInts(go), gbps(gs.ring_gbps),
-                       betterScore(s, gs) ? (gs.ring_gbps < s.ring_gbps ? " — slower for ring collectives"
+                       r.better_than_go ? (gs.ring_gbps < s.ring_gbps ? " — slower for ring collectives"
                                                                          : " — equal ring speed but worse on NUMA or leftover")
                                           : "");
   } else if (!go.empty()) {
@@ -392,17 +326,17 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
 std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementReport& r) {
   const NodePlacement& p = r.placement;
   const std::vector<int>& free = r.free;
-  Bindings b = bindingsOf(t, r);
   std::string out = fmt::format("Best {} of {} free GPUs on {} ({}):\n\n", p.gpus.size(), free.size(),
                                 t.name.empty() ? "this node" : t.name, t.source);
-  out += "  export CUDA_VISIBLE_DEVICES=" + b.cuda_visible + "\n";
-  if (!b.ib_hca.empty()) out += "  export NCCL_IB_HCA=" + b.ib_hca + "   # all ranks; per rank below\n";
+  std::string ib_hca = joinStrings(r.ib_hcas);
+  out += "  export CUDA_VISIBLE_DEVICES=" + joinInts(p.gpus) + "\n";
+  if (!ib_hca.empty()) out += "  export NCCL_IB_HCA=" + ib_hca + "   # all ranks; per rank below\n";
   out += fmt::format("  ring: {}   slowest hop {}   NUMA nodes {}   leftover ring {}\n\n", joinInts(p.ring, " -> "),
                      gbps(p.score.ring_gbps), p.score.numa_nodes,
                      free.size() - p.gpus.size() >= 2 ? gbps(p.score.leftover_ring_gbps) : "-");
   out += "  One process per GPU instead? Start rank r with its own prefix:\n";
   out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
-  for (const auto& r : b.ranks) {
+  for (const auto& r : r.ranks) {
     std::string nic = r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
     std::string env = r.nic >= 0 && t.nics[r.nic].infiniband ? " NCCL_IB_HCA=" + t.nics[r.nic].name : "";
     std::string cmd = bindCommand(r);
@@ -417,13 +351,12 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementRe
 std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementReport& r) {
   using nlohmann::json;
   const NodePlacement& p = r.placement;
-  Bindings b = bindingsOf(t, r);
   auto num = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
   json j = {{"gpus", p.gpus},
             {"ring", p.ring},
             {"free", r.free},
-            {"cuda_visible_devices", b.cuda_visible},
-            {"nccl_ib_hca", b.ib_hca},
+            {"cuda_visible_devices", joinInts(p.gpus)},
+            {"nccl_ib_hca", joinStrings(r.ib_hcas)},
             {"exact", p.exact},
             {"subsets", p.subsets},
             {"rings_evaluated", p.rings_evaluated},
@@ -437,7 +370,7 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementRe
             {"go_gpuallocator_ring_gbps", num(r.go_score.ring_gbps)},
             {"explanation", explain(t, r)}};
   j["ranks"] = json::array();
-  for (const auto& r : b.ranks) {
+  for (const auto& r : r.ranks) {
     json e = {{"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
     if (r.nic >= 0) e["nic"] = t.nics[r.nic].name;
     j["ranks"].push_back(e);
