@@ -1,0 +1,105 @@
+// `topo` and `place` as a user runs them: the nvidia-smi matrix, NCCL's XML, JSON that feeds back,
+// the fake-NVML machine, one-line errors naming the file, node and cluster placements.
+#include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
+
+TEST(CliTopo, RendersAFileAsNvidiaSmiDoes) {
+  auto r = run("topo --topology " + src("testdata/topology/dgx1_v100.toml"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU Affinity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA Affinity"), std::string::npos);
+  EXPECT_NE(r.out.find("NV2"), std::string::npos);
+  EXPECT_NE(r.out.find("NIC3: mlx5_3"), std::string::npos);
+  fs::path xml = fs::temp_directory_path() / "gpudoctor_cli_topo.xml";
+  auto x = run("topo --topology " + src("testdata/topology/dgx_h100.toml") + " --nccl-xml " + xml.string());
+  ASSERT_EQ(x.rc, 0) << x.err;
+  std::ifstream f(xml);
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_EQ(text.rfind("<system version=\"1\">", 0), 0u) << text;
+  EXPECT_NE(text.find("tclass=\"0x068000\""), std::string::npos);
+  fs::remove(xml);
+  auto j = run("topo --json --topology " + src("testdata/topology/workstation_4gpu_nvlink_pairs.toml"));
+  ASSERT_EQ(j.rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["nvidia_smi_matrix"][0][1], "NV4");
+}
+
+TEST(CliTopo, NoDriverIsOneLine) {
+  auto r = run("topo --nvml-library /nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("gpudoctor: error: cannot load NVML"), std::string::npos) << r.err;
+}
+
+TEST(CliTopo, FakeNvmlMachine) {
+  std::string env = "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/h200_2gpu.txt") + " ";
+  std::string cmd = env + GPUDOCTOR_BIN + " topo --nvml-library " + GPUDOCTOR_FAKE_NVML + " --sysfs-root " +
+                    src("testdata/sysroot/topo_2gpu") + " > /tmp/gpudoctor_cli_fake.txt 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f("/tmp/gpudoctor_cli_fake.txt");
+  std::string out((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(out.find("NV18"), std::string::npos) << out;
+  EXPECT_NE(out.find("16-31"), std::string::npos) << out;
+}
+
+TEST(CliTopo, BadFilesNameFileLineAndKey) {
+  struct Case {
+    const char* file;
+    const char* what;
+  } cases[] = {{"testdata/topology/bad/unknown_gpu.toml", ":9: [[nvlink]] \"gpus\": unknown GPU id 2"},
+               {"testdata/topology/bad/asymmetric_links.toml", ":12: asymmetric NVLinks"},
+               {"testdata/topology/bad/switch_cycle.toml", "cycle in the switch tree"}};
+  for (const auto& c : cases) {
+    auto r = run("place --gpus 1 --topology " + src(c.file));
+    EXPECT_EQ(r.rc, 1) << c.file;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(src(c.file)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << r.err;
+  }
+}
+
+TEST(CliPlace, NodeWithBindings) {
+  auto r = run("place --gpus 3 --free 0,1,2,4,5 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("export CUDA_VISIBLE_DEVICES=0,1,2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("numactl --cpunodebind=0 --membind=0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL_IB_HCA=mlx5_0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("go-gpuallocator"), std::string::npos) << r.out;
+  auto j = run("place --json --gpus 8 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  ASSERT_EQ(j.rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["score"]["ring_gbps"], 50.0);
+  auto big = run("place --gpus 9 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  EXPECT_EQ(big.rc, 1);
+  EXPECT_NE(big.err.find("asked for 9 GPUs but only 8"), std::string::npos) << big.err;
+  auto usage = run("place --gpus 2 --free 0,x --topology " + src("testdata/topology/dgx1_v100.toml"));
+  EXPECT_EQ(usage.rc, 2);
+}
+
+TEST(CliPlace, ClusterWithSchedulerHints) {
+  auto r = run("place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("--nodelist=n05,n06"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("topologyKey: network.gpudoctor.io/leaf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpu-bind=closest"), std::string::npos);
+  EXPECT_NE(r.out.find("Links=-1,18,18"), std::string::npos) << r.out;
+  auto spread = run("place --nodes 4 --gpus-per-node 4 --topology " + src("testdata/topology/cluster_small.toml"));
+  ASSERT_EQ(spread.rc, 0) << spread.err;
+  EXPECT_NE(spread.out.find("5 switch hops"), std::string::npos) << spread.out;
+  auto none = run("place --nodes 6 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_NE(none.err.find("only 5 of the 8 hosts"), std::string::npos) << none.err;
+}
+
+}  // namespace
