@@ -61,7 +61,7 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   }
   run.kernels = summarizeKernels(all, opt.top_n);
   run.collectives = summarizeCollectives(all);
-  run.straggler = findStraggler(all, ids, opt.straggler_share_min);
+  run.straggler = findStraggler(all, ids, opt.straggler_share_min, opt.straggler_wait_min);
   return run;
 }
 

@@ -15,7 +15,8 @@ struct AnalysisOptions {
   StepSelection steps;
   size_t top_n = 10;
   unsigned threads = 0;  // 0: hardware concurrency
-  double straggler_share_min = 0.6;  // see findStraggler
+  double straggler_share_min = 0.6;  // see findStraggler (diagnosis sets both from its thresholds)
+  double straggler_wait_min = 0.05;
 };
 
 struct RankAnalysis {

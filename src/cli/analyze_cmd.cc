@@ -81,7 +81,8 @@ bool writeOutput(const std::string& path, const std::string& text, std::string& 
 int runAnalyze(const AnalyzeArgs& a) {
   Thresholds th = Thresholds::defaults();
   if (!a.thresholds.empty()) {
-    Status s = th.loadToml(a.thresholds);
+    auto text = readWholeFile(a.thresholds);
+    Status s = text.ok() ? th.loadTomlText(text.value(), a.thresholds) : Status(text.error());
     if (!s.ok()) {
       std::fprintf(stderr, "gpudoctor: error: %s\n", s.message().c_str());
       return 2;
@@ -141,7 +142,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   opt.steps = sel.value();
   opt.top_n = a.top;
   opt.threads = a.threads;
-  opt.straggler_share_min = th.get("straggler_share_min");
+  configureAnalysis(th, opt);
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return fail(run.error().message);
   if (a.rank >= 0) {
@@ -170,7 +171,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     env_findings = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
     inputs.nccl_env = &env_findings;
   }
-  std::vector<NcclLogFinding> log_findings;
+  std::vector<Finding> log_findings;
   if (!a.nccl_logs.empty()) {
     auto facts = readNcclLogs(a.nccl_logs);
     if (!facts.ok()) return fail(facts.error().message);
@@ -198,13 +199,9 @@ int runAnalyze(const AnalyzeArgs& a) {
     to.detail_rank = a.rank;
     to.read_seconds = read_s;
     to.read_bytes = bytes;
-    text = renderTerminal(run.value(), to);
     // The answer first: findings right after the header lines.
-    if (a.findings > 0) {
-      size_t cut = text.find("\nPer rank");
-      std::string f = "\n" + renderFindings(diag, a.findings);
-      text.insert(cut == std::string::npos ? 0 : cut, f);
-    }
+    TerminalParts parts = renderTerminalParts(run.value(), to);
+    text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings) : "") + parts.body;
     if (eff) text += renderEfficiencyText(*eff);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);

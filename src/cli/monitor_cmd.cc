@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include "analysis/host_rates.h"
+#include "common/atomic_file.h"
 #include "diagnosis/monitor_summary.h"
 #include "cli/commands.h"
 #include "diagnosis/health.h"
@@ -212,8 +213,11 @@ std::function<int()> addMonitor(CLI::App& app) {
   return [a, cmd, rep] {
     if (!cmd->parsed()) return -1;
     Thresholds t = Thresholds::defaults();
-    if (!a->thresholds.empty())
-      if (Status st = t.loadToml(a->thresholds); !st.ok()) return fail(st.message());
+    if (!a->thresholds.empty()) {
+      auto text = readWholeFile(a->thresholds);
+      if (!text.ok()) return fail(text.error().message);
+      if (Status st = t.loadTomlText(text.value(), a->thresholds); !st.ok()) return fail(st.message());
+    }
     return rep->parsed() ? runReport(*a, t) : runMonitor(*a, t);
   };
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,19 @@ Status writeFileAtomic(const std::string& path, const std::string& text) {
     return e;
   }
   return {};
+}
+
+Result<std::string> readWholeFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Error{path + ": cannot open: " + std::strerror(errno)};
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) return Error{path + ": read error"};
+  return text;
 }
 
 }  // namespace gpudoctor

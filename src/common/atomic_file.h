@@ -1,5 +1,6 @@
-// Writing an output file so that no reader ever sees half of it: a temporary name beside the target
-// (unique per process), then a rename into place. Used for every report, topology and tuner file.
+// Whole-file I/O for small inputs and outputs. Writing so that no reader ever sees half of a file: a
+// temporary name beside the target (unique per process), then a rename into place. Used for every
+// report, topology and tuner file.
 #pragma once
 #include <string>
 
@@ -9,5 +10,8 @@ namespace gpudoctor {
 
 // Writes text to path atomically; an error names the path and why, and leaves no temporary behind.
 Status writeFileAtomic(const std::string& path, const std::string& text);
+
+// Reads a whole (small) file; an error names the path and why ("PATH: cannot open: ...").
+Result<std::string> readWholeFile(const std::string& path);
 
 }  // namespace gpudoctor

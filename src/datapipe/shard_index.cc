@@ -130,10 +130,9 @@ Result<ShardIndex> readShardIndex(const std::string& path_in) {
   if (!shards.is_array()) return Error{path + ": index is damaged: \"shards\" is not a list"};
   uint64_t samples = 0;
   for (const auto& s : shards) {
-    auto e = entryFrom(s, r);
-    if (!e.ok()) return e.error();
-    samples += e.value().samples;
-    idx.shards.push_back(std::move(e.value()));
+    ASSIGN_OR_RETURN(auto e, entryFrom(s, r));
+    samples += e.samples;
+    idx.shards.push_back(std::move(e));
   }
   if (samples != idx.samples) return Error{path + ": index is damaged: sample counts do not add up"};
   return idx;

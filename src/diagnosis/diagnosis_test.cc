@@ -164,11 +164,11 @@ TEST(Diagnosis, NcclSettingsJoinTheFindingsAndChecklist) {
 
 TEST(Thresholds, OverridesAndErrorsNameTheKey) {
   Thresholds t = Thresholds::defaults();
-  EXPECT_DOUBLE_EQ(t.get("gpu_util_min"), 0.90);
+  EXPECT_DOUBLE_EQ(t.find("gpu_util_min").value(), 0.90);
   ASSERT_TRUE(t.loadTomlText("gpu_util_min = 0.8\ncomm_share_max = 0.3\n", "t.toml").ok());
-  EXPECT_DOUBLE_EQ(t.get("gpu_util_min"), 0.8);
+  EXPECT_DOUBLE_EQ(t.find("gpu_util_min").value(), 0.8);
   ASSERT_TRUE(t.loadTomlText("[thresholds]\nshort_kernel_us = 20\n", "t.toml").ok());
-  EXPECT_DOUBLE_EQ(t.get("short_kernel_us"), 20);
+  EXPECT_DOUBLE_EQ(t.find("short_kernel_us").value(), 20);
   auto err = [&](const char* text) { return t.loadTomlText(text, "t.toml").message(); };
   EXPECT_NE(err("gpu_util = 0.9").find("unknown threshold \"gpu_util\""), std::string::npos);
   EXPECT_NE(err("gpu_util_min = \"high\"").find("\"gpu_util_min\" must be a number"), std::string::npos);

@@ -38,9 +38,9 @@ std::string throttleNames(uint64_t bits) {
 
 std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thresholds& t) {
   if (!g.lost.empty()) return "lost";
-  if (g.util_gpu >= t.get("gpu_util_min")) return "compute";
-  if (s.host.iowait > t.get("io_wait_max")) return "input";
-  if (s.host.cpu_util > t.get("cpu_max")) return "host-cpu";
+  if (g.util_gpu >= t.get(guide::kGpuUtilMin)) return "compute";
+  if (s.host.iowait > t.get(guide::kIoWaitMax)) return "input";
+  if (s.host.cpu_util > t.get(guide::kCpuMax)) return "host-cpu";
   for (const auto& p : s.host.procs)
     for (int pid : g.pids)
       if (p.pid == pid && p.cpu_cores >= 0.95) return "host-cpu";
@@ -51,8 +51,8 @@ std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thr
 
 std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t) {
   std::vector<HealthFlag> out;
-  const double util_min = t.get("gpu_util_min"), mem_max = t.get("gpu_memory_max"), io_max = t.get("io_wait_max"),
-               cpu_max = t.get("cpu_max");
+  const double util_min = t.get(guide::kGpuUtilMin), mem_max = t.get(guide::kGpuMemoryMax), io_max = t.get(guide::kIoWaitMax),
+               cpu_max = t.get(guide::kCpuMax);
   for (const auto& g : s.gpus) {
     std::string who = fmt::format("gpu{}", g.index);
     if (!g.lost.empty()) {

@@ -4,21 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "diagnosis/diagnosis.h"
+#include "diagnosis/finding.h"
 #include "model/nccl.h"
 
 namespace gpudoctor {
 
-// A finding about the communication setup the log reveals.
-struct NcclLogFinding {
-  Severity severity = Severity::kInfo;  // critical, warning or info
-  std::string title;
-  std::string evidence;
-  std::string fix;
-};
-
-// Warnings that matter: multi-node on sockets, GDR off, P2P unused inside a node, few channels,
+// Findings (id "nccl.log"; explanation = what the log says) that matter: multi-node on sockets, GDR off, P2P unused inside a node, few channels,
 // NCCL WARN lines.
-std::vector<NcclLogFinding> judgeNcclLog(const NcclLogFacts& f);
+std::vector<Finding> judgeNcclLog(const NcclLogFacts& f);
 
 }  // namespace gpudoctor

@@ -16,7 +16,7 @@ std::string join(const C& c) {
 }
 }  // namespace
 
-std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings) {
+std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>& findings) {
   std::string o = fmt::format("gpudoctor nccl log: {} NCCL lines of {}\n", f.nccl_lines, f.lines);
   o += wrapText("NCCL: " + join(f.versions), "  ", 100);
   o += wrapText("network: " + join(f.networks) + "; IB devices: " + join(f.ib_devices) +
@@ -49,13 +49,13 @@ std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFi
   o += findings.empty() ? "\nNo problems found in the log.\n" : "\nFindings\n";
   for (const auto& x : findings) {
     o += wrapText("[" + std::string(severityName(x.severity)) + "] " + x.title, " ", 100);
-    if (!x.evidence.empty()) o += wrapText("evidence: " + x.evidence, "    ", 100);
-    if (!x.fix.empty()) o += wrapText("fix: " + x.fix, "    ", 100);
+    if (!x.explanation.empty()) o += wrapText("evidence: " + x.explanation, "    ", 100);
+    for (const auto& fix : x.fix) o += wrapText("fix: " + fix, "    ", 100);
   }
   return o;
 }
 
-std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings) {
+std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<Finding>& findings) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor nccl log";
   j["lines"] = f.lines;
@@ -82,7 +82,8 @@ std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFi
   j["warnings"] = f.warnings;
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& x : findings)
-    fs.push_back({{"severity", severityName(x.severity)}, {"title", x.title}, {"evidence", x.evidence}, {"fix", x.fix}});
+    fs.push_back({{"severity", severityName(x.severity)}, {"title", x.title}, {"evidence", x.explanation},
+                  {"fix", x.fix.empty() ? std::string() : x.fix.front()}});
   j["findings"] = fs;
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

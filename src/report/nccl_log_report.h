@@ -7,7 +7,7 @@
 
 namespace gpudoctor {
 
-std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings);
-std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<NcclLogFinding>& findings);
+std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>& findings);
+std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<Finding>& findings);
 
 }  // namespace gpudoctor

@@ -37,6 +37,12 @@ void rankRow(std::string& o, const RankAnalysis& r) {
 }  // namespace
 
 std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
+  TerminalParts p = renderTerminalParts(run, opt);
+  return p.header + p.body;
+}
+
+TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions& opt) {
+  TerminalParts parts;
   std::string o;
   const auto& first = run.ranks.front();
   size_t steps = first.steps.size();
@@ -60,6 +66,8 @@ std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
   if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
+  parts.header = std::move(o);
+  o.clear();
 
   o += "\nPer rank, mean per step (% of step wall time)\n";
   o += fmt::format("{:>5} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>7}\n", "rank", "step ms", "GPU busy",
@@ -154,7 +162,8 @@ std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
   if (opt.read_seconds > 0)
     o += fmt::format("\nRead {} of JSON in {:.2f} s ({:.0f} MB/s).\n", bytesText(static_cast<int64_t>(opt.read_bytes)),
                      opt.read_seconds, static_cast<double>(opt.read_bytes) / 1e6 / opt.read_seconds);
-  return o;
+  parts.body = std::move(o);
+  return parts;
 }
 
 }  // namespace gpudoctor

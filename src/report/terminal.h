@@ -13,7 +13,15 @@ struct TerminalOptions {
   uint64_t read_bytes = 0;
 };
 
-// The report as text.
+// The report as text (header + body).
 std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt);
+
+// The report in its two parts, so a caller can put the findings between them.
+struct TerminalParts {
+  std::string header;  // "gpudoctor analyze: ..." and one line per rank
+  std::string body;    // the tables, from "Per rank, mean per step" to the read-rate footer
+};
+// The same text as renderTerminal, cut after the header.
+TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions& opt);
 
 }  // namespace gpudoctor

@@ -67,10 +67,9 @@ Result<Ceilings> parseCeilingsJson(const std::string& text, const std::string& o
       for (const auto& [p, f] : v.items()) {
         auto prec = gemmPrecisionFromName(p);
         if (!prec) return Error{origin + ": tflops." + p + ": unknown precision (fp32, tf32, fp16, bf16, fp8)"};
-        auto d = number(f, "tflops." + p);
-        if (!d.ok()) return d.error();
-        c.tflops[static_cast<int>(*prec)] = d.value();
-        any_tflops |= d.value() > 0;
+        ASSIGN_OR_RETURN(double d, number(f, "tflops." + p));
+        c.tflops[static_cast<int>(*prec)] = d;
+        any_tflops |= d > 0;
       }
     } else if (key == "bandwidth_gbps") {
       if (!v.is_object()) return Error{origin + ": bandwidth_gbps: must be an object like {\"hbm_copy\": 4000}"};
@@ -79,9 +78,7 @@ Result<Ceilings> parseCeilingsJson(const std::string& text, const std::string& o
         for (const auto& b : kBandwidth)
           if (name == b.key) k = &b;
         if (!k) return Error{origin + ": bandwidth_gbps." + name + ": unknown key (hbm_copy, hbm_read, hbm_write, h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable, p2p)"};
-        auto d = number(f, "bandwidth_gbps." + name);
-        if (!d.ok()) return d.error();
-        c.*k->field = d.value();
+        ASSIGN_OR_RETURN(c.*k->field, number(f, "bandwidth_gbps." + name));
       }
     } else {
       return Error{origin + ": " + key + ": unknown key (format, version, device, source, tflops, bandwidth_gbps)"};

@@ -11,7 +11,7 @@ namespace {
 
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
-bool hasFinding(const std::vector<NcclLogFinding>& f, const std::string& sev, const std::string& text) {
+bool hasFinding(const std::vector<Finding>& f, const std::string& sev, const std::string& text) {
   for (const auto& x : f)
     if (severityName(x.severity) == sev && x.title.find(text) != std::string::npos) return true;
   return false;

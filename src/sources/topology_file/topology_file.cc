@@ -139,12 +139,6 @@ class Fields {
   std::string bad_;  // the first key of the wrong type (array() cannot return an error itself)
 };
 
-#define TRY(expr)                       \
-  do {                                  \
-    Status s_ = (expr);                 \
-    if (!s_.ok()) return Error{s_.message()}; \
-  } while (0)
-
 // A PCIe tree position: the chain of switches above a device, its host bridge and NUMA node.
 struct PciePlace {
   std::vector<std::string> switches;  // nearest first
@@ -215,14 +209,14 @@ Status readLevelRow(const Ctx& c, const toml::array& row, int n, int self, std::
 Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
   NodeTopology t;
   t.source = c.file;
-  TRY(top.string("name", &t.name));
-  TRY(top.number("nvlink_gbps", &t.nvlink_gbps, 0.001));
-  TRY(top.number("pcie_gbps", &t.pcie_gbps, 0));
-  TRY(top.number("sys_factor", &t.sys_factor, 0.001));
-  TRY(top.string("cpu_arch", &t.cpu_arch));
-  TRY(top.string("cpu_vendor", &t.cpu_vendor));
-  TRY(top.integer("cpu_family", &t.cpu_family, false, 0));
-  TRY(top.integer("cpu_model", &t.cpu_model, false, 0));
+  RETURN_IF_ERROR(top.string("name", &t.name));
+  RETURN_IF_ERROR(top.number("nvlink_gbps", &t.nvlink_gbps, 0.001));
+  RETURN_IF_ERROR(top.number("pcie_gbps", &t.pcie_gbps, 0));
+  RETURN_IF_ERROR(top.number("sys_factor", &t.sys_factor, 0.001));
+  RETURN_IF_ERROR(top.string("cpu_arch", &t.cpu_arch));
+  RETURN_IF_ERROR(top.string("cpu_vendor", &t.cpu_vendor));
+  RETURN_IF_ERROR(top.integer("cpu_family", &t.cpu_family, false, 0));
+  RETURN_IF_ERROR(top.integer("cpu_model", &t.cpu_model, false, 0));
   top.node("format");             // written by `topo --json`, informational
   top.node("nvidia_smi_matrix");  // written by `topo --json` for reading; the links above are the data
   top.node("measured");           // written by `topo --json --measure`
@@ -234,9 +228,9 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       if (!tb) return Error{c.at(e) + ": [[numa]] entries must be tables"};
       Fields f(c, *tb, "[[numa]]");
       NumaNode nn;
-      TRY(f.integer("id", &nn.id, true, 0));
-      TRY(f.string("cpus", &nn.cpu_list));
-      TRY(f.unknown());
+      RETURN_IF_ERROR(f.integer("id", &nn.id, true, 0));
+      RETURN_IF_ERROR(f.string("cpus", &nn.cpu_list));
+      RETURN_IF_ERROR(f.unknown());
       t.numa.push_back(nn);
     }
 
@@ -249,18 +243,18 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       std::string id;
       PcieSwitchDef d;
       d.at = c.at(*tb);
-      TRY(f.string("id", &id, true));
-      TRY(f.string("parent", &d.parent));
-      TRY(f.string("host_bridge", &d.host_bridge));
-      TRY(f.integer("numa", &d.numa, false, 0));
-      TRY(f.unknown());
+      RETURN_IF_ERROR(f.string("id", &id, true));
+      RETURN_IF_ERROR(f.string("parent", &d.parent));
+      RETURN_IF_ERROR(f.string("host_bridge", &d.host_bridge));
+      RETURN_IF_ERROR(f.integer("numa", &d.numa, false, 0));
+      RETURN_IF_ERROR(f.unknown());
       if (switches.count(id)) return Error{d.at + ": duplicate pcie_switch \"" + id + "\""};
       switches[id] = d;
     }
   // Every switch must reach a root without a cycle, even one no GPU hangs off.
   for (const auto& [id, d] : switches) {
     PciePlace p;
-    TRY(resolvePlace(switches, id, &p, d.at));
+    RETURN_IF_ERROR(resolvePlace(switches, id, &p, d.at));
   }
 
   const toml::array* gpus = top.array("gpu");
@@ -277,35 +271,35 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
     if (!tb) return Error{c.at(e) + ": [[gpu]] entries must be tables"};
     Fields f(c, *tb, "[[gpu]]");
     TopoGpu g;
-    TRY(f.integer("index", &g.index, true, 0));
+    RETURN_IF_ERROR(f.integer("index", &g.index, true, 0));
     if (g.index >= n)
       return Error{c.at(*tb) + ": [[gpu]] index " + std::to_string(g.index) + " out of range: " +
                    std::to_string(n) + " GPUs are numbered 0-" + std::to_string(n - 1)};
     if (seen[g.index]) return Error{c.at(*tb) + ": duplicate [[gpu]] index " + std::to_string(g.index)};
     seen[g.index] = true;
     gpu_at[g.index] = c.at(*tb);
-    TRY(f.string("name", &g.name));
-    TRY(f.string("uuid", &g.uuid));
-    TRY(f.string("bus_id", &g.pci_bus_id));
-    TRY(f.integer("numa", &g.numa_node, false, 0));
-    TRY(f.string("cpus", &g.cpu_list));
-    TRY(f.integer("sm", &g.sm, false, 0));
-    TRY(f.integer("nvswitch_links", &g.nvswitch_links, false, 0, 18));
-    TRY(f.integer("pcie_gen", &g.pcie_gen, false, 0, 6));
-    TRY(f.integer("pcie_width", &g.pcie_width, false, 0, 32));
+    RETURN_IF_ERROR(f.string("name", &g.name));
+    RETURN_IF_ERROR(f.string("uuid", &g.uuid));
+    RETURN_IF_ERROR(f.string("bus_id", &g.pci_bus_id));
+    RETURN_IF_ERROR(f.integer("numa", &g.numa_node, false, 0));
+    RETURN_IF_ERROR(f.string("cpus", &g.cpu_list));
+    RETURN_IF_ERROR(f.integer("sm", &g.sm, false, 0));
+    RETURN_IF_ERROR(f.integer("nvswitch_links", &g.nvswitch_links, false, 0, 18));
+    RETURN_IF_ERROR(f.integer("pcie_gen", &g.pcie_gen, false, 0, 6));
+    RETURN_IF_ERROR(f.integer("pcie_width", &g.pcie_width, false, 0, 32));
     std::string sw, hb;
-    TRY(f.string("pcie_switch", &sw));
-    TRY(f.string("host_bridge", &hb));
+    RETURN_IF_ERROR(f.string("pcie_switch", &sw));
+    RETURN_IF_ERROR(f.string("host_bridge", &hb));
     PciePlace& p = places[g.index];
     p.numa = g.numa_node;
     if (!sw.empty()) {
-      TRY(resolvePlace(switches, sw, &p, c.at(*tb)));
+      RETURN_IF_ERROR(resolvePlace(switches, sw, &p, c.at(*tb)));
       if (g.numa_node < 0) g.numa_node = p.numa;
     }
     if (!hb.empty()) p.host_bridge = hb;
     if (p.host_bridge.empty()) p.host_bridge = "gpu" + std::to_string(g.index);  // its own root port
     if (const toml::array* row = f.array("pcie")) {
-      TRY(readLevelRow(c, *row, n, g.index, &rows[g.index], "[[gpu]] " + std::to_string(g.index)));
+      RETURN_IF_ERROR(readLevelRow(c, *row, n, g.index, &rows[g.index], "[[gpu]] " + std::to_string(g.index)));
       has_row[g.index] = true;
     }
     if (g.cpu_list.empty())
@@ -315,7 +309,7 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
         std::none_of(t.numa.begin(), t.numa.end(), [&](const NumaNode& nn) { return nn.id == g.numa_node; }))
       return Error{c.at(*tb) + ": [[gpu]] " + std::to_string(g.index) + ": unknown NUMA node " +
                    std::to_string(g.numa_node)};
-    TRY(f.unknown());
+    RETURN_IF_ERROR(f.unknown());
     t.gpus[g.index] = g;
   }
   t.pcie.assign(n, std::vector<PcieLevel>(n, PcieLevel::kSystem));
@@ -344,8 +338,8 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       Fields f(c, *tb, "[[nvlink]]");
       const toml::array* pair = f.array("gpus");
       int count = 1;
-      TRY(f.integer("count", &count, false, 1, 18));
-      TRY(f.unknown());
+      RETURN_IF_ERROR(f.integer("count", &count, false, 1, 18));
+      RETURN_IF_ERROR(f.unknown());
       if (!pair || pair->size() != 2 || !(*pair)[0].is_integer() || !(*pair)[1].is_integer())
         return Error{c.at(*tb) + ": [[nvlink]] needs \"gpus\" = [a, b] (two GPU indices)"};
       int a = static_cast<int>(*(*pair)[0].value<int64_t>()), b = static_cast<int>(*(*pair)[1].value<int64_t>());
@@ -379,29 +373,29 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       if (!tb) return Error{c.at(e) + ": [[nic]] entries must be tables"};
       Fields f(c, *tb, "[[nic]]");
       TopoNic nic;
-      TRY(f.string("name", &nic.name, true));
-      TRY(f.string("bus_id", &nic.pci_bus_id));
-      TRY(f.integer("numa", &nic.numa_node, false, 0));
-      TRY(f.boolean("infiniband", &nic.infiniband));
-      TRY(f.integer("port", &nic.port, false, 1));
-      TRY(f.number("speed_gbps", &nic.speed_gbps));
+      RETURN_IF_ERROR(f.string("name", &nic.name, true));
+      RETURN_IF_ERROR(f.string("bus_id", &nic.pci_bus_id));
+      RETURN_IF_ERROR(f.integer("numa", &nic.numa_node, false, 0));
+      RETURN_IF_ERROR(f.boolean("infiniband", &nic.infiniband));
+      RETURN_IF_ERROR(f.integer("port", &nic.port, false, 1));
+      RETURN_IF_ERROR(f.number("speed_gbps", &nic.speed_gbps));
       std::string sw, hb;
-      TRY(f.string("pcie_switch", &sw));
-      TRY(f.string("host_bridge", &hb));
+      RETURN_IF_ERROR(f.string("pcie_switch", &sw));
+      RETURN_IF_ERROR(f.string("host_bridge", &hb));
       PciePlace p;
       p.numa = nic.numa_node;
       if (!sw.empty()) {
-        TRY(resolvePlace(switches, sw, &p, c.at(*tb)));
+        RETURN_IF_ERROR(resolvePlace(switches, sw, &p, c.at(*tb)));
         if (nic.numa_node < 0) nic.numa_node = p.numa;
       }
       if (!hb.empty()) p.host_bridge = hb;
       if (p.host_bridge.empty()) p.host_bridge = "nic:" + nic.name;
       if (const toml::array* row = f.array("pcie")) {
-        TRY(readLevelRow(c, *row, n, -1, &nic.level_to_gpu, "[[nic]] " + nic.name));
+        RETURN_IF_ERROR(readLevelRow(c, *row, n, -1, &nic.level_to_gpu, "[[nic]] " + nic.name));
       } else {
         for (int g = 0; g < n; ++g) nic.level_to_gpu.push_back(levelBetween(p, places[g]));
       }
-      TRY(f.unknown());
+      RETURN_IF_ERROR(f.unknown());
       t.nics.push_back(nic);
       nic_places.push_back(p);
     }
@@ -431,14 +425,13 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
   ClusterTopology k;
   k.source = c.file;
   std::string node_file;
-  TRY(top.string("node_topology", &node_file));
+  RETURN_IF_ERROR(top.string("node_topology", &node_file));
   if (!node_file.empty()) {
     std::filesystem::path p(node_file);
     if (p.is_relative()) p = std::filesystem::path(path).parent_path() / p;
-    auto nf = loadTopologyFile(p.string());
-    if (!nf.ok()) return nf.error();
-    if (nf.value().is_cluster) return Error{c.file + ": node_topology \"" + node_file + "\" is a cluster file"};
-    k.node = nf.value().node;
+    ASSIGN_OR_RETURN(auto nf, loadTopologyFile(p.string()));
+    if (nf.is_cluster) return Error{c.file + ": node_topology \"" + node_file + "\" is a cluster file"};
+    k.node = nf.node;
     k.has_node = true;
   }
   std::map<std::string, int> sw_index;
@@ -450,9 +443,9 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
       Fields f(c, *tb, "[[switch]]");
       NetSwitch s;
       std::string parent;
-      TRY(f.string("name", &s.name, true));
-      TRY(f.string("parent", &parent));
-      TRY(f.unknown());
+      RETURN_IF_ERROR(f.string("name", &s.name, true));
+      RETURN_IF_ERROR(f.string("parent", &parent));
+      RETURN_IF_ERROR(f.unknown());
       if (sw_index.count(s.name)) return Error{c.at(*tb) + ": duplicate [[switch]] \"" + s.name + "\""};
       sw_index[s.name] = static_cast<int>(k.switches.size());
       k.switches.push_back(s);
@@ -482,7 +475,7 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
   }
   const toml::array* hosts = top.array("host");
   if (!hosts) {  // present (this is a cluster file) but not an array
-    TRY(top.unknown());
+    RETURN_IF_ERROR(top.unknown());
     return Error{c.file + ": no [[host]] entries"};
   }
   std::set<std::string> names;
@@ -493,12 +486,12 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
     ClusterHost h;
     std::string sw;
     h.gpus = k.has_node ? k.node.size() : 8;
-    TRY(f.string("name", &h.name, true));
-    TRY(f.string("switch", &sw, true));
-    TRY(f.integer("gpus", &h.gpus, false, 0, 4096));
+    RETURN_IF_ERROR(f.string("name", &h.name, true));
+    RETURN_IF_ERROR(f.string("switch", &sw, true));
+    RETURN_IF_ERROR(f.integer("gpus", &h.gpus, false, 0, 4096));
     h.free_gpus = h.gpus;
-    TRY(f.integer("free", &h.free_gpus, false, 0));
-    TRY(f.unknown());
+    RETURN_IF_ERROR(f.integer("free", &h.free_gpus, false, 0));
+    RETURN_IF_ERROR(f.unknown());
     if (h.free_gpus > h.gpus)
       return Error{c.at(*tb) + ": [[host]] \"" + h.name + "\": free " + std::to_string(h.free_gpus) + " is more than its " +
                    std::to_string(h.gpus) + " GPUs"};
@@ -542,11 +535,9 @@ Result<TopologyFile> parseTopologyText(const std::string& text, const std::strin
     out.cluster = std::move(k.value());
     if (out.cluster.hosts.empty()) return Error{name + ": no [[host]] entries"};
   } else {
-    auto n = parseNode(c, top);
-    if (!n.ok()) return n.error();
-    out.node = std::move(n.value());
+    ASSIGN_OR_RETURN(out.node, parseNode(c, top));
   }
-  TRY(top.unknown());
+  RETURN_IF_ERROR(top.unknown());
   return out;
 }
 

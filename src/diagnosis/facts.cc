@@ -1,0 +1,142 @@
+#include "diagnosis/facts.h"
+
+#include <algorithm>
+
+namespace gpudoctor {
+
+double Facts::gemmNs() const {
+  double g = 0;
+  for (auto c : {KernelClass::kGemmFp32Simt, KernelClass::kGemmTf32, KernelClass::kGemmFp16, KernelClass::kGemmBf16,
+                 KernelClass::kGemmFp8, KernelClass::kGemmOther})
+    g += classNs(c);
+  return g;
+}
+
+std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m) {
+  auto share = [&](double ns) { return m.wall > 0 ? ns / m.wall : 0; };
+  double input = m.idle_host_loader + m.idle_sync_loader;
+  double host = m.idle_host - m.idle_host_loader;
+  double sync = m.idle_sync - m.idle_sync_loader;
+  std::vector<BottleneckShare> r = {
+      {"compute", share(m.compute), m.compute / 1e6},
+      {"communication", share(m.comm_exposed), m.comm_exposed / 1e6},
+      {"host_launch", share(host), host / 1e6},
+      {"input", share(input), input / 1e6},
+      {"sync", share(sync), sync / 1e6},
+      {"copies", share(m.copies), m.copies / 1e6},
+      {"other_idle", share(m.idle_dependency + m.idle_other), (m.idle_dependency + m.idle_other) / 1e6},
+  };
+  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.share > b.share; });
+  return r;
+}
+
+namespace {
+
+StepMeans meansOf(const RunAnalysis& run, double& steps) {
+  StepMeans m;
+  steps = 0;
+  for (const auto& r : run.ranks) {
+    const auto& t = r.total;
+    steps += static_cast<double>(r.steps.size());
+    m.wall += t.wall_ns;
+    m.busy += t.gpu_busy_ns;
+    m.compute += t.compute_ns;
+    m.comm += t.comm_ns;
+    m.comm_exposed += t.comm_exposed_ns;
+    m.copies += t.copy_exposed_ns;
+    m.idle += t.idle_ns;
+    m.idle_host += t.idle_host_ns;
+    m.idle_sync += t.idle_sync_ns;
+    m.idle_dependency += t.idle_dependency_ns;
+    m.idle_other += t.idle_other_ns;
+    m.idle_loader += t.idle_in_loader_ns;
+    m.idle_host_loader += t.idle_host_in_loader_ns;
+    m.idle_sync_loader += t.idle_sync_in_loader_ns;
+    m.loader += t.dataloader_ns;
+    m.optimizer += t.optimizer_ns;
+    m.sync += t.sync_ns;
+    m.pageable_htod_ns += t.pageable_htod.dur_ns;
+    m.pageable_htod_count += t.pageable_htod.count;
+    m.pinned_htod_count += t.pinned_htod.count;
+  }
+  double n = std::max(1.0, steps);
+  for (double* x : {&m.wall, &m.busy, &m.compute, &m.comm, &m.comm_exposed, &m.copies, &m.idle, &m.idle_host,
+                    &m.idle_sync, &m.idle_dependency, &m.idle_other, &m.idle_loader, &m.idle_host_loader,
+                    &m.idle_sync_loader, &m.loader, &m.optimizer, &m.sync, &m.pageable_htod_ns,
+                    &m.pageable_htod_count, &m.pinned_htod_count})
+    *x /= n;
+  return m;
+}
+
+bool anyString(const RunAnalysis& run, std::string_view needle) {
+  for (const auto& r : run.ranks) {
+    const auto& sp = r.trace->strings;
+    for (uint32_t i = 0; i < sp.size(); ++i)
+      if (sp.view(i).find(needle) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
+  Facts f;
+  double steps = 0;
+  f.mean = meansOf(run, steps);
+  f.steps = std::max(1.0, steps);
+  f.ranks = static_cast<int>(run.ranks.size());
+  f.ranking = rankBottlenecks(f.mean);
+  const auto& k = run.kernels;
+  for (const auto& c : k.classes) f.class_ns[static_cast<size_t>(c.cls)] = static_cast<double>(c.dur.total_ns);
+  f.kernel_ns = static_cast<double>(k.total_ns);
+  f.compute_kernels = k.non_nccl.count;
+  f.compute_kernel_p50_ns = k.non_nccl.p50_ns;
+  f.fused_optimizer = k.fused_optimizer;
+  f.collective_groups = run.collectives.size();
+  for (const auto& c : run.collectives) f.collectives.push_back({c.bytes, c.dur.count});
+  if (!run.ranks.empty()) {
+    const auto& d = run.ranks.front().trace->devices;
+    if (!d.empty()) f.compute_major = d.front().compute_major;
+  }
+  f.loader_in_process = anyString(run, "_SingleProcessDataLoaderIter");
+  const auto& s = run.straggler;
+  f.straggler.matched = s.matched;
+  f.straggler.rank = s.straggler;
+  f.straggler.share_last = s.straggler_share;
+  f.straggler.note = s.note;
+  f.straggler.others_wait_ns =
+      static_cast<double>(s.others_wait_ns) / std::max(1.0, f.steps / static_cast<double>(std::max<size_t>(1, run.ranks.size())));
+  for (const auto& r : run.ranks) {
+    const RankTrace* t = r.trace;
+    if (t->rank == s.straggler && s.straggler >= 0) {
+      double n = std::max<double>(1, r.steps.size());
+      f.straggler.idle_host_ns = r.total.idle_host_ns / n;
+      f.straggler.loader_ns = r.total.dataloader_ns / n;
+    }
+    f.memory_known |= t->peak_allocated_bytes >= 0;
+    f.profile_memory |= t->peak_allocated_bytes >= 0;
+    if (t->peak_allocated_bytes >= 0 && !t->devices.empty()) {
+      const DeviceProps* dev = &t->devices.front();
+      for (const auto& d : t->devices)
+        if (d.id == t->peak_device) dev = &d;
+      if (dev->total_global_mem > 0) f.memory.push_back({t->rank, t->peak_allocated_bytes, dev->total_global_mem});
+    }
+    if (f.record_shapes && f.with_stack) continue;
+    for (const auto& e : t->events) {
+      f.record_shapes |= e.kind == EventKind::kCpuOp && e.aux != 0;
+      f.with_stack |= e.kind == EventKind::kPythonFunction;
+      if (f.record_shapes && f.with_stack) break;
+    }
+  }
+  if (in.nccl_env) {
+    f.has_nccl_env = true;
+    f.nccl_env = *in.nccl_env;
+  }
+  if (in.nccl_log) {
+    f.has_nccl_log = true;
+    f.nccl_log = *in.nccl_log;
+  }
+  return f;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,102 @@
+// What the rules judge: one value built once from the analysis results and the optional inputs
+// (NCCL settings and logs). Plain numbers and flags, so a rule's unit test writes one by hand and
+// needs no trace. Per-step figures are means over every selected step of every rank.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/kernel_class.h"
+#include "analysis/run_analysis.h"
+#include "diagnosis/finding.h"
+#include "diagnosis/nccl_env_check.h"
+
+namespace gpudoctor {
+
+// Per-step means, in ns (counts for the copy counts).
+struct StepMeans {
+  double wall = 0, busy = 0, compute = 0, comm = 0, comm_exposed = 0, copies = 0, idle = 0;
+  double idle_host = 0, idle_sync = 0, idle_dependency = 0, idle_other = 0, idle_loader = 0;
+  double idle_host_loader = 0, idle_sync_loader = 0;  // the loader's share of host / sync idle
+  double loader = 0, optimizer = 0, sync = 0;
+  double pageable_htod_ns = 0, pageable_htod_count = 0, pinned_htod_count = 0;
+};
+
+// One bottleneck category and its share of the step.
+struct BottleneckShare {
+  std::string category;  // compute, communication, host_launch, input, sync, copies, other_idle
+  double share = 0;
+  double ms_per_step = 0;
+};
+
+struct StragglerFacts {
+  bool matched = false;       // the ranks' collectives could be matched
+  int rank = -1;              // the straggler the analysis found, or -1
+  double share_last = 0;      // share of collectives it reached last
+  double others_wait_ns = 0;  // per step, the other ranks' mean wait for it
+  double idle_host_ns = 0;    // per step, on the straggler: GPU idle waiting for launches
+  double loader_ns = 0;       // per step, on the straggler: DataLoader time
+  std::string note;           // the analysis's sentence
+};
+
+struct CollectiveSize {
+  int64_t bytes = 0;  // message bytes (0: unknown)
+  int64_t count = 0;  // calls over all selected steps and ranks
+};
+
+struct RankMemory {
+  int rank = -1;
+  int64_t peak_bytes = 0;    // largest allocated total (profile_memory=True)
+  int64_t device_bytes = 0;  // the device's memory
+};
+
+struct Facts {
+  double steps = 1;  // selected steps summed over ranks (at least 1)
+  int ranks = 1;
+  StepMeans mean;
+  std::vector<BottleneckShare> ranking;  // every category, largest share first
+  // Kernels over every selected step of every rank (ns, not per step).
+  std::array<double, kKernelClassCount> class_ns{};
+  double kernel_ns = 0;
+  int64_t compute_kernels = 0;       // every kernel but NCCL's
+  int64_t compute_kernel_p50_ns = 0; // their median duration
+  bool fused_optimizer = false;      // an optimizer kernel of a fused implementation ran
+  size_t collective_groups = 0;
+  std::vector<CollectiveSize> collectives;
+  int compute_major = -1;            // the first rank's GPU generation; -1 unknown
+  bool loader_in_process = false;    // DataLoader iterated in the training process (num_workers=0)
+  StragglerFacts straggler;
+  bool memory_known = false;         // some rank recorded memory events
+  std::vector<RankMemory> memory;    // ranks with memory events and a known device size
+  bool record_shapes = false, with_stack = false, profile_memory = false;  // profiler options seen
+  bool has_nccl_env = false;                 // settings were given
+  std::vector<EnvFinding> nccl_env;          // `nccl env`'s verdict per setting
+  bool has_nccl_log = false;                 // logs were given
+  std::vector<Finding> nccl_log;             // what the logs reveal
+
+  // Share of the mean step.
+  double share(double ns) const { return mean.wall > 0 ? ns / mean.wall : 0; }
+  // A total over all steps as a per-step mean.
+  double perStep(double total_ns) const { return total_ns / steps; }
+  // Total kernel time of one class (over all steps).
+  double classNs(KernelClass c) const { return class_ns[static_cast<size_t>(c)]; }
+  // Total GEMM kernel time (every precision).
+  double gemmNs() const;
+};
+
+// Other evidence a diagnosis can use when the user provides it.
+struct DiagnosisInputs {
+  const std::vector<EnvFinding>* nccl_env = nullptr;  // `nccl env` verdicts on the job's settings
+  const std::vector<Finding>* nccl_log = nullptr;     // what the job's NCCL INFO logs reveal
+};
+
+// Builds the facts once (the ranking included).
+Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in);
+
+// The ranking of the bottleneck categories from the per-step means: each idle nanosecond counted in
+// one category (the loader's share taken from the cause it was classified under), so the shares
+// add up to the step.
+std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m);
+
+}  // namespace gpudoctor

@@ -1,0 +1,44 @@
+// The one finding type every judge produces (trace rules, NCCL log checks): what limits the job, by
+// how much fixing it can help, the evidence and the concrete change; and the checklist's items.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpudoctor {
+
+enum class Severity { kCritical, kWarning, kInfo, kOk };
+// "critical", "warning", "info", "ok".
+std::string_view severityName(Severity s);
+
+// One number a finding rests on.
+struct Evidence {
+  std::string name;
+  double value = 0;
+  std::string unit;  // "ms/step", "%", "us", "count", "GB/s", "bytes"
+};
+
+struct Finding {
+  std::string id;        // stable "category.name": "bottleneck.communication", "precision.fp32_gemm", ...
+  std::string title;     // one line
+  Severity severity = Severity::kInfo;
+  std::vector<Evidence> evidence;
+  double gain_ms_per_step = 0;  // upper bound of step time saved
+  double gain_share = 0;        // the same as a share of the step
+  std::string gain_basis;       // how the bound was estimated
+  std::string explanation;      // why, in a sentence or two
+  std::vector<std::string> fix; // concrete code or env lines
+};
+
+enum class CheckStatus { kPass, kFail, kUnknown };
+// "pass", "fail", "not measurable".
+std::string_view checkStatusName(CheckStatus s);
+
+struct ChecklistItem {
+  std::string area;  // compute, communication, io, memory, monitoring
+  std::string item;
+  CheckStatus status = CheckStatus::kUnknown;
+  std::string evidence;
+};
+
+}  // namespace gpudoctor

@@ -1,0 +1,70 @@
+// The headline: the category of the largest share of the step, with the whole ranking. Compute is
+// no wait to remove and other_idle has no single cause, so those headlines are info.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "diagnosis/rules/registry.h"
+
+namespace gpudoctor {
+namespace {
+
+std::vector<std::string> fixesFor(const std::string& cat) {
+  if (cat == "communication")
+    return {"# overlap gradient allreduce with backward (DDP does by default; keep buckets moderate):",
+            "model = DDP(model, bucket_cap_mb=25, gradient_as_bucket_view=True)",
+            "# fewer allreduces per optimizer step with gradient accumulation:",
+            "with model.no_sync(): loss.backward()   # on all but the last micro-batch"};
+  if (cat == "host_launch")
+    return {"model = torch.compile(model, mode=\"reduce-overhead\")   # fuses kernels, replays CUDA graphs",
+            "# or raise the micro-batch so each kernel does more work per launch"};
+  if (cat == "input")
+    return {"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True,",
+            "           persistent_workers=True, prefetch_factor=4)"};
+  if (cat == "sync")
+    return {"# keep values on the GPU; log every N steps instead of calling .item() each step:",
+            "if step % 100 == 0: print(loss.item())"};
+  if (cat == "copies") return {"DataLoader(..., pin_memory=True); x = x.cuda(non_blocking=True)"};
+  return {};
+}
+
+class Bottleneck : public Rule {
+ public:
+  std::string_view id() const override { return "bottleneck"; }
+  void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
+    if (f.ranking.empty()) return;
+    std::string list;
+    for (const auto& b : f.ranking)
+      list += fmt::format("{}{} {:.1f}%", list.empty() ? "" : ", ", b.category, pct(b.share));
+    static const std::map<std::string, std::string> kWhat = {
+        {"compute", "the GPU spends most of the step computing: make the kernels cheaper (precision, fusion, attention)"},
+        {"communication", "NCCL time that no computation hides dominates the step"},
+        {"host_launch", "the GPU waits for the host to launch work (Python overhead, small kernels)"},
+        {"input", "the GPU waits while the host fetches the next batch"},
+        {"sync", "the GPU waits behind blocking host synchronizations (.item(), .cpu(), cudaStreamSynchronize)"},
+        {"copies", "memory copies run with no kernel to hide them"},
+        {"other_idle", "the GPU waits on cross-stream dependencies or idles at the end of steps"}};
+    const auto& top = f.ranking.front();
+    bool compute = top.category == "compute";
+    Finding x = gainFinding(f, th, "bottleneck." + top.category,
+                            fmt::format("Primary bottleneck: {} ({:.1f}% of the step)", top.category, pct(top.share)),
+                            compute ? 0 : top.ms_per_step * 1e6,
+                            compute ? "not a removable wait: gains come from the compute findings below"
+                                    : "all of this category's time per step (upper bound: removing it entirely)");
+    x.explanation = kWhat.at(top.category) + ". Ranking: " + list + ".";
+    x.evidence = {{"step", ms(f.mean.wall), "ms/step"}, {top.category, top.ms_per_step, "ms/step"},
+                  {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
+    if (compute || top.category == "other_idle") x.severity = Severity::kInfo;
+    x.fix = fixesFor(top.category);
+    out.push_back(std::move(x));
+  }
+};
+
+}  // namespace
+
+const Rule& bottleneckRule() {
+  static const Bottleneck r;
+  return r;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,68 @@
+// GEMMs on CUDA cores in FP32: mixed precision (bf16 autocast, or TF32) moves them to tensor cores.
+#include <fmt/format.h>
+
+#include "diagnosis/rules/registry.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr ThresholdDecl kFp32GemmShareMax{"fp32_gemm_share_max", 0.10, 0, 1, "ratio",
+                                          "share of GEMM time in FP32 (non-tensor-core) kernels"};
+// Hopper and Ampere datasheets: TF32 tensor cores run ~7-8x the FP32 SIMT rate, BF16 ~15x.
+constexpr ThresholdDecl kTf32Speedup{"tf32_speedup", 7, 1, 100, "x",
+                                     "TF32 tensor-core rate over FP32 SIMT on Ampere and newer (datasheets: 7-8x)"};
+constexpr ThresholdDecl kTf32SpeedupOld{"tf32_speedup_unknown_gpu", 2, 1, 100, "x",
+                                        "the same for an older or unknown GPU (a cautious factor)"};
+
+class Fp32Gemm : public Rule {
+ public:
+  std::string_view id() const override { return "precision.fp32_gemm"; }
+  std::vector<const ThresholdDecl*> thresholds() const override {
+    return {&kFp32GemmShareMax, &kTf32Speedup, &kTf32SpeedupOld};
+  }
+  void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
+    double fp32 = f.classNs(KernelClass::kGemmFp32Simt), gemm = f.gemmNs();
+    if (gemm <= 0) return;
+    double fp32_share = fp32 / gemm;
+    if (fp32_share <= th.get(kFp32GemmShareMax)) return;
+    double speed = f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld);
+    Finding x = gainFinding(
+        f, th, "precision.fp32_gemm", fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
+        f.perStep(fp32) * (1 - 1 / speed),
+        fmt::format("FP32 GEMM time x (1 - 1/{:.0f}): tensor-core TF32 runs about {:.0f}x the FP32 rate "
+                    "on this GPU generation (datasheet); bf16 more",
+                    speed, speed));
+    x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"}, {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
+                  {"FP32 share of GEMM", pct(fp32_share), "%"},
+                  {"BF16 share", pct(f.classNs(KernelClass::kGemmBf16) / gemm), "%"},
+                  {"FP16 share", pct(f.classNs(KernelClass::kGemmFp16) / gemm), "%"}};
+    x.explanation = "Matrix multiplies run on CUDA cores in FP32. Mixed precision moves them to tensor cores.";
+    bool ampere_or_newer = f.compute_major < 0 || f.compute_major >= 8;
+    if (ampere_or_newer)
+      x.fix = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # around the forward pass and loss",
+               "    loss = model(x)",
+               "# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True"};
+    else  // no bf16 or TF32 tensor cores before Ampere: fp16 with loss scaling
+      x.fix = {"scaler = torch.amp.GradScaler(\"cuda\")",
+               "with torch.autocast(\"cuda\", dtype=torch.float16): loss = model(x)",
+               "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"};
+    out.push_back(std::move(x));
+  }
+  void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>& mine,
+                 std::vector<ChecklistItem>& out) const override {
+    double gemm = f.gemmNs();
+    out.push_back({"compute", "Mixed precision for matrix multiplies", statusFrom(mine, gemm > 0),
+                   gemm > 0 ? fmt::format("FP32 SIMT share of GEMM time {:.0f}%",
+                                          pct(f.classNs(KernelClass::kGemmFp32Simt) / gemm))
+                            : "no GEMM kernels in the trace"});
+  }
+};
+
+}  // namespace
+
+const Rule& fp32GemmRule() {
+  static const Fp32Gemm r;
+  return r;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,42 @@
+#include "diagnosis/rules/rule_test_util.h"
+
+namespace gpudoctor {
+namespace {
+using namespace testing;
+
+Facts withGemm(double fp32_ms, double bf16_ms) {
+  Facts f = healthyFacts();
+  f.class_ns[static_cast<size_t>(KernelClass::kGemmFp32Simt)] = fp32_ms * 1e6 * f.steps;
+  f.class_ns[static_cast<size_t>(KernelClass::kGemmBf16)] = bf16_ms * 1e6 * f.steps;
+  return f;
+}
+
+TEST(RuleFp32Gemm, Fp32GemmsOnHopperGainSixSevenths) {
+  auto r = run(fp32GemmRule(), withGemm(7, 0));
+  const Finding* x = r.find("precision.fp32_gemm");
+  ASSERT_NE(x, nullptr);
+  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 7 * (1 - 1 / 7.0));
+  EXPECT_DOUBLE_EQ(evidenceOf(*x, "FP32 share of GEMM"), 100);
+  EXPECT_NE(x->fix[0].find("bfloat16"), std::string::npos);
+  EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
+}
+
+TEST(RuleFp32Gemm, OldGpuGetsTheCautiousFactorAndFp16Advice) {
+  Facts f = withGemm(7, 0);
+  f.compute_major = 7;
+  auto r = run(fp32GemmRule(), f);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 3.5);
+  EXPECT_NE(r.findings[0].fix[0].find("GradScaler"), std::string::npos);
+}
+
+TEST(RuleFp32Gemm, MostlyBf16PassesAndNoGemmIsNotMeasurable) {
+  auto r = run(fp32GemmRule(), withGemm(0.5, 9));
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.checklist[0].status, CheckStatus::kPass);
+  auto none = run(fp32GemmRule(), healthyFacts());
+  EXPECT_EQ(none.checklist[0].status, CheckStatus::kUnknown);
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,45 @@
+// Host-to-device copies from pageable memory: staged and synchronous, where pinned ones run async.
+#include <fmt/format.h>
+
+#include "diagnosis/rules/registry.h"
+
+namespace gpudoctor {
+namespace {
+
+class PageableCopies : public Rule {
+ public:
+  std::string_view id() const override { return "input.pageable_copies"; }
+  void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
+    const auto& m = f.mean;
+    if (m.pageable_htod_count <= 0) return;
+    Finding x = gainFinding(f, th, "input.pageable_copies",
+                            fmt::format("{:.0f} host-to-device copies per step come from pageable memory",
+                                        m.pageable_htod_count),
+                            m.pageable_htod_ns, "time of pageable host-to-device copies (upper bound)");
+    x.evidence = {{"pageable HtoD copies", m.pageable_htod_count, "per step"},
+                  {"pinned HtoD copies", m.pinned_htod_count, "per step"},
+                  {"pageable copy time", ms(m.pageable_htod_ns), "ms/step"}};
+    x.explanation = "Copies from pageable memory are staged and synchronous; pinned memory copies run async.";
+    x.fix = {"DataLoader(..., pin_memory=True)", "x = x.cuda(non_blocking=True)"};
+    out.push_back(std::move(x));
+  }
+  void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>&,
+                 std::vector<ChecklistItem>& out) const override {
+    const auto& m = f.mean;
+    out.push_back({"io", "Pinned host memory for copies",
+                   m.pageable_htod_count + m.pinned_htod_count > 0
+                       ? (m.pageable_htod_count > 0 ? CheckStatus::kFail : CheckStatus::kPass)
+                       : CheckStatus::kUnknown,
+                   fmt::format("{:.0f} pageable, {:.0f} pinned host-to-device copies per step", m.pageable_htod_count,
+                               m.pinned_htod_count)});
+  }
+};
+
+}  // namespace
+
+const Rule& pageableCopiesRule() {
+  static const PageableCopies r;
+  return r;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,30 @@
+#include "diagnosis/rules/rule_test_util.h"
+
+namespace gpudoctor {
+namespace {
+using namespace testing;
+
+TEST(RulePageableCopies, PageableCopiesAreNamedWithTheirTime) {
+  Facts f = healthyFacts();
+  f.mean.pageable_htod_count = 4;
+  f.mean.pageable_htod_ns = 1.2e6;
+  f.mean.pinned_htod_count = 1;
+  auto r = run(pageableCopiesRule(), f);
+  const Finding* x = r.find("input.pageable_copies");
+  ASSERT_NE(x, nullptr);
+  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 1.2);
+  EXPECT_DOUBLE_EQ(evidenceOf(*x, "pinned HtoD copies"), 1);
+  EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
+}
+
+TEST(RulePageableCopies, PinnedOnlyPassesAndNoCopiesIsUnknown) {
+  Facts f = healthyFacts();
+  f.mean.pinned_htod_count = 3;
+  auto r = run(pageableCopiesRule(), f);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.checklist[0].status, CheckStatus::kPass);
+  EXPECT_EQ(run(pageableCopiesRule(), healthyFacts()).checklist[0].status, CheckStatus::kUnknown);
+}
+
+}  // namespace
+}  // namespace gpudoctor

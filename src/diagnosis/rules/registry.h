@@ -1,0 +1,40 @@
+// The rules, in checklist order: one line per rule. Adding a rule is its file
+// (diagnosis/rules/<name>.cc defining `const Rule& <name>Rule()`), its test and one line here.
+#pragma once
+#include <vector>
+
+#include "diagnosis/rule.h"
+
+#define GPUDOCTOR_RULES(X)                                                                  \
+  X(bottleneck)         /* headline: the largest category of the step */                    \
+  X(gpuUtilization)     /* checklist: GPU busy share */                                      \
+  X(fp32Gemm)           /* precision.fp32_gemm */                                            \
+  X(fp16GradScaler)     /* precision.fp16_gradscaler */                                      \
+  X(materializedAttention) /* attention.materialized */                                      \
+  X(launchOverhead)     /* launch.overhead */                                                \
+  X(unfusedOptimizer)   /* optimizer.unfused */                                              \
+  X(exposedCommunication) /* communication.exposed */                                        \
+  X(straggler)          /* communication.straggler */                                        \
+  X(ncclSettings)       /* nccl.settings (with --nccl-env) */                                \
+  X(ncclLog)            /* nccl.log (with --nccl-log) */                                     \
+  X(smallCollectives)   /* communication.small_collectives */                               \
+  X(loader)             /* input.loader_on_critical_path, input.loader_hidden */             \
+  X(loaderWorkers)      /* checklist: DataLoader workers */                                  \
+  X(pageableCopies)     /* input.pageable_copies */                                          \
+  X(blockingSync)       /* sync.blocking */                                                  \
+  X(memoryPeak)         /* memory.peak */                                                    \
+  X(memoryPlanning)     /* checklist: checkpointing / accumulation */                        \
+  X(profilerOverhead)   /* profiler.overhead, checklist: monitoring */
+
+namespace gpudoctor {
+
+#define GPUDOCTOR_DECLARE_RULE(name) const Rule& name##Rule();
+GPUDOCTOR_RULES(GPUDOCTOR_DECLARE_RULE)
+#undef GPUDOCTOR_DECLARE_RULE
+
+// Every rule, in the order above.
+const std::vector<const Rule*>& ruleRegistry();
+// The thresholds every rule's findings share (gain → severity).
+std::vector<const ThresholdDecl*> ruleCoreThresholds();
+
+}  // namespace gpudoctor
