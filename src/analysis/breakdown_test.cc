@@ -11,6 +11,7 @@
 #include "analysis/run_analysis.h"
 #include "analysis/steps.h"
 #include "analysis/trace_index.h"
+#include "sources/kineto/roles.h"
 
 namespace gpudoctor {
 namespace {
@@ -42,20 +43,21 @@ struct TraceBuilder {
     t.events.push_back(e);
   }
   void step(int n, int64_t b, int64_t e) {
-    add(EventKind::kUserAnnotation, kHost, "ProfilerStep#" + std::to_string(n), b, e);
+    add(EventKind::kRange, kHost, "ProfilerStep#" + std::to_string(n), b, e);
   }
   // A launch call on the host and the GPU work it queued, linked by correlation id.
   void launch(int64_t corr, int64_t call_b, int64_t call_e, EventKind work_kind, uint32_t stream, std::string_view work,
               int64_t work_b, int64_t work_e, int64_t bytes = 0) {
-    add(EventKind::kCudaRuntime, kHost, work_kind == EventKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync", call_b,
+    add(EventKind::kRuntimeCall, kHost, work_kind == EventKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync", call_b,
         call_e, corr);
     add(work_kind, stream, work, work_b, work_e, corr, bytes);
   }
-  // The model's order: by start, longer first.
+  // The model's order: by start, longer first; roles from the names, as the Kineto reader sets them.
   RankTrace done() {
     std::stable_sort(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
     });
+    assignKinetoRoles(t);
     return std::move(t);
   }
 };
@@ -76,12 +78,12 @@ RankTrace twoStepTrace() {
   TraceBuilder b;
   using K = EventKind;
   b.step(1, 1000, 5000);
-  b.add(K::kUserAnnotation, TraceBuilder::kHost, kLoaderName, 1000, 1300);
+  b.add(K::kRange, TraceBuilder::kHost, kLoaderName, 1000, 1300);
   b.launch(1, 1300, 1400, K::kKernel, TraceBuilder::kStream7, "my_gemm", 1500, 2000);
   b.launch(2, 1400, 1450, K::kKernel, TraceBuilder::kStream13, kNcclName, 1800, 2600);
   b.launch(3, 1450, 1480, K::kMemcpy, TraceBuilder::kStream7, "Memcpy HtoD (Pageable -> Device)", 2500, 2800, 4096);
   b.launch(4, 1480, 1490, K::kKernel, TraceBuilder::kStream7, "my_gemm", 3000, 3400);
-  b.add(K::kCudaRuntime, TraceBuilder::kHost, "cudaStreamSynchronize", 3200, 3700, 90);
+  b.add(K::kRuntimeCall, TraceBuilder::kHost, "cudaStreamSynchronize", 3200, 3700, 90);
   b.launch(5, 3700, 3750, K::kKernel, TraceBuilder::kStream7, "my_gemm", 3900, 4200);
 
   b.step(2, 5000, 9000);
@@ -299,7 +301,7 @@ TEST(Breakdown, GpuSideAnnotationsAreNotSteps) {
   // ProfilerStep#N projected onto a GPU stream must not create a second set of windows.
   TraceBuilder b;
   b.step(1, 0, 1000);
-  b.add(EventKind::kGpuUserAnnotation, TraceBuilder::kStream7, "ProfilerStep#1", 150, 900);
+  b.add(EventKind::kGpuRange, TraceBuilder::kStream7, "ProfilerStep#1", 150, 900);
   b.launch(1, 100, 150, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 150, 900);
   Measured m{b.done(), {}, {}};
   measure(m);
@@ -431,7 +433,7 @@ TEST(Ranks, NoStragglerWhenNobodyIsConsistentlyLast) {
 TEST(RunAnalysis, TraceWithoutGpuWorkIsAnError) {
   TraceBuilder b;
   b.step(1, 0, 1000);
-  b.add(EventKind::kCpuOp, TraceBuilder::kHost, "aten::add", 100, 200);
+  b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::add", 100, 200);
   std::vector<RankTrace> traces;
   traces.push_back(b.done());
   auto r = analyzeRun(traces, AnalysisOptions{});

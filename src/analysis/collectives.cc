@@ -65,8 +65,8 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
       std::string coll = "(no args)", dtype;
       int64_t bytes = 0;
       int n = 0;
-      if (e.aux > 0) {
-        const Collective& c = t.collectives[e.aux - 1];
+      if (e.collective > 0) {
+        const Collective& c = t.collectives[e.collective - 1];
         coll = std::string(t.strings.view(c.coll_name));
         dtype = std::string(t.strings.view(c.dtype));
         bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);

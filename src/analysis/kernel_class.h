@@ -35,6 +35,11 @@ bool isNcclKernel(std::string_view name);
 
 // Classifies a kernel. op_name: the cpu_op that launched it (may be empty); op_dtype: that op's
 // first input dtype from record_shapes ("c10::BFloat16", "float"; may be empty).
+// The operator names and dtypes matched here (aten::bmm, aten::_softmax, scaled_dot_product*,
+// _foreach_*, "c10::BFloat16") are PyTorch's, deliberately not turned into reader roles: they only
+// refine what the kernel name (the GPU's own, the same from any source) already says, a source
+// without operators passes empty strings and gets the name-only class, the index classifies each
+// distinct (kernel, operator, dtype) once, and four more role bits do not fit in Event::roles.
 KernelClass classifyKernel(std::string_view name, std::string_view op_name, std::string_view op_dtype);
 
 }  // namespace gpudoctor

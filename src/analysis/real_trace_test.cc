@@ -126,6 +126,20 @@ TEST(RealTrace, LaunchBoundTinyModel) {
   EXPECT_LT(r.total.compute_ns * 10, r.total.wall_ns);
 }
 
+TEST(RealTrace, LoaderInProcessComesFromRoles) {
+  // fp32_naive and launch_bound use DataLoader(num_workers=0); bf16_flash has loader workers.
+  auto naive = load({src("testdata/kineto/fp32_naive_rank0.pt.trace.json.gz")});
+  ASSERT_EQ(naive->run.ranks.size(), 1u);
+  EXPECT_GT(naive->run.ranks[0].index.loader_in_process, 0u);
+  EXPECT_FALSE(naive->run.ranks[0].index.dataloader.empty());
+  auto flash = load({src("examples/ddp_bf16_flash")});
+  for (const auto& r : flash->run.ranks) {
+    EXPECT_EQ(r.index.loader_in_process, 0u);
+    EXPECT_FALSE(r.index.dataloader.empty());
+    EXPECT_EQ(r.index.step_annotations.size(), r.trace->step_marks.size());
+  }
+}
+
 TEST(RealTrace, StepSelection) {
   auto files = expandTracePaths({src("examples/ddp_bf16_flash")});
   auto traces = readTraceSet(files.value());

@@ -1,7 +1,6 @@
 #include "analysis/steps.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "analysis/trace_index.h"
 #include "common/exact_time.h"
@@ -41,11 +40,8 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
   std::vector<StepWindow> all;
   for (uint32_t i : idx.step_annotations) {
     const Event& e = t.events[i];
-    std::string_view n = t.strings.view(e.name).substr(13);
-    int64_t num = -1;
-    std::from_chars(n.data(), n.data() + n.size(), num);
     StepWindow w;
-    w.number = num;
+    w.number = t.stepNumber(i);  // set by the reader
     w.annotated = true;
     w.cpu_begin_ns = w.begin_ns = e.start_ns;
     w.cpu_end_ns = e.end_ns();

@@ -4,20 +4,8 @@
 #include <map>
 
 #include "common/memory.h"
-#include <string_view>
 
 namespace gpudoctor {
-
-bool isBlockingSyncCall(std::string_view n) {
-  static constexpr std::string_view kNames[] = {
-      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-      "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cudaMemset",
-      "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",   "cuMemcpyDtoH_v2",
-      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize"};
-  for (auto k : kNames)
-    if (n == k) return true;
-  return false;
-}
 
 std::vector<uint32_t>::const_iterator TraceIndex::firstStartingAt(const std::vector<uint32_t>& list, int64_t t) const {
   const auto& ev = trace->events;
@@ -33,48 +21,42 @@ TraceIndex buildIndex(const RankTrace& t) {
   std::unordered_map<uint32_t, std::vector<Span>> sync_tracks;
   // Kernel names repeat: classify each (name, op, dtype) once.
   std::map<std::pair<uint32_t, uint64_t>, KernelClass> class_cache;
-  // What a name means, decided once per distinct string rather than once per event.
-  enum : uint8_t { kStep = 1, kLoader = 2, kOptim = 4, kSync = 8 };
-  std::vector<uint8_t> name_flags(t.strings.size());
-  for (uint32_t id = 0; id < t.strings.size(); ++id) {
-    std::string_view n = t.strings.view(id);
-    name_flags[id] = (n.substr(0, 13) == "ProfilerStep#" ? kStep : 0) |
-                     (n.substr(0, 21) == "enumerate(DataLoader)" ? kLoader : 0) |
-                     (n.substr(0, 15) == "Optimizer.step#" ? kOptim : 0) | (isBlockingSyncCall(n) ? kSync : 0);
-  }
   reserveHuge(ix.gpu_work, ev.size() / 4);
   reserveHuge(ix.gpu_work_max_end, ev.size() / 4);
   reserveHuge(all, ev.size() / 4);
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     switch (e.kind) {
-      case EventKind::kCpuOp:
+      case EventKind::kHostOp:
         if (e.external_id >= 0) ix.op_of.add(e.external_id, i);
         break;
-      case EventKind::kCudaRuntime:
-      case EventKind::kCudaDriver: {
+      case EventKind::kRuntimeCall:
+      case EventKind::kDriverCall:
         if (e.correlation >= 0) {
           ix.launch_of.add(e.correlation, i);
           ix.launches.push_back(i);
         }
-        if (name_flags[e.name] & kSync) {
-          hsync.push_back({e.start_ns, e.end_ns()});
-          sync_tracks[e.track].push_back({e.start_ns, e.end_ns()});
-        }
         break;
-      }
-      case EventKind::kCudaSync:
+      case EventKind::kSyncEvent:
         if (t.tracks[e.track].gpu) gwait.push_back({e.start_ns, e.end_ns()});
         break;
       default:
         break;
     }
-    uint8_t f = name_flags[e.name];
-    if ((f & (kStep | kLoader | kOptim)) && !t.tracks[e.track].gpu && e.kind != EventKind::kCudaRuntime &&
-        e.kind != EventKind::kCudaDriver) {
-      if (f & kStep) ix.step_annotations.push_back(i);
-      else if (f & kLoader) loader.push_back({e.start_ns, e.end_ns()});
-      else if (f & kOptim) optim.push_back({e.start_ns, e.end_ns()});
+    // Roles come from the reader (sources/kineto/roles.cc for Kineto): no names are matched here.
+    if (e.roles != 0) {
+      if (e.hasRole(kRoleSyncCall)) {
+        hsync.push_back({e.start_ns, e.end_ns()});
+        sync_tracks[e.track].push_back({e.start_ns, e.end_ns()});
+      }
+      if (e.hasRole(kRoleStep)) {
+        ix.step_annotations.push_back(i);
+      } else if (e.hasRole(kRoleDataLoading)) {
+        loader.push_back({e.start_ns, e.end_ns()});
+        if (e.hasRole(kRoleLoaderInProcess)) ++ix.loader_in_process;
+      } else if (e.hasRole(kRoleOptimizerStep)) {
+        optim.push_back({e.start_ns, e.end_ns()});
+      }
     }
     if (!isGpuWork(e.kind)) continue;
     ix.gpu_work.push_back(i);
@@ -101,7 +83,7 @@ TraceIndex buildIndex(const RankTrace& t) {
     std::string_view op, dtype;
     uint32_t op_ev = e.external_id >= 0 ? ix.op_of.find(e.external_id) : IdMap::kNone;
     std::pair<uint32_t, uint64_t> key{e.name, op_ev == IdMap::kNone ? ~uint64_t{0}
-                                                                  : (uint64_t{ev[op_ev].name} << 32) | ev[op_ev].aux};
+                                                                  : (uint64_t{ev[op_ev].name} << 32) | ev[op_ev].dtype};
     auto cached = class_cache.find(key);
     KernelClass kc;
     if (cached != class_cache.end()) {
@@ -109,7 +91,7 @@ TraceIndex buildIndex(const RankTrace& t) {
     } else {
       if (op_ev != IdMap::kNone) {
         op = t.strings.view(ev[op_ev].name);
-        dtype = t.strings.view(ev[op_ev].aux);
+        dtype = t.strings.view(ev[op_ev].dtype);
       }
       kc = classifyKernel(t.strings.view(e.name), op, dtype);
       class_cache.emplace(key, kc);
@@ -132,7 +114,7 @@ TraceIndex buildIndex(const RankTrace& t) {
       for (uint32_t i : ix.gpu_work)
         if (ix.class_of_event[i] == KernelClass::kAttentionUnfused) {
           uint32_t op_ev = ev[i].external_id >= 0 ? ix.op_of.find(ev[i].external_id) : IdMap::kNone;
-          std::string_view dtype = op_ev == IdMap::kNone ? std::string_view() : t.strings.view(ev[op_ev].aux);
+          std::string_view dtype = op_ev == IdMap::kNone ? std::string_view() : t.strings.view(ev[op_ev].dtype);
           ix.class_of_event[i] = classifyKernel(t.strings.view(ev[i].name), "", dtype);
         }
   }

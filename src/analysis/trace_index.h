@@ -1,6 +1,7 @@
 // Lookups over one RankTrace that every analysis needs, built once: GPU work in start order, the
 // launch call of each piece of GPU work (by correlation id), the operator that issued it (by
 // External id), and the time sets (compute, NCCL, copies, host syncs) as exact interval sets.
+// What events do (steps, loader, optimizer, syncs) comes from their reader-set roles, never names.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -22,9 +23,12 @@ struct TraceIndex {
   IdMap launch_of;                                      // correlation -> launch event
   IdMap op_of;                                          // External id -> cpu_op event
   std::vector<KernelClass> class_of_event;              // per event (kernels only meaningful)
-  std::vector<uint32_t> step_annotations;               // host ProfilerStep#N ranges
+  std::vector<uint32_t> step_annotations;               // host step ranges (kRoleStep; Kineto: ProfilerStep#N)
   IntervalSet all_gpu, compute, nccl, memcpy, memset, mem, kernels, comm_overlap;
-  IntervalSet dataloader, optimizer, host_sync, gpu_wait;
+  IntervalSet dataloader, optimizer, host_sync, gpu_wait;  // kRoleDataLoading, kRoleOptimizerStep, kRoleSyncCall
+  // Loader ranges run on the training process itself (kRoleLoaderInProcess; Kineto:
+  // _SingleProcessDataLoaderIter, i.e. DataLoader(num_workers=0)): 0 when the loader has workers.
+  uint32_t loader_in_process = 0;
   std::unordered_map<uint32_t, IntervalSet> sync_by_track;  // host sync per thread (idle attribution)
   bool has_gpu_work() const { return !gpu_work.empty(); }
   // First position in `list` (gpu_work or launches, both in start order) whose event starts at or
@@ -34,8 +38,5 @@ struct TraceIndex {
 
 // Builds the index (one pass over the events plus sorting of the sets).
 TraceIndex buildIndex(const RankTrace& t);
-
-// True for host calls that block until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...).
-bool isBlockingSyncCall(std::string_view name);
 
 }  // namespace gpudoctor

@@ -1,6 +1,9 @@
 // What the CLI tests share: run the built binary as a user would (exit code, stdout, stderr), a
 // scratch folder per test process, and paths into the source tree.
 #pragma once
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +40,19 @@ inline Run run(const std::string& args, const std::string& env = "") {
                     (d / "err").string();
   int st = std::system(cmd.c_str());
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};
+}
+
+// A loopback TCP port nobody listens on right now.
+inline int freePort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
 }
 
 // A path in the source tree.

@@ -69,17 +69,6 @@ TEST(CliMonitor, HostOnlyWithoutNvmlSaysSoOnce) {
   EXPECT_NE(r.out.find("host: CPU"), std::string::npos);
 }
 
-int freePort() {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
-  close(s);
-  return ntohs(a.sin_port);
-}
 
 TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
   int port = freePort();

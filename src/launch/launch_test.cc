@@ -11,24 +11,12 @@
 #include <array>
 #include <thread>
 
+#include "cli/cli_test_util.h"
 #include "launch/processes.h"
 #include "launch/rendezvous.h"
 
 namespace gpudoctor {
 namespace {
-
-// A TCP port nobody listens on right now.
-int freePort() {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  close(s);
-  return ntohs(a.sin_port);
-}
 
 LaunchEnv rankEnv(int rank, int world, int port) {
   LaunchEnv l;
@@ -41,7 +29,7 @@ LaunchEnv rankEnv(int rank, int world, int port) {
 }
 
 TEST(Rendezvous, RankZeroHandsItsIdToTheOthers) {
-  const int port = freePort();
+  const int port = testing::freePort();
   std::array<char, 128> id0{}, id1{}, id2{};
   for (size_t i = 0; i < id0.size(); ++i) id0[i] = static_cast<char>(i * 7 + 1);
   Status s0, s1, s2;
@@ -58,10 +46,10 @@ TEST(Rendezvous, RankZeroHandsItsIdToTheOthers) {
 
 TEST(Rendezvous, TimeOutsNameWhoIsMissing) {
   std::array<char, 128> id{};
-  Status s = exchangeId(rankEnv(0, 2, freePort()), id, std::chrono::milliseconds(300));
+  Status s = exchangeId(rankEnv(0, 2, testing::freePort()), id, std::chrono::milliseconds(300));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "rank 0: only 1 of 2 ranks asked for the NCCL id within 0.3 s");
-  const int port = freePort();
+  const int port = testing::freePort();
   s = exchangeId(rankEnv(1, 2, port), id, std::chrono::milliseconds(300));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "rank 1: rank 0 at 127.0.0.1:" + std::to_string(port) + " did not answer within 0.3 s");

@@ -1,5 +1,7 @@
 #include "model/trace.h"
 
+#include <algorithm>
+
 namespace gpudoctor {
 
 StringPool::StringPool() { intern(""); }
@@ -15,20 +17,26 @@ uint32_t StringPool::intern(std::string_view s) {
 
 std::string_view eventKindName(EventKind k) {
   switch (k) {
-    case EventKind::kCpuOp: return "cpu_op";
-    case EventKind::kUserAnnotation: return "user_annotation";
-    case EventKind::kGpuUserAnnotation: return "gpu_user_annotation";
-    case EventKind::kCudaRuntime: return "cuda_runtime";
-    case EventKind::kCudaDriver: return "cuda_driver";
-    case EventKind::kCudaSync: return "cuda_sync";
+    case EventKind::kHostOp: return "cpu_op";
+    case EventKind::kRange: return "user_annotation";
+    case EventKind::kGpuRange: return "gpu_user_annotation";
+    case EventKind::kRuntimeCall: return "cuda_runtime";
+    case EventKind::kDriverCall: return "cuda_driver";
+    case EventKind::kSyncEvent: return "cuda_sync";
     case EventKind::kKernel: return "kernel";
     case EventKind::kMemcpy: return "gpu_memcpy";
     case EventKind::kMemset: return "gpu_memset";
-    case EventKind::kPythonFunction: return "python_function";
-    case EventKind::kOverhead: return "overhead";
+    case EventKind::kHostFunction: return "python_function";
+    case EventKind::kProfilerOverhead: return "overhead";
     case EventKind::kOther: return "other";
   }
   return "other";
+}
+
+int64_t RankTrace::stepNumber(uint32_t i) const {
+  auto it = std::lower_bound(step_marks.begin(), step_marks.end(), i,
+                             [](const StepMark& m, uint32_t e) { return m.event < e; });
+  return it != step_marks.end() && it->event == i ? it->number : -1;
 }
 
 }  // namespace gpudoctor

@@ -34,23 +34,33 @@ class StringPool {
   std::unordered_map<std::string_view, uint32_t> index_;
 };
 
-// What an event is, from its Kineto category.
+// What an event is, in the model's own terms. Each reader maps its format here; the comment says
+// which Kineto category (and, for a future CUPTI reader, which CUPTI activity record) maps to it.
 enum class EventKind : uint8_t {
-  kCpuOp,              // cat cpu_op: an aten operator on a host thread
-  kUserAnnotation,     // cat user_annotation: record_function ranges (ProfilerStep#N, DataLoader, ...)
-  kGpuUserAnnotation,  // cat gpu_user_annotation: the same ranges projected on a GPU stream
-  kCudaRuntime,        // cat cuda_runtime: cudaLaunchKernel, cudaMemcpyAsync, ...
-  kCudaDriver,         // cat cuda_driver: cuLaunchKernelEx, ...
-  kCudaSync,           // cat cuda_sync: Stream/Event/Context Sync, Stream Wait Event
-  kKernel,             // cat kernel
-  kMemcpy,             // cat gpu_memcpy
-  kMemset,             // cat gpu_memset
-  kPythonFunction,     // cat python_function (with_stack)
-  kOverhead,           // cat overhead: the profiler's own activity buffers
+  kHostOp,             // Kineto cpu_op (PyTorch <= 1.9: Operator): a framework operator on a host thread; CUPTI: none
+  kRange,              // Kineto user_annotation (record_function ranges); CUPTI: NVTX push/pop (CUPTI_ACTIVITY_KIND_MARKER)
+  kGpuRange,           // Kineto gpu_user_annotation: a host range projected on a GPU stream; CUPTI: none
+  kRuntimeCall,        // Kineto cuda_runtime (older: Runtime): cudaLaunchKernel, ...; CUPTI_ACTIVITY_KIND_RUNTIME
+  kDriverCall,         // Kineto cuda_driver: cuLaunchKernelEx, ...; CUPTI_ACTIVITY_KIND_DRIVER
+  kSyncEvent,          // Kineto cuda_sync: stream/event/context sync, stream wait; CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+  kKernel,             // Kineto kernel (older: Kernel); CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+  kMemcpy,             // Kineto gpu_memcpy (older: Memcpy); CUPTI_ACTIVITY_KIND_MEMCPY (and MEMCPY2)
+  kMemset,             // Kineto gpu_memset (older: Memset); CUPTI_ACTIVITY_KIND_MEMSET
+  kHostFunction,       // Kineto python_function (with_stack); CUPTI: none
+  kProfilerOverhead,   // Kineto overhead: the profiler's own buffers; CUPTI_ACTIVITY_KIND_OVERHEAD
   kOther,              // any other complete event (other Chrome-trace producers)
+  // Transitional aliases, removed when diagnosis moves (diagnosis/ still spells the Kineto names).
+  kCpuOp = kHostOp,
+  kUserAnnotation = kRange,
+  kGpuUserAnnotation = kGpuRange,
+  kCudaRuntime = kRuntimeCall,
+  kCudaDriver = kDriverCall,
+  kCudaSync = kSyncEvent,
+  kPythonFunction = kHostFunction,
+  kOverhead = kProfilerOverhead,
 };
 constexpr int kEventKindCount = 12;
-// Short stable name of a kind, as used in JSON output.
+// Short stable name of a kind, as used in JSON output (Kineto's category names, kept for compatibility).
 std::string_view eventKindName(EventKind k);
 // True for work that occupies a GPU (kernels, memcpy, memset).
 inline bool isGpuWork(EventKind k) {
@@ -66,6 +76,19 @@ struct Track {
   uint32_t label = 0;  // thread_name metadata where present
 };
 
+// What an event does for the job, set by the reader that knows its format's names (Kineto:
+// sources/kineto/roles.cc), so that analysis never matches framework names. Bits of Event::roles.
+enum EventRole : uint8_t {
+  kRoleStep = 1u << 0,             // host range of one training step (Kineto: ProfilerStep#N); number: RankTrace::stepNumber
+  kRoleDataLoading = 1u << 1,      // host range fetching the next batch (Kineto: enumerate(DataLoader)#...)
+  kRoleLoaderInProcess = 1u << 2,  // with kRoleDataLoading: the fetch runs on the training process itself
+                                   // (Kineto: _SingleProcessDataLoaderIter, i.e. num_workers=0)
+  kRoleOptimizerStep = 1u << 3,    // host range of an optimizer step (Kineto: Optimizer.step#...)
+  kRoleSyncCall = 1u << 4,         // host call that blocks until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...)
+  kRoleCollective = 1u << 5,       // GPU work that is a collective communication (NCCL kernels)
+  kRoleGraphLaunch = 1u << 6,      // host call that replays a CUDA graph (cudaGraphLaunch; its kernels share its correlation)
+};
+
 // One interval on a track. Only complete ('X') events and matched 'B'/'E' pairs become Events.
 struct Event {
   int64_t start_ns = 0;
@@ -75,12 +98,19 @@ struct Event {
   int64_t bytes = 0;         // memcpy/memset bytes; NCCL kernels: message bytes (see Collective)
   uint32_t name = 0;         // interned
   uint32_t track = 0;        // index into RankTrace::tracks
-  // Kernels: 1 + index into RankTrace::collectives for NCCL kernels, else 0.
-  // cpu_op: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0.
-  uint32_t aux = 0;
+  uint32_t collective = 0;   // kernels: 1 + index into RankTrace::collectives for NCCL kernels, else 0
+  union {
+    uint32_t dtype = 0;      // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
+    uint32_t aux;            // transitional alias of dtype, removed when diagnosis moves (read dtype)
+  };
   EventKind kind = EventKind::kOther;
+  uint8_t roles = 0;         // EventRole bits
   int64_t end_ns() const { return start_ns + dur_ns; }
+  // True when the reader gave the event role r.
+  bool hasRole(EventRole r) const { return (roles & r) != 0; }
 };
+// Events are the bulk of a rank's memory (tens of millions in a gigabyte trace): keep them to one cache line.
+static_assert(sizeof(Event) == 64, "Event must stay 64 bytes");
 
 // Arguments PyTorch attaches to NCCL kernels (record_shapes not required).
 struct Collective {
@@ -91,6 +121,12 @@ struct Collective {
   int32_t group_size = -1;
   uint32_t pg_ranks = 0;   // "[0, 1]"
   uint32_t pg_name = 0;
+  // The process group, for joining ranks: interned; the group's name where the trace has one
+  // (the same on every member rank), else its rank list; 0 when neither is known.
+  uint32_t process_group = 0;
+  // The k-th collective (from 0) of process_group on this rank, counted by the reader in GPU
+  // start order: collectives with equal (process_group, seq) on different ranks are one operation.
+  int64_t seq = -1;
 };
 
 // The GPU's properties as the trace records them (deviceProperties).
@@ -116,6 +152,12 @@ struct ReadStats {
   double parse_seconds = 0;
 };
 
+// A step event and its number (Kineto: the N of ProfilerStep#N).
+struct StepMark {
+  uint32_t event = 0;  // index into RankTrace::events
+  int64_t number = -1;
+};
+
 // Everything read from one trace file.
 struct RankTrace {
   std::string path;
@@ -131,9 +173,14 @@ struct RankTrace {
   std::vector<Track> tracks;
   std::vector<Event> events;  // sorted by (start_ns, longer first)
   std::vector<Collective> collectives;
+  // The step number of each kRoleStep event, as the reader read it (-1 where it has none), in
+  // event order. Look it up with stepNumber().
+  std::vector<StepMark> step_marks;
   int64_t peak_allocated_bytes = -1;  // largest CUDA-device total from [memory] events (profile_memory=True), else -1
   int64_t peak_device = -1;           // the device it was on
   ReadStats stats;
+  // The step number the reader gave event i (-1 when it has none).
+  int64_t stepNumber(uint32_t i) const;
 };
 
 }  // namespace gpudoctor

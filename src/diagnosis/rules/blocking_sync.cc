@@ -2,6 +2,7 @@
 // blocking copies) outside data loading.
 #include <fmt/format.h>
 
+#include "diagnosis/rules/fixes.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -26,10 +27,9 @@ class BlockingSync : public Rule {
                   {"sync share", pct(f.share(idle)), "%"}};
     x.explanation = "The host waits for the GPU to finish (a value read back, a blocking copy, a stream sync), "
                     "then the GPU waits for the host to launch again: neither side overlaps the other.";
-    x.fix = {"# keep values on the GPU; log every N steps instead of calling .item() each step:",
-             "if step % 100 == 0: print(loss.item())",
-             "# boolean-mask indexing syncs (nonzero): use torch.where(mask, x, 0) instead of x[mask]",
-             "y = x.to(\"cpu\", non_blocking=True)   # into pinned memory, read after an event"};
+    x.fix = fixes::sync();
+    x.fix.insert(x.fix.end(), {"# boolean-mask indexing syncs (nonzero): use torch.where(mask, x, 0) instead of x[mask]",
+             "y = x.to(\"cpu\", non_blocking=True)   # into pinned memory, read after an event"});
     out.push_back(std::move(x));
   }
 };

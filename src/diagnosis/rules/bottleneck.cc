@@ -4,26 +4,19 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/rules/fixes.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
 namespace {
 
 std::vector<std::string> fixesFor(const std::string& cat) {
-  if (cat == "communication")
-    return {"# overlap gradient allreduce with backward (DDP does by default; keep buckets moderate):",
-            "model = DDP(model, bucket_cap_mb=25, gradient_as_bucket_view=True)",
-            "# fewer allreduces per optimizer step with gradient accumulation:",
-            "with model.no_sync(): loss.backward()   # on all but the last micro-batch"};
+  if (cat == "communication") return fixes::communication();
   if (cat == "host_launch")
     return {"model = torch.compile(model, mode=\"reduce-overhead\")   # fuses kernels, replays CUDA graphs",
             "# or raise the micro-batch so each kernel does more work per launch"};
-  if (cat == "input")
-    return {"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True,",
-            "           persistent_workers=True, prefetch_factor=4)"};
-  if (cat == "sync")
-    return {"# keep values on the GPU; log every N steps instead of calling .item() each step:",
-            "if step % 100 == 0: print(loss.item())"};
+  if (cat == "input") return fixes::input();
+  if (cat == "sync") return fixes::sync();
   if (cat == "copies") return {"DataLoader(..., pin_memory=True); x = x.cuda(non_blocking=True)"};
   return {};
 }

@@ -1,6 +1,7 @@
 // NCCL time no computation hides, above the guide's communication share.
 #include <fmt/format.h>
 
+#include "diagnosis/rules/fixes.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -21,10 +22,7 @@ class ExposedCommunication : public Rule {
                   {"exposed", ms(f.mean.comm_exposed), "ms/step"}};
     x.explanation = "NCCL kernels run while no compute kernel does. NCCL time also includes waiting for the "
                     "slowest rank: see the straggler finding before tuning NCCL.";
-    x.fix = {"# overlap gradient allreduce with backward (DDP does by default; keep buckets moderate):",
-             "model = DDP(model, bucket_cap_mb=25, gradient_as_bucket_view=True)",
-             "# fewer allreduces per optimizer step with gradient accumulation:",
-             "with model.no_sync(): loss.backward()   # on all but the last micro-batch"};
+    x.fix = fixes::communication();
     out.push_back(std::move(x));
   }
   void checklist(const Facts& f, const Thresholds& th, const std::vector<Finding>& mine,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/rules/fixes.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -26,8 +27,7 @@ class Loader : public Rule {
                     {"IO wait share", pct(loader_share), "%"}};
       x.explanation = single ? "Samples are loaded in the training process, so the GPU waits for each batch."
                              : "The loader does not keep up: batches are not ready when the GPU needs them.";
-      x.fix = {"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True,",
-               "           persistent_workers=True, prefetch_factor=4)"};
+      x.fix = fixes::input();
       out.push_back(std::move(x));
     } else if (single && m.loader > 0 && m.busy > 0) {
       // Loading in the training process, hidden now: say when it stops being hidden. (With worker

@@ -12,6 +12,7 @@
 #include "common/exact_time.h"
 #include "common/memory.h"
 #include "sources/kineto/json_scan.h"
+#include "sources/kineto/roles.h"
 
 namespace gpudoctor {
 namespace {
@@ -21,31 +22,31 @@ namespace od = simdjson::ondemand;
 EventKind kindFromCat(std::string_view cat) {
   switch (cat.size()) {
     case 6:
-      if (cat == "cpu_op") return EventKind::kCpuOp;
+      if (cat == "cpu_op") return EventKind::kHostOp;
       if (cat == "kernel") return EventKind::kKernel;
       break;
     case 8:
-      if (cat == "overhead") return EventKind::kOverhead;
+      if (cat == "overhead") return EventKind::kProfilerOverhead;
       break;
     case 9:
-      if (cat == "cuda_sync") return EventKind::kCudaSync;
+      if (cat == "cuda_sync") return EventKind::kSyncEvent;
       break;
     case 10:
       if (cat == "gpu_memcpy") return EventKind::kMemcpy;
       if (cat == "gpu_memset") return EventKind::kMemset;
       break;
     case 11:
-      if (cat == "cuda_driver") return EventKind::kCudaDriver;
+      if (cat == "cuda_driver") return EventKind::kDriverCall;
       break;
     case 12:
-      if (cat == "cuda_runtime") return EventKind::kCudaRuntime;
+      if (cat == "cuda_runtime") return EventKind::kRuntimeCall;
       break;
     case 15:
-      if (cat == "user_annotation") return EventKind::kUserAnnotation;
-      if (cat == "python_function") return EventKind::kPythonFunction;
+      if (cat == "user_annotation") return EventKind::kRange;
+      if (cat == "python_function") return EventKind::kHostFunction;
       break;
     case 19:
-      if (cat == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
+      if (cat == "gpu_user_annotation") return EventKind::kGpuRange;
       break;
     default:
       break;
@@ -54,12 +55,12 @@ EventKind kindFromCat(std::string_view cat) {
   if (cat == "Kernel") return EventKind::kKernel;
   if (cat == "Memcpy") return EventKind::kMemcpy;
   if (cat == "Memset") return EventKind::kMemset;
-  if (cat == "Runtime") return EventKind::kCudaRuntime;
-  if (cat == "Operator" || cat == "operator") return EventKind::kCpuOp;
+  if (cat == "Runtime") return EventKind::kRuntimeCall;
+  if (cat == "Operator" || cat == "operator") return EventKind::kHostOp;
   return EventKind::kOther;
 }
 
-bool gpuSide(EventKind k) { return isGpuWork(k) || k == EventKind::kGpuUserAnnotation || k == EventKind::kCudaSync; }
+bool gpuSide(EventKind k) { return isGpuWork(k) || k == EventKind::kGpuRange || k == EventKind::kSyncEvent; }
 
 // The fields of one traceEvents element that we keep.
 struct RawEvent {
@@ -633,21 +634,28 @@ class Reader {
       c.group_size = static_cast<int32_t>(ev.group_size);
       c.pg_ranks = strings().intern(ev.pg_ranks);
       c.pg_name = strings().intern(ev.pg_name);
+      c.process_group = processGroupOf(c);
       tr_.collectives.push_back(c);
-      e.aux = static_cast<uint32_t>(tr_.collectives.size());
-    } else if (kind == EventKind::kCpuOp && !ev.input_type.empty()) {
-      e.aux = strings().intern(ev.input_type);
+      e.collective = static_cast<uint32_t>(tr_.collectives.size());
+    } else if (kind == EventKind::kHostOp && !ev.input_type.empty()) {
+      e.dtype = strings().intern(ev.input_type);
     }
     return e;
   }
 
   void finish() {
     for (auto& [track, stack] : open_) tr_.stats.unmatched_begin_end += stack.size();
-    if (tr_.has_base_time)
-      for (auto& e : tr_.events) e.start_ns += tr_.base_time_ns;
+    // Sorting before adding the base time gives the same order (every start moves by the same amount).
     std::sort(tr_.events.begin(), tr_.events.end(), [](const Event& a, const Event& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
     });
+    // One pass: absolute times, and roles from Kineto's names (classified once per string).
+    int64_t base = tr_.has_base_time ? tr_.base_time_ns : 0;
+    KinetoRoleAssigner roles(tr_);
+    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
+      tr_.events[i].start_ns += base;
+      roles.apply(i);
+    }
     tr_.stats.file_bytes = in_.fileBytes();
     if (!saw_events_ && tr_.events.empty() && tr_.stats.json_events == 0) no_events_ = true;
   }

@@ -64,15 +64,15 @@ TEST(KinetoReader, ReadsEveryField) {
   EXPECT_EQ(t.events[0].dur_ns, 100000);
   EXPECT_EQ(t.events[1].start_ns, 1000000000000 + 11000);  // 11.0004 us rounds down
   EXPECT_EQ(t.events[1].dur_ns, 2001);                      // 2.0005 us rounds half up
-  EXPECT_EQ(t.events[1].kind, EventKind::kCudaRuntime);
+  EXPECT_EQ(t.events[1].kind, EventKind::kRuntimeCall);
   EXPECT_EQ(t.events[1].correlation, 42);
   EXPECT_EQ(t.events[2].kind, EventKind::kKernel);
   EXPECT_EQ(t.strings.view(t.events[2].name), "void k<{lambda(int)#1}>(\"q\")");
   EXPECT_TRUE(t.tracks[t.events[2].track].gpu);
   EXPECT_EQ(t.strings.view(t.tracks[t.events[2].track].label), "stream 7 ");
   const Event& nccl = t.events[3];
-  ASSERT_GT(nccl.aux, 0u);
-  const Collective& c = t.collectives[nccl.aux - 1];
+  ASSERT_GT(nccl.collective, 0u);
+  const Collective& c = t.collectives[nccl.collective - 1];
   EXPECT_EQ(t.strings.view(c.coll_name), "allreduce");
   EXPECT_EQ(c.in_nelems, 1024);
   EXPECT_EQ(c.group_size, 8);

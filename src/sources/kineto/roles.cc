@@ -1,0 +1,67 @@
+#include "sources/kineto/roles.h"
+
+#include <charconv>
+#include <string_view>
+
+namespace gpudoctor {
+
+namespace {
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Host calls that block until the GPU catches up (the synchronous copies and sets included).
+bool isBlockingSyncCall(std::string_view n) {
+  static constexpr std::string_view kNames[] = {
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+      "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cudaMemset",
+      "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",   "cuMemcpyDtoH_v2",
+      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize"};
+  for (auto k : kNames)
+    if (n == k) return true;
+  return false;
+}
+
+bool isGraphLaunch(std::string_view n) {
+  return n == "cudaGraphLaunch" || n == "cudaGraphLaunch_ptsz" || n == "cuGraphLaunch" || n == "cuGraphLaunch_ptsz";
+}
+
+// NCCL's kernels (ncclDevKernel_* since 2.19, ncclKernel_* before), as CUDA names them.
+bool isNcclKernelName(std::string_view n) {
+  if (startsWith(n, "void ")) n.remove_prefix(5);
+  return startsWith(n, "ncclDevKernel") || startsWith(n, "ncclKernel");
+}
+
+constexpr std::string_view kStepPrefix = "ProfilerStep#";
+}  // namespace
+
+uint8_t kinetoNameRoles(std::string_view n) {
+  uint8_t r = 0;
+  if (startsWith(n, kStepPrefix)) r |= kRoleStep;
+  if (startsWith(n, "enumerate(DataLoader)")) {
+    r |= kRoleDataLoading;
+    if (n.find("_SingleProcessDataLoaderIter") != std::string_view::npos) r |= kRoleLoaderInProcess;
+  }
+  if (startsWith(n, "Optimizer.step#")) r |= kRoleOptimizerStep;
+  if (isBlockingSyncCall(n)) r |= kRoleSyncCall;
+  if (isGraphLaunch(n)) r |= kRoleGraphLaunch;
+  if (isNcclKernelName(n)) r |= kRoleCollective;
+  return r;
+}
+
+KinetoRoleAssigner::KinetoRoleAssigner(RankTrace& t) : t_(t), flags_(t.strings.size()) {
+  for (uint32_t id = 0; id < t.strings.size(); ++id) flags_[id] = kinetoNameRoles(t.strings.view(id));
+  t.step_marks.clear();
+}
+
+int64_t KinetoRoleAssigner::stepNumberOf(uint32_t name) const {
+  std::string_view n = t_.strings.view(name).substr(kStepPrefix.size());
+  int64_t num = -1;
+  std::from_chars(n.data(), n.data() + n.size(), num);
+  return num;
+}
+
+void assignKinetoRoles(RankTrace& t) {
+  KinetoRoleAssigner a(t);
+  for (uint32_t i = 0; i < t.events.size(); ++i) a.apply(i);
+}
+
+}  // namespace gpudoctor
