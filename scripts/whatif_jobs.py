@@ -1,0 +1,924 @@
+#!/usr/bin/env python3
+"""What-if validation set: single-GPU training jobs, each as it is and after each fix.
+
+For every job and variant this script
+  (a) times the training step WITHOUT the profiler (warm-up, then >= 15 steps, each bracketed by
+      torch.cuda.synchronize() + time.perf_counter_ns(), data loading included),
+  (b) records a Kineto trace with torch.profiler (CPU + CUDA, schedule wait=1 warmup=1 active=3, so the
+      trace holds ProfilerStep#2..#4), gzipped as <job>__<variant>.pt.trace.json.gz,
+  (c) times the step again WITH the profiler active (same options as the trace; same median method).
+and writes measurements.json beside the traces.
+
+Run on one GPU (the driver starts one process per job, so a job never sees another job's state and the
+unprofiled timings of a job are taken before any profiler ran in its process):
+    NCCL_NVLS_ENABLE=0 python3 scripts/whatif_jobs.py --out testdata/whatif
+    python3 scripts/whatif_jobs.py --out DIR --jobs item_sync,healthy     # a subset
+    python3 scripts/whatif_jobs.py --out DIR --quick                       # smoke run: few steps
+
+Kineto keeps CUPTI attached after a profiler session unless TEARDOWN_CUPTI=1: the driver sets it to 1 for
+the job processes unless it is set already (TEARDOWN_CUPTI=0 gives Kineto's default; docs/whatif_validation.md).
+
+What one "step" is (the same in the timed loops and in the traced ProfilerStep#N): the H2D copy of the
+batch fetched by the previous step, forward, backward (per micro-batch), the optimizer step, zero_grad,
+the fetch of the next batch (placed after the launches, as in a plain `for batch in loader` loop, where the
+fetch overlaps the GPU work still queued), any host work, and torch.cuda.synchronize() at the end.
+"""
+import argparse
+import datetime
+import gc
+import gzip
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+# ----------------------------------------------------------------------------------------------------
+# The suite. Each job: description, its variants in order (base first), the fixes each variant applies,
+# and the profiler options of its traces. Profiler options vary across jobs on purpose.
+# ----------------------------------------------------------------------------------------------------
+JOBS = {
+    "gpt_fp32_naive": dict(
+        desc="small GPT, FP32, hand-written attention (matmul + masked softmax + matmul)",
+        variants={"base": [], "bf16": ["bf16"], "sdpa": ["sdpa"], "bf16+sdpa": ["bf16", "sdpa"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    "gpt_launch_bound": dict(
+        desc="tiny GPT at batch 2: many tiny kernels, the host's launches limit the step",
+        variants={"base": [], "batch8": ["batch8"], "cuda_graphs": ["cuda_graphs"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
+    "loader_bound": dict(
+        desc="GPT in FP32 whose DataLoader decodes each sample on the CPU in the main process "
+             "(num_workers=0); the FP32 kernels hide the loader, bf16 exposes it",
+        variants={"base": [], "workers4": ["workers4"], "bf16": ["bf16"],
+                  "bf16+workers4": ["bf16", "workers4"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    "pageable_copies": dict(
+        desc="MLP fed 64 MiB input batches copied from pageable host memory every step",
+        variants={"base": [], "pinned": ["pinned"]},
+        profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
+    "item_sync": dict(
+        desc="GPT (FP32, SDPA) that calls loss.item() every step, then does ~10 ms of Python host work",
+        variants={"base": [], "log_every_100": ["log_every_100"]},
+        profiler=dict(record_shapes=False, with_stack=True, profile_memory=False),
+        extra_trace=dict(variant="base", suffix="cuda_sync_events", cuda_sync_events=True)),
+    "mask_nonzero": dict(
+        desc="GPT (FP32, SDPA) with boolean-mask indexing x[mask] every other layer (hidden nonzero sync)",
+        variants={"base": [], "where": ["where"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
+    "foreach_false_optimizer": dict(
+        desc="deep narrow net with 200 small parameter tensors, AdamW(foreach=False): a per-parameter loop",
+        variants={"base": [], "foreach": ["foreach"], "fused": ["fused"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
+    "resnet_fp32": dict(
+        desc="ResNet-18 (torchvision, or a hand-written one) in FP32, NCHW (channels_last off)",
+        variants={"base": [], "bf16": ["bf16"], "bf16_channels_last": ["bf16", "channels_last"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    "grad_accum_fp16": dict(
+        desc="GPT, 4-step gradient accumulation at micro-batch 2, fp16 autocast + GradScaler",
+        variants={"base": [], "bf16_no_scaler": ["bf16_no_scaler"],
+                  "microbatch8_no_accum": ["microbatch8_no_accum"],
+                  "bf16_no_scaler+microbatch8_no_accum": ["bf16_no_scaler", "microbatch8_no_accum"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=True)),
+    "activation_checkpointing": dict(
+        desc="GPT (bf16, SDPA) with torch.utils.checkpoint on every block although memory is plentiful",
+        variants={"base": [], "no_checkpointing": ["no_checkpointing"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=True)),
+    "healthy": dict(
+        desc="well-configured GPT: bf16, SDPA, fused AdamW, DataLoader with 2 workers and pinned memory",
+        variants={"base": [], "rerun": []},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+}
+
+FULL = dict(warmup=8, n_unprofiled=30, n_recheck=15, n_profiled=20)
+QUICK = dict(warmup=3, n_unprofiled=6, n_recheck=0, n_profiled=5)
+SEED = 0
+
+# ----------------------------------------------------------------------------------------------------
+# Everything below needs torch; the driver part (main without --job) does not import it.
+# ----------------------------------------------------------------------------------------------------
+torch = nn = F = np = None
+
+
+def _imports():
+    global torch, nn, F, np
+    import numpy as _np
+    import torch as _torch
+    import torch.nn as _nn
+    import torch.nn.functional as _F
+    torch, nn, F, np = _torch, _nn, _F, _np
+
+
+def host_work(seconds):
+    """Python host work for a set time: bytecode-only inner loops (no calls), the clock read every
+    2000 iterations (so with_stack adds about one python_function event per 60 us)."""
+    end = time.perf_counter() + seconds
+    s = 0
+    while time.perf_counter() < end:
+        for i in range(2000):
+            s += i * i
+    return s
+
+
+_CAL = {}
+
+
+def make_model_classes():
+    from torch.utils.checkpoint import checkpoint
+
+    class Block(nn.Module):
+        def __init__(self, d, heads, attn, center):
+            super().__init__()
+            self.heads, self.attn, self.center = heads, attn, center
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x, mask):
+            b, s, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+            if self.attn == "sdpa":
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:  # the materialized attention a user writes by hand
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+                causal = torch.ones(s, s, device=x.device, dtype=torch.bool).tril()
+                att = att.masked_fill(~causal, float("-inf")).softmax(-1)
+                a = att @ v
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+            if self.center == "index":  # mean over the real (non-pad) tokens: x[mask] hides a nonzero sync
+                x = x - x[mask].mean(0)
+            elif self.center == "where":  # the same value without a host sync
+                m = mask.unsqueeze(-1)
+                x = x - torch.where(m, x, 0.0).sum((0, 1)) / mask.sum()
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self, vocab, d, heads, layers, attn="sdpa", center=None, center_every=2,
+                     checkpointing=False):
+            super().__init__()
+            self.checkpointing = checkpointing
+            self.emb = nn.Embedding(vocab, d)
+            self.blocks = nn.ModuleList(
+                Block(d, heads, attn, center if (center and i % center_every == center_every - 1) else None)
+                for i in range(layers))
+            self.ln_f = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+
+        def forward(self, idx, mask=None):
+            x = self.emb(idx)
+            for blk in self.blocks:
+                if self.checkpointing:
+                    x = checkpoint(blk, x, mask, use_reentrant=False)
+                else:
+                    x = blk(x, mask)
+            return self.head(self.ln_f(x))
+
+    class DeepNarrow(nn.Module):
+        """blocks x (LayerNorm + Linear) = 4 parameter tensors per block."""
+
+        def __init__(self, d, blocks):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, d)) for _ in range(blocks))
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = x + F.gelu(b(x))
+            return x
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = F.relu(self.b1(self.c1(x)))
+            y = self.b2(self.c2(y))
+            return F.relu(y + (x if self.down is None else self.down(x)))
+
+    class SmallResNet(nn.Module):
+        """ResNet-18 layout written by hand (used only where torchvision is missing)."""
+
+        def __init__(self, classes):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.MaxPool2d(3, 2, 1))
+            layers, cin = [], 64
+            for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+                layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
+                cin = cout
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(512, classes)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    return GPT, DeepNarrow, SmallResNet
+
+
+# ----------------------------------------------------------------------------------------------------
+# Data sources
+# ----------------------------------------------------------------------------------------------------
+class ListSource:
+    """Cycles through batches made ahead (host pageable, host pinned or already on the GPU)."""
+
+    def __init__(self, batches):
+        self.batches, self.i = batches, 0
+
+    def next(self):
+        b = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        return b
+
+    def close(self):
+        self.batches = None
+
+
+class LoaderSource:
+    def __init__(self, dl):
+        self.dl, self.it = dl, iter(dl)
+
+    def next(self):
+        try:
+            t = next(self.it)
+        except StopIteration:
+            self.it = iter(self.dl)
+            t = next(self.it)
+        return t if isinstance(t, (tuple, list)) else (t,)
+
+    def close(self):
+        it, self.it = self.it, None
+        if hasattr(it, "_shutdown_workers"):
+            it._shutdown_workers()
+        self.dl = None
+
+
+def make_datasets():
+    class DecodeDataset(torch.utils.data.Dataset):
+        """Token sequences 'decoded' on the CPU: numpy sort + cumsum over `work` random bytes, plus a
+        little Python; `work` is calibrated so that one sample costs a set time."""
+
+        def __init__(self, n, seq, vocab, work):
+            self.n, self.seq, self.vocab, self.work = n, seq, vocab, work
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            rng = np.random.default_rng(i)
+            raw = rng.integers(0, 256, size=self.work, dtype=np.uint8)
+            srt = np.sort(raw)
+            acc = np.cumsum(raw, dtype=np.int64)
+            hdr = sum(int(v) for v in raw[:64])  # a header parsed in Python
+            tok = (acc[: self.seq + 1] + srt[: self.seq + 1] + hdr) % (self.vocab - 1) + 1
+            return torch.from_numpy(tok)
+
+    class TokenDataset(torch.utils.data.Dataset):
+        """Cheap synthetic token sequences (the healthy job's loader)."""
+
+        def __init__(self, n, seq, vocab):
+            self.n, self.seq, self.vocab = n, seq, vocab
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            g = torch.Generator().manual_seed(i)
+            return torch.randint(1, self.vocab, (self.seq + 1,), generator=g)
+
+    return DecodeDataset, TokenDataset
+
+
+def calibrate_decode(ds, target_s_per_sample):
+    if "decode" not in _CAL:
+        work = 1 << 17
+        for _ in range(3):
+            ds.work = work
+            ds[0]
+            ts = []
+            for i in range(12):
+                t0 = time.perf_counter()
+                ds[i]
+                ts.append(time.perf_counter() - t0)
+            work = max(ds.seq + 1, int(work * target_s_per_sample / statistics.median(ts)))
+        ds.work = work
+        ts = []
+        for i in range(20):
+            t0 = time.perf_counter()
+            ds[i]
+            ts.append(time.perf_counter() - t0)
+        _CAL["decode"] = (work, statistics.median(ts))
+    ds.work = _CAL["decode"][0]
+    return _CAL["decode"]
+
+
+def token_batches(n, batch, seq, vocab, pin, pad=False, seed=SEED):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        t = torch.randint(1, vocab, (batch, seq + 1), generator=g)
+        if pad:  # right padding (token 0): each sequence keeps 60-100 % of its positions
+            keep = torch.randint(int(0.6 * (seq + 1)), seq + 2, (batch, 1), generator=g)
+            t = t.masked_fill(torch.arange(seq + 1).unsqueeze(0) >= keep, 0)
+        out.append((t.pin_memory() if pin else t,))
+    return out
+
+
+def gpt_prep(gpu):
+    t = gpu[0]
+    return (t[:, :-1],), t[:, 1:]
+
+
+def gpt_prep_mask(gpu):
+    t = gpu[0]
+    x = t[:, :-1]
+    return (x, x != 0), t[:, 1:]
+
+
+def gpt_loss(out, y):
+    return F.cross_entropy(out.float().reshape(-1, out.shape[-1]), y.reshape(-1))
+
+
+def gpt_loss_pad(out, y):
+    return F.cross_entropy(out.float().reshape(-1, out.shape[-1]), y.reshape(-1), ignore_index=0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Runners: step() does one whole training step (no final synchronize: the caller adds it)
+# ----------------------------------------------------------------------------------------------------
+class Runner:
+    def __init__(self, model, opt, source, prep, loss_fn, amp=None, scaler=None, accum=1,
+                 item_every=0, host_s=0.0, non_blocking=False, pre_step=None):
+        self.model, self.opt, self.source, self.prep, self.loss_fn = model, opt, source, prep, loss_fn
+        self.amp, self.scaler, self.accum = amp, scaler, accum
+        self.item_every, self.host_s, self.nb, self.pre_step = item_every, host_s, non_blocking, pre_step
+        self.n, self.last_loss = 0, None
+        self.cur = source.next()
+
+    def step(self):
+        if self.pre_step is not None:
+            self.pre_step()
+        loss = None
+        for _ in range(self.accum):
+            gpu = tuple(t.to("cuda", non_blocking=self.nb) for t in self.cur)
+            args, target = self.prep(gpu)
+            with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None):
+                loss = self.loss_fn(self.model(*args), target)
+            if self.accum > 1:
+                loss = loss / self.accum
+            (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+            self.cur = self.source.next()  # the next (micro-)batch, fetched while the GPU works
+        if self.scaler is not None:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.n += 1
+        if self.item_every and self.n % self.item_every == 0:
+            self.last_loss = loss.item()  # logging the loss: a host sync
+        if self.host_s:
+            host_work(self.host_s)  # metrics / logging / bookkeeping on the host
+
+    def close(self):
+        self.source.close()
+
+
+class GraphRunner:
+    """Whole-step CUDA graph: forward + backward + optimizer captured once with static inputs
+    (the recipe of the PyTorch CUDA-graphs docs: warm-up on a side stream, grads set to None before the
+    capture so that backward allocates them inside the graph's pool, AdamW(capturable=True))."""
+
+    def __init__(self, model, opt, source, prep, loss_fn):
+        self.source = source
+        first = source.next()
+        self.static = tuple(t.to("cuda").clone() for t in first)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                args, tgt = prep(self.static)
+                loss_fn(model(*args), tgt).backward()
+                opt.step()
+        torch.cuda.current_stream().wait_stream(s)
+        opt.zero_grad(set_to_none=True)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            args, tgt = prep(self.static)
+            self.static_loss = loss_fn(model(*args), tgt)
+            self.static_loss.backward()
+            opt.step()
+        torch.cuda.synchronize()
+        self.model, self.opt = model, opt
+        self.cur = source.next()
+
+    def step(self):
+        for st, t in zip(self.static, self.cur):
+            st.copy_(t, non_blocking=True)
+        self.graph.replay()
+        self.cur = self.source.next()
+
+    def close(self):
+        self.source.close()
+        self.graph = None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Job builders: (variant fixes) -> (runner, info)
+# ----------------------------------------------------------------------------------------------------
+def count_params(model):
+    ps = list(model.parameters())
+    return sum(p.numel() for p in ps), len(ps)
+
+
+def gpt_info(model, vocab, d, heads, layers, seq, batch, **kw):
+    n, t = count_params(model)
+    return dict(model="GPT", params=n, param_tensors=t, vocab=vocab, d_model=d, heads=heads, layers=layers,
+                seq=seq, batch=batch, **kw)
+
+
+def adamw(params, impl, capturable=False):
+    if impl == "fused":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if impl == "loop":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=False)
+    return torch.optim.AdamW(params, lr=1e-4, foreach=True, capturable=capturable)
+
+
+def build(job, fixes):
+    GPT, DeepNarrow, SmallResNet = make_model_classes()
+    DecodeDataset, TokenDataset = make_datasets()
+    fx = set(fixes)
+    torch.manual_seed(SEED)
+    np.random.seed(SEED)
+
+    if job == "gpt_fp32_naive":
+        vocab, d, heads, layers, seq, batch = 8192, 512, 8, 4, 1024, 4
+        attn = "sdpa" if "sdpa" in fx else "naive"
+        amp = torch.bfloat16 if "bf16" in fx else None
+        model = GPT(vocab, d, heads, layers, attn=attn).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast" if amp else "fp32",
+                        attention=attn, optimizer="AdamW foreach", data="pre-made pinned batches, non_blocking copy")
+        return r, info, batch
+
+    if job == "gpt_launch_bound":
+        vocab, d, heads, layers, seq = 1024, 64, 2, 6, 32
+        batch = 8 if "batch8" in fx else 2
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
+                        data="pre-made pinned batches, non_blocking copy")
+        if "cuda_graphs" in fx:
+            try:
+                opt = adamw(model.parameters(), "foreach", capturable=True)
+                r = GraphRunner(model, opt, src, gpt_prep, gpt_loss)
+                info.update(optimizer="AdamW foreach capturable",
+                            cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
+                return r, info, batch
+            except Exception as e:  # fall back to torch.compile's CUDA graphs
+                info["cuda_graph_capture_error"] = repr(e)[:500]
+                torch.cuda.synchronize()
+                torch.manual_seed(SEED)
+                model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+                opt = adamw(model.parameters(), "foreach")
+                cm = torch.compile(model, mode="reduce-overhead")
+                src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+                r = Runner(cm, opt, src, gpt_prep, gpt_loss, non_blocking=True,
+                           pre_step=torch.compiler.cudagraph_mark_step_begin)
+                info.update(optimizer="AdamW foreach",
+                            cuda_graphs="torch.compile(mode='reduce-overhead') of the model; optimizer eager")
+                return r, info, batch
+        opt = adamw(model.parameters(), "foreach")
+        info.update(optimizer="AdamW foreach")
+        return Runner(model, opt, src, gpt_prep, gpt_loss, non_blocking=True), info, batch
+
+    if job == "loader_bound":
+        vocab, d, heads, layers, seq, batch = 8192, 512, 8, 4, 512, 24
+        per_batch_s = 0.006
+        amp = torch.bfloat16 if "bf16" in fx else None
+        workers = 4 if "workers4" in fx else 0
+        ds = DecodeDataset(1_000_000, seq, vocab, 1 << 17)
+        work, per_sample = calibrate_decode(ds, per_batch_s / batch)
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "foreach")
+        dl = torch.utils.data.DataLoader(ds, batch_size=batch, shuffle=False, num_workers=workers,
+                                         pin_memory=workers > 0, persistent_workers=workers > 0)
+        src = LoaderSource(dl)
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=workers > 0)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast" if amp else "fp32",
+                        attention="sdpa", optimizer="AdamW foreach",
+                        dataloader=dict(num_workers=workers, pin_memory=workers > 0,
+                                        persistent_workers=workers > 0),
+                        decode_bytes_per_sample=work, decode_ms_per_sample=round(per_sample * 1e3, 4),
+                        decode_ms_per_batch=round(per_sample * batch * 1e3, 3))
+        return r, info, batch
+
+    if job == "pageable_copies":
+        feat, hidden, classes, batch = 4096, 1024, 16, 4096
+        pinned = "pinned" in fx
+        g = torch.Generator().manual_seed(SEED)
+        batches = []
+        for _ in range(4):
+            x = torch.randn(batch, feat, generator=g)
+            y = torch.randint(0, classes, (batch,), generator=g)
+            batches.append((x.pin_memory(), y.pin_memory()) if pinned else (x, y))
+        model = nn.Sequential(nn.Linear(feat, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+                              nn.Linear(hidden, classes)).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy,
+                   non_blocking=pinned)
+        n, t = count_params(model)
+        info = dict(model="MLP 4096-1024-1024-16", params=n, param_tensors=t, batch=batch, seq=None,
+                    input_bytes_per_step=batch * feat * 4 + batch * 8, precision="fp32", optimizer="AdamW foreach",
+                    data="host batches held in pinned memory (pinned once at start), copy non_blocking=True"
+                    if pinned else "host batches in pageable memory, blocking .cuda() copy")
+        return r, info, batch
+
+    if job == "item_sync":
+        vocab, d, heads, layers, seq, batch = 8192, 1024, 16, 2, 512, 4
+        host_s = 0.010
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "foreach")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        every = 100 if "log_every_100" in fx else 1
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, non_blocking=True, item_every=every, host_s=host_s)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
+                        optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3,
+                        note="log_every_100: no loss.item() in any measured step (fewer than 100 per pass)"
+                        if every == 100 else "loss.item() every step, then the host work")
+        return r, info, batch
+
+    if job == "mask_nonzero":
+        vocab, d, heads, layers, seq, batch = 4096, 320, 5, 8, 256, 32
+        mode = "where" if "where" in fx else "index"
+        model = GPT(vocab, d, heads, layers, attn="sdpa", center=mode, center_every=2).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True, pad=True))
+        r = Runner(model, opt, src, gpt_prep_mask, gpt_loss_pad, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
+                        optimizer="AdamW foreach", masked_layers=layers // 2,
+                        masking="x - x[mask].mean(0) (boolean-mask indexing)" if mode == "index"
+                        else "x - torch.where(mask, x, 0).sum / mask.sum()")
+        return r, info, batch
+
+    if job == "foreach_false_optimizer":
+        d, blocks, batch = 128, 50, 1024
+        impl = "fused" if "fused" in fx else ("foreach" if "foreach" in fx else "loop")
+        model = DeepNarrow(d, blocks).cuda()
+        opt = adamw(model.parameters(), impl)
+        g = torch.Generator().manual_seed(SEED)
+        batches = [(torch.randn(batch, d, generator=g).cuda(), torch.randn(batch, d, generator=g).cuda())
+                   for _ in range(4)]
+        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.mse_loss)
+        n, t = count_params(model)
+        info = dict(model=f"{blocks} x (LayerNorm + Linear {d}x{d})", params=n, param_tensors=t, batch=batch,
+                    seq=None, precision="fp32", data="batches already on the GPU",
+                    optimizer={"loop": "AdamW(foreach=False)", "foreach": "AdamW(foreach=True)",
+                               "fused": "AdamW(fused=True)"}[impl])
+        return r, info, batch
+
+    if job == "resnet_fp32":
+        batch, res, classes = 96, 224, 1000
+        amp = torch.bfloat16 if "bf16" in fx else None
+        cl = "channels_last" in fx
+        try:
+            import torchvision
+            model = torchvision.models.resnet18(num_classes=classes)
+            name = f"torchvision {torchvision.__version__} resnet18"
+        except Exception:
+            model = SmallResNet(classes)
+            name = "hand-written ResNet-18 layout (torchvision missing)"
+        model = model.cuda()
+        if cl:
+            model = model.to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+        g = torch.Generator().manual_seed(SEED)
+        batches = []
+        for _ in range(4):
+            x = torch.randn(batch, 3, res, res, generator=g)
+            if cl:
+                x = x.contiguous(memory_format=torch.channels_last)
+            batches.append((x.pin_memory(), torch.randint(0, classes, (batch,), generator=g).pin_memory()))
+        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy, amp=amp,
+                   non_blocking=True)
+        n, t = count_params(model)
+        info = dict(model=name, params=n, param_tensors=t, batch=batch, seq=None, image=[3, res, res],
+                    precision="bf16 autocast" if amp else "fp32 (cuDNN TF32 convolutions as PyTorch's default)",
+                    memory_format="channels_last" if cl else "contiguous (NCHW)", optimizer="SGD momentum foreach",
+                    cudnn_benchmark=bool(torch.backends.cudnn.benchmark),
+                    data="pre-made pinned batches, non_blocking copy")
+        return r, info, batch
+
+    if job == "grad_accum_fp16":
+        vocab, d, heads, layers, seq = 8192, 512, 8, 2, 256
+        bf16 = "bf16_no_scaler" in fx
+        mb8 = "microbatch8_no_accum" in fx
+        micro, accum = (8, 1) if mb8 else (2, 4)
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "foreach")
+        scaler = None if bf16 else torch.amp.GradScaler("cuda")
+        src = ListSource(token_batches(8, micro, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16 if bf16 else torch.float16,
+                   scaler=scaler, accum=accum, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, micro * accum, micro_batch=micro,
+                        grad_accumulation_steps=accum, precision="bf16 autocast" if bf16 else "fp16 autocast",
+                        grad_scaler=not bf16, attention="sdpa", optimizer="AdamW foreach")
+        return r, info, micro * accum
+
+    if job == "activation_checkpointing":
+        vocab, d, heads, layers, seq, batch = 8192, 768, 12, 4, 512, 32
+        ckpt = "no_checkpointing" not in fx
+        model = GPT(vocab, d, heads, layers, attn="sdpa", checkpointing=ckpt).cuda()
+        opt = adamw(model.parameters(), "fused")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW fused",
+                        activation_checkpointing="torch.utils.checkpoint(use_reentrant=False) on every block"
+                        if ckpt else "off")
+        return r, info, batch
+
+    if job == "healthy":
+        vocab, d, heads, layers, seq, batch = 8192, 768, 12, 4, 512, 32
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "fused")
+        dl = torch.utils.data.DataLoader(TokenDataset(1_000_000, seq, vocab), batch_size=batch, num_workers=2,
+                                         pin_memory=True, persistent_workers=True)
+        r = Runner(model, opt, LoaderSource(dl), gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW fused",
+                        dataloader=dict(num_workers=2, pin_memory=True, persistent_workers=True))
+        return r, info, batch
+
+    raise ValueError(job)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Measurement
+# ----------------------------------------------------------------------------------------------------
+def stats(ts):
+    s = sorted(ts)
+    n = len(s)
+    if n == 0:
+        return {}
+
+    def q(p):
+        return s[min(n - 1, max(0, int(round(p * (n - 1)))))]
+
+    return dict(median=int(statistics.median(s)), min=s[0], max=s[-1], p10=q(0.1), p90=q(0.9),
+                mean=int(statistics.fmean(s)), n=n)
+
+
+def time_steps(runner, n):
+    ts = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        runner.step()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter_ns() - t0)
+    return ts
+
+
+def profiler_kwargs(popts):
+    kw = dict(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+              record_shapes=popts["record_shapes"], with_stack=popts["with_stack"],
+              profile_memory=popts["profile_memory"])
+    if popts.get("cuda_sync_events"):
+        kw["experimental_config"] = torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)
+    return kw
+
+
+def record_trace(runner, popts, path):
+    fd, tmp = tempfile.mkstemp(suffix=".json", prefix="whatif_")
+    os.close(fd)
+    sched = torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1)
+    with torch.profiler.profile(schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(tmp),
+                                **profiler_kwargs(popts)) as prof:
+        for _ in range(5):
+            runner.step()
+            torch.cuda.synchronize()
+            prof.step()
+    with open(tmp, "rb") as src, gzip.open(path, "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    raw = os.path.getsize(tmp)
+    os.remove(tmp)
+    return raw, os.path.getsize(path)
+
+
+def time_profiled(runner, popts, n):
+    sched = torch.profiler.schedule(wait=0, warmup=1, active=n, repeat=1)
+    ts = []
+    with torch.profiler.profile(schedule=sched, **profiler_kwargs(popts)) as prof:
+        for i in range(n + 1):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter_ns()
+            runner.step()
+            torch.cuda.synchronize()
+            if i >= 1:
+                ts.append(time.perf_counter_ns() - t0)
+            prof.step()
+    return ts
+
+
+def cleanup():
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
+def env_info():
+    p = torch.cuda.get_device_properties(0)
+    return dict(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                gpu=torch.cuda.get_device_name(0), gpu_memory_bytes=p.total_memory, sms=p.multi_processor_count,
+                python=sys.version.split()[0], TEARDOWN_CUPTI=os.environ.get("TEARDOWN_CUPTI"),
+                matmul_allow_tf32=bool(torch.backends.cuda.matmul.allow_tf32),
+                cudnn_allow_tf32=bool(torch.backends.cudnn.allow_tf32))
+
+
+def run_job(job, out, cfg):
+    _imports()
+    spec = JOBS[job]
+    torch.cuda.init()
+    env = env_info()
+    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    entries = {}
+    part = os.path.join(out, f".{job}.part.json")
+
+    def save():
+        with open(part, "w") as f:
+            json.dump(list(entries.values()), f, indent=1)
+
+    def log(msg):
+        print(f"[{job}] {msg}", flush=True)
+
+    # pass 1: unprofiled timings of every variant, before any profiler has run in this process
+    for variant, fixes in spec["variants"].items():
+        e = dict(job=job, variant=variant, fixes=fixes, description=spec["desc"],
+                 profiler=dict(spec["profiler"], schedule="wait=1 warmup=1 active=3"),
+                 trace=f"{job}__{variant}.pt.trace.json.gz", date=date, torch=env["torch"], gpu=env["gpu"],
+                 errors=[])
+        entries[variant] = e
+        try:
+            t0 = time.time()
+            r, info, samples = build(job, fixes)
+            e["model"], e["samples_per_step"] = info, samples
+            time_steps(r, cfg["warmup"])
+            torch.cuda.reset_peak_memory_stats()
+            ts = time_steps(r, cfg["n_unprofiled"])
+            e["peak_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()
+            for k, v in stats(ts).items():
+                e[f"unprofiled_step_ns_{k}"] = v
+            e["unprofiled_steps_ns"] = ts
+            e["per_sample_ns_median"] = int(e["unprofiled_step_ns_median"] / samples)
+            r.close()
+            del r
+            log(f"{variant:40s} unprofiled {e['unprofiled_step_ns_median'] / 1e6:8.3f} ms "
+                f"[{e['unprofiled_step_ns_min'] / 1e6:.3f}, {e['unprofiled_step_ns_max'] / 1e6:.3f}] "
+                f"({time.time() - t0:.1f} s)")
+        except Exception as ex:
+            e["errors"].append("pass1: " + traceback.format_exc()[-2000:])
+            log(f"{variant}: pass 1 FAILED: {ex!r}")
+        cleanup()
+        save()
+
+    # pass 2: unprofiled re-check, the trace, then the timing under the profiler
+    for variant, fixes in spec["variants"].items():
+        e = entries[variant]
+        if e["errors"]:
+            continue
+        try:
+            t0 = time.time()
+            r, _, _ = build(job, fixes)
+            time_steps(r, cfg["warmup"])
+            if cfg["n_recheck"]:
+                for k, v in stats(time_steps(r, cfg["n_recheck"])).items():
+                    e[f"unprofiled_recheck_step_ns_{k}"] = v
+            raw, gz = record_trace(r, spec["profiler"], os.path.join(out, e["trace"]))
+            e["trace_bytes"], e["trace_json_bytes"] = gz, raw
+            ts = time_profiled(r, spec["profiler"], cfg["n_profiled"])
+            for k, v in stats(ts).items():
+                e[f"profiled_step_ns_{k}"] = v
+            e["profiled_steps_ns"] = ts
+            e["profiler_inflation"] = round(e["profiled_step_ns_median"] / e["unprofiled_step_ns_median"], 4)
+            extra = spec.get("extra_trace")
+            if extra and extra["variant"] == variant:
+                popts = dict(spec["profiler"], cuda_sync_events=True)
+                name = f"{job}__{variant}__{extra['suffix']}.pt.trace.json.gz"
+                raw2, gz2 = record_trace(r, popts, os.path.join(out, name))
+                ts2 = time_profiled(r, popts, cfg["n_profiled"])
+                s2 = stats(ts2)
+                e["extra_traces"] = [dict(trace=name, trace_bytes=gz2, trace_json_bytes=raw2,
+                                          profiler=dict(popts, schedule="wait=1 warmup=1 active=3",
+                                                        experimental_config="enable_cuda_sync_events=True"),
+                                          **{f"profiled_step_ns_{k}": v for k, v in s2.items()})]
+            r.close()
+            del r
+            log(f"{variant:40s} profiled   {e['profiled_step_ns_median'] / 1e6:8.3f} ms  inflation "
+                f"{e['profiler_inflation']:.3f}  trace {gz / 1024:.0f} KiB ({time.time() - t0:.1f} s)")
+        except Exception as ex:
+            e["errors"].append("pass2: " + traceback.format_exc()[-2000:])
+            log(f"{variant}: pass 2 FAILED: {ex!r}")
+        cleanup()
+        save()
+    for e in entries.values():
+        e["env"] = env
+    save()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Driver: one process per job, then measurements.json
+# ----------------------------------------------------------------------------------------------------
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output folder (testdata/whatif)")
+    ap.add_argument("--jobs", default=",".join(JOBS), help="comma-separated subset of: " + ", ".join(JOBS))
+    ap.add_argument("--quick", action="store_true", help="smoke run: few warm-up and timed steps")
+    ap.add_argument("--job", help=argparse.SUPPRESS)  # internal: run one job in this process
+    ap.add_argument("--job-timeout", type=int, default=150, help="seconds per job process")
+    args = ap.parse_args()
+    cfg = QUICK if args.quick else FULL
+    os.makedirs(args.out, exist_ok=True)
+    if args.job:
+        run_job(args.job, args.out, cfg)
+        return
+    jobs = [j for j in args.jobs.split(",") if j]
+    for j in jobs:
+        if j not in JOBS:
+            sys.exit(f"unknown job {j}")
+    cmd_line = "python3 scripts/whatif_jobs.py " + " ".join(sys.argv[1:])
+    # Kineto leaves CUPTI attached after a profiler session unless TEARDOWN_CUPTI=1 (torch 2.11 + CUDA 13
+    # measured here: host-bound steps stay 30-58 % slower after a session, and later sessions inflate more).
+    # Tear it down by default so every session starts like a first one; TEARDOWN_CUPTI=0 keeps Kineto's default.
+    child_env = dict(os.environ)
+    child_env.setdefault("TEARDOWN_CUPTI", "1")
+    t_all = time.time()
+    results, failures = [], []
+    for j in jobs:
+        t0 = time.time()
+        cmd = [sys.executable, os.path.abspath(__file__), "--job", j, "--out", args.out]
+        if args.quick:
+            cmd.append("--quick")
+        try:
+            rc = subprocess.run(cmd, timeout=args.job_timeout, env=child_env).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        part = os.path.join(args.out, f".{j}.part.json")
+        if os.path.exists(part):
+            with open(part) as f:
+                got = json.load(f)
+            os.remove(part)
+            if rc != 0:
+                for e in got:
+                    e.setdefault("errors", []).append(f"job process ended with {rc}")
+            results += got
+        else:
+            failures.append(j)
+        print(f"== {j}: rc={rc} in {time.time() - t0:.1f} s", flush=True)
+    env = next((e["env"] for e in results if "env" in e), {})
+    for e in results:
+        e.pop("env", None)
+    doc = dict(
+        generator="scripts/whatif_jobs.py", command=cmd_line,
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        env=env, settings=dict(cfg, seed=SEED, quick=args.quick),
+        timing=("unprofiled: after `warmup` steps, each of `n_unprofiled` steps bracketed by "
+                "torch.cuda.synchronize() + time.perf_counter_ns(); the step includes the H2D copy, forward, "
+                "backward, optimizer step, zero_grad, the fetch of the next batch (after the launches), any host "
+                "work and the closing synchronize. unprofiled_recheck: the same, later in the job's process, after "
+                "other variants were profiled. profiled: the same step under torch.profiler with the trace's options "
+                "(schedule wait=0 warmup=1 active=n_profiled, not exported). The trace: schedule wait=1 warmup=1 "
+                "active=3, each step followed by torch.cuda.synchronize() inside the ProfilerStep#N range."),
+        jobs={j: dict(desc=JOBS[j]["desc"], variants=JOBS[j]["variants"], profiler=JOBS[j]["profiler"])
+              for j in jobs},
+        failed_jobs=failures, entries=results)
+    with open(os.path.join(args.out, "measurements.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"\nall jobs in {time.time() - t_all:.1f} s; {len(results)} entries; failed jobs: {failures}")
+    print(f"{'job':26s} {'variant':38s} {'unprof ms':>9s} {'speedup':>7s} {'prof ms':>8s} {'infl':>5s} {'KiB':>5s}")
+    base = {e["job"]: e.get("unprofiled_step_ns_median") for e in results if e["variant"] == "base"}
+    for e in results:
+        u, p = e.get("unprofiled_step_ns_median"), e.get("profiled_step_ns_median")
+        b = base.get(e["job"])
+        sp = f"{b / u:7.2f}" if u and b else "      -"
+        print(f"{e['job']:26s} {e['variant']:38s} {u / 1e6 if u else float('nan'):9.3f} {sp} "
+              f"{p / 1e6 if p else float('nan'):8.3f} {e.get('profiler_inflation', float('nan')):5.2f} "
+              f"{e.get('trace_bytes', 0) / 1024:5.0f} {'ERR' if e.get('errors') else ''}")
+
+
+if __name__ == "__main__":
+    main()
