@@ -1,0 +1,352 @@
+#include "analysis/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace gpudoctor {
+namespace {
+
+constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+// GPU and host timestamps come from different clocks: a sync call may appear to return up to this
+// long before the work it waited for ends.
+constexpr int64_t kClockToleranceNs = 2000;
+// A cross-stream wait (cudaStreamWaitEvent) lets the waiting stream run within a few microseconds
+// of the producer's end; a start later than its launch and stream allow by more than this is
+// looked for among the other streams' ends.
+constexpr int64_t kUnexplainedWaitNs = 1000;
+constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
+
+// value[node] = max over edges (value[pred] + off); pred -1 is the constant off.
+struct Edge {
+  uint32_t node;
+  int32_t pred;
+  int64_t off;
+};
+
+struct RankGraph {
+  const RankAnalysis* ra = nullptr;
+  uint32_t base = 0;                  // node id of item 0's start
+  std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
+  std::vector<int32_t> item_of;       // event -> item, -1
+  std::unordered_map<uint32_t, std::vector<uint32_t>> calls_on_track;  // call items in start order
+  uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
+  uint32_t start(uint32_t item) const { return base + 2 * item; }
+  uint32_t end(uint32_t item) const { return base + 2 * item + 1; }
+  const Event& ev(uint32_t item) const {
+    return ra->trace->events[item < calls.size() ? calls[item] : ops[item - calls.size()]];
+  }
+};
+
+double scaleOf(const RankAnalysis& r, uint32_t event, const ReplayEdits& ed) {
+  const Event& e = r.trace->events[event];
+  if (e.kind == EventKind::kMemcpy) return ed.memcpy_scale;
+  if (e.kind == EventKind::kMemset) return ed.memset_scale;
+  return ed.kernel_scale[static_cast<size_t>(r.index.class_of_event[event])];
+}
+
+int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
+
+// Items, host order, launches, stream order, cross-stream waits and sync waits of one rank.
+void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, ReplayGraphStats& st) {
+  const RankTrace& t = *g.ra->trace;
+  const TraceIndex& idx = g.ra->index;
+  g.item_of.assign(t.events.size(), -1);
+  // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
+  // is part of it.
+  std::unordered_map<uint32_t, int64_t> track_end;
+  std::unordered_map<uint32_t, uint32_t> track_last;
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
+    auto it = track_end.find(e.track);
+    if (it != track_end.end() && e.start_ns < it->second) {
+      g.item_of[i] = static_cast<int32_t>(track_last[e.track]);
+      continue;
+    }
+    uint32_t item = static_cast<uint32_t>(g.calls.size());
+    g.calls.push_back(i);
+    g.item_of[i] = static_cast<int32_t>(item);
+    g.calls_on_track[e.track].push_back(item);
+    track_end[e.track] = e.end_ns();
+    track_last[e.track] = item;
+  }
+  for (uint32_t w : idx.gpu_work) {
+    g.item_of[w] = static_cast<int32_t>(g.calls.size() + g.ops.size());
+    g.ops.push_back(w);
+  }
+  st.calls += static_cast<int64_t>(g.calls.size());
+  st.gpu_work += static_cast<int64_t>(g.ops.size());
+  const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+  auto launchOf = [&](uint32_t op_item) -> int32_t {
+    const Event& e = g.ev(op_item);
+    if (e.correlation < 0) return -1;
+    uint32_t l = idx.launch_of.find(e.correlation);
+    return l == IdMap::kNone ? -1 : g.item_of[l];
+  };
+  // The smallest usual launch-to-start delay (10th percentile): how soon work can follow its launch.
+  std::vector<int64_t> delays;
+  for (uint32_t j = nc; j < g.items(); ++j)
+    if (int32_t l = launchOf(j); l >= 0) delays.push_back(g.ev(j).start_ns - g.ev(static_cast<uint32_t>(l)).start_ns);
+  int64_t launch_min = 0;
+  if (!delays.empty()) {
+    auto k = delays.begin() + static_cast<std::ptrdiff_t>(delays.size() / 10);
+    std::nth_element(delays.begin(), k, delays.end());
+    launch_min = std::max<int64_t>(0, *k);
+  }
+  // GPU work by end time, for sync waits and cross-stream waits.
+  std::vector<uint32_t> by_end(g.ops.size());
+  for (uint32_t k = 0; k < by_end.size(); ++k) by_end[k] = nc + k;
+  std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return g.ev(a).end_ns() < g.ev(b).end_ns(); });
+  auto lastEndingBy = [&](int64_t t_ns) -> int64_t {  // position in by_end of the last op ending <= t_ns, or -1
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), t_ns,
+                               [&](int64_t v, uint32_t item) { return v < g.ev(item).end_ns(); });
+    return static_cast<int64_t>(it - by_end.begin()) - 1;
+  };
+  // GPU work: launch, stream order, cross-stream waits; durations (edited).
+  std::vector<int32_t> last_own_op(nc, -1);
+  std::unordered_map<uint32_t, uint32_t> stream_prev;
+  for (uint32_t j = nc; j < g.items(); ++j) {
+    const Event& e = g.ev(j);
+    const int64_t tj = e.start_ns;
+    int32_t l = launchOf(j);
+    if (l >= 0 && (last_own_op[l] < 0 || g.ev(static_cast<uint32_t>(last_own_op[l])).end_ns() < e.end_ns()))
+      last_own_op[l] = static_cast<int32_t>(j);
+    auto sp = stream_prev.find(e.track);
+    int32_t prev = sp == stream_prev.end() ? -1 : static_cast<int32_t>(sp->second);
+    stream_prev[e.track] = j;
+    int64_t a = l >= 0 ? g.ev(static_cast<uint32_t>(l)).start_ns + launch_min : kUnset;
+    int64_t b = prev >= 0 ? g.ev(static_cast<uint32_t>(prev)).end_ns() : kUnset;
+    int64_t explained = std::max(a, b);
+    int32_t dep = -1;
+    if (explained == kUnset || tj - explained > kUnexplainedWaitNs) {
+      const int64_t device = t.tracks[e.track].pid;
+      for (int64_t p = lastEndingBy(tj), n = 0; p >= 0 && n < kCrossStreamScan; --p, ++n) {
+        uint32_t c = by_end[static_cast<size_t>(p)];
+        const Event& ce = g.ev(c);
+        if (explained != kUnset && ce.end_ns() <= explained) break;
+        if (tj - ce.end_ns() > kCrossStreamScan * kUnexplainedWaitNs) break;
+        if (ce.track != e.track && t.tracks[ce.track].pid == device && c != j) {
+          dep = static_cast<int32_t>(c);
+          break;
+        }
+      }
+    }
+    int64_t c_val = dep >= 0 ? g.ev(static_cast<uint32_t>(dep)).end_ns() : kUnset;
+    enum { kNone, kLaunch, kStream, kCross } bind = kNone;
+    int64_t best = kUnset;
+    if (a != kUnset) best = a, bind = kLaunch;
+    if (b != kUnset && b > best) best = b, bind = kStream;
+    if (c_val != kUnset && c_val > best) best = c_val, bind = kCross;
+    if (l >= 0) {
+      int64_t sl = g.ev(static_cast<uint32_t>(l)).start_ns;
+      edges.push_back({g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))),
+                       bind == kLaunch ? tj - sl : std::min(launch_min, tj - sl)});
+    }
+    if (prev >= 0)
+      edges.push_back({g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))),
+                       bind == kStream ? tj - b : std::min<int64_t>(0, tj - b)});
+    if (bind == kCross) edges.push_back({g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), tj - c_val});
+    if (bind == kNone) edges.push_back({g.start(j), -1, tj});
+    (bind == kLaunch ? st.bound_by_launch : bind == kStream ? st.bound_by_stream
+                                        : bind == kCross    ? st.bound_by_cross_stream
+                                                            : st.unbound)++;
+    if (!e.collective)  // collectives end at the join (replayRun)
+      edges.push_back({g.end(j), static_cast<int32_t>(g.start(j)), scaled(e.dur_ns, scaleOf(*g.ra, g.ops[j - nc], ed))});
+  }
+  // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
+  for (auto& [track, list] : g.calls_on_track) {
+    for (size_t k = 0; k < list.size(); ++k) {
+      uint32_t c = list[k];
+      const Event& e = g.ev(c);
+      if (k == 0) {
+        edges.push_back({g.start(c), -1, e.start_ns});
+      } else {
+        const Event& p = g.ev(list[k - 1]);
+        edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), e.start_ns - p.end_ns()});
+      }
+      int32_t await = -1;
+      if (int32_t own = last_own_op[c]; own >= 0) {
+        int64_t oe = g.ev(static_cast<uint32_t>(own)).end_ns();
+        if (oe > e.start_ns && oe <= e.end_ns() + kClockToleranceNs) await = own;
+      }
+      if (e.hasRole(kRoleSyncCall)) {
+        int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
+        if (p >= 0) {
+          uint32_t k2 = by_end[static_cast<size_t>(p)];
+          if (await < 0 || g.ev(k2).end_ns() > g.ev(static_cast<uint32_t>(await)).end_ns()) await = static_cast<int32_t>(k2);
+        }
+      }
+      if (await < 0) {
+        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), e.dur_ns});
+      } else {
+        int64_t we = g.ev(static_cast<uint32_t>(await)).end_ns();
+        int64_t tail = e.end_ns() - std::max(e.start_ns, we);
+        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, tail)});
+        edges.push_back({g.end(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(await))), tail});
+        if (we > e.start_ns) ++st.sync_waits;
+      }
+    }
+  }
+}
+
+// A host time on a thread, replayed: shifted with the call before it (gaps keep their length).
+int64_t mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t) {
+  auto it = g.calls_on_track.find(track);
+  if (it == g.calls_on_track.end() || it->second.empty()) return t;
+  const auto& list = it->second;
+  auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.ev(c).start_ns; });
+  if (pos == list.begin()) return t;
+  uint32_t c = *(pos - 1);
+  const Event& e = g.ev(c);
+  if (t >= e.end_ns()) return value[g.end(c)] + (t - e.end_ns());
+  return std::min(value[g.start(c)] + (t - e.start_ns), value[g.end(c)]);
+}
+
+}  // namespace
+
+Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
+  Replay out;
+  std::vector<RankGraph> graphs(run.ranks.size());
+  std::vector<Edge> edges;
+  uint32_t nodes = 0;
+  for (size_t r = 0; r < run.ranks.size(); ++r) {
+    RankGraph& g = graphs[r];
+    g.ra = &run.ranks[r];
+    g.base = nodes;
+    buildRank(g, edits, edges, out.stats);
+    if (static_cast<uint64_t>(nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
+      out.reason = "too many events to replay (over 1 billion calls and GPU operations)";
+      return out;
+    }
+    nodes += 2 * g.items();
+  }
+  // Collectives joined across ranks: member j ends at f_j + x + max_j'(shift_j' - u_j'), with x
+  // the shortest member's duration (the transfer; the others also waited), shift = replayed -
+  // traced start. Unedited, that is f_j; it needs no common clock between ranks.
+  std::map<std::pair<std::string_view, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> groups;
+  for (uint32_t r = 0; r < graphs.size(); ++r) {
+    const RankGraph& g = graphs[r];
+    const RankTrace& t = *g.ra->trace;
+    for (uint32_t k = 0; k < g.ops.size(); ++k) {
+      const Event& e = t.events[g.ops[k]];
+      if (!e.collective) continue;
+      const Collective& c = t.collectives[e.collective - 1];
+      uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
+      if (c.process_group == 0 || c.seq < 0) {  // cannot be joined: its own duration
+        edges.push_back({g.end(item), static_cast<int32_t>(g.start(item)), scaled(e.dur_ns, scaleOf(*g.ra, g.ops[k], edits))});
+        continue;
+      }
+      groups[{t.strings.view(c.process_group), c.seq}].push_back({r, item});
+    }
+  }
+  for (const auto& [key, members] : groups) {
+    int64_t x = INT64_MAX;
+    for (auto [r, item] : members) x = std::min(x, graphs[r].ev(item).dur_ns);
+    out.stats.collective_groups += members.size() > 1;
+    for (auto [r, item] : members) {
+      const RankGraph& g = graphs[r];
+      const Event& e = g.ev(item);
+      int64_t xs = scaled(x, scaleOf(*g.ra, g.ops[item - g.calls.size()], edits));
+      for (auto [r2, item2] : members) {
+        const Event& e2 = graphs[r2].ev(item2);
+        edges.push_back({g.end(item), static_cast<int32_t>(graphs[r2].start(item2)), e.end_ns() + xs - e2.start_ns - e2.dur_ns});
+      }
+    }
+  }
+  // Longest paths in dependency order (Kahn); a cycle means the trace's clocks contradict its
+  // dependencies, and no number is better than a wrong one.
+  std::vector<int64_t> value(nodes, kUnset);
+  std::vector<uint32_t> indeg(nodes, 0), first(nodes + 1, 0);
+  for (const Edge& e : edges) {
+    if (e.pred < 0) {
+      value[e.node] = std::max(value[e.node], e.off);
+    } else {
+      ++indeg[e.node];
+      ++first[static_cast<uint32_t>(e.pred) + 1];
+    }
+  }
+  for (uint32_t n = 0; n < nodes; ++n) first[n + 1] += first[n];
+  std::vector<std::pair<uint32_t, int64_t>> succ(first[nodes]);
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (const Edge& e : edges)
+      if (e.pred >= 0) succ[fill[static_cast<uint32_t>(e.pred)]++] = {e.node, e.off};
+  }
+  edges.clear();
+  edges.shrink_to_fit();
+  std::vector<uint32_t> queue;
+  queue.reserve(nodes);
+  for (uint32_t n = 0; n < nodes; ++n)
+    if (indeg[n] == 0) queue.push_back(n);
+  for (size_t q = 0; q < queue.size(); ++q) {
+    uint32_t n = queue[q];
+    for (uint32_t k = first[n]; k < first[n + 1]; ++k) {
+      auto [m, off] = succ[k];
+      if (value[n] != kUnset) value[m] = std::max(value[m], value[n] + off);
+      if (--indeg[m] == 0) queue.push_back(m);
+    }
+  }
+  if (queue.size() != nodes) {
+    out.reason = "the trace's dependencies form a cycle (host and GPU clocks disagree): replay unavailable";
+    return out;
+  }
+  // Step windows, traced and replayed.
+  double traced_sum = 0, replayed_sum = 0, n = 0;
+  for (const RankGraph& g : graphs) {
+    const RankAnalysis& ra = *g.ra;
+    const RankTrace& t = *ra.trace;
+    RankReplay rr;
+    rr.rank = t.rank;
+    int64_t last_begin = kUnset;
+    uint32_t step_track = 0;
+    for (uint32_t s : ra.index.step_annotations)
+      if (t.events[s].start_ns > last_begin) last_begin = t.events[s].start_ns, step_track = t.events[s].track;
+    for (const StepWindow& w : ra.windows) {
+      int64_t rb, re;
+      if (!w.annotated) {  // the span of all GPU work
+        rb = INT64_MAX, re = INT64_MIN;
+        for (uint32_t k = 0; k < g.ops.size(); ++k) {
+          uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
+          rb = std::min(rb, value[g.start(item)]);
+          re = std::max(re, value[g.end(item)]);
+        }
+      } else {
+        rb = mapHost(g, value, step_track, w.begin_ns);
+        if (w.begin_ns != last_begin) {
+          re = mapHost(g, value, step_track, w.end_ns);
+        } else {  // the last step also owns the GPU work it launched
+          re = mapHost(g, value, step_track, w.cpu_end_ns);
+          for (uint32_t k = 0; k < g.ops.size(); ++k) {
+            uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
+            const Event& e = g.ev(item);
+            if (e.correlation < 0) continue;
+            uint32_t l = ra.index.launch_of.find(e.correlation);
+            if (l == IdMap::kNone) continue;
+            int64_t launched = t.events[l].start_ns;
+            if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns) re = std::max(re, value[g.end(item)]);
+          }
+        }
+      }
+      ReplayedWindow x{w.number, w.length(), re - rb};
+      traced_sum += static_cast<double>(x.traced_ns);
+      replayed_sum += static_cast<double>(x.replayed_ns);
+      n += 1;
+      if (x.traced_ns > 0)
+        out.worst_error = std::max(out.worst_error, std::abs(static_cast<double>(x.replayed_ns - x.traced_ns)) /
+                                                        static_cast<double>(x.traced_ns));
+      rr.windows.push_back(x);
+    }
+    out.ranks.push_back(std::move(rr));
+  }
+  if (n > 0) {
+    out.traced_step_ns = traced_sum / n;
+    out.replayed_step_ns = replayed_sum / n;
+  }
+  out.available = true;
+  return out;
+}
+
+}  // namespace gpudoctor

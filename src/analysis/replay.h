@@ -1,0 +1,60 @@
+// The replay engine: a dependency graph of every host call and every piece of GPU work of each
+// rank, replayed in dependency order. Edges: host thread order (the gaps between calls are host
+// work, kept), launch -> GPU work (correlation), stream order, cross-stream waits (inferred where
+// a piece of work starts right after work on another stream ends and nothing else explains the
+// wait; Kineto records no event ids by default), synchronizing calls -> the GPU work they waited
+// for, and collectives joined across ranks by process group and sequence number (a collective
+// ends once its last member arrived plus its transfer time). Replaying the unmodified graph
+// reproduces the traced timeline; an edit (ReplayEdits) changes durations and the graph follows.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/kernel_class.h"
+#include "analysis/run_analysis.h"
+
+namespace gpudoctor {
+
+// What to change before replaying. Defaults: nothing.
+struct ReplayEdits {
+  std::array<double, kKernelClassCount> kernel_scale;  // kernel durations x this, per class
+  double memcpy_scale = 1, memset_scale = 1;
+  ReplayEdits() { kernel_scale.fill(1.0); }
+};
+
+// One step window, traced and replayed.
+struct ReplayedWindow {
+  int64_t number = -1;  // ProfilerStep number, -1 for the fallback window
+  int64_t traced_ns = 0;
+  int64_t replayed_ns = 0;
+};
+
+struct RankReplay {
+  int rank = -1;
+  std::vector<ReplayedWindow> windows;
+};
+
+// How the graph was built (for the report and the tests).
+struct ReplayGraphStats {
+  int64_t calls = 0, gpu_work = 0;
+  int64_t bound_by_launch = 0, bound_by_stream = 0, bound_by_cross_stream = 0, unbound = 0;
+  int64_t sync_waits = 0;          // calls that wait for GPU work
+  int64_t collective_groups = 0;   // collectives joined across ranks
+};
+
+struct Replay {
+  bool available = false;
+  std::string reason;  // why not, when unavailable
+  std::vector<RankReplay> ranks;
+  double traced_step_ns = 0;    // mean over ranks and windows
+  double replayed_step_ns = 0;
+  double worst_error = 0;       // largest |replayed - traced| / traced over windows
+  ReplayGraphStats stats;
+};
+
+// Replays every rank of the run (the run's traces must still be alive) with the edits applied.
+Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits = {});
+
+}  // namespace gpudoctor
