@@ -18,6 +18,9 @@ constexpr int64_t kClockToleranceNs = 2000;
 // looked for among the other streams' ends.
 constexpr int64_t kUnexplainedWaitNs = 1000;
 constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
+// A host thread idle this long between two calls, with no host event recorded meanwhile, is taken
+// to wait for the call of another thread that ended last before it resumed.
+constexpr int64_t kHandoffIdleNs = 20000;
 
 // value[node] = max over edges (value[pred] + off); pred -1 is the constant off.
 struct Edge {
@@ -32,6 +35,17 @@ struct RankGraph {
   std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
   std::vector<int32_t> item_of;       // event -> item, -1
   std::unordered_map<uint32_t, std::vector<uint32_t>> calls_on_track;  // call items in start order
+  std::unordered_map<uint32_t, std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
+  int64_t host_event_overhead_ns = 0;
+  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it.
+  int64_t hostSpan(uint32_t track, int64_t from, int64_t to) const {
+    if (host_event_overhead_ns == 0 || to <= from) return to - from;
+    auto it = host_starts.find(track);
+    if (it == host_starts.end()) return to - from;
+    const auto& v = it->second;
+    auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+    return std::max<int64_t>(0, to - from - n * host_event_overhead_ns);
+  }
   uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
   uint32_t start(uint32_t item) const { return base + 2 * item; }
   uint32_t end(uint32_t item) const { return base + 2 * item + 1; }
@@ -54,6 +68,10 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   const RankTrace& t = *g.ra->trace;
   const TraceIndex& idx = g.ra->index;
   g.item_of.assign(t.events.size(), -1);
+  g.host_event_overhead_ns = ed.host_event_overhead_ns;
+  for (const Event& e : t.events)  // events are in start order, so each list is sorted
+    if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction)
+      g.host_starts[e.track].push_back(e.start_ns);
   // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
   // is part of it.
   std::unordered_map<uint32_t, int64_t> track_end;
@@ -156,8 +174,15 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
     if (!e.collective)  // collectives end at the join (replayRun)
       edges.push_back({g.end(j), static_cast<int32_t>(g.start(j)), scaled(e.dur_ns, scaleOf(*g.ra, g.ops[j - nc], ed))});
   }
+  // Calls by end, for hand-offs between threads.
+  std::vector<uint32_t> calls_by_end(nc);
+  for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
+  std::sort(calls_by_end.begin(), calls_by_end.end(),
+            [&](uint32_t a, uint32_t b) { return g.ev(a).end_ns() < g.ev(b).end_ns(); });
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (auto& [track, list] : g.calls_on_track) {
+    const std::vector<int64_t>* starts = nullptr;
+    if (auto hs = g.host_starts.find(track); hs != g.host_starts.end()) starts = &hs->second;
     for (size_t k = 0; k < list.size(); ++k) {
       uint32_t c = list[k];
       const Event& e = g.ev(c);
@@ -165,7 +190,35 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         edges.push_back({g.start(c), -1, e.start_ns});
       } else {
         const Event& p = g.ev(list[k - 1]);
-        edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), e.start_ns - p.end_ns()});
+        // A thread that idles (no host events recorded) until another thread's call ends was
+        // waiting for that thread (autograd's backward thread, the main thread after backward).
+        int64_t idle_end = e.start_ns;
+        if (starts) {
+          auto it = std::lower_bound(starts->begin(), starts->end(), p.end_ns());
+          if (it != starts->end() && *it < idle_end) idle_end = *it;
+        }
+        int32_t from = -1;
+        if (idle_end - p.end_ns() > kHandoffIdleNs) {
+          auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), idle_end,
+                                     [&](int64_t v, uint32_t x) { return v < g.ev(x).end_ns(); });
+          for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
+            uint32_t o = *--it;
+            if (g.ev(o).end_ns() < p.end_ns()) break;
+            if (g.ev(o).track != track) {
+              from = static_cast<int32_t>(o);
+              break;
+            }
+          }
+        }
+        if (from < 0) {
+          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, p.end_ns(), e.start_ns)});
+        } else {
+          const Event& o = g.ev(static_cast<uint32_t>(from));
+          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, idle_end, e.start_ns)});
+          edges.push_back({g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))),
+                           g.hostSpan(track, o.end_ns(), e.start_ns)});
+          ++st.thread_handoffs;
+        }
       }
       int32_t await = -1;
       if (int32_t own = last_own_op[c]; own >= 0) {
@@ -179,11 +232,13 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
           if (await < 0 || g.ev(k2).end_ns() > g.ev(static_cast<uint32_t>(await)).end_ns()) await = static_cast<int32_t>(k2);
         }
       }
+      const int64_t oh = ed.api_call_overhead_ns;
       if (await < 0) {
-        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), e.dur_ns});
+        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, e.dur_ns - oh)});
       } else {
         int64_t we = g.ev(static_cast<uint32_t>(await)).end_ns();
         int64_t tail = e.end_ns() - std::max(e.start_ns, we);
+        if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
         edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, tail)});
         edges.push_back({g.end(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(await))), tail});
         if (we > e.start_ns) ++st.sync_waits;
@@ -201,7 +256,7 @@ int64_t mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t 
   if (pos == list.begin()) return t;
   uint32_t c = *(pos - 1);
   const Event& e = g.ev(c);
-  if (t >= e.end_ns()) return value[g.end(c)] + (t - e.end_ns());
+  if (t >= e.end_ns()) return value[g.end(c)] + g.hostSpan(track, e.end_ns(), t);
   return std::min(value[g.start(c)] + (t - e.start_ns), value[g.end(c)]);
 }
 

@@ -2,7 +2,8 @@
 // rank, replayed in dependency order. Edges: host thread order (the gaps between calls are host
 // work, kept), launch -> GPU work (correlation), stream order, cross-stream waits (inferred where
 // a piece of work starts right after work on another stream ends and nothing else explains the
-// wait; Kineto records no event ids by default), synchronizing calls -> the GPU work they waited
+// wait; Kineto records no event ids by default), hand-offs between host threads (a thread idle
+// until another thread's call ended: autograd's backward thread), synchronizing calls -> the GPU work they waited
 // for, and collectives joined across ranks by process group and sequence number (a collective
 // ends once its last member arrived plus its transfer time). Replaying the unmodified graph
 // reproduces the traced timeline; an edit (ReplayEdits) changes durations and the graph follows.
@@ -21,6 +22,11 @@ namespace gpudoctor {
 struct ReplayEdits {
   std::array<double, kKernelClassCount> kernel_scale;  // kernel durations x this, per class
   double memcpy_scale = 1, memset_scale = 1;
+  // The profiler's own host cost, removed to replay the job as it runs un-profiled: per recorded
+  // host event (operator, annotation, Python function) taken from the host gap it starts in, and
+  // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
+  int64_t host_event_overhead_ns = 0;
+  int64_t api_call_overhead_ns = 0;
   ReplayEdits() { kernel_scale.fill(1.0); }
 };
 
@@ -41,6 +47,7 @@ struct ReplayGraphStats {
   int64_t calls = 0, gpu_work = 0;
   int64_t bound_by_launch = 0, bound_by_stream = 0, bound_by_cross_stream = 0, unbound = 0;
   int64_t sync_waits = 0;          // calls that wait for GPU work
+  int64_t thread_handoffs = 0;     // calls that wait for another host thread
   int64_t collective_groups = 0;   // collectives joined across ranks
 };
 
