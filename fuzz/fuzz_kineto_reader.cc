@@ -1,7 +1,9 @@
-// libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto reader and, when they
-// parse, through the whole analysis, diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
+// libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto probe and reader and, when
+// they parse, through the whole analysis, diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
@@ -9,9 +11,11 @@
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/kineto/kineto_reader.h"
+#include "sources/kineto/kineto_trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpudoctor;
+  (void)looksLikeKinetoTrace(std::string_view(reinterpret_cast<const char*>(data), std::min(size, kProbeBytes)));
   auto in = ByteStream::fromMemory(reinterpret_cast<const char*>(data), size, "fuzz.json");
   KinetoReadOptions opt;
   opt.chunk_bytes = 4096;  // small chunks: exercise refills and events straddling them

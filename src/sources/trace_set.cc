@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "sources/kineto/kineto_reader.h"
+#include "sources/kineto/byte_stream.h"
 
 namespace gpudoctor {
 
@@ -48,6 +48,44 @@ Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>
   return out;
 }
 
+Result<std::string> readTraceHead(const std::string& path, size_t n) {
+  auto in = ByteStream::open(path);
+  if (!in.ok()) return in.error();
+  std::string head(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    auto r = in.value()->read(head.data() + got, n - got);
+    if (!r.ok()) {
+      if (got == 0) return r.error();
+      break;  // damage further in: the reader that claims the file reports it in context
+    }
+    if (r.value() == 0) break;
+    got += r.value();
+  }
+  head.resize(got);
+  return head;
+}
+
+Result<const TraceReader*> pickTraceReader(const std::string& path, std::string_view head,
+                                           std::span<const TraceReader* const> readers) {
+  for (const TraceReader* r : readers)
+    if (r->probe(head, path)) return r;
+  std::string known;
+  for (const TraceReader* r : readers)
+    known += (known.empty() ? "" : "; ") + std::string(r->name()) + ": " + std::string(r->description());
+  bool blank = head.find_first_not_of(" \t\r\n") == std::string_view::npos;
+  return Error{path + (blank ? ": empty file" : ": not a trace format gpudoctor reads") + " (formats known: " +
+               (known.empty() ? "none" : known) + ")"};
+}
+
+Result<RankTrace> readTrace(const std::string& path) {
+  auto head = readTraceHead(path);
+  if (!head.ok()) return head.error();
+  auto reader = pickTraceReader(path, head.value());
+  if (!reader.ok()) return reader.error();
+  return reader.value()->read(path);
+}
+
 Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& files, const ReadSetOptions& opt) {
   size_t n = files.size();
   std::vector<std::optional<Result<RankTrace>>> results(n);
@@ -59,7 +97,7 @@ Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& file
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       try {
-        results[i].emplace(readKinetoTrace(files[i]));
+        results[i].emplace(readTrace(files[i]));
       } catch (const std::bad_alloc&) {
         results[i].emplace(Error{files[i] + ": out of memory while reading"});
       } catch (const std::exception& e) {
