@@ -68,15 +68,6 @@ StepMeans meansOf(const RunAnalysis& run, double& steps) {
   return m;
 }
 
-bool anyString(const RunAnalysis& run, std::string_view needle) {
-  for (const auto& r : run.ranks) {
-    const auto& sp = r.trace->strings;
-    for (uint32_t i = 0; i < sp.size(); ++i)
-      if (sp.view(i).find(needle) != std::string_view::npos) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
@@ -98,7 +89,8 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     const auto& d = run.ranks.front().trace->devices;
     if (!d.empty()) f.compute_major = d.front().compute_major;
   }
-  f.loader_in_process = anyString(run, "_SingleProcessDataLoaderIter");
+  f.loader_in_process = std::any_of(run.ranks.begin(), run.ranks.end(),
+                                    [](const RankAnalysis& r) { return r.index.loader_in_process > 0; });
   const auto& s = run.straggler;
   f.straggler.matched = s.matched;
   f.straggler.rank = s.straggler;
@@ -123,8 +115,8 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     }
     if (f.record_shapes && f.with_stack) continue;
     for (const auto& e : t->events) {
-      f.record_shapes |= e.kind == EventKind::kCpuOp && e.aux != 0;
-      f.with_stack |= e.kind == EventKind::kPythonFunction;
+      f.record_shapes |= e.kind == EventKind::kHostOp && e.dtype != 0;
+      f.with_stack |= e.kind == EventKind::kHostFunction;
       if (f.record_shapes && f.with_stack) break;
     }
   }

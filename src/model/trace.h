@@ -49,15 +49,6 @@ enum class EventKind : uint8_t {
   kHostFunction,       // Kineto python_function (with_stack); CUPTI: none
   kProfilerOverhead,   // Kineto overhead: the profiler's own buffers; CUPTI_ACTIVITY_KIND_OVERHEAD
   kOther,              // any other complete event (other Chrome-trace producers)
-  // Transitional aliases, removed when diagnosis moves (diagnosis/ still spells the Kineto names).
-  kCpuOp = kHostOp,
-  kUserAnnotation = kRange,
-  kGpuUserAnnotation = kGpuRange,
-  kCudaRuntime = kRuntimeCall,
-  kCudaDriver = kDriverCall,
-  kCudaSync = kSyncEvent,
-  kPythonFunction = kHostFunction,
-  kOverhead = kProfilerOverhead,
 };
 constexpr int kEventKindCount = 12;
 // Short stable name of a kind, as used in JSON output (Kineto's category names, kept for compatibility).
@@ -99,10 +90,7 @@ struct Event {
   uint32_t name = 0;         // interned
   uint32_t track = 0;        // index into RankTrace::tracks
   uint32_t collective = 0;   // kernels: 1 + index into RankTrace::collectives for NCCL kernels, else 0
-  union {
-    uint32_t dtype = 0;      // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
-    uint32_t aux;            // transitional alias of dtype, removed when diagnosis moves (read dtype)
-  };
+  uint32_t dtype = 0;        // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
   EventKind kind = EventKind::kOther;
   uint8_t roles = 0;         // EventRole bits
   int64_t end_ns() const { return start_ns + dur_ns; }
