@@ -104,10 +104,22 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
     uint32_t l = idx.launch_of.find(e.correlation);
     return l == IdMap::kNone ? -1 : g.item_of[l];
   };
-  // The smallest usual launch-to-start delay (10th percentile): how soon work can follow its launch.
+  // The smallest usual launch-to-start delay (10th percentile), from work launched onto an idle
+  // stream (the previous work on it ended before the launch): how soon work can follow its launch.
   std::vector<int64_t> delays;
-  for (uint32_t j = nc; j < g.items(); ++j)
-    if (int32_t l = launchOf(j); l >= 0) delays.push_back(g.ev(j).start_ns - g.ev(static_cast<uint32_t>(l)).start_ns);
+  {
+    std::unordered_map<uint32_t, int64_t> stream_end;
+    for (uint32_t j = nc; j < g.items(); ++j) {
+      const Event& e = g.ev(j);
+      auto se = stream_end.find(e.track);
+      int32_t l = launchOf(j);
+      if (l >= 0) {
+        int64_t sl = g.ev(static_cast<uint32_t>(l)).start_ns;
+        if (se == stream_end.end() || se->second <= sl) delays.push_back(e.start_ns - sl);
+      }
+      stream_end[e.track] = se == stream_end.end() ? e.end_ns() : std::max(se->second, e.end_ns());
+    }
+  }
   int64_t launch_min = 0;
   if (!delays.empty()) {
     auto k = delays.begin() + static_cast<std::ptrdiff_t>(delays.size() / 10);
@@ -221,7 +233,9 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         }
       }
       int32_t await = -1;
-      if (int32_t own = last_own_op[c]; own >= 0) {
+      // A copy that finishes inside its own call was synchronous (pageable memory, cudaMemcpy): the
+      // call waited for it. A kernel finishing inside its launch call did not hold the call up.
+      if (int32_t own = last_own_op[c]; own >= 0 && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
         int64_t oe = g.ev(static_cast<uint32_t>(own)).end_ns();
         if (oe > e.start_ns && oe <= e.end_ns() + kClockToleranceNs) await = own;
       }

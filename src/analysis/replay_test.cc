@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "analysis/trace_builder_test_util.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor {
@@ -64,22 +65,55 @@ TEST(Replay, UnmodifiedGraphReproducesEveryValidationJob) {
   EXPECT_GE(n, 30);
 }
 
+// Two steps of `kernels` launches (a launch call of `launch_ns`, then `gap_ns` of host work), each
+// kernel `kernel_ns` long, then a cudaDeviceSynchronize that waits for the last kernel.
+RankTrace syntheticSteps(int kernels, int64_t launch_ns, int64_t gap_ns, int64_t kernel_ns) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    int64_t step_begin = t, gpu_free = t;
+    for (int k = 0; k < kernels; ++k, ++corr) {
+      int64_t start = std::max(t + 2000, gpu_free);  // 2 us launch latency, then stream order
+      b.launch(corr, t, t + launch_ns, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", start, start + kernel_ns);
+      gpu_free = start + kernel_ns;
+      t += launch_ns + gap_ns;
+    }
+    int64_t sync_end = std::max(t, gpu_free) + 3000;
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, sync_end, corr++);
+    t = sync_end + 5000;
+    b.step(step, step_begin, t);
+  }
+  return b.done();
+}
+
+Replay replayOf(const RankTrace& t, const ReplayEdits& ed = {}) {
+  std::vector<RankTrace> v;
+  v.push_back(RankTrace(std::move(const_cast<RankTrace&>(t))));
+  auto run = analyzeRun(v, {});
+  EXPECT_TRUE(run.ok());
+  return replayRun(run.value(), ed);
+}
+
 TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   ReplayEdits half;
   half.kernel_scale.fill(0.5);
-  // FP32 kernels the single-process loader partly hides: the GPU holds the step.
-  auto gpu = load({"testdata/whatif/loader_bound__base.pt.trace.json.gz"});
-  // 1,000 tiny kernels per step: the host's launches hold the step, not the kernels.
-  auto host = load({"testdata/whatif/gpt_launch_bound__base.pt.trace.json.gz"});
-  Replay g = replayRun(gpu->run, half), h = replayRun(host->run, half);
-  ASSERT_TRUE(g.available && h.available);
-  EXPECT_LT(g.replayed_step_ns, 0.9 * g.traced_step_ns);
-  EXPECT_GT(h.replayed_step_ns, 0.99 * h.traced_step_ns);
-  ReplayEdits none;
-  none.kernel_scale.fill(0.0);
-  Replay z = replayRun(gpu->run, none);
-  EXPECT_LT(z.replayed_step_ns, g.replayed_step_ns);     // less GPU time, shorter still ...
-  EXPECT_GT(z.replayed_step_ns, 0.5 * g.traced_step_ns);  // ... down to what the loader and host take
+  // GPU-bound: 20 kernels of 1 ms launched every 15 us; the sync waits for the GPU.
+  Replay g0 = replayOf(syntheticSteps(20, 5000, 10000, 1000000));
+  Replay g = replayOf(syntheticSteps(20, 5000, 10000, 1000000), half);
+  ASSERT_TRUE(g0.available && g.available) << g.reason;
+  EXPECT_LT(g0.worst_error, 1e-9);
+  EXPECT_NEAR(g.replayed_step_ns, g0.traced_step_ns - 20 * 500000, 1000);  // every kernel's half saved
+  EXPECT_EQ(g.stats.sync_waits, 2);
+  // Launch-bound: kernels of 5 us launched every 60 us; halving them changes nothing.
+  Replay h0 = replayOf(syntheticSteps(50, 10000, 50000, 5000));
+  Replay h = replayOf(syntheticSteps(50, 10000, 50000, 5000), half);
+  ASSERT_TRUE(h.available);
+  EXPECT_NEAR(h.replayed_step_ns, h0.traced_step_ns, 3000);  // only the last kernel's half
+  // The profiler's host cost removed: no host events recorded here, so only the calls shrink.
+  ReplayEdits oh;
+  oh.api_call_overhead_ns = 4000;
+  Replay o = replayOf(syntheticSteps(50, 10000, 50000, 5000), oh);
+  EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
 }  // namespace
