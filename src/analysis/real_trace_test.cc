@@ -5,31 +5,14 @@
 
 #include <string>
 
-#include "analysis/run_analysis.h"
-#include "sources/trace_set.h"
+#include "analysis/run_test_util.h"
 
 namespace gpudoctor {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
-
-struct Loaded {
-  std::vector<RankTrace> traces;
-  RunAnalysis run;
-};
-
-std::unique_ptr<Loaded> load(const std::vector<std::string>& paths) {
-  auto files = expandTracePaths(paths);
-  EXPECT_TRUE(files.ok());
-  auto l = std::make_unique<Loaded>();
-  auto t = readTraceSet(files.value());
-  EXPECT_TRUE(t.ok()) << t.error().message;
-  l->traces = std::move(t.value());
-  auto r = analyzeRun(l->traces, {});
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  l->run = std::move(r.value());
-  return l;
-}
+using testing::Loaded;
+std::string src(const std::string& rel) { return testing::srcPath(rel); }
+std::unique_ptr<Loaded> load(const std::vector<std::string>& paths) { return testing::loadRun(paths); }
 
 void expectIdentities(const StepBreakdown& b) {
   EXPECT_EQ(b.wall_ns, b.compute_ns + b.comm_exposed_ns + b.copy_exposed_ns + b.idle_ns);

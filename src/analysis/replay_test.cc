@@ -8,31 +8,18 @@
 #include <filesystem>
 
 #include "analysis/trace_builder_test_util.h"
-#include "sources/trace_set.h"
+#include "analysis/run_test_util.h"
 
 namespace gpudoctor {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
+std::string src(const std::string& rel) { return testing::srcPath(rel); }
 
-struct Loaded {
-  std::vector<RankTrace> traces;
-  RunAnalysis run;
-};
-
-std::unique_ptr<Loaded> load(const std::vector<std::string>& rel) {
+// Reads and analyzes paths relative to the source tree.
+std::unique_ptr<testing::Loaded> load(const std::vector<std::string>& rel) {
   std::vector<std::string> paths;
   for (const auto& r : rel) paths.push_back(src(r));
-  auto l = std::make_unique<Loaded>();
-  auto files = expandTracePaths(paths);
-  EXPECT_TRUE(files.ok());
-  auto t = readTraceSet(files.value());
-  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
-  l->traces = std::move(t.value());
-  auto r = analyzeRun(l->traces, {});
-  EXPECT_TRUE(r.ok());
-  l->run = std::move(r.value());
-  return l;
+  return testing::loadRun(paths);
 }
 
 TEST(Replay, UnmodifiedGraphReproducesEveryCommittedTrace) {
