@@ -1,10 +1,11 @@
 // libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto probe and reader and, when
-// they parse, through the whole analysis, diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
+// they parse, through the whole analysis, the replay (unedited and edited), diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "analysis/replay.h"
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
 #include "report/html_report.h"
@@ -27,6 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   aopt.threads = 1;
   auto run = analyzeRun(traces, aopt);
   if (!run.ok()) return 0;
+  // The replay: unedited, and with every kind of edit (never a crash, whatever the trace's clocks).
+  (void)replayRun(run.value());
+  ReplayEdits ed;
+  ed.kernel_scale.fill(0.5);
+  ed.memcpy_scale = 0;
+  ed.host_event_overhead_ns = 12000;
+  ed.api_call_overhead_ns = 1000;
+  (void)replayRun(run.value(), ed);
   // The rest of the pipeline too: diagnosis and every renderer.
   Thresholds th = Thresholds::defaults();
   Diagnosis d = diagnose(run.value(), th);

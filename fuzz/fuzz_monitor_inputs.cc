@@ -13,6 +13,7 @@
 #include "probes/host/host_counters.h"
 #include "sources/monitor_record/monitor_record.h"
 #include "diagnosis/nccl_log_check.h"
+#include "sources/nccl_log/nccl_log_reader.h"
 
 // The plugin is a shared library of one file; its parser is compiled in here to be fuzzed directly.
 #include "gpu/tuner_plugin/tuner_plugin.cc"
