@@ -37,14 +37,32 @@ struct RankGraph {
   std::unordered_map<uint32_t, std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::unordered_map<uint32_t, std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
   int64_t host_event_overhead_ns = 0;
-  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it.
+  bool free_host = false;   // free_launches: host gaps cost nothing but the loader's time
+  bool loader_off = false;  // loader_off_thread: the loader's time is gone
+  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
+  std::unordered_map<uint32_t, std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
+  // The part of [from, to) inside the thread's loader ranges.
+  int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
+    int64_t in = 0;
+    if (auto r = loader.find(track); r != loader.end())
+      for (const auto& [b, e] : r->second) in += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
+    return in;
+  }
+  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
+  // and less the ranges an edit removed.
   int64_t hostSpan(uint32_t track, int64_t from, int64_t to) const {
-    if (host_event_overhead_ns == 0 || to <= from) return to - from;
+    if (to <= from) return to - from;
+    int64_t span = to - from;
+    if (free_host || loader_off) {
+      int64_t in = loaderOverlap(track, from, to);
+      span = (free_host ? 0 : span - in) + (loader_off ? 0 : in);
+    }
+    if (host_event_overhead_ns == 0) return span;
     auto it = host_starts.find(track);
-    if (it == host_starts.end()) return to - from;
+    if (it == host_starts.end()) return span;
     const auto& v = it->second;
     auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
-    return std::max<int64_t>(0, to - from - n * host_event_overhead_ns);
+    return std::max<int64_t>(0, span - n * host_event_overhead_ns);
   }
   uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
   uint32_t start(uint32_t item) const { return base + 2 * item; }
@@ -69,9 +87,18 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   const TraceIndex& idx = g.ra->index;
   g.item_of.assign(t.events.size(), -1);
   g.host_event_overhead_ns = ed.host_event_overhead_ns;
-  for (const Event& e : t.events)  // events are in start order, so each list is sorted
+  g.free_host = ed.free_launches;
+  g.loader_off = ed.loader_off_thread;
+  for (const Event& e : t.events) {  // events are in start order, so each list is sorted
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction)
       g.host_starts[e.track].push_back(e.start_ns);
+    if (e.hasRole(kRoleStep)) g.step_starts[e.track].push_back(e.start_ns);
+    if (e.hasRole(kRoleDataLoading) && e.hasRole(kRoleLoaderInProcess)) {
+      auto& v = g.loader[e.track];
+      if (!v.empty() && e.start_ns < v.back().second) v.back().second = std::max(v.back().second, e.end_ns());
+      else v.push_back({e.start_ns, e.end_ns()});
+    }
+  }
   // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
   // is part of it.
   std::unordered_map<uint32_t, int64_t> track_end;
@@ -195,9 +222,19 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   for (auto& [track, list] : g.calls_on_track) {
     const std::vector<int64_t>* starts = nullptr;
     if (auto hs = g.host_starts.find(track); hs != g.host_starts.end()) starts = &hs->second;
+    const std::vector<int64_t>* steps = nullptr;
+    if (auto ss = g.step_starts.find(track); ss != g.step_starts.end()) steps = &ss->second;
     for (size_t k = 0; k < list.size(); ++k) {
       uint32_t c = list[k];
       const Event& e = g.ev(c);
+      // drop_sync_waits keeps the wait of the call that closes a step (the training loop's own
+      // synchronize, or the profiler step's): the edit removes the syncs inside the step.
+      bool keep_waits = !ed.drop_sync_waits;
+      if (!keep_waits && steps) {
+        auto next_step = std::upper_bound(steps->begin(), steps->end(), e.start_ns);
+        int64_t boundary = next_step == steps->end() ? INT64_MAX : *next_step;
+        keep_waits = k + 1 == list.size() || g.ev(list[k + 1]).start_ns >= boundary;
+      }
       if (k == 0) {
         edges.push_back({g.start(c), -1, e.start_ns});
       } else {
@@ -235,11 +272,12 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       int32_t await = -1;
       // A copy that finishes inside its own call was synchronous (pageable memory, cudaMemcpy): the
       // call waited for it. A kernel finishing inside its launch call did not hold the call up.
-      if (int32_t own = last_own_op[c]; own >= 0 && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
+      if (int32_t own = last_own_op[c];
+          own >= 0 && keep_waits && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
         int64_t oe = g.ev(static_cast<uint32_t>(own)).end_ns();
         if (oe > e.start_ns && oe <= e.end_ns() + kClockToleranceNs) await = own;
       }
-      if (e.hasRole(kRoleSyncCall)) {
+      if (e.hasRole(kRoleSyncCall) && keep_waits) {
         int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
         if (p >= 0) {
           uint32_t k2 = by_end[static_cast<size_t>(p)];
@@ -248,7 +286,21 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       }
       const int64_t oh = ed.api_call_overhead_ns;
       if (await < 0) {
-        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, e.dur_ns - oh)});
+        int64_t d = std::max<int64_t>(0, e.dur_ns - oh);
+        if (ed.free_launches && last_own_op[c] >= 0) d = 0;  // a launch inside the graph
+        if (!keep_waits && (e.hasRole(kRoleSyncCall) || last_own_op[c] >= 0)) {
+          // what the call took besides waiting: its duration less the GPU work it waited for
+          int32_t k = last_own_op[c];
+          int64_t wait = 0;
+          if (k >= 0 && g.ev(static_cast<uint32_t>(k)).kind != EventKind::kKernel)
+            wait = std::max<int64_t>(0, std::min(e.end_ns(), g.ev(static_cast<uint32_t>(k)).end_ns()) - e.start_ns);
+          if (e.hasRole(kRoleSyncCall)) {
+            int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
+            if (p >= 0) wait = std::max<int64_t>(wait, std::min(e.end_ns(), g.ev(by_end[static_cast<size_t>(p)]).end_ns()) - e.start_ns);
+          }
+          d = std::min(d, std::max<int64_t>(0, e.dur_ns - wait));
+        }
+        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), d});
       } else {
         int64_t we = g.ev(static_cast<uint32_t>(await)).end_ns();
         int64_t tail = e.end_ns() - std::max(e.start_ns, we);

@@ -27,6 +27,15 @@ struct ReplayEdits {
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
+  // Fixes as graph edits. Loader workers: the host time inside in-process DataLoader ranges leaves
+  // the training thread (the workers' production rate is not in the trace: assumed to keep up).
+  bool loader_off_thread = false;
+  // No blocking waits: synchronizing calls and synchronous copies stop waiting for the GPU
+  // (values logged every N steps, torch.where instead of boolean masks, pinned non-blocking copies).
+  bool drop_sync_waits = false;
+  // CUDA graphs: launch calls and the host gaps between them cost nothing (one graph launch
+  // replays the step's work); the loader's and the syncs' host time stay.
+  bool free_launches = false;
   ReplayEdits() { kernel_scale.fill(1.0); }
 };
 
