@@ -13,6 +13,7 @@ constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
 // GPU and host timestamps come from different clocks: a sync call may appear to return up to this
 // long before the work it waited for ends.
 constexpr int64_t kClockToleranceNs = 2000;
+constexpr int64_t kCopyEndToleranceNs = 50000;
 // A cross-stream wait (cudaStreamWaitEvent) lets the waiting stream run within a few microseconds
 // of the producer's end; a start later than its launch and stream allow by more than this is
 // looked for among the other streams' ends.
@@ -36,6 +37,7 @@ struct RankGraph {
   std::vector<int32_t> item_of;       // event -> item, -1
   std::unordered_map<uint32_t, std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::unordered_map<uint32_t, std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
+  std::unordered_map<uint32_t, std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
   int64_t host_event_overhead_ns = 0;
   bool free_host = false;   // free_launches: host gaps cost nothing but the loader's time
   bool loader_off = false;  // loader_off_thread: the loader's time is gone
@@ -90,8 +92,10 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   g.free_host = ed.free_launches;
   g.loader_off = ed.loader_off_thread;
   for (const Event& e : t.events) {  // events are in start order, so each list is sorted
-    if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction)
+    if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
+      g.host_ends[e.track].push_back(e.end_ns());
+    }
     if (e.hasRole(kRoleStep)) g.step_starts[e.track].push_back(e.start_ns);
     if (e.hasRole(kRoleDataLoading) && e.hasRole(kRoleLoaderInProcess)) {
       auto& v = g.loader[e.track];
@@ -239,20 +243,30 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         edges.push_back({g.start(c), -1, e.start_ns});
       } else {
         const Event& p = g.ev(list[k - 1]);
-        // A thread that idles (no host events recorded) until another thread's call ends was
-        // waiting for that thread (autograd's backward thread, the main thread after backward).
-        int64_t idle_end = e.start_ns;
+        // A thread that idles (no host event recorded) until another thread's call ends was waiting
+        // for that thread (autograd's backward thread, the main thread after backward): the longest
+        // stretch of the gap that no host event covers, and the call of another thread that ended
+        // last within it.
+        int64_t hole_begin = p.end_ns(), wake = e.start_ns, hole = 0;
         if (starts) {
-          auto it = std::lower_bound(starts->begin(), starts->end(), p.end_ns());
-          if (it != starts->end() && *it < idle_end) idle_end = *it;
+          const std::vector<int64_t>& ends = g.host_ends.at(track);
+          size_t i = static_cast<size_t>(std::lower_bound(starts->begin(), starts->end(), p.end_ns()) - starts->begin());
+          int64_t covered = p.end_ns();
+          for (; i < starts->size() && (*starts)[i] < e.start_ns; ++i) {
+            if ((*starts)[i] - covered > hole) hole = (*starts)[i] - covered, hole_begin = covered, wake = (*starts)[i];
+            covered = std::max(covered, ends[i]);
+          }
+          if (e.start_ns - covered > hole) hole = e.start_ns - covered, hole_begin = covered, wake = e.start_ns;
+        } else {
+          hole = e.start_ns - p.end_ns();
         }
         int32_t from = -1;
-        if (idle_end - p.end_ns() > kHandoffIdleNs) {
-          auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), idle_end,
+        if (hole > kHandoffIdleNs) {
+          auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), wake,
                                      [&](int64_t v, uint32_t x) { return v < g.ev(x).end_ns(); });
           for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
             uint32_t o = *--it;
-            if (g.ev(o).end_ns() < p.end_ns()) break;
+            if (g.ev(o).end_ns() < hole_begin) break;
             if (g.ev(o).track != track) {
               from = static_cast<int32_t>(o);
               break;
@@ -263,7 +277,8 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
           edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, p.end_ns(), e.start_ns)});
         } else {
           const Event& o = g.ev(static_cast<uint32_t>(from));
-          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, idle_end, e.start_ns)});
+          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])),
+                           g.hostSpan(track, p.end_ns(), hole_begin) + g.hostSpan(track, wake, e.start_ns)});
           edges.push_back({g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))),
                            g.hostSpan(track, o.end_ns(), e.start_ns)});
           ++st.thread_handoffs;
@@ -274,8 +289,11 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       // call waited for it. A kernel finishing inside its launch call did not hold the call up.
       if (int32_t own = last_own_op[c];
           own >= 0 && keep_waits && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
-        int64_t oe = g.ev(static_cast<uint32_t>(own)).end_ns();
-        if (oe > e.start_ns && oe <= e.end_ns() + kClockToleranceNs) await = own;
+        const Event& oe_ev = g.ev(static_cast<uint32_t>(own));
+        int64_t oe = oe_ev.end_ns();
+        // GPU copy ends are seen up to tens of microseconds after the call returns (pageable copies
+        // on H200: 17 us); a call as long as half its copy that returns about when it ends waited.
+        if (oe > e.start_ns && oe <= e.end_ns() + kCopyEndToleranceNs && 2 * e.dur_ns >= oe_ev.dur_ns) await = own;
       }
       if (e.hasRole(kRoleSyncCall) && keep_waits) {
         int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
