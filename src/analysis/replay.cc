@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 namespace gpudoctor {
 namespace {
@@ -35,19 +34,19 @@ struct RankGraph {
   uint32_t base = 0;                  // node id of item 0's start
   std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
   std::vector<int32_t> item_of;       // event -> item, -1
-  std::unordered_map<uint32_t, std::vector<uint32_t>> calls_on_track;  // call items in start order
-  std::unordered_map<uint32_t, std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
-  std::unordered_map<uint32_t, std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
+  // Per track (index into RankTrace::tracks): a rank has tens of tracks, so plain vectors.
+  std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
+  std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
+  std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
   int64_t host_event_overhead_ns = 0;
   bool free_host = false;   // free_launches: host gaps cost nothing but the loader's time
   bool loader_off = false;  // loader_off_thread: the loader's time is gone
-  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
-  std::unordered_map<uint32_t, std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
+  std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
     int64_t in = 0;
-    if (auto r = loader.find(track); r != loader.end())
-      for (const auto& [b, e] : r->second) in += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
+    for (const auto& [b, e] : loader[track]) in += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
     return in;
   }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
@@ -60,9 +59,7 @@ struct RankGraph {
       span = (free_host ? 0 : span - in) + (loader_off ? 0 : in);
     }
     if (host_event_overhead_ns == 0) return span;
-    auto it = host_starts.find(track);
-    if (it == host_starts.end()) return span;
-    const auto& v = it->second;
+    const auto& v = host_starts[track];
     auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
     return std::max<int64_t>(0, span - n * host_event_overhead_ns);
   }
@@ -91,6 +88,12 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   g.host_event_overhead_ns = ed.host_event_overhead_ns;
   g.free_host = ed.free_launches;
   g.loader_off = ed.loader_off_thread;
+  const size_t tracks = t.tracks.size();
+  g.calls_on_track.assign(tracks, {});
+  g.host_starts.assign(tracks, {});
+  g.host_ends.assign(tracks, {});
+  g.loader.assign(tracks, {});
+  g.step_starts.assign(tracks, {});
   for (const Event& e : t.events) {  // events are in start order, so each list is sorted
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
@@ -105,13 +108,12 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   }
   // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
   // is part of it.
-  std::unordered_map<uint32_t, int64_t> track_end;
-  std::unordered_map<uint32_t, uint32_t> track_last;
+  std::vector<int64_t> track_end(tracks, INT64_MIN);
+  std::vector<uint32_t> track_last(tracks, 0);
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
     if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
-    auto it = track_end.find(e.track);
-    if (it != track_end.end() && e.start_ns < it->second) {
+    if (e.start_ns < track_end[e.track]) {
       g.item_of[i] = static_cast<int32_t>(track_last[e.track]);
       continue;
     }
@@ -139,16 +141,15 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   // stream (the previous work on it ended before the launch): how soon work can follow its launch.
   std::vector<int64_t> delays;
   {
-    std::unordered_map<uint32_t, int64_t> stream_end;
+    std::vector<int64_t> stream_end(tracks, INT64_MIN);
     for (uint32_t j = nc; j < g.items(); ++j) {
       const Event& e = g.ev(j);
-      auto se = stream_end.find(e.track);
       int32_t l = launchOf(j);
       if (l >= 0) {
         int64_t sl = g.ev(static_cast<uint32_t>(l)).start_ns;
-        if (se == stream_end.end() || se->second <= sl) delays.push_back(e.start_ns - sl);
+        if (stream_end[e.track] <= sl) delays.push_back(e.start_ns - sl);
       }
-      stream_end[e.track] = se == stream_end.end() ? e.end_ns() : std::max(se->second, e.end_ns());
+      stream_end[e.track] = std::max(stream_end[e.track], e.end_ns());
     }
   }
   int64_t launch_min = 0;
@@ -168,16 +169,15 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   };
   // GPU work: launch, stream order, cross-stream waits; durations (edited).
   std::vector<int32_t> last_own_op(nc, -1);
-  std::unordered_map<uint32_t, uint32_t> stream_prev;
+  std::vector<int32_t> stream_prev(tracks, -1);
   for (uint32_t j = nc; j < g.items(); ++j) {
     const Event& e = g.ev(j);
     const int64_t tj = e.start_ns;
     int32_t l = launchOf(j);
     if (l >= 0 && (last_own_op[l] < 0 || g.ev(static_cast<uint32_t>(last_own_op[l])).end_ns() < e.end_ns()))
       last_own_op[l] = static_cast<int32_t>(j);
-    auto sp = stream_prev.find(e.track);
-    int32_t prev = sp == stream_prev.end() ? -1 : static_cast<int32_t>(sp->second);
-    stream_prev[e.track] = j;
+    int32_t prev = stream_prev[e.track];
+    stream_prev[e.track] = static_cast<int32_t>(j);
     int64_t a = l >= 0 ? g.ev(static_cast<uint32_t>(l)).start_ns + launch_min : kUnset;
     int64_t b = prev >= 0 ? g.ev(static_cast<uint32_t>(prev)).end_ns() : kUnset;
     int64_t explained = std::max(a, b);
@@ -223,11 +223,12 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   std::sort(calls_by_end.begin(), calls_by_end.end(),
             [&](uint32_t a, uint32_t b) { return g.ev(a).end_ns() < g.ev(b).end_ns(); });
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
-  for (auto& [track, list] : g.calls_on_track) {
+  for (uint32_t track = 0; track < tracks; ++track) {
+    const std::vector<uint32_t>& list = g.calls_on_track[track];
     const std::vector<int64_t>* starts = nullptr;
-    if (auto hs = g.host_starts.find(track); hs != g.host_starts.end()) starts = &hs->second;
+    if (!g.host_starts[track].empty()) starts = &g.host_starts[track];
     const std::vector<int64_t>* steps = nullptr;
-    if (auto ss = g.step_starts.find(track); ss != g.step_starts.end()) steps = &ss->second;
+    if (!g.step_starts[track].empty()) steps = &g.step_starts[track];
     for (size_t k = 0; k < list.size(); ++k) {
       uint32_t c = list[k];
       const Event& e = g.ev(c);
@@ -249,7 +250,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         // last within it.
         int64_t hole_begin = p.end_ns(), wake = e.start_ns, hole = 0;
         if (starts) {
-          const std::vector<int64_t>& ends = g.host_ends.at(track);
+          const std::vector<int64_t>& ends = g.host_ends[track];
           size_t i = static_cast<size_t>(std::lower_bound(starts->begin(), starts->end(), p.end_ns()) - starts->begin());
           int64_t covered = p.end_ns();
           for (; i < starts->size() && (*starts)[i] < e.start_ns; ++i) {
@@ -333,9 +334,8 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
 
 // A host time on a thread, replayed: shifted with the call before it (gaps keep their length).
 int64_t mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t) {
-  auto it = g.calls_on_track.find(track);
-  if (it == g.calls_on_track.end() || it->second.empty()) return t;
-  const auto& list = it->second;
+  if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return t;
+  const auto& list = g.calls_on_track[track];
   auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.ev(c).start_ns; });
   if (pos == list.begin()) return t;
   uint32_t c = *(pos - 1);
@@ -355,6 +355,7 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
     RankGraph& g = graphs[r];
     g.ra = &run.ranks[r];
     g.base = nodes;
+    edges.reserve(edges.size() + 4 * run.ranks[r].index.gpu_work.size() + 4 * run.ranks[r].index.launches.size());
     buildRank(g, edits, edges, out.stats);
     if (static_cast<uint64_t>(nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
       out.reason = "too many events to replay (over 1 billion calls and GPU operations)";
