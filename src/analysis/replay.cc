@@ -66,6 +66,12 @@ struct RankGraph {
   uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
   uint32_t start(uint32_t item) const { return base + 2 * item; }
   uint32_t end(uint32_t item) const { return base + 2 * item + 1; }
+  std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
+  std::vector<uint32_t> item_track;
+  std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
+  int64_t startOf(uint32_t item) const { return item_start[item]; }
+  int64_t endOf(uint32_t item) const { return item_end[item]; }
+  uint32_t trackOf(uint32_t item) const { return item_track[item]; }
   const Event& ev(uint32_t item) const {
     return ra->trace->events[item < calls.size() ? calls[item] : ops[item - calls.size()]];
   }
@@ -128,28 +134,40 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
     g.item_of[w] = static_cast<int32_t>(g.calls.size() + g.ops.size());
     g.ops.push_back(w);
   }
+  g.item_start.reserve(g.items());
+  g.item_end.reserve(g.items());
+  g.item_track.reserve(g.items());
+  for (uint32_t list : {0u, 1u})
+    for (uint32_t ev : list == 0 ? g.calls : g.ops) {
+      const Event& e = t.events[ev];
+      g.item_start.push_back(e.start_ns);
+      g.item_end.push_back(e.end_ns());
+      g.item_track.push_back(e.track);
+    }
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
   const uint32_t nc = static_cast<uint32_t>(g.calls.size());
-  auto launchOf = [&](uint32_t op_item) -> int32_t {
-    const Event& e = g.ev(op_item);
-    if (e.correlation < 0) return -1;
-    uint32_t l = idx.launch_of.find(e.correlation);
-    return l == IdMap::kNone ? -1 : g.item_of[l];
-  };
+  // The launch call of each piece of GPU work (-1: none recorded), looked up once.
+  g.launch_item.assign(g.items(), -1);
+  for (uint32_t j = nc; j < g.items(); ++j) {
+    const Event& e = g.ev(j);
+    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+    if (l != IdMap::kNone) g.launch_item[j] = g.item_of[l];
+  }
+  auto launchOf = [&](uint32_t op_item) { return g.launch_item[op_item]; };
   // The smallest usual launch-to-start delay (10th percentile), from work launched onto an idle
   // stream (the previous work on it ended before the launch): how soon work can follow its launch.
   std::vector<int64_t> delays;
   {
     std::vector<int64_t> stream_end(tracks, INT64_MIN);
     for (uint32_t j = nc; j < g.items(); ++j) {
-      const Event& e = g.ev(j);
+      const uint32_t tr = g.trackOf(j);
       int32_t l = launchOf(j);
       if (l >= 0) {
-        int64_t sl = g.ev(static_cast<uint32_t>(l)).start_ns;
-        if (stream_end[e.track] <= sl) delays.push_back(e.start_ns - sl);
+        int64_t sl = g.startOf(static_cast<uint32_t>(l));
+        if (stream_end[tr] <= sl) delays.push_back(g.startOf(j) - sl);
       }
-      stream_end[e.track] = std::max(stream_end[e.track], e.end_ns());
+      stream_end[tr] = std::max(stream_end[tr], g.endOf(j));
     }
   }
   int64_t launch_min = 0;
@@ -161,10 +179,10 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   // GPU work by end time, for sync waits and cross-stream waits.
   std::vector<uint32_t> by_end(g.ops.size());
   for (uint32_t k = 0; k < by_end.size(); ++k) by_end[k] = nc + k;
-  std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return g.ev(a).end_ns() < g.ev(b).end_ns(); });
+  std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
   auto lastEndingBy = [&](int64_t t_ns) -> int64_t {  // position in by_end of the last op ending <= t_ns, or -1
     auto it = std::upper_bound(by_end.begin(), by_end.end(), t_ns,
-                               [&](int64_t v, uint32_t item) { return v < g.ev(item).end_ns(); });
+                               [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
     return static_cast<int64_t>(it - by_end.begin()) - 1;
   };
   // GPU work: launch, stream order, cross-stream waits; durations (edited).
@@ -174,12 +192,12 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
     const Event& e = g.ev(j);
     const int64_t tj = e.start_ns;
     int32_t l = launchOf(j);
-    if (l >= 0 && (last_own_op[l] < 0 || g.ev(static_cast<uint32_t>(last_own_op[l])).end_ns() < e.end_ns()))
+    if (l >= 0 && (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < e.end_ns()))
       last_own_op[l] = static_cast<int32_t>(j);
     int32_t prev = stream_prev[e.track];
     stream_prev[e.track] = static_cast<int32_t>(j);
-    int64_t a = l >= 0 ? g.ev(static_cast<uint32_t>(l)).start_ns + launch_min : kUnset;
-    int64_t b = prev >= 0 ? g.ev(static_cast<uint32_t>(prev)).end_ns() : kUnset;
+    int64_t a = l >= 0 ? g.startOf(static_cast<uint32_t>(l)) + launch_min : kUnset;
+    int64_t b = prev >= 0 ? g.endOf(static_cast<uint32_t>(prev)) : kUnset;
     int64_t explained = std::max(a, b);
     int32_t dep = -1;
     if (explained == kUnset || tj - explained > kUnexplainedWaitNs) {
@@ -195,14 +213,14 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         }
       }
     }
-    int64_t c_val = dep >= 0 ? g.ev(static_cast<uint32_t>(dep)).end_ns() : kUnset;
+    int64_t c_val = dep >= 0 ? g.endOf(static_cast<uint32_t>(dep)) : kUnset;
     enum { kNone, kLaunch, kStream, kCross } bind = kNone;
     int64_t best = kUnset;
     if (a != kUnset) best = a, bind = kLaunch;
     if (b != kUnset && b > best) best = b, bind = kStream;
     if (c_val != kUnset && c_val > best) best = c_val, bind = kCross;
     if (l >= 0) {
-      int64_t sl = g.ev(static_cast<uint32_t>(l)).start_ns;
+      int64_t sl = g.startOf(static_cast<uint32_t>(l));
       edges.push_back({g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))),
                        bind == kLaunch ? tj - sl : std::min(launch_min, tj - sl)});
     }
@@ -221,7 +239,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   std::vector<uint32_t> calls_by_end(nc);
   for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
   std::sort(calls_by_end.begin(), calls_by_end.end(),
-            [&](uint32_t a, uint32_t b) { return g.ev(a).end_ns() < g.ev(b).end_ns(); });
+            [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) {
     const std::vector<uint32_t>& list = g.calls_on_track[track];
@@ -238,7 +256,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       if (!keep_waits && steps) {
         auto next_step = std::upper_bound(steps->begin(), steps->end(), e.start_ns);
         int64_t boundary = next_step == steps->end() ? INT64_MAX : *next_step;
-        keep_waits = k + 1 == list.size() || g.ev(list[k + 1]).start_ns >= boundary;
+        keep_waits = k + 1 == list.size() || g.startOf(list[k + 1]) >= boundary;
       }
       if (k == 0) {
         edges.push_back({g.start(c), -1, e.start_ns});
@@ -264,11 +282,11 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         int32_t from = -1;
         if (hole > kHandoffIdleNs) {
           auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), wake,
-                                     [&](int64_t v, uint32_t x) { return v < g.ev(x).end_ns(); });
+                                     [&](int64_t v, uint32_t x) { return v < g.endOf(x); });
           for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
             uint32_t o = *--it;
-            if (g.ev(o).end_ns() < hole_begin) break;
-            if (g.ev(o).track != track) {
+            if (g.endOf(o) < hole_begin) break;
+            if (g.trackOf(o) != track) {
               from = static_cast<int32_t>(o);
               break;
             }
@@ -300,7 +318,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
         if (p >= 0) {
           uint32_t k2 = by_end[static_cast<size_t>(p)];
-          if (await < 0 || g.ev(k2).end_ns() > g.ev(static_cast<uint32_t>(await)).end_ns()) await = static_cast<int32_t>(k2);
+          if (await < 0 || g.endOf(k2) > g.endOf(static_cast<uint32_t>(await))) await = static_cast<int32_t>(k2);
         }
       }
       const int64_t oh = ed.api_call_overhead_ns;
@@ -312,16 +330,16 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
           int32_t k = last_own_op[c];
           int64_t wait = 0;
           if (k >= 0 && g.ev(static_cast<uint32_t>(k)).kind != EventKind::kKernel)
-            wait = std::max<int64_t>(0, std::min(e.end_ns(), g.ev(static_cast<uint32_t>(k)).end_ns()) - e.start_ns);
+            wait = std::max<int64_t>(0, std::min(e.end_ns(), g.endOf(static_cast<uint32_t>(k))) - e.start_ns);
           if (e.hasRole(kRoleSyncCall)) {
             int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
-            if (p >= 0) wait = std::max<int64_t>(wait, std::min(e.end_ns(), g.ev(by_end[static_cast<size_t>(p)]).end_ns()) - e.start_ns);
+            if (p >= 0) wait = std::max<int64_t>(wait, std::min(e.end_ns(), g.endOf(by_end[static_cast<size_t>(p)])) - e.start_ns);
           }
           d = std::min(d, std::max<int64_t>(0, e.dur_ns - wait));
         }
         edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), d});
       } else {
-        int64_t we = g.ev(static_cast<uint32_t>(await)).end_ns();
+        int64_t we = g.endOf(static_cast<uint32_t>(await));
         int64_t tail = e.end_ns() - std::max(e.start_ns, we);
         if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
         edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, tail)});
@@ -336,7 +354,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
 int64_t mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t) {
   if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return t;
   const auto& list = g.calls_on_track[track];
-  auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.ev(c).start_ns; });
+  auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.startOf(c); });
   if (pos == list.begin()) return t;
   uint32_t c = *(pos - 1);
   const Event& e = g.ev(c);
@@ -461,11 +479,9 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
           re = mapHost(g, value, step_track, w.cpu_end_ns);
           for (uint32_t k = 0; k < g.ops.size(); ++k) {
             uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
-            const Event& e = g.ev(item);
-            if (e.correlation < 0) continue;
-            uint32_t l = ra.index.launch_of.find(e.correlation);
-            if (l == IdMap::kNone) continue;
-            int64_t launched = t.events[l].start_ns;
+            int32_t l = g.launch_item[item];
+            if (l < 0) continue;
+            int64_t launched = g.startOf(static_cast<uint32_t>(l));
             if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns) re = std::max(re, value[g.end(item)]);
           }
         }
