@@ -259,7 +259,25 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         keep_waits = k + 1 == list.size() || g.startOf(list[k + 1]) >= boundary;
       }
       if (k == 0) {
-        edges.push_back({g.start(c), -1, e.start_ns});
+        // A thread's first call follows the last call another thread ended before it (a thread
+        // started inside the trace, autograd's backward thread), else keeps its traced time.
+        auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), e.start_ns,
+                                   [&](int64_t v, uint32_t x) { return v < g.endOf(x); });
+        int32_t from = -1;
+        for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
+          uint32_t o = *--it;
+          if (g.trackOf(o) != track) {
+            from = static_cast<int32_t>(o);
+            break;
+          }
+        }
+        if (from < 0) {
+          edges.push_back({g.start(c), -1, e.start_ns});
+        } else {
+          edges.push_back({g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))),
+                           g.hostSpan(track, g.endOf(static_cast<uint32_t>(from)), e.start_ns)});
+          ++st.thread_handoffs;
+        }
       } else {
         const Event& p = g.ev(list[k - 1]);
         // A thread that idles (no host event recorded) until another thread's call ends was waiting
