@@ -5,10 +5,13 @@
 // Then scores the fixes the replay can edit today against their measured speedups (un-profiled
 // base step / un-profiled step after the fix), each prediction = replayed base / replayed edit,
 // both with the fitted profiler cost removed.
-//   replay_calibrate testdata/whatif
+// With --max-median-error PCT / --max-worst-error PCT it exits 1 when the fix scores are worse (a
+// regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
+//   replay_calibrate testdata/whatif [--max-median-error 10] [--max-worst-error 40]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,11 +24,27 @@
 using namespace gpudoctor;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: replay_calibrate DIR (with measurements.json and the traces)\n");
+  if (argc != 2 && argc != 4 && argc != 6) {
+    std::fprintf(stderr, "usage: replay_calibrate DIR [--max-median-error PCT] [--max-worst-error PCT]\n");
     return 2;
   }
   std::string dir = argv[1];
+  double max_median = -1, max_worst = -1;
+  for (int a = 2; a + 1 < argc; a += 2) {
+    std::string flag = argv[a];
+    char* end = nullptr;
+    double v = std::strtod(argv[a + 1], &end);
+    if (*end != '\0' || v < 0 || v > 1000) {
+      std::fprintf(stderr, "replay_calibrate: %s %s: not a percentage\n", flag.c_str(), argv[a + 1]);
+      return 2;
+    }
+    if (flag == "--max-median-error") max_median = v;
+    else if (flag == "--max-worst-error") max_worst = v;
+    else {
+      std::fprintf(stderr, "replay_calibrate: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
   std::ifstream f(dir + "/measurements.json");
   auto m = nlohmann::json::parse(f, nullptr, false);
   if (m.is_discarded()) {
@@ -135,8 +154,12 @@ int main(int argc, char** argv) {
   }
   if (!errs.empty()) {
     std::sort(errs.begin(), errs.end());
-    std::printf("modeled fixes: %zu, median |error| %.1f %%, worst %.1f %%\n", errs.size(), 100 * errs[errs.size() / 2],
-                100 * errs.back());
+    double med = 100 * errs[errs.size() / 2], worst = 100 * errs.back();
+    std::printf("modeled fixes: %zu, median |error| %.1f %%, worst %.1f %%\n", errs.size(), med, worst);
+    if ((max_median >= 0 && med > max_median) || (max_worst >= 0 && worst > max_worst)) {
+      std::printf("FAIL: above the gate (median %.1f %%, worst %.1f %%)\n", max_median, max_worst);
+      return 1;
+    }
   }
   return 0;
 }
