@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 
+#include <fmt/format.h>
+
 namespace gpudoctor {
 namespace {
 
@@ -398,6 +400,29 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
       return out;
     }
     nodes += 2 * g.items();
+  }
+  // What the replay cannot model gets no number: GPU work without its launches (PyTorch 1.x traces,
+  // CUDA-only activities), or a step that outlives the profiler's record window.
+  for (const RankGraph& g : graphs) {
+    const RankTrace& t = *g.ra->trace;
+    int64_t linked = 0;
+    for (uint32_t k = 0; k < g.ops.size(); ++k) linked += g.launch_item[g.calls.size() + k] >= 0;
+    if (!g.ops.empty() && linked * 2 < static_cast<int64_t>(g.ops.size())) {  // real traces: 84-100 %
+      out.reason = fmt::format("rank {}: only {:.0f}% of the GPU work links to a recorded launch call (the trace lacks "
+                               "runtime events or correlation ids): replay unavailable",
+                               t.rank, 100.0 * static_cast<double>(linked) / static_cast<double>(g.ops.size()));
+      return out;
+    }
+    int64_t recorded_end = INT64_MIN;
+    for (const Event& e : t.events)
+      if (!e.hasRole(kRoleStep) && e.kind != EventKind::kGpuRange) recorded_end = std::max(recorded_end, e.end_ns());
+    for (const StepWindow& w : g.ra->windows)  // more of the step unrecorded than recorded
+      if (w.annotated && w.cpu_end_ns - recorded_end > std::max<int64_t>(kClockToleranceNs, recorded_end - w.cpu_begin_ns)) {
+        out.reason = fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
+                                 "record window): replay unavailable",
+                                 t.rank, w.number, static_cast<double>(w.cpu_end_ns - recorded_end) / 1e6);
+        return out;
+      }
   }
   // Collectives joined across ranks: member j ends at f_j + x + max_j'(shift_j' - u_j'), with x
   // the shortest member's duration (the transfer; the others also waited), shift = replayed -

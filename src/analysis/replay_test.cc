@@ -103,5 +103,25 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
+
+TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {
+  {  // GPU work without launch records
+    TraceBuilder b;
+    b.step(1, 1000, 100000);
+    for (int k = 0; k < 10; ++k) b.add(EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 2000 + 5000 * k, 6000 + 5000 * k);
+    Replay r = replayOf(b.done());
+    EXPECT_FALSE(r.available);
+    EXPECT_NE(r.reason.find("only 0% of the GPU work links to a recorded launch call"), std::string::npos) << r.reason;
+  }
+  {  // a step annotation that outlives everything recorded
+    TraceBuilder b;
+    b.launch(1, 2000, 3000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 4000, 9000);
+    b.step(1, 1000, 13000000000);
+    Replay r = replayOf(b.done());
+    EXPECT_FALSE(r.available);
+    EXPECT_NE(r.reason.find("step 1 ends"), std::string::npos) << r.reason;
+  }
+}
+
 }  // namespace
 }  // namespace gpudoctor
