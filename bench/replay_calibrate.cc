@@ -13,12 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/replay.h"
+#include "diagnosis/what_if.h"
 #include "sources/trace_set.h"
 
 using namespace gpudoctor;
@@ -102,26 +105,19 @@ int main(int argc, char** argv) {
     std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
                 r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1));
   }
-  // The fixes as edits. Ceilings measured on one H200 (docs/bench_gpu.md): GEMM FP32 SIMT 51.8, TF32
-  // 412.7, BF16 798.1 TFLOP/s; host-to-device pageable 7.4, pinned 55.5 GB/s. Elementwise work at
-  // half the bytes in bf16. Fixes the replay cannot edit yet are listed as not modeled.
-  auto editFor = [](const std::string& fix, ReplayEdits& ed) {
-    if (fix == "bf16") {
-      ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)] = 51.8 / 798.1;
-      ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmTf32)] = 412.7 / 798.1;
-      for (auto c : {KernelClass::kElementwise, KernelClass::kReduction, KernelClass::kNormalization, KernelClass::kCopy,
-                     KernelClass::kAttentionUnfused, KernelClass::kOptimizer})
-        ed.kernel_scale[static_cast<size_t>(c)] = 0.5;
-      return true;
-    }
-    if (fix == "workers4") return ed.loader_off_thread = true;
-    if (fix == "cuda_graphs") return ed.free_launches = true;
-    if (fix == "log_every_100" || fix == "where") return ed.drop_sync_waits = true;
-    if (fix == "pinned") {
-      ed.memcpy_scale = 7.4 / 55.5;
-      return ed.drop_sync_waits = true;
-    }
-    return false;
+  // The fixes as edits: the same edits the diagnosis makes (diagnosis/what_if), with the H200's
+  // measured ceilings; fixes the replay cannot edit yet are listed as not modeled.
+  const std::optional<Ceilings> h200 = builtinCeilings("NVIDIA H200");
+  auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed) {
+    static const std::map<std::string, std::string> kFix = {{"bf16", "bf16"},
+                                                             {"workers4", "loader_workers"},
+                                                             {"log_every_100", "no_host_syncs"},
+                                                             {"where", "no_host_syncs"},
+                                                             {"pinned", "pinned_copies"},
+                                                             {"cuda_graphs", "cuda_graphs"}};
+    auto it = kFix.find(variant_fix);
+    std::string basis;
+    return it != kFix.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, ed, basis);
   };
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
   std::printf("%-26s %-26s %9s %9s %8s\n", "job", "fix", "measured", "predicted", "error");

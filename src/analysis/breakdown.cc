@@ -33,9 +33,7 @@ DurationStats DurationStats::of(std::vector<int64_t>& v) {
   return s;
 }
 
-namespace {
-
-CopyDir dirOf(std::string_view name) {
+CopyDir copyDirOf(std::string_view name) {
   // "Memcpy HtoD (Pinned -> Device)"
   if (name.substr(0, 6) == "Memset") return CopyDir::kMemset;
   auto has = [&](std::string_view x) { return name.find(x) != std::string_view::npos; };
@@ -46,6 +44,11 @@ CopyDir dirOf(std::string_view name) {
   if (has("HtoH")) return CopyDir::kHtoH;
   return CopyDir::kOther;
 }
+
+bool isPageableCopy(std::string_view name) { return name.find("Pageable") != std::string_view::npos; }
+
+namespace {
+
 
 // Time is clipped to the window; count and bytes go to the step where the copy starts, as for
 // kernels, so summing steps counts each copy once.
@@ -95,9 +98,9 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
     }
     if (!starts_here && clipped == 0) continue;
     std::string_view name = t.strings.view(e.name);
-    CopyDir d = e.kind == EventKind::kMemset ? CopyDir::kMemset : dirOf(name);
+    CopyDir d = e.kind == EventKind::kMemset ? CopyDir::kMemset : copyDirOf(name);
     add(b.copies[static_cast<int>(d)], e, clipped, starts_here);
-    bool pageable = name.find("Pageable") != std::string_view::npos;
+    bool pageable = isPageableCopy(name);
     bool pinned = name.find("Pinned") != std::string_view::npos;
     if (d == CopyDir::kHtoD && pageable) add(b.pageable_htod, e, clipped, starts_here);
     if (d == CopyDir::kHtoD && pinned) add(b.pinned_htod, e, clipped, starts_here);

@@ -22,6 +22,10 @@ struct CopyStats {
 enum class CopyDir : uint8_t { kHtoD, kDtoH, kDtoD, kPtoP, kHtoH, kMemset, kOther };
 constexpr int kCopyDirCount = 7;
 std::string_view copyDirName(CopyDir d);
+// The direction of a copy from its name ("Memcpy HtoD (Pinned -> Device)": CUPTI's memcpy kind as
+// Kineto names it); and whether its host side is pageable memory.
+CopyDir copyDirOf(std::string_view name);
+bool isPageableCopy(std::string_view name);
 
 // Summary of a sample of durations, in nanoseconds.
 struct DurationStats {

@@ -1,5 +1,7 @@
 #include "analysis/replay.h"
 
+#include "analysis/breakdown.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -81,7 +83,12 @@ struct RankGraph {
 
 double scaleOf(const RankAnalysis& r, uint32_t event, const ReplayEdits& ed) {
   const Event& e = r.trace->events[event];
-  if (e.kind == EventKind::kMemcpy) return ed.memcpy_scale;
+  if (e.kind == EventKind::kMemcpy) {
+    if (ed.pageable_htod_scale == 1.0) return ed.memcpy_scale;
+    std::string_view name = r.trace->strings.view(e.name);
+    bool pageable_htod = copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name);
+    return ed.memcpy_scale * (pageable_htod ? ed.pageable_htod_scale : 1.0);
+  }
   if (e.kind == EventKind::kMemset) return ed.memset_scale;
   return ed.kernel_scale[static_cast<size_t>(r.index.class_of_event[event])];
 }

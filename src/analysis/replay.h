@@ -22,6 +22,7 @@ namespace gpudoctor {
 struct ReplayEdits {
   std::array<double, kKernelClassCount> kernel_scale;  // kernel durations x this, per class
   double memcpy_scale = 1, memset_scale = 1;
+  double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too)
   // The profiler's own host cost, removed to replay the job as it runs un-profiled: per recorded
   // host event (operator, annotation, Python function) taken from the host gap it starts in, and
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.

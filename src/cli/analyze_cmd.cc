@@ -178,7 +178,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     log_findings = judgeNcclLog(facts.value());
     inputs.nccl_log = &log_findings;
   }
-  Diagnosis diag = diagnose(run.value(), th, inputs);
+  Diagnosis diag = diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
   if (!a.html.empty()) {
     std::string err;
     if (!writeOutput(a.html, renderHtml(run.value(), diag), err)) return fail(err);

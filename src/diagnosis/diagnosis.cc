@@ -1,8 +1,10 @@
 #include "diagnosis/diagnosis.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "diagnosis/rules/registry.h"
+#include "diagnosis/what_if.h"
 
 namespace gpudoctor {
 
@@ -26,8 +28,15 @@ Diagnosis diagnose(const Facts& facts, const Thresholds& th) {
   return d;
 }
 
-Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in) {
-  return diagnose(buildFacts(run, in), th);
+Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in, const Ceilings* ceilings) {
+  Diagnosis d = diagnose(buildFacts(run, in), th);
+  std::optional<Ceilings> builtin;
+  if (!ceilings && !run.ranks.empty() && !run.ranks.front().trace->devices.empty()) {
+    builtin = builtinCeilings(run.ranks.front().trace->devices.front().name);
+    if (builtin) ceilings = &*builtin;
+  }
+  predictFixes(run, ceilings, d);
+  return d;
 }
 
 }  // namespace gpudoctor

@@ -9,8 +9,16 @@
 #include "diagnosis/facts.h"
 #include "diagnosis/finding.h"
 #include "diagnosis/thresholds.h"
+#include "model/ceilings.h"
 
 namespace gpudoctor {
+
+// The replay of the traced step and the job as it runs un-profiled (diagnosis/what_if).
+struct StepWhatIf {
+  bool available = false;
+  int64_t traced_step_ns = 0, replayed_step_ns = 0, unprofiled_step_ns = 0;
+  std::string basis;  // how, or why unavailable
+};
 
 struct Diagnosis {
   std::string primary;                    // category of the largest share
@@ -18,13 +26,16 @@ struct Diagnosis {
   double step_ms = 0;                     // mean step wall time over ranks and steps
   std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity
   std::vector<ChecklistItem> checklist;   // in registry order
+  StepWhatIf what_if;                     // set by diagnose(run, ...)
 };
 
 // Judges facts against the thresholds with every registered rule.
 Diagnosis diagnose(const Facts& facts, const Thresholds& th);
 
-// Builds the facts of a run and judges them.
-Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in = {});
+// Builds the facts of a run, judges them, and predicts what each editable fix buys (replay, with
+// `ceilings` for the edits: the measured or built-in figures of the trace's GPU when null).
+Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in = {},
+                   const Ceilings* ceilings = nullptr);
 
 // Sets the analysis options that rules' thresholds govern (the straggler cut-offs).
 void configureAnalysis(const Thresholds& th, AnalysisOptions& opt);

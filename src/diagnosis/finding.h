@@ -1,6 +1,7 @@
 // The one finding type every judge produces (trace rules, NCCL log checks): what limits the job, by
 // how much fixing it can help, the evidence and the concrete change; and the checklist's items.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,14 @@ struct Evidence {
   std::string unit;  // "ms/step", "%", "us", "count", "GB/s", "bytes"
 };
 
+// What the fix buys, predicted by replaying the trace with the fix as an edit (diagnosis/what_if).
+struct FixPrediction {
+  bool available = false;
+  int64_t step_ns = 0;   // the un-profiled step after this fix alone
+  double speedup = 0;    // the un-profiled step now / after the fix
+  std::string basis;     // how the edit was made
+};
+
 struct Finding {
   std::string id;        // stable "category.name": "bottleneck.communication", "precision.fp32_gemm", ...
   std::string title;     // one line
@@ -28,6 +37,7 @@ struct Finding {
   std::string gain_basis;       // how the bound was estimated
   std::string explanation;      // why, in a sentence or two
   std::vector<std::string> fix; // concrete code or env lines
+  FixPrediction what_if;        // where the replay can edit the fix
 };
 
 enum class CheckStatus { kPass, kFail, kUnknown };

@@ -37,4 +37,21 @@ std::optional<Ceilings> datasheetCeilings(std::string_view name) {
   return c;
 }
 
+std::optional<Ceilings> builtinCeilings(std::string_view name) {
+  auto c = datasheetCeilings(name);
+  if (!c || name.find("H200") == std::string_view::npos) return c;
+  c->device = "NVIDIA H200 SXM (measured by gpudoctor bench gpu, 2026-11-30)";
+  c->source = "gpudoctor bench gpu";
+  c->tflops = {51.8, 412.7, 769.6, 798.1, 1477.3};
+  c->hbm_read_gbps = 4422;
+  c->hbm_copy_gbps = 3919;
+  c->hbm_write_gbps = 0;  // not in this summary: unknown
+  c->h2d_pinned_gbps = 55.5;
+  c->h2d_pageable_gbps = 7.4;
+  c->d2h_pinned_gbps = 55.2;
+  c->d2h_pageable_gbps = 11.5;
+  c->p2p_gbps = 393;
+  return c;
+}
+
 }  // namespace gpudoctor

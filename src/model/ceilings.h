@@ -35,4 +35,10 @@ struct Ceilings {
 // per direction.
 std::optional<Ceilings> datasheetCeilings(std::string_view device_name);
 
+// What `bench gpu` measured on a GPU of this kind (H200 SXM, 2026-11-30, docs/bench_gpu.md: GEMM
+// FP32 51.8 / TF32 412.7 / FP16 769.6 / BF16 798.1 / FP8 1477.3 TFLOP/s, host-to-device pageable 7.4
+// and pinned 55.5 GB/s, device-to-host 11.5 / 55.2); else the datasheet's figures (H100 SXM), which
+// know no pageable rate; nullopt for other GPUs.
+std::optional<Ceilings> builtinCeilings(std::string_view device_name);
+
 }  // namespace gpudoctor

@@ -33,6 +33,10 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", 100);
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";
     if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", 100);
+    if (f.what_if.available)
+      o += wrapText(fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x; {}",
+                                f.what_if.step_ns / 1e6, f.what_if.speedup, f.what_if.basis),
+                    "    ", 100);
   }
   return o;
 }

@@ -156,15 +156,24 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     for (const auto& f : d.findings) {
       ordered_json ev = ordered_json::array();
       for (const auto& e : f.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}});
-      fs.push_back({{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
-                    {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
-                    {"explanation", f.explanation}, {"fix", f.fix}});
+      ordered_json fj = {{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
+                         {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
+                         {"explanation", f.explanation}, {"fix", f.fix}};
+      if (f.what_if.available)
+        fj["what_if"] = {{"step_ns", f.what_if.step_ns}, {"speedup", f.what_if.speedup},
+                         {"next_bottleneck", nullptr}, {"basis", f.what_if.basis}};
+      fs.push_back(std::move(fj));
     }
     dj["findings"] = fs;
     ordered_json cl = ordered_json::array();
     for (const auto& c : d.checklist)
       cl.push_back({{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
     dj["checklist"] = cl;
+    const StepWhatIf& w = d.what_if;
+    dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns}, {"replayed_step_ns", w.replayed_step_ns},
+                                               {"unprofiled_step_ns", w.unprofiled_step_ns}, {"basis", w.basis}}
+                                : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
+                                               {"unprofiled_step_ns", nullptr}, {"basis", w.basis}};
     if (thresholds) {
       ordered_json th = ordered_json::object();
       for (const auto& t : thresholds->all()) th[t.key] = t.value;

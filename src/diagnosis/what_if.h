@@ -1,0 +1,34 @@
+// What each fix buys, predicted by replaying the trace (analysis/replay) with the fix as an edit of
+// the graph, against the job as it runs un-profiled (the profiler's host cost removed). The fixes
+// the replay can edit today, and which finding advises each; the others keep their bounds.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "analysis/replay.h"
+#include "analysis/run_analysis.h"
+#include "model/ceilings.h"
+
+namespace gpudoctor {
+
+struct Diagnosis;
+
+// The profiler's host cost per recorded host event (operator, annotation, Python function), fitted
+// by bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 6.0 % median,
+// 46 % worst (activation checkpointing), on 31 traces of 11 jobs.
+inline constexpr int64_t kProfilerHostEventNs = 5500;
+
+// Sets the edit of a fix: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise kernels at
+// half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the pinned rate
+// of `c`), "cuda_graphs". False when the fix is unknown or `c` lacks the rates it needs; `basis`
+// says how the edit was made.
+bool fixEdit(std::string_view fix, const Ceilings* c, ReplayEdits& edits, std::string& basis);
+
+// The fix a finding advises, by its id ("" for none the replay can edit).
+std::string_view fixOfFinding(std::string_view finding_id);
+
+// Replays the run unedited, un-profiled, and once per finding with an editable fix; fills
+// d.what_if and each such finding's what_if. `c`: ceilings for the edits (null: unknown GPU).
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d);
+
+}  // namespace gpudoctor
