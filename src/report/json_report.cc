@@ -32,6 +32,10 @@ const char* const kDefinitions[] = {
     "busbw = algbw × bus factor (allreduce 2(n−1)/n; allgather, reducescatter, alltoall (n−1)/n; others 1).",
     "straggler: the k-th NCCL kernel of each rank is matched across ranks; waiting = own duration − shortest; "
     "the rank with the shortest kernel arrived last.",
+    "what_if: the traced step replayed as a dependency graph (host order and gaps, launches, streams, cross-stream "
+    "waits, thread hand-offs, syncs, collectives joined by process group and sequence); unprofiled_step_ns removes "
+    "the profiler's host cost per recorded host event; a finding's what_if.step_ns is the un-profiled step after "
+    "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns.",
     nullptr};
 
 ordered_json dur(const DurationStats& d) {
