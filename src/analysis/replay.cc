@@ -3,9 +3,11 @@
 #include "analysis/breakdown.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -552,6 +554,21 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
     out.replayed_step_ns = replayed_sum / n;
   }
   out.available = true;
+  return out;
+}
+
+std::vector<Replay> replayRunAll(const RunAnalysis& run, const std::vector<ReplayEdits>& edits, unsigned threads) {
+  std::vector<Replay> out(edits.size());
+  if (threads == 0) threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<unsigned>(std::min<size_t>(threads, edits.size()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < edits.size(); i = next++) out[i] = replayRun(run, edits[i]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
   return out;
 }
 

@@ -74,4 +74,8 @@ struct Replay {
 // Replays every rank of the run (the run's traces must still be alive) with the edits applied.
 Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits = {});
 
+// One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4: each replay
+// holds its own graph), in the order given.
+std::vector<Replay> replayRunAll(const RunAnalysis& run, const std::vector<ReplayEdits>& edits, unsigned threads = 0);
+
 }  // namespace gpudoctor

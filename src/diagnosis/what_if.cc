@@ -1,6 +1,8 @@
 #include "diagnosis/what_if.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,14 +64,27 @@ std::string_view fixOfFinding(std::string_view id) {
 }
 
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
-  Replay traced = replayRun(run);
+  // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
+  ReplayEdits unprofiled;
+  unprofiled.host_event_overhead_ns = kProfilerHostEventNs;
+  std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
+  std::vector<std::pair<Finding*, std::string>> predicted;  // finding, basis
+  for (Finding& f : d.findings) {
+    std::string_view fix = fixOfFinding(f.id);
+    if (fix.empty()) continue;
+    ReplayEdits ed = unprofiled;
+    std::string basis;
+    if (!fixEdit(fix, c, ed, basis)) continue;
+    edits.push_back(ed);
+    predicted.push_back({&f, basis});
+  }
+  std::vector<Replay> r = replayRunAll(run, edits);
+  const Replay& traced = r[0];
+  const Replay& base = r[1];
   if (!traced.available) {
     d.what_if.basis = traced.reason;
     return;
   }
-  ReplayEdits unprofiled;
-  unprofiled.host_event_overhead_ns = kProfilerHostEventNs;
-  Replay base = replayRun(run, unprofiled);
   if (!base.available || base.replayed_step_ns <= 0) {
     d.what_if.basis = base.reason;
     return;
@@ -83,18 +98,14 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
       "un-profiled: {:.1f} us of profiler cost per recorded host event removed (fitted on 31 measured traces: "
       "median error 6.0 %, worst 46 %)",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3);
-  for (Finding& f : d.findings) {
-    std::string_view fix = fixOfFinding(f.id);
-    if (fix.empty()) continue;
-    ReplayEdits ed = unprofiled;
-    std::string basis;
-    if (!fixEdit(fix, c, ed, basis)) continue;
-    Replay r = replayRun(run, ed);
-    if (!r.available || r.replayed_step_ns <= 0) continue;
+  for (size_t k = 0; k < predicted.size(); ++k) {
+    const Replay& e = r[2 + k];
+    if (!e.available || e.replayed_step_ns <= 0) continue;
+    Finding& f = *predicted[k].first;
     f.what_if.available = true;
-    f.what_if.step_ns = std::llround(r.replayed_step_ns);
-    f.what_if.speedup = base.replayed_step_ns / r.replayed_step_ns;
-    f.what_if.basis = basis + "; replayed";
+    f.what_if.step_ns = std::llround(e.replayed_step_ns);
+    f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
+    f.what_if.basis = predicted[k].second + "; replayed";
   }
 }
 
