@@ -251,6 +251,40 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
   std::sort(calls_by_end.begin(), calls_by_end.end(),
             [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
+  // The call of another thread than `track` that ended last at or before `by`, not before
+  // `not_before`; -1 when none.
+  auto otherThreadCallEndedBy = [&](uint32_t track, int64_t by, int64_t not_before) -> int32_t {
+    auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), by,
+                               [&](int64_t v, uint32_t x) { return v < g.endOf(x); });
+    for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
+      uint32_t o = *--it;
+      if (g.endOf(o) < not_before) break;
+      if (g.trackOf(o) != track) return static_cast<int32_t>(o);
+    }
+    return -1;
+  };
+  // The GPU work a call waited for, or -1: its own copy when the copy finished inside the call
+  // (pageable memory, cudaMemcpy; a kernel finishing inside its launch call did not hold the call
+  // up), and for a synchronizing call the work that ended last before it returned.
+  auto awaitedBy = [&](uint32_t c) -> int32_t {
+    const Event& e = g.ev(c);
+    int32_t await = -1;
+    if (int32_t own = last_own_op[c]; own >= 0 && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
+      const Event& oe = g.ev(static_cast<uint32_t>(own));
+      // GPU copy ends are seen up to tens of microseconds after the call returns (pageable copies
+      // on H200: 17 us); a call as long as half its copy that returns about when it ends waited.
+      if (oe.end_ns() > e.start_ns && oe.end_ns() <= e.end_ns() + kCopyEndToleranceNs && 2 * e.dur_ns >= oe.dur_ns)
+        await = own;
+    }
+    if (e.hasRole(kRoleSyncCall)) {
+      int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
+      if (p >= 0) {
+        uint32_t k2 = by_end[static_cast<size_t>(p)];
+        if (await < 0 || g.endOf(k2) > g.endOf(static_cast<uint32_t>(await))) await = static_cast<int32_t>(k2);
+      }
+    }
+    return await;
+  };
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) {
     const std::vector<uint32_t>& list = g.calls_on_track[track];
@@ -272,16 +306,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       if (k == 0) {
         // A thread's first call follows the last call another thread ended before it (a thread
         // started inside the trace, autograd's backward thread), else keeps its traced time.
-        auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), e.start_ns,
-                                   [&](int64_t v, uint32_t x) { return v < g.endOf(x); });
-        int32_t from = -1;
-        for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
-          uint32_t o = *--it;
-          if (g.trackOf(o) != track) {
-            from = static_cast<int32_t>(o);
-            break;
-          }
-        }
+        int32_t from = otherThreadCallEndedBy(track, e.start_ns, INT64_MIN);
         if (from < 0) {
           edges.push_back({g.start(c), -1, e.start_ns});
         } else {
@@ -308,19 +333,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         } else {
           hole = e.start_ns - p.end_ns();
         }
-        int32_t from = -1;
-        if (hole > kHandoffIdleNs) {
-          auto it = std::upper_bound(calls_by_end.begin(), calls_by_end.end(), wake,
-                                     [&](int64_t v, uint32_t x) { return v < g.endOf(x); });
-          for (int n = 0; it != calls_by_end.begin() && n < kCrossStreamScan; ++n) {
-            uint32_t o = *--it;
-            if (g.endOf(o) < hole_begin) break;
-            if (g.trackOf(o) != track) {
-              from = static_cast<int32_t>(o);
-              break;
-            }
-          }
-        }
+        int32_t from = hole > kHandoffIdleNs ? otherThreadCallEndedBy(track, wake, hole_begin) : -1;
         if (from < 0) {
           edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, p.end_ns(), e.start_ns)});
         } else {
@@ -332,40 +345,15 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
           ++st.thread_handoffs;
         }
       }
-      int32_t await = -1;
-      // A copy that finishes inside its own call was synchronous (pageable memory, cudaMemcpy): the
-      // call waited for it. A kernel finishing inside its launch call did not hold the call up.
-      if (int32_t own = last_own_op[c];
-          own >= 0 && keep_waits && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
-        const Event& oe_ev = g.ev(static_cast<uint32_t>(own));
-        int64_t oe = oe_ev.end_ns();
-        // GPU copy ends are seen up to tens of microseconds after the call returns (pageable copies
-        // on H200: 17 us); a call as long as half its copy that returns about when it ends waited.
-        if (oe > e.start_ns && oe <= e.end_ns() + kCopyEndToleranceNs && 2 * e.dur_ns >= oe_ev.dur_ns) await = own;
-      }
-      if (e.hasRole(kRoleSyncCall) && keep_waits) {
-        int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
-        if (p >= 0) {
-          uint32_t k2 = by_end[static_cast<size_t>(p)];
-          if (await < 0 || g.endOf(k2) > g.endOf(static_cast<uint32_t>(await))) await = static_cast<int32_t>(k2);
-        }
-      }
+      const int32_t waited = awaitedBy(c);
+      const int32_t await = keep_waits ? waited : -1;
       const int64_t oh = ed.api_call_overhead_ns;
       if (await < 0) {
         int64_t d = std::max<int64_t>(0, e.dur_ns - oh);
         if (ed.free_launches && last_own_op[c] >= 0) d = 0;  // a launch inside the graph
-        if (!keep_waits && (e.hasRole(kRoleSyncCall) || last_own_op[c] >= 0)) {
-          // what the call took besides waiting: its duration less the GPU work it waited for
-          int32_t k = last_own_op[c];
-          int64_t wait = 0;
-          if (k >= 0 && g.ev(static_cast<uint32_t>(k)).kind != EventKind::kKernel)
-            wait = std::max<int64_t>(0, std::min(e.end_ns(), g.endOf(static_cast<uint32_t>(k))) - e.start_ns);
-          if (e.hasRole(kRoleSyncCall)) {
-            int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
-            if (p >= 0) wait = std::max<int64_t>(wait, std::min(e.end_ns(), g.endOf(by_end[static_cast<size_t>(p)])) - e.start_ns);
-          }
-          d = std::min(d, std::max<int64_t>(0, e.dur_ns - wait));
-        }
+        if (waited >= 0)  // the wait dropped: what the call took besides waiting
+          d = std::min(d, std::max<int64_t>(0, e.dur_ns - std::max<int64_t>(
+                                                   0, std::min(e.end_ns(), g.endOf(static_cast<uint32_t>(waited))) - e.start_ns)));
         edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), d});
       } else {
         int64_t we = g.endOf(static_cast<uint32_t>(await));
