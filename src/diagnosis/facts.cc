@@ -105,7 +105,6 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
       f.straggler.idle_host_ns = r.total.idle_host_ns / n;
       f.straggler.loader_ns = r.total.dataloader_ns / n;
     }
-    f.memory_known |= t->peak_allocated_bytes >= 0;
     f.profile_memory |= t->peak_allocated_bytes >= 0;
     if (t->peak_allocated_bytes >= 0 && !t->devices.empty()) {
       const DeviceProps* dev = &t->devices.front();

@@ -67,9 +67,9 @@ struct Facts {
   int compute_major = -1;            // the first rank's GPU generation; -1 unknown
   bool loader_in_process = false;    // DataLoader iterated in the training process (num_workers=0)
   StragglerFacts straggler;
-  bool memory_known = false;         // some rank recorded memory events
   std::vector<RankMemory> memory;    // ranks with memory events and a known device size
-  bool record_shapes = false, with_stack = false, profile_memory = false;  // profiler options seen
+  // Profiler options seen; profile_memory: some rank recorded memory events.
+  bool record_shapes = false, with_stack = false, profile_memory = false;
   bool has_nccl_env = false;                 // settings were given
   std::vector<EnvFinding> nccl_env;          // `nccl env`'s verdict per setting
   bool has_nccl_log = false;                 // logs were given

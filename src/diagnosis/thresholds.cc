@@ -13,7 +13,7 @@ namespace gpudoctor {
 void Thresholds::add(const ThresholdDecl* d) {
   for (const auto& x : t_)
     if (x.decl == d) return;  // shared declarations (the guide's limits) appear once
-  t_.push_back({d, d->key, d->default_value, d->min, d->max, d->unit, d->meaning});
+  t_.push_back({d, d->default_value});
 }
 
 Thresholds Thresholds::defaults() {
@@ -42,7 +42,7 @@ double Thresholds::get(const ThresholdDecl& d) const {
 
 std::optional<double> Thresholds::find(std::string_view key) const {
   for (const auto& x : t_)
-    if (x.key == key) return x.value;
+    if (x.key() == key) return x.value;
   return std::nullopt;
 }
 
@@ -62,21 +62,21 @@ Status Thresholds::loadTomlText(std::string_view text, const std::string& name) 
     std::string key(k.str());
     Threshold* th = nullptr;
     for (auto& x : t_)
-      if (x.key == key) th = &x;
+      if (x.key() == key) th = &x;
     auto line = node.source().begin.line;
     if (!th) {
       std::string known;
-      for (const auto& x : t_) known += (known.empty() ? "" : ", ") + x.key;
+      for (const auto& x : t_) known += (known.empty() ? "" : ", ") + std::string(x.key());
       return Error{fmt::format("{}:{}: unknown threshold \"{}\" (known: {})", name, line, key, known)};
     }
     std::optional<double> v = node.value<double>();
     if (!v || node.is_boolean()) {
-      return Error{fmt::format("{}:{}: threshold \"{}\" must be a number ({}), not {}", name, line, key, th->unit,
+      return Error{fmt::format("{}:{}: threshold \"{}\" must be a number ({}), not {}", name, line, key, th->decl->unit,
                                node.is_string() ? "a string" : node.is_boolean() ? "a boolean" : "this value")};
     }
-    if (*v < th->min || *v > th->max)
+    if (*v < th->decl->min || *v > th->decl->max)
       return Error{fmt::format("{}:{}: threshold \"{}\" = {} is out of range [{}, {}] ({})", name, line, key, *v,
-                               th->min, th->max, th->unit)};
+                               th->decl->min, th->decl->max, th->decl->unit)};
     th->value = *v;
   }
   return {};

@@ -25,11 +25,8 @@ struct ThresholdDecl {
 // One row of the table: its declaration and the value in force.
 struct Threshold {
   const ThresholdDecl* decl;
-  std::string key;
   double value;
-  double min, max;
-  std::string unit;
-  std::string meaning;
+  std::string_view key() const { return decl->key; }
 };
 
 class Thresholds {

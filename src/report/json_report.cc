@@ -180,7 +180,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                                                {"unprofiled_step_ns", nullptr}, {"basis", w.basis}};
     if (thresholds) {
       ordered_json th = ordered_json::object();
-      for (const auto& t : thresholds->all()) th[t.key] = t.value;
+      for (const auto& t : thresholds->all()) th[std::string(t.key())] = t.value;
       dj["thresholds"] = th;
     }
     j["diagnosis"] = dj;

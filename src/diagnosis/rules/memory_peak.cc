@@ -29,8 +29,8 @@ class MemoryPeak : public Rule {
   void checklist(const Facts& f, const Thresholds& th, const std::vector<Finding>& mine,
                  std::vector<ChecklistItem>& out) const override {
     out.push_back({"memory", fmt::format("GPU memory < {:.0f}%", pct(th.get(guide::kGpuMemoryMax))),
-                   statusFrom(mine, f.memory_known),
-                   f.memory_known ? "from the profiler's memory events"
+                   statusFrom(mine, f.profile_memory),
+                   f.profile_memory ? "from the profiler's memory events"
                                   : "profile with profile_memory=True, or use gpudoctor monitor"});
   }
 };

@@ -6,7 +6,7 @@ using namespace testing;
 
 TEST(RuleMemoryPeak, TheFirstRankAboveTheLimitIsCritical) {
   Facts f = healthyFacts();
-  f.memory_known = true;
+  f.profile_memory = true;
   f.memory = {{0, 50ll << 30, 80ll << 30}, {1, 79ll << 30, 80ll << 30}, {2, 80ll << 30, 80ll << 30}};
   auto r = run(memoryPeakRule(), f);
   ASSERT_EQ(r.findings.size(), 1u);
@@ -18,7 +18,7 @@ TEST(RuleMemoryPeak, TheFirstRankAboveTheLimitIsCritical) {
 
 TEST(RuleMemoryPeak, RoomLeftPassesAndNoMemoryEventsIsUnknown) {
   Facts f = healthyFacts();
-  f.memory_known = true;
+  f.profile_memory = true;
   f.memory = {{0, 50ll << 30, 80ll << 30}};
   EXPECT_EQ(run(memoryPeakRule(), f).checklist[0].status, CheckStatus::kPass);
   EXPECT_EQ(run(memoryPeakRule(), healthyFacts()).checklist[0].status, CheckStatus::kUnknown);

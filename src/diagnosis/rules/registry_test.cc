@@ -28,7 +28,7 @@ TEST(RuleRegistry, TheTableHoldsExactlyTheDeclaredThresholds) {
     }
   std::set<std::string> table;
   const Thresholds all = Thresholds::defaults();
-  for (const auto& t : all.all()) EXPECT_TRUE(table.insert(t.key).second) << t.key << " twice";
+  for (const auto& t : all.all()) EXPECT_TRUE(table.insert(std::string(t.key())).second) << t.key() << " twice";
   EXPECT_EQ(table, declared);
 }
 
