@@ -17,7 +17,18 @@ namespace gpudoctor {
 struct StepWhatIf {
   bool available = false;
   int64_t traced_step_ns = 0, replayed_step_ns = 0, unprofiled_step_ns = 0;
+  std::string bottleneck;  // the ranking's category that leads the un-profiled replayed step
   std::string basis;  // how, or why unavailable
+};
+
+// One fix of the plan: the fixes applied one after another, the one that gains most first; each
+// step is the un-profiled step with this fix and all before it.
+struct PlanStep {
+  std::string finding;          // the finding's id
+  std::string fix;              // the edit's name ("bf16", "cuda_graphs", ...)
+  int64_t step_ns = 0;          // after this fix and the ones before it
+  double speedup = 0;           // against the un-profiled step, cumulative
+  std::string next_bottleneck;  // the category that leads afterwards
 };
 
 struct Diagnosis {
@@ -27,6 +38,7 @@ struct Diagnosis {
   std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity
   std::vector<ChecklistItem> checklist;   // in registry order
   StepWhatIf what_if;                     // set by diagnose(run, ...)
+  std::vector<PlanStep> plan;             // set by diagnose(run, ...); empty without the replay
 };
 
 // Judges facts against the thresholds with every registered rule.

@@ -24,6 +24,7 @@ struct FixPrediction {
   bool available = false;
   int64_t step_ns = 0;   // the un-profiled step after this fix alone
   double speedup = 0;    // the un-profiled step now / after the fix
+  std::string next_bottleneck;  // the ranking's category that leads the replayed step after the fix
   std::string basis;     // how the edit was made
 };
 
