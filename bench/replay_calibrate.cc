@@ -14,13 +14,16 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/replay.h"
+#include "diagnosis/diagnosis.h"
 #include "diagnosis/what_if.h"
 #include "sources/trace_set.h"
 
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     double measured;
     std::vector<RankTrace> traces;
     RunAnalysis run;
+    std::unique_ptr<ReplayModel> model;
   };
   std::vector<Job> jobs;
   for (const auto& e : m["entries"]) {
@@ -78,6 +82,7 @@ int main(int argc, char** argv) {
     auto r = analyzeRun(j.traces, {});
     if (!r.ok()) return 1;
     j.run = std::move(r.value());
+    j.model = std::make_unique<ReplayModel>(j.run);
   }
   struct Fit {
     int64_t ev, call;
@@ -89,21 +94,26 @@ int main(int argc, char** argv) {
       ed.host_event_overhead_ns = ev;
       ed.api_call_overhead_ns = call;
       std::vector<double> err;
-      for (const auto& j : jobs) err.push_back(std::abs(replayRun(j.run, ed).replayed_step_ns / j.measured - 1));
+      for (const auto& j : jobs) err.push_back(std::abs(j.model->replay(ed).replayed_step_ns / j.measured - 1));
       std::sort(err.begin(), err.end());
       double med = err[err.size() / 2], worst = err.back();
       if (med + worst < best.median + best.worst) best = {ev, call, med, worst};
     }
   std::printf("best: %ld ns per host event, %ld ns per API call: median |error| %.1f %%, worst %.1f %%\n", best.ev,
               best.call, 100 * best.median, 100 * best.worst);
-  std::printf("%-36s %10s %10s %10s %8s\n", "job", "traced ms", "unprof ms", "predicted", "error");
+  std::printf("%-36s %10s %10s %10s %8s  %s\n", "job", "traced ms", "unprof ms", "predicted", "error", "critical path (>= 10 %)");
   ReplayEdits ed;
   ed.host_event_overhead_ns = best.ev;
   ed.api_call_overhead_ns = best.call;
   for (const auto& j : jobs) {
-    Replay base = replayRun(j.run), r = replayRun(j.run, ed);
-    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
-                r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1));
+    Replay base = j.model->replay(), r = j.model->replay(ed);
+    std::string path;  // the un-profiled critical path's largest parts
+    for (int c = 0; c < kPathCategoryCount; ++c)
+      if (r.path_ns[c] >= 0.1 * r.replayed_step_ns)
+        path += fmt::format("{}{} {:.0f}%", path.empty() ? "" : ", ", pathCategoryName(static_cast<PathCategory>(c)),
+                            100 * r.path_ns[c] / r.replayed_step_ns);
+    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%  %s\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
+                r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1), path.c_str());
   }
   // The fixes as edits: the same edits the diagnosis makes (diagnosis/what_if), with the H200's
   // measured ceilings; fixes the replay cannot edit yet are listed as not modeled.
@@ -114,10 +124,11 @@ int main(int argc, char** argv) {
                                                              {"log_every_100", "no_host_syncs"},
                                                              {"where", "no_host_syncs"},
                                                              {"pinned", "pinned_copies"},
-                                                             {"cuda_graphs", "cuda_graphs"}};
+                                                             {"cuda_graphs", "cuda_graphs"},
+                                                             {"fused", "fused_optimizer"}};
     auto it = kFix.find(variant_fix);
     std::string basis;
-    return it != kFix.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, ed, basis);
+    return it != kFix.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, nullptr, ed, basis);
   };
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
   std::printf("%-26s %-26s %9s %9s %8s\n", "job", "fix", "measured", "predicted", "error");
@@ -143,11 +154,51 @@ int main(int argc, char** argv) {
       std::printf("%-26s %-26s %8.2fx %9s\n", j.job.c_str(), j.variant.c_str(), measured, "not modeled");
       continue;
     }
-    double predicted = replayRun(base->run, ed).replayed_step_ns / replayRun(base->run, e2).replayed_step_ns;
+    double predicted = base->model->replay(ed).replayed_step_ns / base->model->replay(e2).replayed_step_ns;
     double err = predicted / measured - 1;
     errs.push_back(std::abs(err));
     std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%\n", j.job.c_str(), j.variant.c_str(), measured, predicted, 100 * err);
   }
+  // The plan of each job's base trace (the whole diagnosis, built-in ceilings) against the single
+  // fix that measured best; the healthy job must be promised nothing above 5 %.
+  std::printf("\nplans (diagnosis of each base trace; first fix vs the single fix that measured best)\n");
+  std::printf("%-26s %-44s %-22s %s\n", "job", "plan: fix cumulative-speedup -> next", "measured best", "first?");
+  int plan_misses = 0;
+  for (const auto& b : jobs) {
+    if (b.variant != "base") continue;
+    Diagnosis d = diagnose(b.run, Thresholds::defaults());
+    std::string plan;
+    for (const auto& p : d.plan)
+      plan += (plan.empty() ? "" : ", ") + p.fix + " " + std::to_string(p.speedup).substr(0, 4) + "x->" + p.next_bottleneck;
+    if (plan.empty()) plan = "(none)";
+    // The best single-fix variant, by measured speedup; its fix name as the diagnosis calls it.
+    const Job* best = nullptr;
+    for (const auto& j : jobs)
+      if (j.job == b.job && j.variant != "base" && j.variant != "rerun" && j.variant.find('+') == std::string::npos &&
+          (!best || j.measured < best->measured))
+        best = &j;
+    std::string verdict, best_name = best ? best->variant : "(nothing to fix)";
+    if (!best) {
+      bool quiet = true;
+      for (const auto& f : d.findings) quiet &= !f.what_if.available || f.what_if.speedup <= 1.05;
+      verdict = quiet && d.plan.empty() ? "yes (nothing above 1.05x)" : "NO: a fix promised";
+      if (!quiet || !d.plan.empty()) ++plan_misses;
+    } else {
+      ReplayEdits probe;
+      bool modeled = editFor(best->variant, probe);
+      std::string want;
+      static const std::map<std::string, std::string> kName = {
+          {"bf16", "bf16"}, {"workers4", "loader_workers"}, {"log_every_100", "no_host_syncs"}, {"where", "no_host_syncs"},
+          {"pinned", "pinned_copies"}, {"cuda_graphs", "cuda_graphs"}, {"fused", "fused_optimizer"}};
+      if (auto it = kName.find(best->variant); it != kName.end()) want = it->second;
+      if (!modeled) verdict = "not modeled";
+      else if (!d.plan.empty() && d.plan.front().fix == want) verdict = "yes";
+      else verdict = "NO", ++plan_misses;
+      best_name += " " + std::to_string(b.measured / best->measured).substr(0, 4) + "x";
+    }
+    std::printf("%-26s %-44s %-22s %s\n", b.job.c_str(), plan.c_str(), best_name.c_str(), verdict.c_str());
+  }
+  std::printf("plan misses: %d\n", plan_misses);
   if (!errs.empty()) {
     std::sort(errs.begin(), errs.end());
     double med = 100 * errs[errs.size() / 2], worst = 100 * errs.back();

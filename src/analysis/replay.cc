@@ -28,11 +28,36 @@ constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
 // to wait for the call of another thread that ended last before it resumed.
 constexpr int64_t kHandoffIdleNs = 20000;
 
-// value[node] = max over edges (value[pred] + off); pred -1 is the constant off.
+// Edge kinds: how an edge's offset follows from the edits (value[node] = max over edges of
+// value[pred] + offset; pred -1: the offset alone).
+enum EdgeKind : uint8_t {
+  kRoot,       // a start with nothing before it: its traced time
+  kLaunch,     // launch call's start -> its GPU work's start (the traced latency)
+  kStream,     // previous work on the stream -> this work
+  kCross,      // inferred cross-stream wait
+  kGpu,        // GPU work's start -> its end: its duration, edited (aux: item)
+  kHostGap,    // host time on the node's thread from `c` to the node's call's start, edited
+  kHostSplit,  // two host spans (aux: index into RankGraph::splits)
+  kCallDur,    // a call's start -> its end (aux: item; c: the part it waited, -1 none)
+  kSyncTail,   // a waiting call's start -> end: what it took after the wait ended (c)
+  kSyncAwait,  // the awaited GPU work's end -> the waiting call's end (c)
+  kJoin,       // a collective member's start -> another member's end (aux: index into joins)
+};
+// When an edge holds: always, only while synchronizing calls wait, only once they do not.
+enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits };
+
 struct Edge {
   uint32_t node;
   int32_t pred;
-  int64_t off;
+  int64_t c;
+  uint32_t aux;
+  uint16_t rank;
+  uint8_t kind, cond;
+};
+
+// An optimizer step's operators on a thread: [begin, end) and what two of its operators cost.
+struct OptRegion {
+  int64_t begin, end, kept_ns;
 };
 
 struct RankGraph {
@@ -44,37 +69,65 @@ struct RankGraph {
   std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
   std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
-  int64_t host_event_overhead_ns = 0;
-  bool free_host = false;   // free_launches: host gaps cost nothing but the loader's time
-  bool loader_off = false;  // loader_off_thread: the loader's time is gone
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
+  std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
+  std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
+  std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
+  std::vector<uint32_t> item_track;
+  std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
+  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole
+  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4;
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
     int64_t in = 0;
     for (const auto& [b, e] : loader[track]) in += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
     return in;
   }
+  // The optimizer region holding t on the thread, or null.
+  const OptRegion* optAt(uint32_t track, int64_t t) const {
+    const auto& v = opt[track];
+    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+    if (it == v.begin()) return nullptr;
+    --it;
+    return t < it->end ? &*it : nullptr;
+  }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
-  // and less the ranges an edit removed.
-  int64_t hostSpan(uint32_t track, int64_t from, int64_t to) const {
+  // and less what the edits removed.
+  int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed) const {
     if (to <= from) return to - from;
     int64_t span = to - from;
+    const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
       span = (free_host ? 0 : span - in) + (loader_off ? 0 : in);
     }
-    if (host_event_overhead_ns == 0) return span;
-    const auto& v = host_starts[track];
-    auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
-    return std::max<int64_t>(0, span - n * host_event_overhead_ns);
+    if (ed.host_event_overhead_ns != 0) {
+      const auto& v = host_starts[track];
+      auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+      span = std::max<int64_t>(0, span - n * ed.host_event_overhead_ns);
+    }
+    if (ed.fused_optimizer && !free_host && span > 0) {
+      // Host time inside optimizer regions scales to their kept share.
+      double cut = 0;
+      const auto& v = opt[track];
+      auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+      if (it != v.begin()) --it;
+      for (; it != v.end() && it->begin < to; ++it) {
+        int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+        if (in > 0) cut += static_cast<double>(in) * (1 - keptShare(*it));
+      }
+      span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
+    }
+    return span;
+  }
+  static double keptShare(const OptRegion& r) {
+    return r.end > r.begin ? std::min(1.0, static_cast<double>(r.kept_ns) / static_cast<double>(r.end - r.begin)) : 1.0;
   }
   uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
   uint32_t start(uint32_t item) const { return base + 2 * item; }
   uint32_t end(uint32_t item) const { return base + 2 * item + 1; }
-  std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
-  std::vector<uint32_t> item_track;
-  std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
+  uint32_t itemOfNode(uint32_t node) const { return (node - base) / 2; }
   int64_t startOf(uint32_t item) const { return item_start[item]; }
   int64_t endOf(uint32_t item) const { return item_end[item]; }
   uint32_t trackOf(uint32_t item) const { return item_track[item]; }
@@ -83,44 +136,174 @@ struct RankGraph {
   }
 };
 
-double scaleOf(const RankAnalysis& r, uint32_t event, const ReplayEdits& ed) {
-  const Event& e = r.trace->events[event];
-  if (e.kind == EventKind::kMemcpy) {
-    if (ed.pageable_htod_scale == 1.0) return ed.memcpy_scale;
-    std::string_view name = r.trace->strings.view(e.name);
-    bool pageable_htod = copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name);
-    return ed.memcpy_scale * (pageable_htod ? ed.pageable_htod_scale : 1.0);
-  }
-  if (e.kind == EventKind::kMemset) return ed.memset_scale;
-  return ed.kernel_scale[static_cast<size_t>(r.index.class_of_event[event])];
-}
-
 int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
 
+}  // namespace
+
+struct ReplayModel::Impl {
+  const RunAnalysis* run = nullptr;
+  std::string reason;  // not empty: unavailable
+  std::vector<RankGraph> graphs;
+  std::vector<Edge> edges;  // in dependency order of their nodes
+  std::vector<std::array<int64_t, 2>> joins;  // kJoin: the transfer time x, the member's GPU item
+  uint32_t nodes = 0;
+  ReplayGraphStats stats;
+
+  void buildRank(uint16_t rank, RankGraph& g);
+  bool order();
+  double scaleOf(uint16_t rank, uint32_t item, const ReplayEdits& ed) const;
+  int64_t offsetOf(const Edge& e, const ReplayEdits& ed) const;
+  // The category of an edge on the critical path, and the part of its offset that is input.
+  PathCategory categoryOf(const Edge& e) const;
+  Replay evaluate(const ReplayEdits& ed) const;
+};
+
+namespace {
+
+// GPU work the ranking counts as copies, communication or compute.
+PathCategory gpuCategory(const Event& e) {
+  if (e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset) return PathCategory::kCopies;
+  if (e.collective || e.hasRole(kRoleCollective)) return PathCategory::kCommunication;
+  return PathCategory::kCompute;
+}
+
+}  // namespace
+
+double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdits& ed) const {
+  const RankGraph& g = graphs[rank];
+  const uint32_t event = g.ops[item - g.calls.size()];
+  const Event& e = g.ra->trace->events[event];
+  double s;
+  if (e.kind == EventKind::kMemcpy) {
+    s = ed.memcpy_scale;
+    if (ed.pageable_htod_scale != 1.0) {
+      std::string_view name = g.ra->trace->strings.view(e.name);
+      if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) s *= ed.pageable_htod_scale;
+    }
+  } else if (e.kind == EventKind::kMemset) {
+    s = ed.memset_scale;
+  } else {
+    s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
+    if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
+  }
+  if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
+  return s;
+}
+
+int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const {
+  switch (e.kind) {
+    case kRoot: case kLaunch: case kStream: case kCross:
+      return e.c;
+    case kGpu: {
+      const RankGraph& g = graphs[e.rank];
+      return scaled(g.ev(e.aux).dur_ns, scaleOf(e.rank, e.aux, ed));
+    }
+    case kHostGap: {
+      const RankGraph& g = graphs[e.rank];
+      uint32_t item = g.itemOfNode(e.node);
+      return g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed);
+    }
+    case kHostSplit: {
+      const RankGraph& g = graphs[e.rank];
+      uint32_t track = g.trackOf(g.itemOfNode(e.node));
+      const auto& sp = g.splits[e.aux];
+      return g.hostSpan(track, sp[0], sp[1], ed) + g.hostSpan(track, sp[2], sp[3], ed);
+    }
+    case kCallDur: {
+      const RankGraph& g = graphs[e.rank];
+      const Event& ce = g.ev(e.aux);
+      const uint8_t flags = g.item_flags[e.aux];
+      int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
+      if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
+      if (ed.fused_optimizer && (flags & RankGraph::kInOptimizer)) {
+        if (const OptRegion* r = g.optAt(g.trackOf(e.aux), ce.start_ns))
+          d = static_cast<int64_t>(std::llround(static_cast<double>(d) * RankGraph::keptShare(*r)));
+      }
+      if (e.c >= 0) d = std::min(d, std::max<int64_t>(0, ce.dur_ns - e.c));  // the wait dropped
+      return d;
+    }
+    case kSyncTail: case kSyncAwait: {
+      int64_t tail = e.c;
+      const int64_t oh = ed.api_call_overhead_ns;
+      if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
+      return e.kind == kSyncTail ? std::max<int64_t>(0, tail) : tail;
+    }
+    case kJoin: {
+      const auto& j = joins[e.aux];
+      return e.c + scaled(j[0], scaleOf(e.rank, static_cast<uint32_t>(j[1]), ed));
+    }
+  }
+  return e.c;
+}
+
+PathCategory ReplayModel::Impl::categoryOf(const Edge& e) const {
+  switch (e.kind) {
+    case kLaunch: case kHostGap: case kHostSplit: return PathCategory::kHostLaunch;
+    case kGpu: return gpuCategory(graphs[e.rank].ev(e.aux));
+    case kJoin: return PathCategory::kCommunication;
+    case kCallDur:
+      return (graphs[e.rank].item_flags[e.aux] & RankGraph::kSyncRole) ? PathCategory::kSync : PathCategory::kHostLaunch;
+    case kSyncTail: case kSyncAwait: return PathCategory::kSync;
+    default: return PathCategory::kOtherIdle;
+  }
+}
+
 // Items, host order, launches, stream order, cross-stream waits and sync waits of one rank.
-void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, ReplayGraphStats& st) {
+void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
+  ReplayGraphStats& st = stats;
+  auto add = [&](uint32_t node, int32_t pred, uint8_t kind, int64_t c, uint32_t aux = 0, uint8_t cond = kAlways) {
+    edges.push_back({node, pred, c, aux, rank, kind, cond});
+  };
   const RankTrace& t = *g.ra->trace;
   const TraceIndex& idx = g.ra->index;
   g.item_of.assign(t.events.size(), -1);
-  g.host_event_overhead_ns = ed.host_event_overhead_ns;
-  g.free_host = ed.free_launches;
-  g.loader_off = ed.loader_off_thread;
   const size_t tracks = t.tracks.size();
   g.calls_on_track.assign(tracks, {});
   g.host_starts.assign(tracks, {});
   g.host_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
   g.step_starts.assign(tracks, {});
+  g.opt.assign(tracks, {});
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> opt_ranges(tracks);
   for (const Event& e : t.events) {  // events are in start order, so each list is sorted
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
       g.host_ends[e.track].push_back(e.end_ns());
     }
+    if (e.kind == EventKind::kHostOp) {
+      auto& v = host_ops[e.track];
+      if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
+    }
     if (e.hasRole(kRoleStep)) g.step_starts[e.track].push_back(e.start_ns);
+    if (e.hasRole(kRoleOptimizerStep)) {
+      auto& v = opt_ranges[e.track];
+      if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
+    }
     if (e.hasRole(kRoleDataLoading) && e.hasRole(kRoleLoaderInProcess)) {
       auto& v = g.loader[e.track];
       if (!v.empty() && e.start_ns < v.back().second) v.back().second = std::max(v.back().second, e.end_ns());
       else v.push_back({e.start_ns, e.end_ns()});
+    }
+  }
+  // Each optimizer step: from its first operator to its last operator's end, and two operators'
+  // cost at its median operator duration (what a fused step keeps).
+  for (size_t tr = 0; tr < tracks; ++tr) {
+    const auto& ops = host_ops[tr];
+    for (const auto& [b, e] : opt_ranges[tr]) {
+      auto lo = std::lower_bound(ops.begin(), ops.end(), std::make_pair(b, INT64_MIN));
+      std::vector<int64_t> durs;
+      int64_t first = INT64_MAX, last = INT64_MIN;
+      for (auto it = lo; it != ops.end() && it->first < e; ++it) {
+        if (it->second > e) continue;
+        durs.push_back(it->second - it->first);
+        first = std::min(first, it->first);
+        last = std::max(last, it->second);
+      }
+      if (durs.empty()) continue;
+      auto mid = durs.begin() + static_cast<std::ptrdiff_t>(durs.size() / 2);
+      std::nth_element(durs.begin(), mid, durs.end());
+      g.opt[tr].push_back({first, last, std::min(last - first, 2 * *mid)});
     }
   }
   // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
@@ -158,12 +341,22 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
   const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+  g.item_flags.assign(g.items(), 0);
+  for (uint32_t c = 0; c < nc; ++c) {
+    if (g.ev(c).hasRole(kRoleSyncCall)) g.item_flags[c] |= RankGraph::kSyncRole;
+    if (g.optAt(g.trackOf(c), g.startOf(c))) g.item_flags[c] |= RankGraph::kInOptimizer;
+  }
   // The launch call of each piece of GPU work (-1: none recorded), looked up once.
   g.launch_item.assign(g.items(), -1);
   for (uint32_t j = nc; j < g.items(); ++j) {
     const Event& e = g.ev(j);
     uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
     if (l != IdMap::kNone) g.launch_item[j] = g.item_of[l];
+    if (g.launch_item[j] >= 0) {
+      g.item_flags[static_cast<uint32_t>(g.launch_item[j])] |= RankGraph::kOwnsWork;
+      if (g.item_flags[static_cast<uint32_t>(g.launch_item[j])] & RankGraph::kInOptimizer)
+        g.item_flags[j] |= RankGraph::kInOptimizer;
+    }
   }
   auto launchOf = [&](uint32_t op_item) { return g.launch_item[op_item]; };
   // The smallest usual launch-to-start delay (10th percentile), from work launched onto an idle
@@ -196,7 +389,7 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
                                [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
     return static_cast<int64_t>(it - by_end.begin()) - 1;
   };
-  // GPU work: launch, stream order, cross-stream waits; durations (edited).
+  // GPU work: launch, stream order, cross-stream waits; durations.
   std::vector<int32_t> last_own_op(nc, -1);
   std::vector<int32_t> stream_prev(tracks, -1);
   for (uint32_t j = nc; j < g.items(); ++j) {
@@ -225,26 +418,26 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
       }
     }
     int64_t c_val = dep >= 0 ? g.endOf(static_cast<uint32_t>(dep)) : kUnset;
-    enum { kNone, kLaunch, kStream, kCross } bind = kNone;
+    enum { kNone, kByLaunch, kByStream, kByCross } bind = kNone;
     int64_t best = kUnset;
-    if (a != kUnset) best = a, bind = kLaunch;
-    if (b != kUnset && b > best) best = b, bind = kStream;
-    if (c_val != kUnset && c_val > best) best = c_val, bind = kCross;
+    if (a != kUnset) best = a, bind = kByLaunch;
+    if (b != kUnset && b > best) best = b, bind = kByStream;
+    if (c_val != kUnset && c_val > best) best = c_val, bind = kByCross;
     if (l >= 0) {
       int64_t sl = g.startOf(static_cast<uint32_t>(l));
-      edges.push_back({g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))),
-                       bind == kLaunch ? tj - sl : std::min(launch_min, tj - sl)});
+      add(g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))), kLaunch,
+          bind == kByLaunch ? tj - sl : std::min(launch_min, tj - sl));
     }
     if (prev >= 0)
-      edges.push_back({g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))),
-                       bind == kStream ? tj - b : std::min<int64_t>(0, tj - b)});
-    if (bind == kCross) edges.push_back({g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), tj - c_val});
-    if (bind == kNone) edges.push_back({g.start(j), -1, tj});
-    (bind == kLaunch ? st.bound_by_launch : bind == kStream ? st.bound_by_stream
-                                        : bind == kCross    ? st.bound_by_cross_stream
-                                                            : st.unbound)++;
-    if (!e.collective)  // collectives end at the join (replayRun)
-      edges.push_back({g.end(j), static_cast<int32_t>(g.start(j)), scaled(e.dur_ns, scaleOf(*g.ra, g.ops[j - nc], ed))});
+      add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))), kStream,
+          bind == kByStream ? tj - b : std::min<int64_t>(0, tj - b));
+    if (bind == kByCross) add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), kCross, tj - c_val);
+    if (bind == kNone) add(g.start(j), -1, kRoot, tj);
+    (bind == kByLaunch ? st.bound_by_launch : bind == kByStream ? st.bound_by_stream
+                                          : bind == kByCross    ? st.bound_by_cross_stream
+                                                                : st.unbound)++;
+    if (!e.collective)  // collectives end at the join
+      add(g.end(j), static_cast<int32_t>(g.start(j)), kGpu, 0, j);
   }
   // Calls by end, for hand-offs between threads.
   std::vector<uint32_t> calls_by_end(nc);
@@ -295,23 +488,23 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
     for (size_t k = 0; k < list.size(); ++k) {
       uint32_t c = list[k];
       const Event& e = g.ev(c);
-      // drop_sync_waits keeps the wait of the call that closes a step (the training loop's own
-      // synchronize, or the profiler step's): the edit removes the syncs inside the step.
-      bool keep_waits = !ed.drop_sync_waits;
-      if (!keep_waits && steps) {
+      // The no-sync edit keeps the wait of the call that closes a step (the training loop's own
+      // synchronize, or the profiler step's): it removes the syncs inside the step.
+      bool closes_step = false;  // a thread without steps closes none
+      if (steps) {
         auto next_step = std::upper_bound(steps->begin(), steps->end(), e.start_ns);
         int64_t boundary = next_step == steps->end() ? INT64_MAX : *next_step;
-        keep_waits = k + 1 == list.size() || g.startOf(list[k + 1]) >= boundary;
+        closes_step = k + 1 == list.size() || g.startOf(list[k + 1]) >= boundary;
       }
       if (k == 0) {
         // A thread's first call follows the last call another thread ended before it (a thread
         // started inside the trace, autograd's backward thread), else keeps its traced time.
         int32_t from = otherThreadCallEndedBy(track, e.start_ns, INT64_MIN);
         if (from < 0) {
-          edges.push_back({g.start(c), -1, e.start_ns});
+          add(g.start(c), -1, kRoot, e.start_ns);
         } else {
-          edges.push_back({g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))),
-                           g.hostSpan(track, g.endOf(static_cast<uint32_t>(from)), e.start_ns)});
+          add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap,
+              g.endOf(static_cast<uint32_t>(from)));
           ++st.thread_handoffs;
         }
       } else {
@@ -335,98 +528,118 @@ void buildRank(RankGraph& g, const ReplayEdits& ed, std::vector<Edge>& edges, Re
         }
         int32_t from = hole > kHandoffIdleNs ? otherThreadCallEndedBy(track, wake, hole_begin) : -1;
         if (from < 0) {
-          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])), g.hostSpan(track, p.end_ns(), e.start_ns)});
+          add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostGap, p.end_ns());
         } else {
           const Event& o = g.ev(static_cast<uint32_t>(from));
-          edges.push_back({g.start(c), static_cast<int32_t>(g.end(list[k - 1])),
-                           g.hostSpan(track, p.end_ns(), hole_begin) + g.hostSpan(track, wake, e.start_ns)});
-          edges.push_back({g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))),
-                           g.hostSpan(track, o.end_ns(), e.start_ns)});
+          g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns});
+          add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostSplit, 0,
+              static_cast<uint32_t>(g.splits.size() - 1));
+          add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap, o.end_ns());
           ++st.thread_handoffs;
         }
       }
       const int32_t waited = awaitedBy(c);
-      const int32_t await = keep_waits ? waited : -1;
-      const int64_t oh = ed.api_call_overhead_ns;
-      if (await < 0) {
-        int64_t d = std::max<int64_t>(0, e.dur_ns - oh);
-        if (ed.free_launches && last_own_op[c] >= 0) d = 0;  // a launch inside the graph
-        if (waited >= 0)  // the wait dropped: what the call took besides waiting
-          d = std::min(d, std::max<int64_t>(0, e.dur_ns - std::max<int64_t>(
-                                                   0, std::min(e.end_ns(), g.endOf(static_cast<uint32_t>(waited))) - e.start_ns)));
-        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), d});
-      } else {
-        int64_t we = g.endOf(static_cast<uint32_t>(await));
-        int64_t tail = e.end_ns() - std::max(e.start_ns, we);
-        if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
-        edges.push_back({g.end(c), static_cast<int32_t>(g.start(c)), std::max<int64_t>(0, tail)});
-        edges.push_back({g.end(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(await))), tail});
-        if (we > e.start_ns) ++st.sync_waits;
+      if (waited < 0) {
+        add(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur, -1, c);
+        continue;
       }
+      // Waiting (always for the step's closing call, else unless the no-sync edit drops it).
+      const uint8_t cond = closes_step ? kAlways : kIfWaits;
+      int64_t we = g.endOf(static_cast<uint32_t>(waited));
+      int64_t tail = e.end_ns() - std::max(e.start_ns, we);
+      add(g.end(c), static_cast<int32_t>(g.start(c)), kSyncTail, tail, 0, cond);
+      add(g.end(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(waited))), kSyncAwait, tail, 0, cond);
+      if (we > e.start_ns) ++st.sync_waits;
+      if (!closes_step)  // the wait dropped: what the call took besides waiting
+        add(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur,
+            std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, kIfNoWaits);
     }
   }
 }
 
-// A host time on a thread, replayed: shifted with the call before it (gaps keep their length).
-int64_t mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t) {
-  if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return t;
-  const auto& list = g.calls_on_track[track];
-  auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.startOf(c); });
-  if (pos == list.begin()) return t;
-  uint32_t c = *(pos - 1);
-  const Event& e = g.ev(c);
-  if (t >= e.end_ns()) return value[g.end(c)] + g.hostSpan(track, e.end_ns(), t);
-  return std::min(value[g.start(c)] + (t - e.start_ns), value[g.end(c)]);
+// Orders the edges by their nodes' place in a dependency order (Kahn); false on a cycle.
+bool ReplayModel::Impl::order() {
+  std::vector<uint32_t> indeg(nodes, 0), first(nodes + 1, 0);
+  for (const Edge& e : edges)
+    if (e.pred >= 0) ++indeg[e.node], ++first[static_cast<uint32_t>(e.pred) + 1];
+  for (uint32_t n = 0; n < nodes; ++n) first[n + 1] += first[n];
+  std::vector<uint32_t> succ(first[nodes]);
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (const Edge& e : edges)
+      if (e.pred >= 0) succ[fill[static_cast<uint32_t>(e.pred)]++] = e.node;
+  }
+  std::vector<uint32_t> queue;
+  queue.reserve(nodes);
+  for (uint32_t n = 0; n < nodes; ++n)
+    if (indeg[n] == 0) queue.push_back(n);
+  for (size_t q = 0; q < queue.size(); ++q) {
+    uint32_t n = queue[q];
+    for (uint32_t k = first[n]; k < first[n + 1]; ++k)
+      if (--indeg[succ[k]] == 0) queue.push_back(succ[k]);
+  }
+  if (queue.size() != nodes) return false;
+  // Edges grouped by node, nodes in dependency order (a counting sort).
+  std::vector<uint32_t> pos(nodes);
+  for (uint32_t q = 0; q < nodes; ++q) pos[queue[q]] = q;
+  std::vector<uint32_t> at(nodes + 1, 0);
+  for (const Edge& e : edges) ++at[pos[e.node] + 1];
+  for (uint32_t n = 0; n < nodes; ++n) at[n + 1] += at[n];
+  std::vector<Edge> sorted(edges.size());
+  for (const Edge& e : edges) sorted[at[pos[e.node]]++] = e;
+  edges = std::move(sorted);
+  return true;
 }
 
-}  // namespace
-
-Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
-  Replay out;
-  std::vector<RankGraph> graphs(run.ranks.size());
-  std::vector<Edge> edges;
-  uint32_t nodes = 0;
+ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.run = &run;
+  if (run.ranks.size() > UINT16_MAX) {
+    m.reason = "too many ranks to replay in one graph (over 65,535)";
+    return;
+  }
+  m.graphs.resize(run.ranks.size());
   for (size_t r = 0; r < run.ranks.size(); ++r) {
-    RankGraph& g = graphs[r];
+    RankGraph& g = m.graphs[r];
     g.ra = &run.ranks[r];
-    g.base = nodes;
-    edges.reserve(edges.size() + 4 * run.ranks[r].index.gpu_work.size() + 4 * run.ranks[r].index.launches.size());
-    buildRank(g, edits, edges, out.stats);
-    if (static_cast<uint64_t>(nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
-      out.reason = "too many events to replay (over 1 billion calls and GPU operations)";
-      return out;
+    g.base = m.nodes;
+    m.edges.reserve(m.edges.size() + 4 * run.ranks[r].index.gpu_work.size() + 4 * run.ranks[r].index.launches.size());
+    m.buildRank(static_cast<uint16_t>(r), g);
+    if (static_cast<uint64_t>(m.nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
+      m.reason = "too many events to replay (over 1 billion calls and GPU operations)";
+      return;
     }
-    nodes += 2 * g.items();
+    m.nodes += 2 * g.items();
   }
   // What the replay cannot model gets no number: GPU work without its launches (PyTorch 1.x traces,
   // CUDA-only activities), or a step that outlives the profiler's record window.
-  for (const RankGraph& g : graphs) {
+  for (const RankGraph& g : m.graphs) {
     const RankTrace& t = *g.ra->trace;
     int64_t linked = 0;
     for (uint32_t k = 0; k < g.ops.size(); ++k) linked += g.launch_item[g.calls.size() + k] >= 0;
     if (!g.ops.empty() && linked * 2 < static_cast<int64_t>(g.ops.size())) {  // real traces: 84-100 %
-      out.reason = fmt::format("rank {}: only {:.0f}% of the GPU work links to a recorded launch call (the trace lacks "
-                               "runtime events or correlation ids): replay unavailable",
-                               t.rank, 100.0 * static_cast<double>(linked) / static_cast<double>(g.ops.size()));
-      return out;
+      m.reason = fmt::format("rank {}: only {:.0f}% of the GPU work links to a recorded launch call (the trace lacks "
+                             "runtime events or correlation ids): replay unavailable",
+                             t.rank, 100.0 * static_cast<double>(linked) / static_cast<double>(g.ops.size()));
+      return;
     }
     int64_t recorded_end = INT64_MIN;
     for (const Event& e : t.events)
       if (!e.hasRole(kRoleStep) && e.kind != EventKind::kGpuRange) recorded_end = std::max(recorded_end, e.end_ns());
     for (const StepWindow& w : g.ra->windows)  // more of the step unrecorded than recorded
       if (w.annotated && w.cpu_end_ns - recorded_end > std::max<int64_t>(kClockToleranceNs, recorded_end - w.cpu_begin_ns)) {
-        out.reason = fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
-                                 "record window): replay unavailable",
-                                 t.rank, w.number, static_cast<double>(w.cpu_end_ns - recorded_end) / 1e6);
-        return out;
+        m.reason = fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
+                               "record window): replay unavailable",
+                               t.rank, w.number, static_cast<double>(w.cpu_end_ns - recorded_end) / 1e6);
+        return;
       }
   }
   // Collectives joined across ranks: member j ends at f_j + x + max_j'(shift_j' - u_j'), with x
   // the shortest member's duration (the transfer; the others also waited), shift = replayed -
   // traced start. Unedited, that is f_j; it needs no common clock between ranks.
   std::map<std::pair<std::string_view, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> groups;
-  for (uint32_t r = 0; r < graphs.size(); ++r) {
-    const RankGraph& g = graphs[r];
+  for (uint32_t r = 0; r < m.graphs.size(); ++r) {
+    const RankGraph& g = m.graphs[r];
     const RankTrace& t = *g.ra->trace;
     for (uint32_t k = 0; k < g.ops.size(); ++k) {
       const Event& e = t.events[g.ops[k]];
@@ -434,7 +647,7 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
       const Collective& c = t.collectives[e.collective - 1];
       uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
       if (c.process_group == 0 || c.seq < 0) {  // cannot be joined: its own duration
-        edges.push_back({g.end(item), static_cast<int32_t>(g.start(item)), scaled(e.dur_ns, scaleOf(*g.ra, g.ops[k], edits))});
+        m.edges.push_back({g.end(item), static_cast<int32_t>(g.start(item)), 0, item, static_cast<uint16_t>(r), kGpu, kAlways});
         continue;
       }
       groups[{t.strings.view(c.process_group), c.seq}].push_back({r, item});
@@ -442,57 +655,109 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
   }
   for (const auto& [key, members] : groups) {
     int64_t x = INT64_MAX;
-    for (auto [r, item] : members) x = std::min(x, graphs[r].ev(item).dur_ns);
-    out.stats.collective_groups += members.size() > 1;
+    for (auto [r, item] : members) x = std::min(x, m.graphs[r].ev(item).dur_ns);
+    m.stats.collective_groups += members.size() > 1;
     for (auto [r, item] : members) {
-      const RankGraph& g = graphs[r];
+      const RankGraph& g = m.graphs[r];
       const Event& e = g.ev(item);
-      int64_t xs = scaled(x, scaleOf(*g.ra, g.ops[item - g.calls.size()], edits));
+      m.joins.push_back({x, item});
       for (auto [r2, item2] : members) {
-        const Event& e2 = graphs[r2].ev(item2);
-        edges.push_back({g.end(item), static_cast<int32_t>(graphs[r2].start(item2)), e.end_ns() + xs - e2.start_ns - e2.dur_ns});
+        const Event& e2 = m.graphs[r2].ev(item2);
+        m.edges.push_back({g.end(item), static_cast<int32_t>(m.graphs[r2].start(item2)), e.end_ns() - e2.start_ns - e2.dur_ns,
+                           static_cast<uint32_t>(m.joins.size() - 1), static_cast<uint16_t>(r), kJoin, kAlways});
       }
     }
   }
-  // Longest paths in dependency order (Kahn); a cycle means the trace's clocks contradict its
-  // dependencies, and no number is better than a wrong one.
-  std::vector<int64_t> value(nodes, kUnset);
-  std::vector<uint32_t> indeg(nodes, 0), first(nodes + 1, 0);
-  for (const Edge& e : edges) {
-    if (e.pred < 0) {
-      value[e.node] = std::max(value[e.node], e.off);
-    } else {
-      ++indeg[e.node];
-      ++first[static_cast<uint32_t>(e.pred) + 1];
-    }
+  // A cycle means the trace's clocks contradict its dependencies, and no number is better than a
+  // wrong one.
+  if (!m.order()) m.reason = "the trace's dependencies form a cycle (host and GPU clocks disagree): replay unavailable";
+}
+
+ReplayModel::~ReplayModel() = default;
+
+namespace {
+
+// Where a host time on a thread lands in the replay: shifted with the call before it (gaps keep
+// their length). The node it follows (-1: none, the time itself) and the host time after it.
+struct HostPoint {
+  int64_t value;
+  int64_t node;
+  int64_t after;  // host time after the node's value
+};
+
+HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t, const ReplayEdits& ed) {
+  if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return {t, -1, 0};
+  const auto& list = g.calls_on_track[track];
+  auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.startOf(c); });
+  if (pos == list.begin()) return {t, -1, 0};
+  uint32_t c = *(pos - 1);
+  const Event& e = g.ev(c);
+  if (t >= e.end_ns()) {
+    int64_t span = g.hostSpan(track, e.end_ns(), t, ed);
+    return {value[g.end(c)] + span, g.end(c), span};
   }
-  for (uint32_t n = 0; n < nodes; ++n) first[n + 1] += first[n];
-  std::vector<std::pair<uint32_t, int64_t>> succ(first[nodes]);
-  {
-    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-    for (const Edge& e : edges)
-      if (e.pred >= 0) succ[fill[static_cast<uint32_t>(e.pred)]++] = {e.node, e.off};
-  }
-  edges.clear();
-  edges.shrink_to_fit();
-  std::vector<uint32_t> queue;
-  queue.reserve(nodes);
-  for (uint32_t n = 0; n < nodes; ++n)
-    if (indeg[n] == 0) queue.push_back(n);
-  for (size_t q = 0; q < queue.size(); ++q) {
-    uint32_t n = queue[q];
-    for (uint32_t k = first[n]; k < first[n + 1]; ++k) {
-      auto [m, off] = succ[k];
-      if (value[n] != kUnset) value[m] = std::max(value[m], value[n] + off);
-      if (--indeg[m] == 0) queue.push_back(m);
-    }
-  }
-  if (queue.size() != nodes) {
-    out.reason = "the trace's dependencies form a cycle (host and GPU clocks disagree): replay unavailable";
+  int64_t in = value[g.start(c)] + (t - e.start_ns);
+  if (in < value[g.end(c)]) return {in, g.start(c), t - e.start_ns};
+  return {value[g.end(c)], g.end(c), 0};
+}
+
+}  // namespace
+
+Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
+  Replay out;
+  out.stats = stats;
+  if (!reason.empty()) {
+    out.reason = reason;
     return out;
   }
+  // Longest paths in dependency order: the edges are grouped by node in that order.
+  std::vector<int64_t> value(nodes, kUnset);
+  std::vector<uint32_t> from(nodes, UINT32_MAX);  // the edge that set each node
+  for (uint32_t k = 0; k < edges.size(); ++k) {
+    const Edge& e = edges[k];
+    if (e.cond == kIfWaits ? ed.drop_sync_waits : e.cond == kIfNoWaits && !ed.drop_sync_waits) continue;
+    int64_t base;
+    if (e.pred < 0) base = 0;
+    else if ((base = value[static_cast<uint32_t>(e.pred)]) == kUnset) continue;
+    int64_t v = base + offsetOf(e, ed);
+    if (v > value[e.node]) value[e.node] = v, from[e.node] = k;
+  }
+  // The critical path of [begin, end]: from the node that ends it back to the window's begin.
+  auto walk = [&](int64_t node, int64_t after, int64_t begin, std::array<double, kPathCategoryCount>& acc) {
+    acc[static_cast<size_t>(PathCategory::kHostLaunch)] += static_cast<double>(after);
+    while (node >= 0 && value[static_cast<size_t>(node)] > begin) {
+      uint32_t k = from[static_cast<size_t>(node)];
+      if (k == UINT32_MAX) break;
+      const Edge& e = edges[k];
+      int64_t lo = e.pred < 0 ? begin : std::max(begin, value[static_cast<uint32_t>(e.pred)]);
+      double part = static_cast<double>(value[static_cast<size_t>(node)] - lo);
+      PathCategory cat = categoryOf(e);
+      if ((e.kind == kHostGap || e.kind == kHostSplit) && !ed.loader_off_thread) {  // the loader's share: input
+        const RankGraph& g = graphs[e.rank];
+        uint32_t item = g.itemOfNode(e.node);
+        uint32_t track = g.trackOf(item);
+        int64_t raw = 0, in = 0;
+        if (e.kind == kHostGap) {
+          raw = g.startOf(item) - e.c, in = g.loaderOverlap(track, e.c, g.startOf(item));
+        } else {
+          const auto& sp = g.splits[e.aux];
+          raw = sp[1] - sp[0] + sp[3] - sp[2];
+          in = g.loaderOverlap(track, sp[0], sp[1]) + g.loaderOverlap(track, sp[2], sp[3]);
+        }
+        double input = raw > 0 ? std::min(part, ed.free_launches ? part : part * static_cast<double>(in) / static_cast<double>(raw)) : 0;
+        acc[static_cast<size_t>(PathCategory::kInput)] += input;
+        part -= input;
+      }
+      acc[static_cast<size_t>(cat)] += part;
+      node = e.pred;
+    }
+    // What precedes the first node (a root before the window's begin): idle.
+    if (node >= 0 && value[static_cast<size_t>(node)] > begin)
+      acc[static_cast<size_t>(PathCategory::kOtherIdle)] += static_cast<double>(value[static_cast<size_t>(node)] - begin);
+  };
   // Step windows, traced and replayed.
   double traced_sum = 0, replayed_sum = 0, n = 0;
+  std::array<double, kPathCategoryCount> path{};
   for (const RankGraph& g : graphs) {
     const RankAnalysis& ra = *g.ra;
     const RankTrace& t = *ra.trace;
@@ -504,25 +769,29 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
       if (t.events[s].start_ns > last_begin) last_begin = t.events[s].start_ns, step_track = t.events[s].track;
     for (const StepWindow& w : ra.windows) {
       int64_t rb, re;
+      HostPoint end{kUnset, -1, 0};
       if (!w.annotated) {  // the span of all GPU work
         rb = INT64_MAX, re = INT64_MIN;
         for (uint32_t k = 0; k < g.ops.size(); ++k) {
           uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
           rb = std::min(rb, value[g.start(item)]);
-          re = std::max(re, value[g.end(item)]);
+          if (value[g.end(item)] > re) re = value[g.end(item)], end = {re, g.end(item), 0};
         }
       } else {
-        rb = mapHost(g, value, step_track, w.begin_ns);
+        rb = mapHost(g, value, step_track, w.begin_ns, ed).value;
         if (w.begin_ns != last_begin) {
-          re = mapHost(g, value, step_track, w.end_ns);
+          end = mapHost(g, value, step_track, w.end_ns, ed);
+          re = end.value;
         } else {  // the last step also owns the GPU work it launched
-          re = mapHost(g, value, step_track, w.cpu_end_ns);
+          end = mapHost(g, value, step_track, w.cpu_end_ns, ed);
+          re = end.value;
           for (uint32_t k = 0; k < g.ops.size(); ++k) {
             uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
             int32_t l = g.launch_item[item];
             if (l < 0) continue;
             int64_t launched = g.startOf(static_cast<uint32_t>(l));
-            if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns) re = std::max(re, value[g.end(item)]);
+            if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns && value[g.end(item)] > re)
+              re = value[g.end(item)], end = {re, g.end(item), 0};
           }
         }
       }
@@ -533,6 +802,7 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
       if (x.traced_ns > 0)
         out.worst_error = std::max(out.worst_error, std::abs(static_cast<double>(x.replayed_ns - x.traced_ns)) /
                                                         static_cast<double>(x.traced_ns));
+      walk(end.node, end.after, rb, path);
       rr.windows.push_back(x);
     }
     out.ranks.push_back(std::move(rr));
@@ -540,24 +810,38 @@ Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) {
   if (n > 0) {
     out.traced_step_ns = traced_sum / n;
     out.replayed_step_ns = replayed_sum / n;
+    for (size_t c = 0; c < path.size(); ++c) {
+      out.path_ns[c] = path[c] / n;
+      if (out.path_ns[c] > out.path_ns[static_cast<size_t>(out.leading)]) out.leading = static_cast<PathCategory>(c);
+    }
   }
   out.available = true;
   return out;
 }
 
-std::vector<Replay> replayRunAll(const RunAnalysis& run, const std::vector<ReplayEdits>& edits, unsigned threads) {
+Replay ReplayModel::replay(const ReplayEdits& edits) const { return impl_->evaluate(edits); }
+
+std::vector<Replay> ReplayModel::replayAll(const std::vector<ReplayEdits>& edits, unsigned threads) const {
   std::vector<Replay> out(edits.size());
   if (threads == 0) threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<unsigned>(std::min<size_t>(threads, edits.size()));
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < edits.size(); i = next++) out[i] = replayRun(run, edits[i]);
+    for (size_t i = next++; i < edits.size(); i = next++) out[i] = replay(edits[i]);
   };
   std::vector<std::thread> pool;
   for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
   return out;
+}
+
+Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) { return ReplayModel(run).replay(edits); }
+
+std::string_view pathCategoryName(PathCategory c) {
+  static constexpr std::string_view kNames[] = {"compute", "communication", "host_launch", "input",
+                                                "sync",    "copies",        "other_idle"};
+  return kNames[static_cast<size_t>(c)];
 }
 
 }  // namespace gpudoctor

@@ -10,6 +10,8 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -37,8 +39,24 @@ struct ReplayEdits {
   // CUDA graphs: launch calls and the host gaps between them cost nothing (one graph launch
   // replays the step's work); the loader's and the syncs' host time stay.
   bool free_launches = false;
+  // Fused optimizer: the host time of each optimizer step from its first operator to its last
+  // operator's end (the per-parameter or foreach operators and their launches) becomes the cost of
+  // two operators there (the step counters' update and the fused kernel's launch, at the median
+  // operator cost of that step); the time before the first operator (gathering the parameters)
+  // stays. GPU work launched inside the step x optimizer_gpu_scale.
+  bool fused_optimizer = false;
+  double optimizer_gpu_scale = 1;
+  // Per rank (index into RunAnalysis::ranks): its compute kernels (not collectives, not copies)
+  // x this (a straggler at its peers' pace). Empty: none.
+  std::vector<double> rank_compute_scale;
   ReplayEdits() { kernel_scale.fill(1.0); }
 };
+
+// What the replayed step's critical path is made of, in the ranking's categories.
+enum class PathCategory : uint8_t { kCompute, kCommunication, kHostLaunch, kInput, kSync, kCopies, kOtherIdle };
+constexpr int kPathCategoryCount = 7;
+// "compute", "communication", "host_launch", "input", "sync", "copies", "other_idle".
+std::string_view pathCategoryName(PathCategory c);
 
 // One step window, traced and replayed.
 struct ReplayedWindow {
@@ -68,14 +86,31 @@ struct Replay {
   double traced_step_ns = 0;    // mean over ranks and windows
   double replayed_step_ns = 0;
   double worst_error = 0;       // largest |replayed - traced| / traced over windows
+  // The critical path of the replayed steps by category, mean ns per step (the parts add up to
+  // replayed_step_ns), and the category with the most.
+  std::array<double, kPathCategoryCount> path_ns{};
+  PathCategory leading = PathCategory::kCompute;
   ReplayGraphStats stats;
 };
 
-// Replays every rank of the run (the run's traces must still be alive) with the edits applied.
-Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits = {});
+// The dependency graph of a run, built once (the run's traces must outlive it); each replay
+// evaluates it with a set of edits, on any number of threads at once.
+class ReplayModel {
+ public:
+  explicit ReplayModel(const RunAnalysis& run);
+  ~ReplayModel();
+  ReplayModel(const ReplayModel&) = delete;
+  ReplayModel& operator=(const ReplayModel&) = delete;
+  Replay replay(const ReplayEdits& edits = {}) const;
+  // One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4).
+  std::vector<Replay> replayAll(const std::vector<ReplayEdits>& edits, unsigned threads = 0) const;
 
-// One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4: each replay
-// holds its own graph), in the order given.
-std::vector<Replay> replayRunAll(const RunAnalysis& run, const std::vector<ReplayEdits>& edits, unsigned threads = 0);
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Builds the graph and replays every rank of the run with the edits applied.
+Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits = {});
 
 }  // namespace gpudoctor

@@ -103,6 +103,103 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
+// The critical path's parts add up to the replayed step, edited or not, and name what limits it.
+TEST(Replay, CriticalPathPartsAddUpToTheStep) {
+  auto sum = [](const Replay& r) {
+    double s = 0;
+    for (double v : r.path_ns) s += v;
+    return s;
+  };
+  ReplayEdits half;
+  half.kernel_scale.fill(0.5);
+  Replay g = replayOf(syntheticSteps(20, 5000, 10000, 1000000));
+  EXPECT_EQ(g.leading, PathCategory::kCompute);
+  EXPECT_NEAR(sum(g), g.replayed_step_ns, 1);
+  EXPECT_GT(g.path_ns[static_cast<size_t>(PathCategory::kCompute)], 0.9 * g.replayed_step_ns);
+  Replay h = replayOf(syntheticSteps(50, 10000, 50000, 5000), half);
+  EXPECT_EQ(h.leading, PathCategory::kHostLaunch);
+  EXPECT_NEAR(sum(h), h.replayed_step_ns, 1);
+  EXPECT_STREQ(std::string(pathCategoryName(PathCategory::kOtherIdle)).c_str(), "other_idle");
+  // On real traces, each edit's parts add up too; one model replays many edits as replayRun does.
+  for (const char* trace : {"testdata/whatif/loader_bound__bf16.pt.trace.json.gz",
+                            "testdata/whatif/item_sync__base.pt.trace.json.gz"}) {
+    auto l = load({trace});
+    ReplayModel model(l->run);
+    ReplayEdits loader, nosync, graphs;
+    loader.loader_off_thread = true;
+    nosync.drop_sync_waits = true;
+    graphs.free_launches = true;
+    std::vector<Replay> all = model.replayAll({ReplayEdits{}, loader, nosync, graphs, half});
+    for (size_t k = 0; k < all.size(); ++k) {
+      ASSERT_TRUE(all[k].available) << trace;
+      EXPECT_NEAR(sum(all[k]), all[k].replayed_step_ns, 1) << trace << " edit " << k;
+    }
+    EXPECT_EQ(replayRun(l->run, nosync).replayed_step_ns, all[2].replayed_step_ns);
+  }
+  // The loader-bound bf16 job: the loader (input) is a large part of its path; without it, not.
+  auto l = load({"testdata/whatif/loader_bound__bf16.pt.trace.json.gz"});
+  ReplayEdits off;
+  off.loader_off_thread = true;
+  Replay with = replayRun(l->run), without = replayRun(l->run, off);
+  EXPECT_GT(with.path_ns[static_cast<size_t>(PathCategory::kInput)], 0.2 * with.replayed_step_ns);
+  EXPECT_EQ(without.path_ns[static_cast<size_t>(PathCategory::kInput)], 0);
+}
+
+// Two ranks, each step one compute kernel then an allreduce that ends once both arrived (plus
+// 100 us of transfer), then a synchronize. Rank 1's compute is `slow_ns`, rank 0's 1 ms.
+RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns) {
+  TraceBuilder b;
+  b.t.rank = rank;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t begin = t, k0 = t + 10000, ar_end = k0 + slowest_ns + 100000;
+    b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", k0, k0 + compute_ns);
+    b.launch(corr++, t + 6000, t + 9000, EventKind::kKernel, TraceBuilder::kStream13,
+             "ncclDevKernel_AllReduce_Sum_f32_RING_LL", k0 + compute_ns, ar_end);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t + 10000, ar_end + 3000, corr++);
+    t = ar_end + 8000;
+    b.step(step, begin, t);
+  }
+  RankTrace r = b.done();
+  const uint32_t pg = r.strings.intern("pg0");
+  int64_t seq = 0;
+  for (Event& e : r.events)
+    if (r.strings.view(e.name).rfind("nccl", 0) == 0) {
+      Collective c;
+      c.process_group = pg;
+      c.seq = seq++;
+      r.collectives.push_back(c);
+      e.collective = static_cast<uint32_t>(r.collectives.size());
+    }
+  return r;
+}
+
+std::vector<RankTrace> twoRanks(int64_t rank1_compute_ns) {
+  std::vector<RankTrace> v;
+  int64_t slowest = std::max<int64_t>(1000000, rank1_compute_ns);
+  v.push_back(collectiveRank(0, 1000000, slowest));
+  v.push_back(collectiveRank(1, rank1_compute_ns, slowest));
+  return v;
+}
+
+// A straggler at its peer's pace: the replay of the job with the straggler, its compute scaled,
+// is the job without it (the fast rank stops waiting in the allreduce).
+TEST(Replay, AStragglerAtItsPeersPaceIsTheJobWithoutIt) {
+  auto slow_traces = twoRanks(2000000), even_traces = twoRanks(1000000);
+  auto slow = analyzeRun(slow_traces, {}), even = analyzeRun(even_traces, {});
+  ASSERT_TRUE(slow.ok() && even.ok());
+  Replay s0 = replayRun(slow.value());
+  ASSERT_TRUE(s0.available) << s0.reason;
+  EXPECT_LT(s0.worst_error, 1e-9);
+  EXPECT_EQ(s0.stats.collective_groups, 2);
+  ReplayEdits ed;
+  ed.rank_compute_scale = {1.0, 0.5};
+  Replay s = replayRun(slow.value(), ed), e = replayRun(even.value());
+  EXPECT_NEAR(s.replayed_step_ns, e.traced_step_ns, 1000);
+  EXPECT_NEAR(s.replayed_step_ns, s0.traced_step_ns - 1000000, 1000);
+  for (const auto& rank : s.ranks)
+    for (const auto& w : rank.windows) EXPECT_NEAR(w.replayed_ns, w.traced_ns - 1000000, 1000) << rank.rank;
+}
 
 TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {
   {  // GPU work without launch records

@@ -122,9 +122,17 @@ TEST(Diagnosis, Fp32NaiveNamesEveryMissingOptimization) {
   EXPECT_EQ(check(d, "DataLoader workers"), CheckStatus::kFail);
   EXPECT_EQ(check(d, "Fused (flash) attention"), CheckStatus::kFail);
   EXPECT_EQ(check(d, "Fused optimizer"), CheckStatus::kFail);
-  // Findings after the first are ranked by estimated gain.
-  for (size_t i = 2; i < d.findings.size(); ++i)
-    EXPECT_GE(d.findings[i - 1].gain_ms_per_step, d.findings[i].gain_ms_per_step);
+  // Findings after the first: those with a replayed prediction by predicted speedup, then the
+  // rest by estimated gain.
+  for (size_t i = 2; i < d.findings.size(); ++i) {
+    const Finding &a = d.findings[i - 1], &b = d.findings[i];
+    if (b.what_if.available) {
+      EXPECT_TRUE(a.what_if.available) << b.id;
+      EXPECT_GE(a.what_if.speedup, b.what_if.speedup) << a.id << " " << b.id;
+    } else if (!a.what_if.available) {
+      EXPECT_GE(a.gain_ms_per_step, b.gain_ms_per_step) << a.id << " " << b.id;
+    }
+  }
 }
 
 TEST(Diagnosis, TinyModelIsLaunchBound) {

@@ -1,5 +1,6 @@
 #include "diagnosis/what_if.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -10,7 +11,7 @@
 
 namespace gpudoctor {
 
-bool fixEdit(std::string_view fix, const Ceilings* c, ReplayEdits& ed, std::string& basis) {
+bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, ReplayEdits& ed, std::string& basis) {
   if (fix == "bf16") {
     if (!c || c->peak(GemmPrecision::kFp32) <= 0 || c->peak(GemmPrecision::kBf16) <= 0) return false;
     double bf16 = c->peak(GemmPrecision::kBf16);
@@ -51,6 +52,35 @@ bool fixEdit(std::string_view fix, const Ceilings* c, ReplayEdits& ed, std::stri
             "loader's and the syncs' host time stay";
     return true;
   }
+  if (fix == "fused_optimizer") {
+    ed.fused_optimizer = true;
+    ed.optimizer_gpu_scale = kFusedOptimizerGpuScale;
+    basis = fmt::format("each optimizer step's operators and launches replaced by two operators at its median "
+                        "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
+                        "over 7 tensors per parameter instead of about 25 accesses)",
+                        kFusedOptimizerGpuScale);
+    return true;
+  }
+  if (fix == "straggler_at_median") {
+    if (!run || run->ranks.size() < 2) return false;
+    std::vector<double> compute;
+    for (const auto& r : run->ranks)
+      compute.push_back(r.steps.empty() ? 0 : static_cast<double>(r.total.compute_ns) / static_cast<double>(r.steps.size()));
+    size_t slow = static_cast<size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
+    std::vector<double> others;
+    for (size_t k = 0; k < compute.size(); ++k)
+      if (k != slow) others.push_back(compute[k]);
+    std::sort(others.begin(), others.end());
+    double median = others.size() % 2 ? others[others.size() / 2]
+                                      : (others[others.size() / 2 - 1] + others[others.size() / 2]) / 2;
+    if (compute[slow] <= 0 || median >= compute[slow]) return false;
+    ed.rank_compute_scale.assign(run->ranks.size(), 1.0);
+    ed.rank_compute_scale[slow] = median / compute[slow];
+    basis = fmt::format("rank {}'s compute kernels ({:.2f} ms/step) at its peers' median ({:.2f} ms/step), "
+                        "collectives joined at the new arrivals",
+                        run->ranks[slow].trace->rank, compute[slow] / 1e6, median / 1e6);
+    return true;
+  }
   return false;
 }
 
@@ -60,25 +90,41 @@ std::string_view fixOfFinding(std::string_view id) {
   if (id == "sync.blocking") return "no_host_syncs";
   if (id == "input.pageable_copies") return "pinned_copies";
   if (id == "launch.overhead") return "cuda_graphs";
+  if (id == "optimizer.unfused") return "fused_optimizer";
+  if (id == "communication.straggler") return "straggler_at_median";
   return "";
 }
 
+namespace {
+
+// A fix found worth less than this share of the step is not worth a warning, nor a plan step.
+constexpr double kMinPredictedGain = 0.05;
+constexpr double kMinPlanGain = 0.01;
+
+}  // namespace
+
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
+  const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
   ReplayEdits unprofiled;
   unprofiled.host_event_overhead_ns = kProfilerHostEventNs;
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
-  std::vector<std::pair<Finding*, std::string>> predicted;  // finding, basis
-  for (Finding& f : d.findings) {
+  struct Candidate {
+    std::string finding, fix, basis;
+    ReplayEdits alone;  // unprofiled + this fix
+    size_t replay;      // index into the replays
+  };
+  std::vector<Candidate> cands;
+  for (const Finding& f : d.findings) {
     std::string_view fix = fixOfFinding(f.id);
     if (fix.empty()) continue;
     ReplayEdits ed = unprofiled;
     std::string basis;
-    if (!fixEdit(fix, c, ed, basis)) continue;
+    if (!fixEdit(fix, c, &run, ed, basis)) continue;
+    cands.push_back({f.id, std::string(fix), basis, ed, edits.size()});
     edits.push_back(ed);
-    predicted.push_back({&f, basis});
   }
-  std::vector<Replay> r = replayRunAll(run, edits);
+  std::vector<Replay> r = model.replayAll(edits);
   const Replay& traced = r[0];
   const Replay& base = r[1];
   if (!traced.available) {
@@ -93,20 +139,64 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   d.what_if.traced_step_ns = std::llround(traced.traced_step_ns);
   d.what_if.replayed_step_ns = std::llround(traced.replayed_step_ns);
   d.what_if.unprofiled_step_ns = std::llround(base.replayed_step_ns);
+  d.what_if.bottleneck = pathCategoryName(base.leading);
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: {:.1f} us of profiler cost per recorded host event removed (fitted on 31 measured traces: "
-      "median error 6.0 %, worst 46 %)",
+      "median error 6.0 %, worst 46 %); what leads afterwards: the category with the most time on the replayed "
+      "step's critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3);
-  for (size_t k = 0; k < predicted.size(); ++k) {
-    const Replay& e = r[2 + k];
+  for (const Candidate& k : cands) {
+    const Replay& e = r[k.replay];
     if (!e.available || e.replayed_step_ns <= 0) continue;
-    Finding& f = *predicted[k].first;
-    f.what_if.available = true;
-    f.what_if.step_ns = std::llround(e.replayed_step_ns);
-    f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
-    f.what_if.basis = predicted[k].second + "; replayed";
+    for (Finding& f : d.findings) {
+      if (f.id != k.finding) continue;
+      f.what_if.available = true;
+      f.what_if.step_ns = std::llround(e.replayed_step_ns);
+      f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
+      f.what_if.next_bottleneck = pathCategoryName(e.leading);
+      f.what_if.basis = k.basis + "; replayed";
+      // A fix the replay finds worth less than 5 % is not a warning, whatever its bound.
+      if (f.what_if.speedup < 1 + kMinPredictedGain && f.severity < Severity::kInfo) f.severity = Severity::kInfo;
+    }
   }
+  // The plan: from the un-profiled job, add the fix that gains most with those already chosen,
+  // while one gains at least 1 %.
+  std::vector<const Candidate*> left;
+  for (const Candidate& k : cands) {
+    bool dup = false;  // two findings advising one fix: the first
+    for (const Candidate* o : left) dup |= o->fix == k.fix;
+    if (!dup && r[k.replay].available) left.push_back(&k);
+  }
+  ReplayEdits now = unprofiled;
+  double step = base.replayed_step_ns;
+  std::string basis;
+  while (!left.empty()) {
+    std::vector<ReplayEdits> tries;
+    for (const Candidate* k : left) {
+      ReplayEdits t = now;
+      fixEdit(k->fix, c, &run, t, basis);
+      tries.push_back(t);
+    }
+    std::vector<Replay> tr = model.replayAll(tries);
+    size_t best = tr.size();
+    for (size_t i = 0; i < tr.size(); ++i)
+      if (tr[i].available && tr[i].replayed_step_ns > 0 &&
+          (best == tr.size() || tr[i].replayed_step_ns < tr[best].replayed_step_ns))
+        best = i;
+    if (best == tr.size() || tr[best].replayed_step_ns > step * (1 - kMinPlanGain)) break;
+    step = tr[best].replayed_step_ns;
+    now = tries[best];
+    d.plan.push_back({left[best]->finding, left[best]->fix, std::llround(step), base.replayed_step_ns / step,
+                      std::string(pathCategoryName(tr[best].leading))});
+    left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  // Findings with a prediction lead (after the headline), the largest predicted speedup first.
+  if (d.findings.size() > 1)
+    std::stable_sort(d.findings.begin() + 1, d.findings.end(), [](const Finding& a, const Finding& b) {
+      double sa = a.what_if.available ? a.what_if.speedup : 0, sb = b.what_if.available ? b.what_if.speedup : 0;
+      return sa > sb;
+    });
 }
 
 }  // namespace gpudoctor

@@ -12,7 +12,9 @@ class UnfusedOptimizer : public Rule {
   std::string_view id() const override { return "optimizer.unfused"; }
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     double opt_kernels = f.classNs(KernelClass::kOptimizer);
-    if (opt_kernels <= 0 || f.fused_optimizer) return;
+    // A per-parameter loop (foreach=False) launches elementwise kernels, not optimizer ones: the
+    // optimizer step's host range tells it too.
+    if (f.fused_optimizer || (opt_kernels <= 0 && f.mean.optimizer <= 0)) return;
     // Host time of the optimizer step bounds what a single fused kernel can save.
     double gain = f.mean.optimizer > 0 ? std::max(0.0, f.mean.optimizer - f.perStep(opt_kernels) / 2)
                                        : f.perStep(opt_kernels) / 2;
