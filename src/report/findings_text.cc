@@ -2,6 +2,8 @@
 
 #include "report/text.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace gpudoctor {
@@ -11,6 +13,28 @@ std::string number(double v) {
   if (v != 0 && std::abs(v) < 0.01) return fmt::format("{:.4f}", v);
   if (std::abs(v) < 100) return fmt::format("{:.2f}", v);
   return fmt::format("{:.0f}", v);
+}
+
+// `text` wrapped at 100 columns, its first line led by `lead`, the others indented as far.
+std::string hanging(const std::string& lead, const std::string& text) {
+  std::string o = wrapText(text, std::string(lead.size(), ' '), 100);
+  return lead + o.substr(lead.size());
+}
+
+// The plan: the fixes applied one after another, as the replay predicts them (never truncated).
+std::string renderPlan(const Diagnosis& d) {
+  if (d.plan.empty()) return "";
+  std::string o = d.what_if.available
+                      ? fmt::format("\nPlan (predicted by replay, un-profiled step {:.2f} ms)\n", d.what_if.unprofiled_step_ns / 1e6)
+                      : "\nPlan (predicted by replay)\n";
+  size_t n = 0;
+  for (const auto& p : d.plan) {
+    std::string what = p.fix.empty() ? p.finding : p.finding.empty() ? p.fix : fmt::format("{} ({})", p.fix, p.finding);
+    o += hanging(fmt::format("  {}. ", ++n),
+                 fmt::format("{}: {:.2f} ms/step, {:.2f}x{}", what, p.step_ns / 1e6, p.speedup,
+                             p.next_bottleneck.empty() ? "" : "; then " + p.next_bottleneck));
+  }
+  return o;
 }
 }  // namespace
 
@@ -34,10 +58,13 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";
     if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", 100);
     if (f.what_if.available)
-      o += wrapText(fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x; {}",
-                                f.what_if.step_ns / 1e6, f.what_if.speedup, f.what_if.basis),
+      o += wrapText(fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x{}; {}",
+                                f.what_if.step_ns / 1e6, f.what_if.speedup,
+                                f.what_if.next_bottleneck.empty() ? "" : ", then limited by " + f.what_if.next_bottleneck,
+                                f.what_if.basis),
                     "    ", 100);
   }
+  o += renderPlan(d);
   return o;
 }
 

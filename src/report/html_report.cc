@@ -177,9 +177,29 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12
       o += "</pre>";
     }
     if (f.gain_ms_per_step > 0) o += "<p><small>Gain estimate: " + esc(f.gain_basis) + "</small></p>";
+    if (f.what_if.available) {
+      o += fmt::format("<p class=predicted>Predicted by replay: {:.2f} ms/step un-profiled after this fix, {:.2f}x",
+                       ms(static_cast<double>(f.what_if.step_ns)), f.what_if.speedup);
+      if (!f.what_if.next_bottleneck.empty()) o += ", then limited by " + esc(f.what_if.next_bottleneck);
+      o += "<br><small>" + esc(f.what_if.basis) + "</small></p>";
+    }
     o += "</div>";
   }
-  o += "</div><h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run);
+  o += "</div>";
+  if (!d.plan.empty()) {
+    o += "<h2>Plan (fixes applied one after another, predicted by replay";
+    if (d.what_if.available)
+      o += fmt::format("; un-profiled step {:.2f} ms", ms(static_cast<double>(d.what_if.unprofiled_step_ns)));
+    o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
+         "<th>then limited by</th></tr>";
+    int n = 0;
+    for (const auto& p : d.plan)
+      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td></tr>", ++n,
+                       esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
+                       p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck));
+    o += "</table>";
+  }
+  o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run);
   const auto& r0 = run.ranks.front();
   o += fmt::format("<h2>Timeline of rank {}, step {}</h2>", r0.trace->rank,
                    r0.windows.front().annotated ? std::to_string(r0.windows.front().number) : std::string("(all)"));

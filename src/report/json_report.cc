@@ -35,13 +35,18 @@ const char* const kDefinitions[] = {
     "what_if: the traced step replayed as a dependency graph (host order and gaps, launches, streams, cross-stream "
     "waits, thread hand-offs, syncs, collectives joined by process group and sequence); unprofiled_step_ns removes "
     "the profiler's host cost per recorded host event; a finding's what_if.step_ns is the un-profiled step after "
-    "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns.",
+    "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns. "
+    "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
+    "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
+    "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns.",
     nullptr};
 
 ordered_json dur(const DurationStats& d) {
   return {{"count", d.count}, {"total_ns", d.total_ns}, {"mean_ns", d.mean_ns}, {"min_ns", d.min_ns},
           {"p50_ns", d.p50_ns}, {"p95_ns", d.p95_ns},   {"max_ns", d.max_ns}};
 }
+// A name, or null when unknown (empty).
+ordered_json orNull(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
 ordered_json copy(const CopyStats& c) { return {{"count", c.count}, {"bytes", c.bytes}, {"dur_ns", c.dur_ns}}; }
 
 ordered_json step(const StepBreakdown& b) {
@@ -165,7 +170,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                          {"explanation", f.explanation}, {"fix", f.fix}};
       if (f.what_if.available)
         fj["what_if"] = {{"step_ns", f.what_if.step_ns}, {"speedup", f.what_if.speedup},
-                         {"next_bottleneck", nullptr}, {"basis", f.what_if.basis}};
+                         {"next_bottleneck", orNull(f.what_if.next_bottleneck)}, {"basis", f.what_if.basis}};
       fs.push_back(std::move(fj));
     }
     dj["findings"] = fs;
@@ -175,9 +180,16 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["checklist"] = cl;
     const StepWhatIf& w = d.what_if;
     dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns}, {"replayed_step_ns", w.replayed_step_ns},
-                                               {"unprofiled_step_ns", w.unprofiled_step_ns}, {"basis", w.basis}}
+                                               {"unprofiled_step_ns", w.unprofiled_step_ns},
+                                               {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}}
                                 : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
-                                               {"unprofiled_step_ns", nullptr}, {"basis", w.basis}};
+                                               {"unprofiled_step_ns", nullptr}, {"bottleneck", orNull(w.bottleneck)},
+                                               {"basis", w.basis}};
+    ordered_json plan = ordered_json::array();
+    for (const auto& p : d.plan)
+      plan.push_back({{"finding", p.finding}, {"fix", p.fix}, {"step_ns", p.step_ns}, {"speedup", p.speedup},
+                      {"next_bottleneck", orNull(p.next_bottleneck)}});
+    dj["plan"] = plan;
     if (thresholds) {
       ordered_json th = ordered_json::object();
       for (const auto& t : thresholds->all()) th[std::string(t.key())] = t.value;
