@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,14 +31,24 @@
 using namespace gpudoctor;
 
 int main(int argc, char** argv) {
-  if (argc != 2 && argc != 4 && argc != 6) {
-    std::fprintf(stderr, "usage: replay_calibrate DIR [--max-median-error PCT] [--max-worst-error PCT]\n");
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: replay_calibrate DIR [--holdout] [--max-median-error PCT] [--max-worst-error PCT]\n");
     return 2;
   }
   std::string dir = argv[1];
   double max_median = -1, max_worst = -1;
-  for (int a = 2; a + 1 < argc; a += 2) {
+  bool holdout = false;
+  for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
+    if (flag == "--holdout") {
+      holdout = true;
+      --a;
+      continue;
+    }
+    if (a + 1 >= argc) {
+      std::fprintf(stderr, "replay_calibrate: %s needs a value\n", flag.c_str());
+      return 2;
+    }
     char* end = nullptr;
     double v = std::strtod(argv[a + 1], &end);
     if (*end != '\0' || v < 0 || v > 1000) {
@@ -84,27 +95,80 @@ int main(int argc, char** argv) {
     j.run = std::move(r.value());
     j.model = std::make_unique<ReplayModel>(j.run);
   }
-  struct Fit {
-    int64_t ev, call;
-    double median, worst;
-  } best{0, 0, 1e9, 1e9};
-  for (int64_t call = 0; call <= 8000; call += 1000)
-    for (int64_t ev = 0; ev <= 30000; ev += 500) {
-      ReplayEdits ed;
-      ed.host_event_overhead_ns = ev;
-      ed.api_call_overhead_ns = call;
-      std::vector<double> err;
-      for (const auto& j : jobs) err.push_back(std::abs(j.model->replay(ed).replayed_step_ns / j.measured - 1));
-      std::sort(err.begin(), err.end());
-      double med = err[err.size() / 2], worst = err.back();
-      if (med + worst < best.median + best.worst) best = {ev, call, med, worst};
+  // The profiler's cost fitted by coordinate descent (each parameter in turn over its grid, until
+  // none moves), minimizing the mean |error| of the un-profiled steps of `use`d traces.
+  struct Params {
+    int64_t ev = kProfilerHostEventNs, call = kProfilerApiCallNs, gap = kProfilerGpuGapNs;
+  };
+  auto editsOf = [](const Params& p) {
+    ReplayEdits ed = unprofiledEdits();  // the CUDA graph constants as committed
+    ed.host_event_overhead_ns = p.ev;
+    ed.api_call_overhead_ns = p.call;
+    ed.gpu_gap_overhead_ns = p.gap;
+    return ed;
+  };
+  auto errors = [&](const Params& p, const std::function<bool(const Job&)>& use) {
+    std::vector<double> err;
+    ReplayEdits ed = editsOf(p);
+    for (const auto& j : jobs)
+      if (use(j)) err.push_back(std::abs(j.model->replay(ed).replayed_step_ns / j.measured - 1));
+    return err;
+  };
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  };
+  auto fit = [&](const std::function<bool(const Job&)>& use) {
+    Params p;
+    double cost = mean(errors(p, use));
+    for (int round = 0; round < 6; ++round) {
+      bool moved = false;
+      for (int which = 0; which < 3; ++which) {
+        int64_t* v = which == 0 ? &p.ev : which == 1 ? &p.call : &p.gap;
+        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 ? 12000 : which == 1 ? 10000 : 8000;
+        for (int64_t x = 0; x <= hi; x += step) {
+          Params q = p;
+          *(which == 0 ? &q.ev : which == 1 ? &q.call : &q.gap) = x;
+          double c = mean(errors(q, use));
+          if (c < cost - 1e-12) cost = c, *v = x, moved = true;
+        }
+      }
+      if (!moved) break;
     }
-  std::printf("best: %ld ns per host event, %ld ns per API call: median |error| %.1f %%, worst %.1f %%\n", best.ev,
-              best.call, 100 * best.median, 100 * best.worst);
+    return p;
+  };
+  auto all = [](const Job&) { return true; };
+  const Params committed;
+  const Params best = fit(all);
+  auto summary = [&](const Params& p) {
+    std::vector<double> e = errors(p, all);
+    std::sort(e.begin(), e.end());
+    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap: median |error| {:.1f} %, mean "
+                       "{:.1f} %, worst {:.1f} %",
+                       p.ev, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
+  };
+  std::printf("fitted:    %s\n", summary(best).c_str());
+  std::printf("committed: %s (diagnosis/what_if.h; the tables below use these)\n", summary(committed).c_str());
+  if (holdout) {  // each job predicted with the costs fitted on the other jobs
+    std::vector<double> e;
+    std::printf("held out (fitted without the job's own traces):\n");
+    std::vector<std::string> names;
+    for (const auto& j : jobs)
+      if (std::find(names.begin(), names.end(), j.job) == names.end()) names.push_back(j.job);
+    for (const auto& name : names) {
+      Params p = fit([&](const Job& j) { return j.job != name; });
+      std::vector<double> mine = errors(p, [&](const Job& j) { return j.job == name; });
+      std::printf("  %-26s %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap,
+                  100 * mean(mine), 100 * *std::max_element(mine.begin(), mine.end()));
+      e.insert(e.end(), mine.begin(), mine.end());
+    }
+    std::sort(e.begin(), e.end());
+    std::printf("held out, all traces: median |error| %.1f %%, mean %.1f %%, worst %.1f %%\n", 100 * e[e.size() / 2],
+                100 * mean(e), 100 * e.back());
+  }
   std::printf("%-36s %10s %10s %10s %8s  %s\n", "job", "traced ms", "unprof ms", "predicted", "error", "critical path (>= 10 %)");
-  ReplayEdits ed;
-  ed.host_event_overhead_ns = best.ev;
-  ed.api_call_overhead_ns = best.call;
+  ReplayEdits ed = editsOf(committed);
   for (const auto& j : jobs) {
     Replay base = j.model->replay(), r = j.model->replay(ed);
     std::string path;  // the un-profiled critical path's largest parts

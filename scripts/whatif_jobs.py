@@ -45,11 +45,13 @@ import traceback
 JOBS = {
     "gpt_fp32_naive": dict(
         desc="small GPT, FP32, hand-written attention (matmul + masked softmax + matmul)",
-        variants={"base": [], "bf16": ["bf16"], "sdpa": ["sdpa"], "bf16+sdpa": ["bf16", "sdpa"]},
+        variants={"base": [], "bf16": ["bf16"], "sdpa": ["sdpa"], "bf16+sdpa": ["bf16", "sdpa"],
+                  "fused": ["fused"]},
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
     "gpt_launch_bound": dict(
         desc="tiny GPT at batch 2: many tiny kernels, the host's launches limit the step",
-        variants={"base": [], "batch8": ["batch8"], "cuda_graphs": ["cuda_graphs"]},
+        variants={"base": [], "batch8": ["batch8"], "cuda_graphs": ["cuda_graphs"],
+                  "cuda_graphs+bf16": ["cuda_graphs", "bf16"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
     "loader_bound": dict(
         desc="GPT in FP32 whose DataLoader decodes each sample on the CPU in the main process "
@@ -59,7 +61,7 @@ JOBS = {
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
     "pageable_copies": dict(
         desc="MLP fed 64 MiB input batches copied from pageable host memory every step",
-        variants={"base": [], "pinned": ["pinned"]},
+        variants={"base": [], "pinned": ["pinned"], "pinned+bf16": ["pinned", "bf16"]},
         profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
     "item_sync": dict(
         desc="GPT (FP32, SDPA) that calls loss.item() every step, then does ~10 ms of Python host work",
@@ -68,11 +70,12 @@ JOBS = {
         extra_trace=dict(variant="base", suffix="cuda_sync_events", cuda_sync_events=True)),
     "mask_nonzero": dict(
         desc="GPT (FP32, SDPA) with boolean-mask indexing x[mask] every other layer (hidden nonzero sync)",
-        variants={"base": [], "where": ["where"]},
+        variants={"base": [], "where": ["where"], "bf16": ["bf16"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
     "foreach_false_optimizer": dict(
         desc="deep narrow net with 200 small parameter tensors, AdamW(foreach=False): a per-parameter loop",
-        variants={"base": [], "foreach": ["foreach"], "fused": ["fused"]},
+        variants={"base": [], "foreach": ["foreach"], "fused": ["fused"], "cuda_graphs": ["cuda_graphs"],
+                  "bf16": ["bf16"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
     "resnet_fp32": dict(
         desc="ResNet-18 (torchvision, or a hand-written one) in FP32, NCHW (channels_last off)",
@@ -366,10 +369,10 @@ class Runner:
         self.cur = source.next()
 
     def step(self):
-        if self.pre_step is not None:
-            self.pre_step()
         loss = None
         for _ in range(self.accum):
+            if self.pre_step is not None:  # cudagraph trees: a new generation per forward
+                self.pre_step()
             gpu = tuple(t.to("cuda", non_blocking=self.nb) for t in self.cur)
             args, target = self.prep(gpu)
             with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None):
@@ -399,8 +402,9 @@ class GraphRunner:
     (the recipe of the PyTorch CUDA-graphs docs: warm-up on a side stream, grads set to None before the
     capture so that backward allocates them inside the graph's pool, AdamW(capturable=True))."""
 
-    def __init__(self, model, opt, source, prep, loss_fn):
+    def __init__(self, model, opt, source, prep, loss_fn, amp=None):
         self.source = source
+        ac = lambda: torch.autocast("cuda", dtype=amp or torch.float32, enabled=amp is not None)
         first = source.next()
         self.static = tuple(t.to("cuda").clone() for t in first)
         s = torch.cuda.Stream()
@@ -409,14 +413,17 @@ class GraphRunner:
             for _ in range(3):
                 opt.zero_grad(set_to_none=True)
                 args, tgt = prep(self.static)
-                loss_fn(model(*args), tgt).backward()
+                with ac():
+                    loss = loss_fn(model(*args), tgt)
+                loss.backward()
                 opt.step()
         torch.cuda.current_stream().wait_stream(s)
         opt.zero_grad(set_to_none=True)
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             args, tgt = prep(self.static)
-            self.static_loss = loss_fn(model(*args), tgt)
+            with ac():
+                self.static_loss = loss_fn(model(*args), tgt)
             self.static_loss.backward()
             opt.step()
         torch.cuda.synchronize()
@@ -468,11 +475,12 @@ def build(job, fixes):
         attn = "sdpa" if "sdpa" in fx else "naive"
         amp = torch.bfloat16 if "bf16" in fx else None
         model = GPT(vocab, d, heads, layers, attn=attn).cuda()
-        opt = adamw(model.parameters(), "foreach")
+        impl = "fused" if "fused" in fx else "foreach"
+        opt = adamw(model.parameters(), impl)
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
         r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=True)
         info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast" if amp else "fp32",
-                        attention=attn, optimizer="AdamW foreach", data="pre-made pinned batches, non_blocking copy")
+                        attention=attn, optimizer="AdamW " + impl, data="pre-made pinned batches, non_blocking copy")
         return r, info, batch
 
     if job == "gpt_launch_bound":
@@ -485,8 +493,9 @@ def build(job, fixes):
         if "cuda_graphs" in fx:
             try:
                 opt = adamw(model.parameters(), "foreach", capturable=True)
-                r = GraphRunner(model, opt, src, gpt_prep, gpt_loss)
-                info.update(optimizer="AdamW foreach capturable",
+                amp = torch.bfloat16 if "bf16" in fx else None
+                r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=amp)
+                info.update(optimizer="AdamW foreach capturable", precision="bf16 autocast" if amp else "fp32",
                             cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
                 return r, info, batch
             except Exception as e:  # fall back to torch.compile's CUDA graphs
@@ -539,11 +548,13 @@ def build(job, fixes):
         model = nn.Sequential(nn.Linear(feat, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
                               nn.Linear(hidden, classes)).cuda()
         opt = adamw(model.parameters(), "foreach")
+        amp = torch.bfloat16 if "bf16" in fx else None
         r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy,
-                   non_blocking=pinned)
+                   amp=amp, non_blocking=pinned)
         n, t = count_params(model)
         info = dict(model="MLP 4096-1024-1024-16", params=n, param_tensors=t, batch=batch, seq=None,
-                    input_bytes_per_step=batch * feat * 4 + batch * 8, precision="fp32", optimizer="AdamW foreach",
+                    input_bytes_per_step=batch * feat * 4 + batch * 8,
+                    precision="bf16 autocast" if amp else "fp32", optimizer="AdamW foreach",
                     data="host batches held in pinned memory (pinned once at start), copy non_blocking=True"
                     if pinned else "host batches in pageable memory, blocking .cuda() copy")
         return r, info, batch
@@ -568,8 +579,10 @@ def build(job, fixes):
         model = GPT(vocab, d, heads, layers, attn="sdpa", center=mode, center_every=2).cuda()
         opt = adamw(model.parameters(), "foreach")
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True, pad=True))
-        r = Runner(model, opt, src, gpt_prep_mask, gpt_loss_pad, non_blocking=True)
-        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
+        amp = torch.bfloat16 if "bf16" in fx else None
+        r = Runner(model, opt, src, gpt_prep_mask, gpt_loss_pad, amp=amp, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch,
+                        precision="bf16 autocast" if amp else "fp32", attention="sdpa",
                         optimizer="AdamW foreach", masked_layers=layers // 2,
                         masking="x - x[mask].mean(0) (boolean-mask indexing)" if mode == "index"
                         else "x - torch.where(mask, x, 0).sum / mask.sum()")
@@ -579,14 +592,22 @@ def build(job, fixes):
         d, blocks, batch = 128, 50, 1024
         impl = "fused" if "fused" in fx else ("foreach" if "foreach" in fx else "loop")
         model = DeepNarrow(d, blocks).cuda()
-        opt = adamw(model.parameters(), impl)
         g = torch.Generator().manual_seed(SEED)
         batches = [(torch.randn(batch, d, generator=g).cuda(), torch.randn(batch, d, generator=g).cuda())
                    for _ in range(4)]
-        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.mse_loss)
+        amp = torch.bfloat16 if "bf16" in fx else None
+        graphs = "cuda_graphs" in fx
+        if graphs:  # the per-parameter loop captured as it is (capturable=True)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False, capturable=True)
+            r = GraphRunner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.mse_loss, amp=amp)
+        else:
+            opt = adamw(model.parameters(), impl)
+            r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.mse_loss, amp=amp)
         n, t = count_params(model)
         info = dict(model=f"{blocks} x (LayerNorm + Linear {d}x{d})", params=n, param_tensors=t, batch=batch,
-                    seq=None, precision="fp32", data="batches already on the GPU",
+                    seq=None, precision="bf16 autocast" if amp else "fp32", data="batches already on the GPU",
+                    cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW(foreach=False, capturable)) captured"
+                    if graphs else "off",
                     optimizer={"loop": "AdamW(foreach=False)", "foreach": "AdamW(foreach=True)",
                                "fused": "AdamW(fused=True)"}[impl])
         return r, info, batch
@@ -632,11 +653,16 @@ def build(job, fixes):
         opt = adamw(model.parameters(), "foreach")
         scaler = None if bf16 else torch.amp.GradScaler("cuda")
         src = ListSource(token_batches(8, micro, seq, vocab, pin=True))
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16 if bf16 else torch.float16,
-                   scaler=scaler, accum=accum, non_blocking=True)
+        graphs = "cuda_graphs" in fx  # GradScaler's inf check syncs: CUDA graphs through torch.compile
+        run_model = torch.compile(model, mode="reduce-overhead") if graphs else model
+        r = Runner(run_model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16 if bf16 else torch.float16,
+                   scaler=scaler, accum=accum, non_blocking=True,
+                   pre_step=torch.compiler.cudagraph_mark_step_begin if graphs else None)
         info = gpt_info(model, vocab, d, heads, layers, seq, micro * accum, micro_batch=micro,
                         grad_accumulation_steps=accum, precision="bf16 autocast" if bf16 else "fp16 autocast",
-                        grad_scaler=not bf16, attention="sdpa", optimizer="AdamW foreach")
+                        grad_scaler=not bf16, attention="sdpa", optimizer="AdamW foreach",
+                        cuda_graphs="torch.compile(mode='reduce-overhead') of the model; scaler, accumulation "
+                        "and optimizer eager" if graphs else "off")
         return r, info, micro * accum
 
     if job == "activation_checkpointing":

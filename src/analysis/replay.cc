@@ -76,8 +76,9 @@ struct RankGraph {
   std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
-  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole
-  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4;
+  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole, kGraphLaunch, kInGraph
+  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16;
+  std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
     int64_t in = 0;
@@ -192,11 +193,24 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
 
 int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const {
   switch (e.kind) {
-    case kRoot: case kLaunch: case kStream: case kCross:
+    case kRoot: case kLaunch:
       return e.c;
+    case kStream: case kCross: {
+      if (e.c <= 0) return e.c;
+      if (ed.graph_gap_cap_ns >= 0 && e.kind == kStream &&
+          (graphs[e.rank].item_flags[graphs[e.rank].itemOfNode(e.node)] & RankGraph::kInGraph))
+        return std::min(e.c, ed.graph_gap_cap_ns);
+      return std::max<int64_t>(0, e.c - ed.gpu_gap_overhead_ns);
+    }
     case kGpu: {
       const RankGraph& g = graphs[e.rank];
-      return scaled(g.ev(e.aux).dur_ns, scaleOf(e.rank, e.aux, ed));
+      const Event& w = g.ev(e.aux);
+      int64_t d = scaled(w.dur_ns, scaleOf(e.rank, e.aux, ed));
+      if (w.kind == EventKind::kKernel) {
+        const size_t k = static_cast<size_t>(g.ra->index.class_of_event[g.ops[e.aux - g.calls.size()]]);
+        d = std::max(d, std::min(w.dur_ns, ed.kernel_floor_ns[k])) + ed.kernel_add_ns[k];
+      }
+      return d;
     }
     case kHostGap: {
       const RankGraph& g = graphs[e.rank];
@@ -215,6 +229,9 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const uint8_t flags = g.item_flags[e.aux];
       int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
       if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
+      if ((flags & RankGraph::kGraphLaunch) && ed.graph_node_overhead_ns > 0)  // keeps 1 us per 100 nodes
+        d = std::max<int64_t>(std::min<int64_t>(d, 10 * static_cast<int64_t>(g.work_count[e.aux])),
+                              d - ed.graph_node_overhead_ns * static_cast<int64_t>(g.work_count[e.aux]));
       if (ed.fused_optimizer && (flags & RankGraph::kInOptimizer)) {
         if (const OptRegion* r = g.optAt(g.trackOf(e.aux), ce.start_ns))
           d = static_cast<int64_t>(std::llround(static_cast<double>(d) * RankGraph::keptShare(*r)));
@@ -307,7 +324,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     }
   }
   // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
-  // is part of it.
+  // is part of it. Each event is read once here (they are far apart in memory).
   std::vector<int64_t> track_end(tracks, INT64_MIN);
   std::vector<uint32_t> track_last(tracks, 0);
   for (uint32_t i = 0; i < t.events.size(); ++i) {
@@ -321,43 +338,44 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     g.calls.push_back(i);
     g.item_of[i] = static_cast<int32_t>(item);
     g.calls_on_track[e.track].push_back(item);
+    g.item_start.push_back(e.start_ns);
+    g.item_end.push_back(e.end_ns());
+    g.item_track.push_back(e.track);
+    uint8_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
+    if (e.hasRole(kRoleGraphLaunch)) flags |= RankGraph::kGraphLaunch;
+    if (!g.opt[e.track].empty() && g.optAt(e.track, e.start_ns)) flags |= RankGraph::kInOptimizer;
+    g.item_flags.push_back(flags);
     track_end[e.track] = e.end_ns();
     track_last[e.track] = item;
   }
+  const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+  // GPU work, and the launch call of each (-1: none recorded).
+  g.ops.reserve(idx.gpu_work.size());
+  g.launch_item.assign(nc, -1);
+  g.work_count.assign(nc, 0);
   for (uint32_t w : idx.gpu_work) {
-    g.item_of[w] = static_cast<int32_t>(g.calls.size() + g.ops.size());
+    const Event& e = t.events[w];
+    const uint32_t j = static_cast<uint32_t>(g.calls.size() + g.ops.size());
+    g.item_of[w] = static_cast<int32_t>(j);
     g.ops.push_back(w);
-  }
-  g.item_start.reserve(g.items());
-  g.item_end.reserve(g.items());
-  g.item_track.reserve(g.items());
-  for (uint32_t list : {0u, 1u})
-    for (uint32_t ev : list == 0 ? g.calls : g.ops) {
-      const Event& e = t.events[ev];
-      g.item_start.push_back(e.start_ns);
-      g.item_end.push_back(e.end_ns());
-      g.item_track.push_back(e.track);
+    g.item_start.push_back(e.start_ns);
+    g.item_end.push_back(e.end_ns());
+    g.item_track.push_back(e.track);
+    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+    int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
+    g.launch_item.push_back(li);
+    uint8_t flags = 0;
+    if (li >= 0) {
+      uint8_t& lf = g.item_flags[static_cast<uint32_t>(li)];
+      lf |= RankGraph::kOwnsWork;
+      ++g.work_count[static_cast<uint32_t>(li)];
+      if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
+      if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
     }
+    g.item_flags.push_back(flags);
+  }
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
-  const uint32_t nc = static_cast<uint32_t>(g.calls.size());
-  g.item_flags.assign(g.items(), 0);
-  for (uint32_t c = 0; c < nc; ++c) {
-    if (g.ev(c).hasRole(kRoleSyncCall)) g.item_flags[c] |= RankGraph::kSyncRole;
-    if (g.optAt(g.trackOf(c), g.startOf(c))) g.item_flags[c] |= RankGraph::kInOptimizer;
-  }
-  // The launch call of each piece of GPU work (-1: none recorded), looked up once.
-  g.launch_item.assign(g.items(), -1);
-  for (uint32_t j = nc; j < g.items(); ++j) {
-    const Event& e = g.ev(j);
-    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
-    if (l != IdMap::kNone) g.launch_item[j] = g.item_of[l];
-    if (g.launch_item[j] >= 0) {
-      g.item_flags[static_cast<uint32_t>(g.launch_item[j])] |= RankGraph::kOwnsWork;
-      if (g.item_flags[static_cast<uint32_t>(g.launch_item[j])] & RankGraph::kInOptimizer)
-        g.item_flags[j] |= RankGraph::kInOptimizer;
-    }
-  }
   auto launchOf = [&](uint32_t op_item) { return g.launch_item[op_item]; };
   // The smallest usual launch-to-start delay (10th percentile), from work launched onto an idle
   // stream (the previous work on it ended before the launch): how soon work can follow its launch.

@@ -23,6 +23,10 @@ namespace gpudoctor {
 // What to change before replaying. Defaults: nothing.
 struct ReplayEdits {
   std::array<double, kKernelClassCount> kernel_scale;  // kernel durations x this, per class
+  // ... then, per class, at least this long (a kernel's shortest run at the new rate; never longer
+  // than it was) and this much longer (work an edit adds per kernel: autocast's casts per GEMM).
+  std::array<int64_t, kKernelClassCount> kernel_floor_ns{};
+  std::array<int64_t, kKernelClassCount> kernel_add_ns{};
   double memcpy_scale = 1, memset_scale = 1;
   double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too)
   // The profiler's own host cost, removed to replay the job as it runs un-profiled: per recorded
@@ -30,6 +34,15 @@ struct ReplayEdits {
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
+  // ... and on the GPU: CUPTI's kernel records stretch the gap before each piece of GPU work that
+  // follows other work on its stream (or on another stream it waited for) by up to this.
+  int64_t gpu_gap_overhead_ns = 0;
+  // ... and in CUDA graph replays: CUPTI instruments each node as the graph is launched, so the
+  // launch call takes this much longer per node it launched, and the GPU idles between the graph's
+  // kernels while the call is still submitting them: such gaps are capped at graph_gap_cap_ns
+  // (negative: kept as traced).
+  int64_t graph_node_overhead_ns = 0;
+  int64_t graph_gap_cap_ns = -1;
   // Fixes as graph edits. Loader workers: the host time inside in-process DataLoader ranges leaves
   // the training thread (the workers' production rate is not in the trace: assumed to keep up).
   bool loader_off_thread = false;

@@ -14,16 +14,24 @@ namespace gpudoctor {
 bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, ReplayEdits& ed, std::string& basis) {
   if (fix == "bf16") {
     if (!c || c->peak(GemmPrecision::kFp32) <= 0 || c->peak(GemmPrecision::kBf16) <= 0) return false;
-    double bf16 = c->peak(GemmPrecision::kBf16);
-    ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)] = c->peak(GemmPrecision::kFp32) / bf16;
-    if (c->peak(GemmPrecision::kTf32) > 0)
-      ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmTf32)] = c->peak(GemmPrecision::kTf32) / bf16;
-    for (auto k : {KernelClass::kElementwise, KernelClass::kReduction, KernelClass::kNormalization, KernelClass::kCopy,
-                   KernelClass::kAttentionUnfused, KernelClass::kOptimizer})
-      ed.kernel_scale[static_cast<size_t>(k)] = 0.5;
-    basis = fmt::format("FP32 GEMM kernels at the BF16 / FP32 rate of {} ({:.0f} / {:.1f} TFLOP/s, each kernel's "
-                        "efficiency kept), elementwise, reduction, normalization and copy kernels at half the bytes",
-                        c->device, bf16, c->peak(GemmPrecision::kFp32));
+    const double bf16 = c->peak(GemmPrecision::kBf16) * kBf16GemmEfficiency;
+    for (auto [k, p] : {std::pair{KernelClass::kGemmFp32Simt, GemmPrecision::kFp32},
+                        std::pair{KernelClass::kGemmTf32, GemmPrecision::kTf32}}) {
+      if (c->peak(p) <= 0) continue;
+      const size_t i = static_cast<size_t>(k);
+      ed.kernel_scale[i] = c->peak(p) / bf16 + kAutocastCastShare;
+      ed.kernel_floor_ns[i] = kBf16GemmFloorNs;
+      ed.kernel_add_ns[i] = kAutocastCastNs;
+    }
+    ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = kBf16ElementwiseScale;
+    ed.kernel_scale[static_cast<size_t>(KernelClass::kAttentionUnfused)] = 0.5;
+    basis = fmt::format(
+        "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
+        "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM; elementwise kernels x {:.2f}, "
+        "unfused attention x 0.5; normalization, reductions and the optimizer stay FP32 (autocast's FP32 list, "
+        "FP32 master weights)",
+        100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
+        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kBf16ElementwiseScale);
     return true;
   }
   if (fix == "loader_workers") {
@@ -84,6 +92,16 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   return false;
 }
 
+ReplayEdits unprofiledEdits() {
+  ReplayEdits ed;
+  ed.host_event_overhead_ns = kProfilerHostEventNs;
+  ed.api_call_overhead_ns = kProfilerApiCallNs;
+  ed.gpu_gap_overhead_ns = kProfilerGpuGapNs;
+  ed.graph_node_overhead_ns = kProfilerGraphNodeNs;
+  ed.graph_gap_cap_ns = kProfilerGraphGapCapNs;
+  return ed;
+}
+
 std::string_view fixOfFinding(std::string_view id) {
   if (id == "precision.fp32_gemm") return "bf16";
   if (id == "input.loader_on_critical_path") return "loader_workers";
@@ -106,8 +124,7 @@ constexpr double kMinPlanGain = 0.01;
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
-  ReplayEdits unprofiled;
-  unprofiled.host_event_overhead_ns = kProfilerHostEventNs;
+  const ReplayEdits unprofiled = unprofiledEdits();
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   struct Candidate {
     std::string finding, fix, basis;
@@ -171,14 +188,16 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   ReplayEdits now = unprofiled;
   double step = base.replayed_step_ns;
   std::string basis;
-  while (!left.empty()) {
+  for (bool first = true; !left.empty(); first = false) {
     std::vector<ReplayEdits> tries;
+    std::vector<Replay> tr;
     for (const Candidate* k : left) {
       ReplayEdits t = now;
       fixEdit(k->fix, c, &run, t, basis);
       tries.push_back(t);
+      if (first) tr.push_back(r[k->replay]);  // the first round is each fix alone: replayed above
     }
-    std::vector<Replay> tr = model.replayAll(tries);
+    if (!first) tr = model.replayAll(tries);
     size_t best = tr.size();
     for (size_t i = 0; i < tr.size(); ++i)
       if (tr[i].available && tr[i].replayed_step_ns > 0 &&

@@ -17,7 +17,31 @@ struct Diagnosis;
 // The profiler's host cost per recorded host event (operator, annotation, Python function), fitted
 // by bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 6.0 % median,
 // 46 % worst (activation checkpointing), on 31 traces of 11 jobs.
-inline constexpr int64_t kProfilerHostEventNs = 5500;
+inline constexpr int64_t kProfilerHostEventNs = 7250;
+inline constexpr int64_t kProfilerApiCallNs = 0;
+inline constexpr int64_t kProfilerGpuGapNs = 1400;
+// CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
+// 0.98 ms for 494 nodes and 12.28 ms for 5,056 (2.0 and 2.4 us per node), and the GPU idled up to
+// 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at
+// most 3.4 us (99th percentile).
+inline constexpr int64_t kProfilerGraphNodeNs = 2000;
+inline constexpr int64_t kProfilerGraphGapCapNs = 3000;
+
+// The edits that remove the profiler's own cost (the un-profiled job), with the constants above.
+ReplayEdits unprofiledEdits();
+
+// bf16 autocast, from the validation jobs' FP32 and bf16 traces (testdata/whatif, H200): BF16
+// tensor-core GEMMs ran 11.6-13.5x faster than the FP32 SIMT ones of the same model where the
+// peaks' ratio is 15.4x (80 % of it), tiny ones (5 us in FP32) only 1.8-2.4x (about 3 us each);
+// autocast's casts added 2.5-21 us of copy kernels per GEMM, about 2 us plus 4 % of the FP32
+// GEMM's time (3-66 % of it: the casts' bytes grow slower than the GEMM's FLOPs); elementwise kernels took
+// 0.82-0.86x their FP32 time in transformers (0.52x in a ResNet); normalization, reductions and
+// the optimizer's kernels 0.84-1.06x.
+inline constexpr double kBf16GemmEfficiency = 0.8;
+inline constexpr int64_t kBf16GemmFloorNs = 3000;
+inline constexpr int64_t kAutocastCastNs = 2000;
+inline constexpr double kAutocastCastShare = 0.04;
+inline constexpr double kBf16ElementwiseScale = 0.85;
 
 // A fused AdamW step reads 4 and writes 3 tensors per parameter in one pass; the unfused paths
 // (foreach or per parameter) make about 25 such accesses (12 passes over 1-3 tensors): the
