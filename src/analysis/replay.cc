@@ -32,6 +32,7 @@ constexpr int64_t kHandoffIdleNs = 20000;
 // value[pred] + offset; pred -1: the offset alone).
 enum EdgeKind : uint8_t {
   kRoot,       // a start with nothing before it: its traced time
+  kRootSpan,   // a thread's first call: the thread's first host event's time (c) + the host time since
   kLaunch,     // launch call's start -> its GPU work's start (the traced latency)
   kStream,     // previous work on the stream -> this work
   kCross,      // inferred cross-stream wait
@@ -62,6 +63,7 @@ struct OptRegion {
 
 struct RankGraph {
   const RankAnalysis* ra = nullptr;
+  uint16_t index = 0;                 // into RunAnalysis::ranks
   uint32_t base = 0;                  // node id of item 0's start
   std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
   std::vector<int32_t> item_of;       // event -> item, -1
@@ -120,6 +122,8 @@ struct RankGraph {
       }
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     }
+    if (index < ed.rank_host_scale.size() && ed.rank_host_scale[index] != 1.0)
+      span = static_cast<int64_t>(std::llround(static_cast<double>(span) * ed.rank_host_scale[index]));
     return span;
   }
   static double keptShare(const OptRegion& r) {
@@ -217,6 +221,11 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       uint32_t item = g.itemOfNode(e.node);
       return g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed);
     }
+    case kRootSpan: {
+      const RankGraph& g = graphs[e.rank];
+      uint32_t item = g.itemOfNode(e.node);
+      return e.c + g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed);
+    }
     case kHostSplit: {
       const RankGraph& g = graphs[e.rank];
       uint32_t track = g.trackOf(g.itemOfNode(e.node));
@@ -237,6 +246,8 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
           d = static_cast<int64_t>(std::llround(static_cast<double>(d) * RankGraph::keptShare(*r)));
       }
       if (e.c >= 0) d = std::min(d, std::max<int64_t>(0, ce.dur_ns - e.c));  // the wait dropped
+      if (e.rank < ed.rank_host_scale.size() && ed.rank_host_scale[e.rank] != 1.0)
+        d = static_cast<int64_t>(std::llround(static_cast<double>(d) * ed.rank_host_scale[e.rank]));
       return d;
     }
     case kSyncTail: case kSyncAwait: {
@@ -255,7 +266,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
 
 PathCategory ReplayModel::Impl::categoryOf(const Edge& e) const {
   switch (e.kind) {
-    case kLaunch: case kHostGap: case kHostSplit: return PathCategory::kHostLaunch;
+    case kLaunch: case kHostGap: case kHostSplit: case kRootSpan: return PathCategory::kHostLaunch;
     case kGpu: return gpuCategory(graphs[e.rank].ev(e.aux));
     case kJoin: return PathCategory::kCommunication;
     case kCallDur:
@@ -519,7 +530,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         // started inside the trace, autograd's backward thread), else keeps its traced time.
         int32_t from = otherThreadCallEndedBy(track, e.start_ns, INT64_MIN);
         if (from < 0) {
-          add(g.start(c), -1, kRoot, e.start_ns);
+          const std::vector<int64_t>& hs = g.host_starts[track];
+          if (!hs.empty() && hs.front() < e.start_ns) add(g.start(c), -1, kRootSpan, hs.front());
+          else add(g.start(c), -1, kRoot, e.start_ns);
         } else {
           add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap,
               g.endOf(static_cast<uint32_t>(from)));
@@ -620,6 +633,7 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
   for (size_t r = 0; r < run.ranks.size(); ++r) {
     RankGraph& g = m.graphs[r];
     g.ra = &run.ranks[r];
+    g.index = static_cast<uint16_t>(r);
     g.base = m.nodes;
     m.edges.reserve(m.edges.size() + 4 * run.ranks[r].index.gpu_work.size() + 4 * run.ranks[r].index.launches.size());
     m.buildRank(static_cast<uint16_t>(r), g);
@@ -707,7 +721,11 @@ HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_
   if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return {t, -1, 0};
   const auto& list = g.calls_on_track[track];
   auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.startOf(c); });
-  if (pos == list.begin()) return {t, -1, 0};
+  if (pos == list.begin()) {  // before the thread's first call: from its first host event, as that call
+    const std::vector<int64_t>& hs = g.host_starts[track];
+    if (!hs.empty() && hs.front() < t) return {hs.front() + g.hostSpan(track, hs.front(), t, ed), -1, 0};
+    return {t, -1, 0};
+  }
   uint32_t c = *(pos - 1);
   const Event& e = g.ev(c);
   if (t >= e.end_ns()) {

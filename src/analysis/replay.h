@@ -62,6 +62,8 @@ struct ReplayEdits {
   // Per rank (index into RunAnalysis::ranks): its compute kernels (not collectives, not copies)
   // x this (a straggler at its peers' pace). Empty: none.
   std::vector<double> rank_compute_scale;
+  // ... and its host time (the gaps between its calls and the calls themselves) x this.
+  std::vector<double> rank_host_scale;
   ReplayEdits() { kernel_scale.fill(1.0); }
 };
 

@@ -147,16 +147,19 @@ TEST(Replay, CriticalPathPartsAddUpToTheStep) {
 
 // Two ranks, each step one compute kernel then an allreduce that ends once both arrived (plus
 // 100 us of transfer), then a synchronize. Rank 1's compute is `slow_ns`, rank 0's 1 ms.
-RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns) {
+RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns, int64_t host_ns = 0, int64_t slowest_host_ns = 0) {
   TraceBuilder b;
   b.t.rank = rank;
   int64_t t = 1000, corr = 1;
   for (int step = 1; step <= 2; ++step) {
-    const int64_t begin = t, k0 = t + 10000, ar_end = k0 + slowest_ns + 100000;
+    const int64_t begin = t;
+    t += host_ns;  // host work before the step's first launch
+    const int64_t k0 = t + 10000, ar_end = begin + slowest_host_ns + 10000 + slowest_ns + 100000;
     b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", k0, k0 + compute_ns);
     b.launch(corr++, t + 6000, t + 9000, EventKind::kKernel, TraceBuilder::kStream13,
              "ncclDevKernel_AllReduce_Sum_f32_RING_LL", k0 + compute_ns, ar_end);
     b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t + 10000, ar_end + 3000, corr++);
+    if (host_ns > 0) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::host_work", begin, begin + host_ns);
     t = ar_end + 8000;
     b.step(step, begin, t);
   }
@@ -199,6 +202,30 @@ TEST(Replay, AStragglerAtItsPeersPaceIsTheJobWithoutIt) {
   EXPECT_NEAR(s.replayed_step_ns, s0.traced_step_ns - 1000000, 1000);
   for (const auto& rank : s.ranks)
     for (const auto& w : rank.windows) EXPECT_NEAR(w.replayed_ns, w.traced_ns - 1000000, 1000) << rank.rank;
+}
+
+// A straggler slow on the host (1 ms of host work a step before its launches): the what-if's
+// straggler edit (its host time and compute at its peer's pace) predicts the job without it.
+TEST(Replay, AHostStragglerAtItsPeersPaceIsAboutTheJobWithoutIt) {
+  std::vector<RankTrace> slow_traces, even_traces;
+  slow_traces.push_back(collectiveRank(0, 1000000, 1000000, 0, 1000000));
+  slow_traces.push_back(collectiveRank(1, 1000000, 1000000, 1000000, 1000000));
+  even_traces.push_back(collectiveRank(0, 1000000, 1000000));
+  even_traces.push_back(collectiveRank(1, 1000000, 1000000));
+  auto slow = analyzeRun(slow_traces, {}), even = analyzeRun(even_traces, {});
+  ASSERT_TRUE(slow.ok() && even.ok());
+  Replay s0 = replayRun(slow.value()), e = replayRun(even.value());
+  ASSERT_TRUE(s0.available) << s0.reason;
+  EXPECT_LT(s0.worst_error, 1e-9);
+  EXPECT_NEAR(s0.traced_step_ns - e.traced_step_ns, 1000000, 1000);
+  // Rank 1's own time 2.12 ms against rank 0's 1.12: both its host and its compute x 0.53.
+  ReplayEdits ed;
+  const double r = (s0.traced_step_ns - 1e6) / s0.traced_step_ns;
+  ed.rank_host_scale = {1.0, r};
+  ed.rank_compute_scale = {1.0, r};
+  Replay s = replayRun(slow.value(), ed);
+  EXPECT_NEAR(s.replayed_step_ns / e.traced_step_ns, 1.0, 0.10);
+  EXPECT_LT(s.replayed_step_ns, s0.traced_step_ns - 0.8e6);
 }
 
 TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {

@@ -20,8 +20,12 @@ using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 
 TEST(Cli, BundledExampleWithoutArguments) {
   auto r = run("analyze");
-  EXPECT_NE(r.out.find("Findings, ranked"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1. [critical] Primary bottleneck: host_launch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Findings: predicted speedups (replay) first"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("un-profiled step (replay): "), std::string::npos) << r.out;
+  // The headline names the findings that address it instead of repeating them.
+  EXPECT_NE(r.out.find("1. [info] Primary bottleneck: host_launch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Addressed by: launch.overhead"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Plan (predicted by replay"), std::string::npos) << r.out;
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("2 ranks, 2 steps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Kernel classes"), std::string::npos);

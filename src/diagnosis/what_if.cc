@@ -71,22 +71,33 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   }
   if (fix == "straggler_at_median") {
     if (!run || run->ranks.size() < 2) return false;
-    std::vector<double> compute;
-    for (const auto& r : run->ranks)
-      compute.push_back(r.steps.empty() ? 0 : static_cast<double>(r.total.compute_ns) / static_cast<double>(r.steps.size()));
-    size_t slow = static_cast<size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
+    // Each rank's own time per step: its step less what it waited inside collectives for others.
+    std::vector<double> own;
+    for (const auto& r : run->ranks) {
+      const double steps = std::max<double>(1, static_cast<double>(r.steps.size()));
+      int64_t wait = 0;
+      for (const auto& w : run->straggler.ranks)
+        if (w.rank == r.trace->rank) wait = w.wait_ns;
+      own.push_back((static_cast<double>(r.total.wall_ns) - static_cast<double>(wait)) / steps);
+    }
+    size_t slow = static_cast<size_t>(std::max_element(own.begin(), own.end()) - own.begin());
+    for (size_t k = 0; k < run->ranks.size(); ++k)  // the straggler analysis's verdict first
+      if (run->ranks[k].trace->rank == run->straggler.straggler) slow = k;
     std::vector<double> others;
-    for (size_t k = 0; k < compute.size(); ++k)
-      if (k != slow) others.push_back(compute[k]);
+    for (size_t k = 0; k < own.size(); ++k)
+      if (k != slow) others.push_back(own[k]);
     std::sort(others.begin(), others.end());
-    double median = others.size() % 2 ? others[others.size() / 2]
-                                      : (others[others.size() / 2 - 1] + others[others.size() / 2]) / 2;
-    if (compute[slow] <= 0 || median >= compute[slow]) return false;
+    const double median = others.size() % 2 ? others[others.size() / 2]
+                                            : (others[others.size() / 2 - 1] + others[others.size() / 2]) / 2;
+    if (own[slow] <= 0 || median >= own[slow]) return false;
+    const double scale = median / own[slow];
     ed.rank_compute_scale.assign(run->ranks.size(), 1.0);
-    ed.rank_compute_scale[slow] = median / compute[slow];
-    basis = fmt::format("rank {}'s compute kernels ({:.2f} ms/step) at its peers' median ({:.2f} ms/step), "
-                        "collectives joined at the new arrivals",
-                        run->ranks[slow].trace->rank, compute[slow] / 1e6, median / 1e6);
+    ed.rank_host_scale.assign(run->ranks.size(), 1.0);
+    ed.rank_compute_scale[slow] = ed.rank_host_scale[slow] = scale;
+    basis = fmt::format("rank {}'s own time ({:.2f} ms/step: its step less its waits in collectives) at its peers' "
+                        "median ({:.2f} ms/step): its host time and compute kernels x {:.3f}, collectives joined at "
+                        "the new arrivals",
+                        run->ranks[slow].trace->rank, own[slow] / 1e6, median / 1e6, scale);
     return true;
   }
   return false;

@@ -39,7 +39,14 @@ std::string renderPlan(const Diagnosis& d) {
 }  // namespace
 
 std::string renderFindings(const Diagnosis& d, size_t max) {
-  std::string o = "Findings, ranked by the step time a fix can save (upper bounds)\n";
+  std::string o = d.what_if.available
+                      ? "Findings: predicted speedups (replay) first, then the step time a fix can save (upper bounds)\n"
+                      : "Findings, ranked by the step time a fix can save (upper bounds)\n";
+  if (d.what_if.available)
+    o += wrapText(fmt::format("un-profiled step (replay): {:.2f} ms (traced {:.2f} ms), limited by {}",
+                              d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
+                              d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
+                  "  ", 100);
   size_t n = 0;
   for (const auto& f : d.findings) {
     if (max && n == max) {
