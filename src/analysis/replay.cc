@@ -79,7 +79,8 @@ struct RankGraph {
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
   std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole, kGraphLaunch, kInGraph
-  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16;
+  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
+                           kCollective = 32;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
@@ -149,7 +150,9 @@ struct ReplayModel::Impl {
   const RunAnalysis* run = nullptr;
   std::string reason;  // not empty: unavailable
   std::vector<RankGraph> graphs;
-  std::vector<Edge> edges;  // in dependency order of their nodes
+  std::vector<std::vector<Edge>> parts;  // while building: each rank's host and GPU edges, the joins
+  std::vector<Edge> edges;  // in dependency order of their nodes, grouped by node
+  std::vector<uint32_t> first_edge;  // per node: its first edge, UINT32_MAX for none
   std::vector<std::array<int64_t, 2>> joins;  // kJoin: the transfer time x, the member's GPU item
   uint32_t nodes = 0;
   ReplayGraphStats stats;
@@ -279,8 +282,9 @@ PathCategory ReplayModel::Impl::categoryOf(const Edge& e) const {
 // Items, host order, launches, stream order, cross-stream waits and sync waits of one rank.
 void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   ReplayGraphStats& st = stats;
+  std::vector<Edge> host_edges;
   auto add = [&](uint32_t node, int32_t pred, uint8_t kind, int64_t c, uint32_t aux = 0, uint8_t cond = kAlways) {
-    edges.push_back({node, pred, c, aux, rank, kind, cond});
+    host_edges.push_back({node, pred, c, aux, rank, kind, cond});
   };
   const RankTrace& t = *g.ra->trace;
   const TraceIndex& idx = g.ra->index;
@@ -294,7 +298,32 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.opt.assign(tracks, {});
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> opt_ranges(tracks);
-  for (const Event& e : t.events) {  // events are in start order, so each list is sorted
+  // One pass over the events (they are far apart in memory): host events, steps, optimizer and
+  // loader ranges, and the host calls, top level per thread (a call inside another, a driver call
+  // under a runtime call, is part of it).
+  std::vector<int64_t> track_end(tracks, INT64_MIN);
+  std::vector<uint32_t> track_last(tracks, 0);
+  for (uint32_t i = 0; i < t.events.size(); ++i) {  // in start order, so each list is sorted
+    const Event& e = t.events[i];
+    if (e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) {
+      if (e.start_ns < track_end[e.track]) {
+        g.item_of[i] = static_cast<int32_t>(track_last[e.track]);
+        continue;
+      }
+      uint32_t item = static_cast<uint32_t>(g.calls.size());
+      g.calls.push_back(i);
+      g.item_of[i] = static_cast<int32_t>(item);
+      g.calls_on_track[e.track].push_back(item);
+      g.item_start.push_back(e.start_ns);
+      g.item_end.push_back(e.end_ns());
+      g.item_track.push_back(e.track);
+      uint8_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
+      if (e.hasRole(kRoleGraphLaunch)) flags |= RankGraph::kGraphLaunch;
+      g.item_flags.push_back(flags);
+      track_end[e.track] = e.end_ns();
+      track_last[e.track] = item;
+      continue;
+    }
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
       g.host_ends[e.track].push_back(e.end_ns());
@@ -334,32 +363,11 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       g.opt[tr].push_back({first, last, std::min(last - first, 2 * *mid)});
     }
   }
-  // Host calls, top level per thread: a call inside another (a driver call under a runtime call)
-  // is part of it. Each event is read once here (they are far apart in memory).
-  std::vector<int64_t> track_end(tracks, INT64_MIN);
-  std::vector<uint32_t> track_last(tracks, 0);
-  for (uint32_t i = 0; i < t.events.size(); ++i) {
-    const Event& e = t.events[i];
-    if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
-    if (e.start_ns < track_end[e.track]) {
-      g.item_of[i] = static_cast<int32_t>(track_last[e.track]);
-      continue;
-    }
-    uint32_t item = static_cast<uint32_t>(g.calls.size());
-    g.calls.push_back(i);
-    g.item_of[i] = static_cast<int32_t>(item);
-    g.calls_on_track[e.track].push_back(item);
-    g.item_start.push_back(e.start_ns);
-    g.item_end.push_back(e.end_ns());
-    g.item_track.push_back(e.track);
-    uint8_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
-    if (e.hasRole(kRoleGraphLaunch)) flags |= RankGraph::kGraphLaunch;
-    if (!g.opt[e.track].empty() && g.optAt(e.track, e.start_ns)) flags |= RankGraph::kInOptimizer;
-    g.item_flags.push_back(flags);
-    track_end[e.track] = e.end_ns();
-    track_last[e.track] = item;
-  }
+  // Calls inside an optimizer step's operators.
+  for (uint32_t c = 0; c < g.calls.size(); ++c)
+    if (!g.opt[g.item_track[c]].empty() && g.optAt(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInOptimizer;
   const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+  host_edges.reserve(3 * static_cast<size_t>(nc));
   // GPU work, and the launch call of each (-1: none recorded).
   g.ops.reserve(idx.gpu_work.size());
   g.launch_item.assign(nc, -1);
@@ -375,7 +383,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
     int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
     g.launch_item.push_back(li);
-    uint8_t flags = 0;
+    uint8_t flags = e.collective ? RankGraph::kCollective : 0;
     if (li >= 0) {
       uint8_t& lf = g.item_flags[static_cast<uint32_t>(li)];
       lf |= RankGraph::kOwnsWork;
@@ -418,56 +426,79 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
                                [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
     return static_cast<int64_t>(it - by_end.begin()) - 1;
   };
-  // GPU work: launch, stream order, cross-stream waits; durations.
+  // The last-ending piece of GPU work of each launch call.
   std::vector<int32_t> last_own_op(nc, -1);
-  std::vector<int32_t> stream_prev(tracks, -1);
   for (uint32_t j = nc; j < g.items(); ++j) {
-    const Event& e = g.ev(j);
-    const int64_t tj = e.start_ns;
     int32_t l = launchOf(j);
-    if (l >= 0 && (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < e.end_ns()))
+    if (l >= 0 && (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < g.endOf(j)))
       last_own_op[l] = static_cast<int32_t>(j);
-    int32_t prev = stream_prev[e.track];
-    stream_prev[e.track] = static_cast<int32_t>(j);
-    int64_t a = l >= 0 ? g.startOf(static_cast<uint32_t>(l)) + launch_min : kUnset;
-    int64_t b = prev >= 0 ? g.endOf(static_cast<uint32_t>(prev)) : kUnset;
-    int64_t explained = std::max(a, b);
-    int32_t dep = -1;
-    if (explained == kUnset || tj - explained > kUnexplainedWaitNs) {
-      const int64_t device = t.tracks[e.track].pid;
-      for (int64_t p = lastEndingBy(tj), n = 0; p >= 0 && n < kCrossStreamScan; --p, ++n) {
-        uint32_t c = by_end[static_cast<size_t>(p)];
-        const Event& ce = g.ev(c);
-        if (explained != kUnset && ce.end_ns() <= explained) break;
-        if (tj - ce.end_ns() > kCrossStreamScan * kUnexplainedWaitNs) break;
-        if (ce.track != e.track && t.tracks[ce.track].pid == device && c != j) {
-          dep = static_cast<int32_t>(c);
-          break;
+  }
+  // GPU work: launch, stream order, cross-stream waits; durations. On a thread of its own for large
+  // ranks, while this one builds the host calls' edges.
+  std::vector<Edge> gpu_edges;
+  ReplayGraphStats gpu_st;
+  auto gpuEdges = [&] {
+    auto add = [&](uint32_t node, int32_t pred, uint8_t kind, int64_t c, uint32_t aux = 0) {
+      gpu_edges.push_back({node, pred, c, aux, rank, kind, kAlways});
+    };
+    ReplayGraphStats& st = gpu_st;
+    gpu_edges.reserve(3 * g.ops.size());
+    std::vector<int32_t> stream_prev(tracks, -1);
+    for (uint32_t j = nc; j < g.items(); ++j) {  // from the items' copies: no event read
+      const int64_t tj = g.startOf(j);
+      const uint32_t track = g.trackOf(j);
+      int32_t l = launchOf(j);
+      int32_t prev = stream_prev[track];
+      stream_prev[track] = static_cast<int32_t>(j);
+      int64_t a = l >= 0 ? g.startOf(static_cast<uint32_t>(l)) + launch_min : kUnset;
+      int64_t b = prev >= 0 ? g.endOf(static_cast<uint32_t>(prev)) : kUnset;
+      int64_t explained = std::max(a, b);
+      int32_t dep = -1;
+      if (explained == kUnset || tj - explained > kUnexplainedWaitNs) {
+        const int64_t device = t.tracks[track].pid;
+        for (int64_t p = lastEndingBy(tj), n = 0; p >= 0 && n < kCrossStreamScan; --p, ++n) {
+          uint32_t c = by_end[static_cast<size_t>(p)];
+          const int64_t ce_end = g.endOf(c);
+          if (explained != kUnset && ce_end <= explained) break;
+          if (tj - ce_end > kCrossStreamScan * kUnexplainedWaitNs) break;
+          if (g.trackOf(c) != track && t.tracks[g.trackOf(c)].pid == device && c != j) {
+            dep = static_cast<int32_t>(c);
+            break;
+          }
         }
       }
+      int64_t c_val = dep >= 0 ? g.endOf(static_cast<uint32_t>(dep)) : kUnset;
+      enum { kNone, kByLaunch, kByStream, kByCross } bind = kNone;
+      int64_t best = kUnset;
+      if (a != kUnset) best = a, bind = kByLaunch;
+      if (b != kUnset && b > best) best = b, bind = kByStream;
+      if (c_val != kUnset && c_val > best) best = c_val, bind = kByCross;
+      if (l >= 0) {
+        int64_t sl = g.startOf(static_cast<uint32_t>(l));
+        add(g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))), kLaunch,
+            bind == kByLaunch ? tj - sl : std::min(launch_min, tj - sl));
+      }
+      if (prev >= 0)
+        add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))), kStream,
+            bind == kByStream ? tj - b : std::min<int64_t>(0, tj - b));
+      if (bind == kByCross) add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), kCross, tj - c_val);
+      if (bind == kNone) add(g.start(j), -1, kRoot, tj);
+      (bind == kByLaunch ? st.bound_by_launch : bind == kByStream ? st.bound_by_stream
+                                            : bind == kByCross    ? st.bound_by_cross_stream
+                                                                  : st.unbound)++;
+      if (!(g.item_flags[j] & RankGraph::kCollective))  // collectives end at the join
+        add(g.end(j), static_cast<int32_t>(g.start(j)), kGpu, 0, j);
     }
-    int64_t c_val = dep >= 0 ? g.endOf(static_cast<uint32_t>(dep)) : kUnset;
-    enum { kNone, kByLaunch, kByStream, kByCross } bind = kNone;
-    int64_t best = kUnset;
-    if (a != kUnset) best = a, bind = kByLaunch;
-    if (b != kUnset && b > best) best = b, bind = kByStream;
-    if (c_val != kUnset && c_val > best) best = c_val, bind = kByCross;
-    if (l >= 0) {
-      int64_t sl = g.startOf(static_cast<uint32_t>(l));
-      add(g.start(j), static_cast<int32_t>(g.start(static_cast<uint32_t>(l))), kLaunch,
-          bind == kByLaunch ? tj - sl : std::min(launch_min, tj - sl));
+  };
+  std::thread gpu_thread;
+  struct Joiner {  // joined however this function is left
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
     }
-    if (prev >= 0)
-      add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))), kStream,
-          bind == kByStream ? tj - b : std::min<int64_t>(0, tj - b));
-    if (bind == kByCross) add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), kCross, tj - c_val);
-    if (bind == kNone) add(g.start(j), -1, kRoot, tj);
-    (bind == kByLaunch ? st.bound_by_launch : bind == kByStream ? st.bound_by_stream
-                                          : bind == kByCross    ? st.bound_by_cross_stream
-                                                                : st.unbound)++;
-    if (!e.collective)  // collectives end at the join
-      add(g.end(j), static_cast<int32_t>(g.start(j)), kGpu, 0, j);
-  }
+  } joiner{gpu_thread};
+  if (g.ops.size() > 50000) gpu_thread = std::thread(gpuEdges);
+  else gpuEdges();
   // Calls by end, for hand-offs between threads.
   std::vector<uint32_t> calls_by_end(nc);
   for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
@@ -586,19 +617,36 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
             std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, kIfNoWaits);
     }
   }
+  if (gpu_thread.joinable()) gpu_thread.join();
+  parts.push_back(std::move(host_edges));
+  parts.push_back(std::move(gpu_edges));
+  std::vector<int32_t>().swap(g.item_of);  // only the build looks events up
+  stats.bound_by_launch += gpu_st.bound_by_launch;
+  stats.bound_by_stream += gpu_st.bound_by_stream;
+  stats.bound_by_cross_stream += gpu_st.bound_by_cross_stream;
+  stats.unbound += gpu_st.unbound;
 }
 
-// Orders the edges by their nodes' place in a dependency order (Kahn); false on a cycle.
+// Orders the edges by their nodes' place in a dependency order (Kahn) into `edges`; false, with
+// the reason set, on a cycle or too many edges.
 bool ReplayModel::Impl::order() {
+  size_t total = 0;
+  for (const auto& p : parts) total += p.size();
+  if (total >= UINT32_MAX) {
+    reason = "too many dependencies to replay (over 4 billion)";
+    return false;
+  }
   std::vector<uint32_t> indeg(nodes, 0), first(nodes + 1, 0);
-  for (const Edge& e : edges)
-    if (e.pred >= 0) ++indeg[e.node], ++first[static_cast<uint32_t>(e.pred) + 1];
+  for (const auto& p : parts)
+    for (const Edge& e : p)
+      if (e.pred >= 0) ++indeg[e.node], ++first[static_cast<uint32_t>(e.pred) + 1];
   for (uint32_t n = 0; n < nodes; ++n) first[n + 1] += first[n];
   std::vector<uint32_t> succ(first[nodes]);
   {
     std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-    for (const Edge& e : edges)
-      if (e.pred >= 0) succ[fill[static_cast<uint32_t>(e.pred)]++] = e.node;
+    for (const auto& p : parts)
+      for (const Edge& e : p)
+        if (e.pred >= 0) succ[fill[static_cast<uint32_t>(e.pred)]++] = e.node;
   }
   std::vector<uint32_t> queue;
   queue.reserve(nodes);
@@ -609,16 +657,30 @@ bool ReplayModel::Impl::order() {
     for (uint32_t k = first[n]; k < first[n + 1]; ++k)
       if (--indeg[succ[k]] == 0) queue.push_back(succ[k]);
   }
-  if (queue.size() != nodes) return false;
-  // Edges grouped by node, nodes in dependency order (a counting sort).
+  if (queue.size() != nodes) {
+    reason = "the trace's dependencies form a cycle (host and GPU clocks disagree): replay unavailable";
+    return false;
+  }
+  std::vector<uint32_t>().swap(succ);
+  std::vector<uint32_t>().swap(indeg);
+  std::vector<uint32_t>().swap(first);
+  // Edges grouped by node, nodes in dependency order (a counting sort into one array; each part is
+  // freed once placed).
   std::vector<uint32_t> pos(nodes);
   for (uint32_t q = 0; q < nodes; ++q) pos[queue[q]] = q;
+  std::vector<uint32_t>().swap(queue);
   std::vector<uint32_t> at(nodes + 1, 0);
-  for (const Edge& e : edges) ++at[pos[e.node] + 1];
+  for (const auto& p : parts)
+    for (const Edge& e : p) ++at[pos[e.node] + 1];
   for (uint32_t n = 0; n < nodes; ++n) at[n + 1] += at[n];
-  std::vector<Edge> sorted(edges.size());
-  for (const Edge& e : edges) sorted[at[pos[e.node]]++] = e;
-  edges = std::move(sorted);
+  edges.resize(total);
+  for (auto& p : parts) {
+    for (const Edge& e : p) edges[at[pos[e.node]]++] = e;
+    std::vector<Edge>().swap(p);
+  }
+  parts.clear();
+  first_edge.assign(nodes, UINT32_MAX);
+  for (uint32_t k = static_cast<uint32_t>(edges.size()); k-- > 0;) first_edge[edges[k].node] = k;
   return true;
 }
 
@@ -635,7 +697,6 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
     g.ra = &run.ranks[r];
     g.index = static_cast<uint16_t>(r);
     g.base = m.nodes;
-    m.edges.reserve(m.edges.size() + 4 * run.ranks[r].index.gpu_work.size() + 4 * run.ranks[r].index.launches.size());
     m.buildRank(static_cast<uint16_t>(r), g);
     if (static_cast<uint64_t>(m.nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
       m.reason = "too many events to replay (over 1 billion calls and GPU operations)";
@@ -669,6 +730,7 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
   // Collectives joined across ranks: member j ends at f_j + x + max_j'(shift_j' - u_j'), with x
   // the shortest member's duration (the transfer; the others also waited), shift = replayed -
   // traced start. Unedited, that is f_j; it needs no common clock between ranks.
+  std::vector<Edge> joined;
   std::map<std::pair<std::string_view, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> groups;
   for (uint32_t r = 0; r < m.graphs.size(); ++r) {
     const RankGraph& g = m.graphs[r];
@@ -679,7 +741,7 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
       const Collective& c = t.collectives[e.collective - 1];
       uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
       if (c.process_group == 0 || c.seq < 0) {  // cannot be joined: its own duration
-        m.edges.push_back({g.end(item), static_cast<int32_t>(g.start(item)), 0, item, static_cast<uint16_t>(r), kGpu, kAlways});
+        joined.push_back({g.end(item), static_cast<int32_t>(g.start(item)), 0, item, static_cast<uint16_t>(r), kGpu, kAlways});
         continue;
       }
       groups[{t.strings.view(c.process_group), c.seq}].push_back({r, item});
@@ -695,14 +757,15 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
       m.joins.push_back({x, item});
       for (auto [r2, item2] : members) {
         const Event& e2 = m.graphs[r2].ev(item2);
-        m.edges.push_back({g.end(item), static_cast<int32_t>(m.graphs[r2].start(item2)), e.end_ns() - e2.start_ns - e2.dur_ns,
+        joined.push_back({g.end(item), static_cast<int32_t>(m.graphs[r2].start(item2)), e.end_ns() - e2.start_ns - e2.dur_ns,
                            static_cast<uint32_t>(m.joins.size() - 1), static_cast<uint16_t>(r), kJoin, kAlways});
       }
     }
   }
+  m.parts.push_back(std::move(joined));
   // A cycle means the trace's clocks contradict its dependencies, and no number is better than a
   // wrong one.
-  if (!m.order()) m.reason = "the trace's dependencies form a cycle (host and GPU clocks disagree): replay unavailable";
+  m.order();
 }
 
 ReplayModel::~ReplayModel() = default;
@@ -748,21 +811,33 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
   }
   // Longest paths in dependency order: the edges are grouped by node in that order.
   std::vector<int64_t> value(nodes, kUnset);
-  std::vector<uint32_t> from(nodes, UINT32_MAX);  // the edge that set each node
-  for (uint32_t k = 0; k < edges.size(); ++k) {
-    const Edge& e = edges[k];
-    if (e.cond == kIfWaits ? ed.drop_sync_waits : e.cond == kIfNoWaits && !ed.drop_sync_waits) continue;
+  auto holds = [&](const Edge& e) {
+    return !(e.cond == kIfWaits ? ed.drop_sync_waits : e.cond == kIfNoWaits && !ed.drop_sync_waits);
+  };
+  for (const Edge& e : edges) {
+    if (!holds(e)) continue;
     int64_t base;
     if (e.pred < 0) base = 0;
     else if ((base = value[static_cast<uint32_t>(e.pred)]) == kUnset) continue;
-    int64_t v = base + offsetOf(e, ed);
-    if (v > value[e.node]) value[e.node] = v, from[e.node] = k;
+    const int64_t v = base + offsetOf(e, ed);
+    if (v > value[e.node]) value[e.node] = v;
   }
+  // The edge that set a node's value (the first that reaches it), looked up only along the
+  // critical path; UINT32_MAX for none.
+  auto fromOf = [&](int64_t node) -> uint32_t {
+    for (uint32_t k = first_edge[static_cast<size_t>(node)]; k < edges.size() && edges[k].node == node; ++k) {
+      const Edge& e = edges[k];
+      if (!holds(e)) continue;
+      int64_t base = e.pred < 0 ? 0 : value[static_cast<uint32_t>(e.pred)];
+      if (base != kUnset && base + offsetOf(e, ed) == value[static_cast<size_t>(node)]) return k;
+    }
+    return UINT32_MAX;
+  };
   // The critical path of [begin, end]: from the node that ends it back to the window's begin.
   auto walk = [&](int64_t node, int64_t after, int64_t begin, std::array<double, kPathCategoryCount>& acc) {
     acc[static_cast<size_t>(PathCategory::kHostLaunch)] += static_cast<double>(after);
     while (node >= 0 && value[static_cast<size_t>(node)] > begin) {
-      uint32_t k = from[static_cast<size_t>(node)];
+      uint32_t k = fromOf(node);
       if (k == UINT32_MAX) break;
       const Edge& e = edges[k];
       int64_t lo = e.pred < 0 ? begin : std::max(begin, value[static_cast<uint32_t>(e.pred)]);

@@ -48,6 +48,7 @@ struct AnalyzeArgs {
   int rank = -1;
   unsigned threads = 0;
   bool quiet = false;
+  bool no_what_if = false;
   std::string ceilings;        // --ceilings FILE: efficiency figures against measured ceilings
   double flops_per_step = 0;   // --flops-per-step: training FLOPs per step per rank, for MFU
   std::string mfu_precision;   // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
@@ -178,7 +179,9 @@ int runAnalyze(const AnalyzeArgs& a) {
     log_findings = judgeNcclLog(facts.value());
     inputs.nccl_log = &log_findings;
   }
-  Diagnosis diag = diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
+  Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
+                                : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
+  if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
   if (!a.html.empty()) {
     std::string err;
     if (!writeOutput(a.html, renderHtml(run.value(), diag), err)) return fail(err);
@@ -223,6 +226,8 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)");
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
+  cmd->add_flag("--no-what-if", args->no_what_if,
+                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds)");
   cmd->add_option("--thresholds", args->thresholds,
                   "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
                   "see the README)")
