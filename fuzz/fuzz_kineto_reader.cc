@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto probe and reader and, when
-// they parse, through the whole analysis, the replay (unedited and edited), diagnosis and rendering. Any crash, hang, leak or UB report is a bug.
+// they parse, through the whole analysis, the replay (unedited and with every edit), the diagnosis with
+// its what-if and plan, and rendering. Any crash, hang, leak or UB report is a bug.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -29,13 +30,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto run = analyzeRun(traces, aopt);
   if (!run.ok()) return 0;
   // The replay: unedited, and with every kind of edit (never a crash, whatever the trace's clocks).
-  (void)replayRun(run.value());
-  ReplayEdits ed;
-  ed.kernel_scale.fill(0.5);
-  ed.memcpy_scale = 0;
-  ed.host_event_overhead_ns = 12000;
-  ed.api_call_overhead_ns = 1000;
-  (void)replayRun(run.value(), ed);
+  {
+    ReplayModel model(run.value());
+    ReplayEdits ed;
+    ed.kernel_scale.fill(0.5);
+    ed.kernel_floor_ns.fill(3000);
+    ed.kernel_add_ns.fill(2000);
+    ed.memcpy_scale = 0;
+    ed.host_event_overhead_ns = 12000;
+    ed.api_call_overhead_ns = 1000;
+    ed.gpu_gap_overhead_ns = 1400;
+    ed.graph_node_overhead_ns = 2000;
+    ed.graph_gap_cap_ns = 3000;
+    ReplayEdits all = ed;
+    all.loader_off_thread = all.drop_sync_waits = all.free_launches = all.fused_optimizer = true;
+    all.optimizer_gpu_scale = 0.28;
+    all.rank_compute_scale = {0.5};
+    all.rank_host_scale = {0.5};
+    (void)model.replayAll({ReplayEdits{}, ed, all}, 1);
+  }
   // The rest of the pipeline too: diagnosis and every renderer.
   Thresholds th = Thresholds::defaults();
   Diagnosis d = diagnose(run.value(), th);

@@ -137,6 +137,9 @@ def check(job, fixes, f, base):
         elif "foreach" in fx:
             c.append(("multi_tensor_apply kernels, far fewer launches", f["multi_tensor_kernels_per_step"] >= 1
                       and f["launch_kernel_per_step"] < 0.5 * base["launch_kernel_per_step"]))
+        elif "cuda_graphs" in fx:
+            c.append(("cudaGraphLaunch each step, few kernel launches",
+                      f["graph_launch_per_step"] >= 1 and f["launch_kernel_per_step"] < 0.2 * base["launch_kernel_per_step"]))
         else:
             c.append(("per-parameter loop: >= 1400 launches per step", f["launch_kernel_per_step"] >= 1400))
     elif job == "resnet_fp32":

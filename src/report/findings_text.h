@@ -1,5 +1,5 @@
-// Terminal rendering of a diagnosis: findings (ranked, with evidence, gain and fix) and the
-// checklist. Computes nothing.
+// Terminal rendering of a diagnosis: findings (ranked, with evidence, gain, fix and the replay's
+// prediction), the plan, and the checklist. Computes nothing.
 #pragma once
 #include <string>
 
@@ -7,7 +7,8 @@
 
 namespace gpudoctor {
 
-// The findings section (at most `max` findings; 0 = all).
+// The findings section (at most `max` findings; 0 = all), led by the un-profiled step and followed by
+// the plan (never truncated).
 std::string renderFindings(const Diagnosis& d, size_t max);
 // The checklist table.
 std::string renderChecklist(const Diagnosis& d);
