@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "diagnosis/rules/registry.h"
 #include "diagnosis/what_if.h"
 
@@ -12,6 +14,7 @@ namespace {
 
 // The ranking's category a finding's fix works on, by its id's first part ("" for none).
 std::string_view categoryOfFinding(std::string_view id) {
+  if (std::string_view fix = fixOfFinding(id); !fix.empty()) return categoryOfFix(fix);
   std::string_view area = id.substr(0, id.find('.'));
   if (area == "input" || area == "sync" || area == "communication" || area == "copies") return area;
   if (area == "launch") return "host_launch";
@@ -62,14 +65,42 @@ Diagnosis diagnose(const Facts& facts, const Thresholds& th) {
   return d;
 }
 
+namespace {
+
+// The headline by the replay: the category of the fix that buys most (at least 5 %), else the one
+// that leads the un-profiled step's critical path; the idle ranking's leader stays in the ranking.
+void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
+  if (!d.what_if.available || d.findings.empty() || d.findings.front().id.rfind("bottleneck.", 0) != 0) return;
+  std::string category, why;
+  if (!d.plan.empty() && d.plan.front().speedup >= 1.05 && !categoryOfFix(d.plan.front().fix).empty()) {
+    const PlanStep& p = d.plan.front();
+    category = std::string(categoryOfFix(p.fix));
+    why = fmt::format("The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
+                      "{:.2f} ms ({:.2f}x).",
+                      p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
+  } else if (!d.what_if.bottleneck.empty()) {
+    category = d.what_if.bottleneck;
+    why = "No fix the replay can edit buys 5 %; this category leads the un-profiled step's critical path.";
+  } else {
+    return;
+  }
+  d.findings.front() = headlineFinding(facts, th, category, why);
+  d.primary = category;
+  mergeHeadline(d.findings);
+}
+
+}  // namespace
+
 Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in, const Ceilings* ceilings) {
-  Diagnosis d = diagnose(buildFacts(run, in), th);
+  const Facts facts = buildFacts(run, in);
+  Diagnosis d = diagnose(facts, th);
   std::optional<Ceilings> builtin;
   if (!ceilings && !run.ranks.empty() && !run.ranks.front().trace->devices.empty()) {
     builtin = builtinCeilings(run.ranks.front().trace->devices.front().name);
     if (builtin) ceilings = &*builtin;
   }
   predictFixes(run, ceilings, d);
+  reheadByReplay(facts, th, d);
   return d;
 }
 

@@ -32,7 +32,8 @@ struct PlanStep {
 };
 
 struct Diagnosis {
-  std::string primary;                    // category of the largest share
+  std::string primary;                    // the ranking's first category; with the replay, the category
+                                          // whose fix buys most (else its critical path's leader)
   std::vector<BottleneckShare> ranking;   // by share, largest first
   double step_ms = 0;                     // mean step wall time over ranks and steps
   std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity

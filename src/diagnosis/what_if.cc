@@ -124,6 +124,16 @@ std::string_view fixOfFinding(std::string_view id) {
   return "";
 }
 
+std::string_view categoryOfFix(std::string_view fix) {
+  if (fix == "bf16") return "compute";
+  if (fix == "loader_workers") return "input";
+  if (fix == "no_host_syncs") return "sync";
+  if (fix == "pinned_copies") return "copies";
+  if (fix == "cuda_graphs" || fix == "fused_optimizer") return "host_launch";
+  if (fix == "straggler_at_median") return "communication";
+  return "";
+}
+
 namespace {
 
 // A fix found worth less than this share of the step is not worth a warning, nor a plan step.

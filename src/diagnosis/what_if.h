@@ -58,6 +58,11 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
 // The fix a finding advises, by its id ("" for none the replay can edit).
 std::string_view fixOfFinding(std::string_view finding_id);
 
+// The ranking's category a fix removes time from: bf16 compute, loader_workers input, no_host_syncs
+// sync, pinned_copies copies, cuda_graphs and fused_optimizer host_launch (its gain is the launches
+// and host operators it removes), straggler_at_median communication; "" for an unknown fix.
+std::string_view categoryOfFix(std::string_view fix);
+
 // Replays the run unedited, un-profiled, and once per finding with an editable fix; fills
 // d.what_if, each such finding's what_if, and d.plan. `c`: ceilings for the edits (null: unknown GPU).
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d);

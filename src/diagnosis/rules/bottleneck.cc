@@ -1,4 +1,5 @@
-// The headline: the category of the largest share of the step, with the whole ranking. Compute is
+// The headline: the category of the largest share of the step, with the whole ranking (the
+// diagnosis replaces it with the category the replay finds limiting, when they differ). Compute is
 // no wait to remove and other_idle has no single cause, so those headlines are info.
 #include <map>
 
@@ -26,34 +27,42 @@ class Bottleneck : public Rule {
   std::string_view id() const override { return "bottleneck"; }
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     if (f.ranking.empty()) return;
-    std::string list;
-    for (const auto& b : f.ranking)
-      list += fmt::format("{}{} {:.1f}%", list.empty() ? "" : ", ", b.category, pct(b.share));
-    static const std::map<std::string, std::string> kWhat = {
-        {"compute", "the GPU spends most of the step computing: make the kernels cheaper (precision, fusion, attention)"},
-        {"communication", "NCCL time that no computation hides dominates the step"},
-        {"host_launch", "the GPU waits for the host to launch work (Python overhead, small kernels)"},
-        {"input", "the GPU waits while the host fetches the next batch"},
-        {"sync", "the GPU waits behind blocking host synchronizations (.item(), .cpu(), cudaStreamSynchronize)"},
-        {"copies", "memory copies run with no kernel to hide them"},
-        {"other_idle", "the GPU waits on cross-stream dependencies or idles at the end of steps"}};
-    const auto& top = f.ranking.front();
-    bool compute = top.category == "compute";
-    Finding x = gainFinding(f, th, "bottleneck." + top.category,
-                            fmt::format("Primary bottleneck: {} ({:.1f}% of the step)", top.category, pct(top.share)),
-                            compute ? 0 : top.ms_per_step * 1e6,
-                            compute ? "not a removable wait: gains come from the compute findings below"
-                                    : "all of this category's time per step (upper bound: removing it entirely)");
-    x.explanation = kWhat.at(top.category) + ". Ranking: " + list + ".";
-    x.evidence = {{"step", ms(f.mean.wall), "ms/step"}, {top.category, top.ms_per_step, "ms/step"},
-                  {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
-    if (compute || top.category == "other_idle") x.severity = Severity::kInfo;
-    x.fix = fixesFor(top.category);
-    out.push_back(std::move(x));
+    out.push_back(headlineFinding(f, th, f.ranking.front().category, ""));
   }
 };
 
 }  // namespace
+
+Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string& category, const std::string& why) {
+  std::string list;
+  for (const auto& b : f.ranking) list += fmt::format("{}{} {:.1f}%", list.empty() ? "" : ", ", b.category, pct(b.share));
+  static const std::map<std::string, std::string> kWhat = {
+      {"compute", "the GPU spends most of the step computing: make the kernels cheaper (precision, fusion, attention)"},
+      {"communication", "NCCL time that no computation hides dominates the step"},
+      {"host_launch", "the GPU waits for the host to launch work (Python overhead, small kernels)"},
+      {"input", "the GPU waits while the host fetches the next batch"},
+      {"sync", "the GPU waits behind blocking host synchronizations (.item(), .cpu(), cudaStreamSynchronize)"},
+      {"copies", "memory copies run with no kernel to hide them"},
+      {"other_idle", "the GPU waits on cross-stream dependencies or idles at the end of steps"}};
+  BottleneckShare top{category, 0, 0};
+  for (const auto& b : f.ranking)
+    if (b.category == category) top = b;
+  const bool compute = category == "compute";
+  Finding x = gainFinding(f, th, "bottleneck." + category,
+                          fmt::format("Primary bottleneck: {} ({:.1f}% of the step{})", category, pct(top.share),
+                                      why.empty() ? "" : "; replay"),
+                          compute ? 0 : top.ms_per_step * 1e6,
+                          compute ? "not a removable wait: gains come from the compute findings below"
+                                  : "all of this category's time per step (upper bound: removing it entirely)");
+  auto what = kWhat.find(category);
+  x.explanation = (what != kWhat.end() ? what->second : category) + ". " + (why.empty() ? "" : why + " ") +
+                  "Ranking of the GPU's time: " + list + ".";
+  x.evidence = {{"step", ms(f.mean.wall), "ms/step"}, {category, top.ms_per_step, "ms/step"},
+                {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
+  if (compute || category == "other_idle") x.severity = Severity::kInfo;
+  x.fix = fixesFor(category);
+  return x;
+}
 
 const Rule& bottleneckRule() {
   static const Bottleneck r;

@@ -34,6 +34,9 @@ GPUDOCTOR_RULES(GPUDOCTOR_DECLARE_RULE)
 
 // Every rule, in the order above.
 const std::vector<const Rule*>& ruleRegistry();
+// The headline finding "bottleneck.<category>" (the bottleneck rule's, for the ranking's first
+// category; the diagnosis re-heads with the category the replay finds limiting, `why` saying so).
+Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string& category, const std::string& why);
 // The thresholds every rule's findings share (gain → severity).
 std::vector<const ThresholdDecl*> ruleCoreThresholds();
 
