@@ -100,6 +100,14 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     if (builtin) ceilings = &*builtin;
   }
   predictFixes(run, ceilings, d);
+  // A finding with a prediction is graded by it, not by its bound: the step share the fix saves
+  // (under 5 %, the replay's own accuracy, info; from critical_gain_share up, critical).
+  for (Finding& f : d.findings) {
+    if (!f.what_if.available || f.what_if.speedup <= 0) continue;
+    const double saved = 1 - 1 / f.what_if.speedup;
+    f.severity = saved < 0.05 ? Severity::kInfo
+                 : saved >= th.get(kCriticalGainShare) ? Severity::kCritical : Severity::kWarning;
+  }
   reheadByReplay(facts, th, d);
   return d;
 }

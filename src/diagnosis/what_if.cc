@@ -136,8 +136,7 @@ std::string_view categoryOfFix(std::string_view fix) {
 
 namespace {
 
-// A fix found worth less than this share of the step is not worth a warning, nor a plan step.
-constexpr double kMinPredictedGain = 0.05;
+// A fix found worth less than this share of the step is not a plan step.
 constexpr double kMinPlanGain = 0.01;
 
 }  // namespace
@@ -194,8 +193,6 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
       f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
       f.what_if.next_bottleneck = pathCategoryName(e.leading);
       f.what_if.basis = k.basis + "; replayed";
-      // A fix the replay finds worth less than 5 % is not a warning, whatever its bound.
-      if (f.what_if.speedup < 1 + kMinPredictedGain && f.severity < Severity::kInfo) f.severity = Severity::kInfo;
     }
   }
   // The plan: from the un-profiled job, add the fix that gains most with those already chosen,

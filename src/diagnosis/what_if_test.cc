@@ -67,6 +67,8 @@ TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
     EXPECT_NEAR(f->what_if.speedup / measured, 1.0, c.max_error) << name << " " << c.finding;
     EXPECT_FALSE(f->what_if.basis.empty());
     EXPECT_FALSE(f->what_if.next_bottleneck.empty());
+    // Graded by the prediction: every case here saves at least 10 % of the step.
+    EXPECT_EQ(f->severity, f->what_if.speedup >= 1 / 0.9 ? Severity::kCritical : Severity::kWarning) << name;
   }
 }
 
@@ -75,7 +77,10 @@ TEST(WhatIf, TheHealthyJobIsPromisedNothing) {
   Diagnosis d = diagnoseJob("healthy__base", keep);
   ASSERT_TRUE(d.what_if.available);
   for (const auto& f : d.findings)
-    if (f.what_if.available) EXPECT_LE(f.what_if.speedup, 1.05) << f.id;
+    if (f.what_if.available) {
+      EXPECT_LE(f.what_if.speedup, 1.05) << f.id;
+      EXPECT_EQ(f.severity, Severity::kInfo) << f.id;
+    }
   // Un-profiled within the fitted model's reach of the measured 14.17 ms.
   EXPECT_NEAR(d.what_if.unprofiled_step_ns / 14.17e6, 1.0, 0.10);
 }
