@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
                                                              {"where", "no_host_syncs"},
                                                              {"pinned", "pinned_copies"},
                                                              {"cuda_graphs", "cuda_graphs"},
-                                                             {"fused", "fused_optimizer"}};
+                                                             {"fused", "fused_optimizer"},
+                                                             {"sdpa", "sdpa"}};
     auto it = kFix.find(variant_fix);
     std::string basis;
     return it != kFix.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, nullptr, ed, basis);
@@ -265,7 +266,8 @@ int main(int argc, char** argv) {
       std::string want;
       static const std::map<std::string, std::string> kName = {
           {"bf16", "bf16"}, {"workers4", "loader_workers"}, {"log_every_100", "no_host_syncs"}, {"where", "no_host_syncs"},
-          {"pinned", "pinned_copies"}, {"cuda_graphs", "cuda_graphs"}, {"fused", "fused_optimizer"}};
+          {"pinned", "pinned_copies"}, {"cuda_graphs", "cuda_graphs"}, {"fused", "fused_optimizer"},
+          {"sdpa", "sdpa"}};
       if (auto it = kName.find(best->variant); it != kName.end()) want = it->second;
       if (!modeled) verdict = "not modeled";
       else if (!d.plan.empty() && d.plan.front().fix == want) verdict = "yes";

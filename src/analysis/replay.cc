@@ -78,9 +78,12 @@ struct RankGraph {
   std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
-  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole, kGraphLaunch, kInGraph
+  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole, kGraphLaunch, kInGraph, ...
   static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
-                           kCollective = 32;
+                           kCollective = 32, kAttnGemm = 64, kAttnScores = 128;
+  // Calls (they launch no collectives, so the GPU-work bits are free for them): launches only
+  // score-matrix kernels of a materialized attention.
+  static constexpr uint8_t kLaunchesScores = kCollective;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
@@ -142,6 +145,13 @@ struct RankGraph {
   }
 };
 
+std::string lowerAscii(std::string_view v) {
+  std::string o(v);
+  for (char& c : o)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return o;
+}
+
 int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
 
 }  // namespace
@@ -191,7 +201,11 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   } else if (e.kind == EventKind::kMemset) {
     s = ed.memset_scale;
   } else {
-    s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
+    const uint8_t flags = g.item_flags[item];
+    if (ed.fused_attention && (flags & RankGraph::kAttnScores)) return 0;
+    s = (flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1
+            ? ed.attention_gemm_scale
+            : ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
   }
   if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
@@ -212,8 +226,9 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     case kGpu: {
       const RankGraph& g = graphs[e.rank];
       const Event& w = g.ev(e.aux);
-      int64_t d = scaled(w.dur_ns, scaleOf(e.rank, e.aux, ed));
-      if (w.kind == EventKind::kKernel) {
+      const double sc = scaleOf(e.rank, e.aux, ed);
+      int64_t d = scaled(w.dur_ns, sc);
+      if (w.kind == EventKind::kKernel && sc > 0) {
         const size_t k = static_cast<size_t>(g.ra->index.class_of_event[g.ops[e.aux - g.calls.size()]]);
         d = std::max(d, std::min(w.dur_ns, ed.kernel_floor_ns[k])) + ed.kernel_add_ns[k];
       }
@@ -241,6 +256,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const uint8_t flags = g.item_flags[e.aux];
       int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
       if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
+      if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
       if ((flags & RankGraph::kGraphLaunch) && ed.graph_node_overhead_ns > 0)  // keeps 1 us per 100 nodes
         d = std::max<int64_t>(std::min<int64_t>(d, 10 * static_cast<int64_t>(g.work_count[e.aux])),
                               d - ed.graph_node_overhead_ns * static_cast<int64_t>(g.work_count[e.aux]));
@@ -396,6 +412,39 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
   auto launchOf = [&](uint32_t op_item) { return g.launch_item[op_item]; };
+  // A materialized attention: its batched GEMMs and softmax kernels (the unfused-attention class),
+  // and the score matrix's other kernels, up to 8 non-GEMM kernels between two of those on a stream.
+  {
+    constexpr size_t kMaxBetween = 8;
+    std::vector<std::vector<uint32_t>> pending(tracks);
+    std::vector<uint8_t> pending_gemm(tracks, 0), seen(tracks, 0);
+    std::vector<uint32_t> scores_of(nc, 0);
+    for (uint32_t j = nc; j < g.items(); ++j) {
+      const uint32_t ev = g.ops[j - nc];
+      const Event& e = t.events[ev];
+      if (e.kind != EventKind::kKernel) continue;
+      const uint32_t tr = e.track;
+      const KernelClass k = idx.class_of_event[ev];
+      if (k == KernelClass::kAttentionUnfused) {
+        const std::string ln = lowerAscii(t.strings.view(e.name));
+        const bool gemm = ln.find("gemm") != std::string::npos || ln.find("xmma") != std::string::npos ||
+                          ln.find("cutlass") != std::string::npos || ln.rfind("nvjet", 0) == 0;
+        g.item_flags[j] |= gemm ? RankGraph::kAttnGemm : RankGraph::kAttnScores;
+        if (seen[tr] && !pending_gemm[tr] && pending[tr].size() <= kMaxBetween)
+          for (uint32_t p : pending[tr]) g.item_flags[p] |= RankGraph::kAttnScores;
+        seen[tr] = 1;
+        pending[tr].clear();
+        pending_gemm[tr] = 0;
+      } else if (seen[tr]) {
+        if (isGemm(k)) pending_gemm[tr] = 1;
+        if (pending[tr].size() <= kMaxBetween) pending[tr].push_back(j);
+      }
+    }
+    for (uint32_t j = nc; j < g.items(); ++j)
+      if ((g.item_flags[j] & RankGraph::kAttnScores) && g.launch_item[j] >= 0) ++scores_of[g.launch_item[j]];
+    for (uint32_t c = 0; c < nc; ++c)
+      if (scores_of[c] > 0 && scores_of[c] == g.work_count[c]) g.item_flags[c] |= RankGraph::kLaunchesScores;
+  }
   // The smallest usual launch-to-start delay (10th percentile), from work launched onto an idle
   // stream (the previous work on it ended before the launch): how soon work can follow its launch.
   std::vector<int64_t> delays;

@@ -59,6 +59,12 @@ struct ReplayEdits {
   // stays. GPU work launched inside the step x optimizer_gpu_scale.
   bool fused_optimizer = false;
   double optimizer_gpu_scale = 1;
+  // Fused attention (scaled_dot_product_attention) in place of a materialized one: the score
+  // matrix's kernels (the softmax and its backward, and the masking, scaling and dropout kernels
+  // between the attention's batched GEMMs) and their launches cost nothing; the batched GEMMs stay
+  // (the fused kernel does their math) x attention_gemm_scale (another precision's rate).
+  bool fused_attention = false;
+  double attention_gemm_scale = 1;
   // Per rank (index into RunAnalysis::ranks): its compute kernels (not collectives, not copies)
   // x this (a straggler at its peers' pace). Empty: none.
   std::vector<double> rank_compute_scale;

@@ -54,7 +54,8 @@ TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
                         Case{"loader_bound", "bf16", "bf16+workers4", "input.loader_on_critical_path", 0.20},
                         Case{"gpt_launch_bound", "base", "cuda_graphs", "launch.overhead", 0.20},
                         Case{"foreach_false_optimizer", "base", "fused", "optimizer.unfused", 0.20},
-                        Case{"mask_nonzero", "base", "bf16", "precision.fp32_gemm", 0.25}}) {
+                        Case{"mask_nonzero", "base", "bf16", "precision.fp32_gemm", 0.25},
+                        Case{"gpt_fp32_naive", "base", "sdpa", "attention.materialized", 0.10}}) {
     std::unique_ptr<testing::Loaded> keep;
     const std::string name = std::string(c.job) + "__" + c.traced;
     Diagnosis d = diagnoseJob(name, keep);
@@ -141,7 +142,9 @@ TEST(WhatIf, EditsNeedTheRatesTheyUse) {
   EXPECT_NEAR(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)], 67.0 / (989.5 * kBf16GemmEfficiency) + kAutocastCastShare, 1e-9);
   EXPECT_EQ(ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kGemmFp32Simt)], kBf16GemmFloorNs);
   EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kOptimizer)], 1.0);  // FP32 master weights
-  EXPECT_FALSE(fixEdit("sdpa", &*sheet, nullptr, ed, basis));
+  EXPECT_TRUE(fixEdit("sdpa", nullptr, nullptr, ed, basis));  // needs no rates: the GEMMs' math is kept
+  EXPECT_TRUE(ed.fused_attention);
+  EXPECT_FALSE(fixEdit("flash", &*sheet, nullptr, ed, basis));
   EXPECT_EQ(fixOfFinding("launch.overhead"), "cuda_graphs");
   EXPECT_EQ(fixOfFinding("bottleneck.compute"), "");
 }
