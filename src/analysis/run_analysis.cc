@@ -26,6 +26,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   std::vector<RankWindows> me{{&ra.index, &ra.windows}};
   ra.kernels = summarizeKernels(me, opt.top_n);
   ra.collectives = summarizeCollectives(me);
+  ra.job = profileRank(ra);
   return {};
 }
 }  // namespace
@@ -62,6 +63,9 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   run.kernels = summarizeKernels(all, opt.top_n);
   run.collectives = summarizeCollectives(all);
   run.straggler = findStraggler(all, ids, opt.straggler_share_min, opt.straggler_wait_min);
+  std::vector<JobProfile> jobs;
+  for (const auto& r : run.ranks) jobs.push_back(r.job);
+  run.job = mergeJobProfiles(jobs, ids);
   return run;
 }
 

@@ -5,6 +5,7 @@
 
 #include "analysis/breakdown.h"
 #include "analysis/collectives.h"
+#include "analysis/job_profile.h"
 #include "analysis/kernels.h"
 #include "analysis/ranks.h"
 #include "common/result.h"
@@ -27,6 +28,7 @@ struct RankAnalysis {
   StepBreakdown total;  // sums over the selected steps (launch latency over all of them)
   KernelSummary kernels;
   std::vector<CollectiveStats> collectives;
+  JobProfile job;  // what this rank's job does (see job_profile.h)
 };
 
 struct RunAnalysis {
@@ -34,6 +36,7 @@ struct RunAnalysis {
   KernelSummary kernels;            // all ranks
   std::vector<CollectiveStats> collectives;  // all ranks
   StragglerReport straggler;
+  JobProfile job;  // what the job does: the ranks' profiles merged, differences in job.notes
 };
 
 // Analyzes the traces (which must outlive the result). Error when a rank has no GPU activity or

@@ -1,0 +1,83 @@
+// The job profile: what the training job already does, read from its trace alone (precision,
+// grad scaler, accumulation, data parallelism, compile, CUDA graphs, recomputation, optimizer
+// implementation, loader, host syncs), so that judgements never advise what is already in use.
+// A field the trace may be silent about has an unknown state (empty string, nullopt); the plain
+// bools are features whose presence the trace always shows (their names or calls), so false is seen.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpudoctor {
+
+struct RankAnalysis;
+struct RunAnalysis;
+
+// One synchronizing operator: the host waited for the GPU inside it (a blocking runtime call ran
+// under it). Operators that merely look like syncs (AdamW's CPU step counters call aten::item
+// without any GPU copy) are not listed.
+struct HostSync {
+  std::string op;      // the synchronizing operator ("aten::item", "aten::nonzero", "aten::to"); empty: no operator
+  std::string call;    // the blocking runtime call under it ("cudaStreamSynchronize", "cudaDeviceSynchronize", ...)
+  std::string caller;  // who called op: the enclosing operator or range, "GradScaler"; empty: the step itself
+  std::string copy;    // the copy it waited for: "DtoH", "HtoD pageable", ...; empty: none
+  double count_per_step = 0;    // operator instances that synced, per step
+  double host_ns_per_step = 0;  // host time in those operators (the call's time where there is no operator)
+  double wait_ns_per_step = 0;  // of which inside the blocking calls
+};
+
+// Share of tensor-core eligible kernel time (GEMM, convolution, attention) by precision.
+struct PrecisionShares {
+  double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
+  double unknown = 0;          // eligible kernels whose precision neither name nor operator tells
+  int64_t eligible_ns = 0;     // summed duration of the eligible kernels, per step
+};
+
+struct JobProfile {
+  std::string framework;          // "pytorch"; empty: unknown
+  std::string framework_version;  // empty: the trace records none (Kineto writes no framework version)
+  // Precision of the tensor-core eligible work: "fp32", "tf32", "bf16", "fp16", "fp8" (one covers
+  // >= 90 % of the known time) or "mixed"; empty: unknown (no such work, or mostly of unknown precision).
+  std::string precision;
+  PrecisionShares precision_shares;
+  std::optional<bool> autocast;   // GEMM operators re-dispatched under torch.autocast; nullopt: no eager GEMM operator seen
+  bool grad_scaler = false;       // GradScaler's unscale / update-scale operators or kernels ran
+  // Backward passes per optimizer step (forward/backward micro-batches); nullopt: no backward pass
+  // or no optimizer step visible (e.g. both inside a CUDA graph), or not a whole multiple.
+  std::optional<int> grad_accumulation_steps;
+  double backward_passes_per_step = 0;
+  double optimizer_steps_per_step = 0;
+  // Data parallelism: "ddp", "fsdp", "zero", "none"; empty: unknown. data_parallel_basis says from what.
+  std::string data_parallel;
+  std::string data_parallel_basis;
+  std::optional<int> ranks;       // world size
+  bool torch_compile = false;     // compiled regions / inductor (triton_*) kernels
+  bool cuda_graphs = false;       // CUDA graph launches
+  // Recomputation in backward (activation checkpointing); nullopt: no backward pass visible.
+  std::optional<bool> activation_checkpointing;
+  // GPU time of the forward work recomputed inside backward ÷ that of the forward (and other
+  // non-backward, non-optimizer) work; nullopt: unknown.
+  std::optional<double> recompute_share;
+  std::string optimizer;          // "AdamW" (from Optimizer.step#AdamW.step); empty: unknown
+  std::string optimizer_impl;     // "fused", "foreach", "loop"; empty: unknown
+  double optimizer_launches_per_step = 0;  // kernel launches inside the optimizer step
+  bool dataloader = false;        // DataLoader fetches were recorded
+  std::optional<int> loader_workers;       // 0 (in-process loading); nullopt: workers of unknown number, or no loader
+  std::optional<bool> loader_multiprocess; // fetches from worker processes; nullopt: no loader
+  // Host-to-device copies from pinned memory (by bytes); nullopt: no host-to-device copies.
+  std::optional<bool> pin_memory;
+  std::vector<HostSync> host_syncs;  // by host time per step, largest first
+  int steps = 0;                     // steps the per-step figures are over (all ranks)
+  std::vector<std::string> notes;    // what could not be told, and how ranks differ ("ranks differ: ...")
+};
+
+// The profile of one analyzed rank (its index and step windows must be built).
+JobProfile profileRank(const RankAnalysis& rank);
+// One profile for the job from per-rank profiles (in rank order; ids name them in the notes):
+// the value most ranks show, with every difference noted; per-step figures averaged over ranks.
+JobProfile mergeJobProfiles(const std::vector<JobProfile>& ranks, const std::vector<int>& ids);
+// The profile of a whole run.
+JobProfile profileJob(const RunAnalysis& run);
+
+}  // namespace gpudoctor
