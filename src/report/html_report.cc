@@ -147,6 +147,60 @@ std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
   return o + "</svg>";
 }
 
+std::string yesNo(const std::optional<bool>& b) { return b ? (*b ? "yes" : "no") : "unknown"; }
+std::string orUnknown(const std::string& s) { return s.empty() ? "unknown" : s; }
+
+// What the job already does: one row per profile field, its host syncs, and what the trace could not tell.
+std::string jobSection(const JobProfile& p) {
+  std::string o = "<h2>Job (from the trace)</h2><table id=job>";
+  auto row = [&](const std::string& k, const std::string& v) {
+    o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>";
+  };
+  row("framework", orUnknown(p.framework) + (p.framework_version.empty() ? "" : " " + p.framework_version));
+  const auto& s = p.precision_shares;
+  row("precision", fmt::format("{} (GEMM/conv/attention time: fp32 {:.0f}%, tf32 {:.0f}%, bf16 {:.0f}%, fp16 {:.0f}%, "
+                               "fp8 {:.0f}%, unknown {:.0f}%)",
+                               orUnknown(p.precision), 100 * s.fp32, 100 * s.tf32, 100 * s.bf16, 100 * s.fp16,
+                               100 * s.fp8, 100 * s.unknown));
+  row("autocast", yesNo(p.autocast));
+  row("grad scaler", p.grad_scaler ? "yes" : "no");
+  row("gradient accumulation",
+      p.grad_accumulation_steps ? fmt::format("{} backward pass{} per optimizer step", *p.grad_accumulation_steps,
+                                                            *p.grad_accumulation_steps == 1 ? "" : "es")
+                                : std::string("unknown"));
+  row("data parallelism", orUnknown(p.data_parallel) + (p.ranks ? fmt::format(", {} rank{}", *p.ranks, *p.ranks == 1 ? "" : "s") : "") +
+                              (p.data_parallel_basis.empty() ? "" : " (" + p.data_parallel_basis + ")"));
+  row("torch.compile", p.torch_compile ? "yes" : "no");
+  row("CUDA graphs", p.cuda_graphs ? "yes" : "no");
+  row("activation checkpointing",
+      yesNo(p.activation_checkpointing) +
+          (p.recompute_share && *p.recompute_share > 0 ? fmt::format(", {:.0f}% of forward GPU time recomputed",
+                                                                     100 * *p.recompute_share)
+                                                       : ""));
+  row("optimizer", orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
+                       (p.optimizer_impl.empty() ? "" : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)));
+  row("DataLoader", !p.dataloader ? std::string("none recorded")
+                    : p.loader_workers == 0 ? std::string("0 workers (loads in the training process)")
+                                            : std::string("worker processes (number not in the trace)"));
+  row("host-to-device copies", p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "none");
+  o += "</table>";
+  if (!p.host_syncs.empty()) {
+    o += "<table id=host-syncs><tr><th>operator</th><th>blocking call</th><th>caller</th><th>copy</th>"
+         "<th>per step</th><th>host ms/step</th><th>wait ms/step</th></tr>";
+    for (const auto& h : p.host_syncs)
+      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.3f}</td><td>{:.3f}</td></tr>",
+                       h.op.empty() ? "(none)" : esc(h.op), esc(h.call), h.caller.empty() ? "(step)" : esc(h.caller),
+                       esc(h.copy), h.count_per_step, ms(h.host_ns_per_step), ms(h.wait_ns_per_step));
+    o += "</table>";
+  }
+  if (!p.notes.empty()) {
+    o += "<ul id=job-notes>";
+    for (const auto& n : p.notes) o += "<li>" + esc(n) + "</li>";
+    o += "</ul>";
+  }
+  return o;
+}
+
 }  // namespace
 
 std::string renderHtml(const RunAnalysis& run, const Diagnosis& d) {
@@ -162,6 +216,7 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12
 </style></head><body>)";
   o += fmt::format("<h1>gpudoctor: {} rank{}, mean step {:.2f} ms, primary bottleneck: {}</h1>", run.ranks.size(),
                    run.ranks.size() == 1 ? "" : "s", d.step_ms, esc(d.primary));
+  o += jobSection(run.job);
   o += "<h2>Findings</h2><div id=findings>";
   for (const auto& f : d.findings) {
     o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity), esc(f.title));

@@ -39,6 +39,16 @@ const char* const kDefinitions[] = {
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
     "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns.",
+    "job: what the job already does, from the trace alone (null: the trace cannot tell). precision: of the GEMM, "
+    "convolution and attention kernel time (one precision >= 90 % of the known time, else mixed); autocast: GEMM "
+    "operators re-dispatched under torch.autocast; grad_accumulation_steps: backward passes (bursts of top-level "
+    "autograd nodes) per Optimizer.step; parallelism.data: ddp / fsdp / zero / none from the wrappers' names, else "
+    "the collectives (all-reduce: ddp; all-gather + reduce-scatter: fsdp); recompute_share: GPU time launched by "
+    "forward operators inside backward nodes / that launched outside backward and the optimizer step; optimizer.impl: "
+    "fused (_fused_* ops), foreach (_foreach_* ops), loop (per-parameter ops); dataloader.pin_memory: host-to-device "
+    "copy bytes mostly pinned; host_syncs: operators inside which a blocking call ran (aten::item only where it "
+    "copied and waited), per step, host time in the operator and wait in the call. Multi-rank: the value most ranks "
+    "show, differences in notes, per-step figures averaged over ranks.",
     nullptr};
 
 ordered_json dur(const DurationStats& d) {
@@ -96,6 +106,45 @@ ordered_json kernels(const KernelSummary& k) {
   return j;
 }
 
+template <class T>
+ordered_json optJson(const std::optional<T>& v) {
+  return v ? ordered_json(*v) : ordered_json(nullptr);
+}
+
+ordered_json jobJson(const JobProfile& p) {
+  ordered_json j;
+  j["framework"] = orNull(p.framework);
+  j["framework_version"] = orNull(p.framework_version);
+  j["precision"] = orNull(p.precision);
+  const auto& s = p.precision_shares;
+  j["precision_shares"] = {{"fp32", s.fp32}, {"tf32", s.tf32}, {"bf16", s.bf16}, {"fp16", s.fp16}, {"fp8", s.fp8},
+                           {"unknown", s.unknown}, {"eligible_kernel_ns_per_step", s.eligible_ns}};
+  j["autocast"] = optJson(p.autocast);
+  j["grad_scaler"] = p.grad_scaler;
+  j["grad_accumulation_steps"] = optJson(p.grad_accumulation_steps);
+  j["backward_passes_per_step"] = p.backward_passes_per_step;
+  j["optimizer_steps_per_step"] = p.optimizer_steps_per_step;
+  j["parallelism"] = {{"data", orNull(p.data_parallel)}, {"basis", orNull(p.data_parallel_basis)},
+                      {"ranks", optJson(p.ranks)}};
+  j["torch_compile"] = p.torch_compile;
+  j["cuda_graphs"] = p.cuda_graphs;
+  j["activation_checkpointing"] = optJson(p.activation_checkpointing);
+  j["recompute_share"] = optJson(p.recompute_share);
+  j["optimizer"] = {{"name", orNull(p.optimizer)}, {"impl", orNull(p.optimizer_impl)},
+                    {"launches_per_step", p.optimizer_launches_per_step}};
+  j["dataloader"] = {{"present", p.dataloader}, {"workers", optJson(p.loader_workers)},
+                     {"multiprocess", optJson(p.loader_multiprocess)}, {"pin_memory", optJson(p.pin_memory)}};
+  ordered_json hs = ordered_json::array();
+  for (const auto& h : p.host_syncs)
+    hs.push_back({{"op", orNull(h.op)}, {"call", h.call}, {"caller", orNull(h.caller)}, {"copy", orNull(h.copy)},
+                  {"count_per_step", h.count_per_step}, {"host_ns_per_step", h.host_ns_per_step},
+                  {"wait_ns_per_step", h.wait_ns_per_step}});
+  j["host_syncs"] = hs;
+  j["steps"] = p.steps;
+  j["notes"] = p.notes;
+  return j;
+}
+
 ordered_json collectives(const std::vector<CollectiveStats>& cs) {
   ordered_json a = ordered_json::array();
   for (const auto& c : cs)
@@ -118,6 +167,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   for (auto p = kDefinitions; *p; ++p) defs.push_back(*p);
   j["definitions"] = defs;
   j["read_seconds"] = read_seconds;
+  j["job"] = jobJson(run.job);
   ordered_json ranks = ordered_json::array();
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;

@@ -1,6 +1,7 @@
 #include "report/terminal.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,88 @@ std::string bytesText(int64_t b) {
   if (b >= (1LL << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1LL << 20));
   if (b >= (1LL << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1LL << 10));
   return fmt::format("{} B", b);
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The profile's items, each a short phrase; unknowns are said as such.
+std::vector<std::string> jobItems(const JobProfile& p) {
+  std::vector<std::string> it;
+  it.push_back(p.framework == "pytorch" ? "PyTorch" : p.framework.empty() ? "framework unknown" : p.framework);
+  std::string prec = p.precision.empty() ? "precision unknown"
+                     : p.precision == "mixed" ? "mixed precision"
+                                              : p.precision;
+  if (p.autocast.value_or(false)) prec += " autocast";
+  if (p.grad_scaler) prec += " + GradScaler";
+  it.push_back(prec);
+  if (p.grad_accumulation_steps && *p.grad_accumulation_steps > 1)
+    it.push_back(fmt::format("grad accumulation x{}", *p.grad_accumulation_steps));
+  if (p.data_parallel == "none") it.push_back(p.ranks.value_or(1) > 1 ? fmt::format("{} ranks, no data parallelism",
+                                                                                    *p.ranks)
+                                                                      : "1 GPU");
+  else if (p.data_parallel.empty()) it.push_back("data parallelism unknown");
+  else
+    it.push_back(fmt::format("{}{}", p.data_parallel == "zero" ? "ZeRO" : upper(p.data_parallel),
+                             p.ranks ? fmt::format(" x{}", *p.ranks) : ""));
+  if (p.activation_checkpointing.value_or(false))
+    it.push_back(p.recompute_share ? fmt::format("activation checkpointing ({:.0f}% of forward recomputed)",
+                                                 100 * *p.recompute_share)
+                                   : "activation checkpointing");
+  if (!p.optimizer.empty() || !p.optimizer_impl.empty()) {
+    std::string impl = p.optimizer_impl == "loop" ? "per-parameter loop" : p.optimizer_impl;
+    it.push_back(fmt::format("{} {}", p.optimizer.empty() ? "optimizer" : p.optimizer, impl.empty() ? "(impl unknown)" : impl));
+  } else {
+    it.push_back("optimizer unknown");
+  }
+  std::string pin = p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "";
+  if (!p.dataloader) it.push_back(pin.empty() ? "no DataLoader" : "no DataLoader (" + pin + " input copies)");
+  else it.push_back(std::string(p.loader_workers == 0 ? "DataLoader 0 workers" : "DataLoader with workers") +
+                    (pin.empty() ? "" : " (" + pin + ")"));
+  it.push_back(p.torch_compile ? "torch.compile" : "no compile");
+  it.push_back(p.cuda_graphs ? "CUDA graphs" : "no CUDA graphs");
+  return it;
+}
+
+// "Job: ..." wrapped at 100 columns, then the host syncs and any per-rank differences.
+std::string jobBlock(const JobProfile& p) {
+  std::string o, line = "Job:";
+  auto add = [&](const std::string& item, bool last) {
+    std::string piece = " " + item + (last ? "" : ",");
+    if (line.size() + piece.size() > 100) {
+      o += line + "\n";
+      line = "    ";
+    }
+    line += piece;
+  };
+  auto items = jobItems(p);
+  for (size_t i = 0; i < items.size(); ++i) add(items[i], i + 1 == items.size());
+  o += line + "\n";
+  if (!p.host_syncs.empty()) {
+    line = "  host syncs:";
+    size_t shown = 0;
+    for (const auto& h : p.host_syncs) {
+      if (shown == 4) break;
+      std::string what = h.op.empty() ? h.call : h.op;
+      if (!h.caller.empty()) what += " in " + (h.caller.size() > 32 ? h.caller.substr(0, 29) + "..." : h.caller);
+      ++shown;
+      bool more = shown < p.host_syncs.size() && shown < 4;
+      std::string piece = fmt::format(" {} {:.3g}/step ({:.2f} ms){}", what, h.count_per_step,
+                                      h.host_ns_per_step / 1e6, more ? "," : "");
+      if (line.size() + piece.size() > 100) {
+        o += line + "\n";
+        line = "   ";
+      }
+      line += piece;
+    }
+    if (p.host_syncs.size() > 4) line += fmt::format(" (+{} more)", p.host_syncs.size() - 4);
+    o += line + "\n";
+  }
+  for (const auto& n : p.notes)
+    if (n.rfind("ranks differ: ", 0) == 0) o += "  " + (n.size() > 98 ? n.substr(0, 95) + "..." : n) + "\n";
+  return o;
 }
 
 void rankRow(std::string& o, const RankAnalysis& r) {
@@ -66,6 +149,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
   if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
+  o += jobBlock(run.job);
   parts.header = std::move(o);
   o.clear();
 
