@@ -97,8 +97,8 @@ JOBS = {
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
 }
 
-FULL = dict(warmup=8, n_unprofiled=30, n_recheck=15, n_profiled=20)
-QUICK = dict(warmup=3, n_unprofiled=6, n_recheck=0, n_profiled=5)
+FULL = dict(warmup=8, n_unprofiled=30, rounds=5, n_recheck=15, n_profiled=20)
+QUICK = dict(warmup=3, n_unprofiled=6, rounds=2, n_recheck=0, n_profiled=5)
 SEED = 0
 
 # ----------------------------------------------------------------------------------------------------
@@ -792,7 +792,11 @@ def run_job(job, out, cfg):
     def log(msg):
         print(f"[{job}] {msg}", flush=True)
 
-    # pass 1: unprofiled timings of every variant, before any profiler has run in this process
+    # pass 1: unprofiled timings of every variant, before any profiler has run in this process. All
+    # variants are built and warmed up first, then timed in `rounds` interleaved rounds (variant A's
+    # steps, B's, C's, then A again, ...), so that a drift of the host's speed during the job (seen
+    # up to 45 % between two passes of one process) falls on every variant alike.
+    runners = {}
     for variant, fixes in spec["variants"].items():
         e = dict(job=job, variant=variant, fixes=fixes, description=spec["desc"],
                  profiler=dict(spec["profiler"], schedule="wait=1 warmup=1 active=3"),
@@ -800,27 +804,44 @@ def run_job(job, out, cfg):
                  errors=[])
         entries[variant] = e
         try:
-            t0 = time.time()
             r, info, samples = build(job, fixes)
             e["model"], e["samples_per_step"] = info, samples
             time_steps(r, cfg["warmup"])
-            torch.cuda.reset_peak_memory_stats()
-            ts = time_steps(r, cfg["n_unprofiled"])
-            e["peak_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()
-            for k, v in stats(ts).items():
-                e[f"unprofiled_step_ns_{k}"] = v
-            e["unprofiled_steps_ns"] = ts
-            e["per_sample_ns_median"] = int(e["unprofiled_step_ns_median"] / samples)
-            r.close()
-            del r
-            log(f"{variant:40s} unprofiled {e['unprofiled_step_ns_median'] / 1e6:8.3f} ms "
-                f"[{e['unprofiled_step_ns_min'] / 1e6:.3f}, {e['unprofiled_step_ns_max'] / 1e6:.3f}] "
-                f"({time.time() - t0:.1f} s)")
+            runners[variant] = r
         except Exception as ex:
             e["errors"].append("pass1: " + traceback.format_exc()[-2000:])
-            log(f"{variant}: pass 1 FAILED: {ex!r}")
-        cleanup()
-        save()
+            log(f"{variant}: pass 1 build FAILED: {ex!r}")
+    rounds = max(1, cfg["rounds"])
+    per_round = max(1, cfg["n_unprofiled"] // rounds)
+    timed = {v: [] for v in runners}
+    round_medians = {v: [] for v in runners}
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(rounds):
+        for variant, r in list(runners.items()):
+            try:
+                ts = time_steps(r, per_round)
+                timed[variant] += ts
+                round_medians[variant].append(int(statistics.median(ts)))
+            except Exception as ex:
+                entries[variant]["errors"].append("pass1: " + traceback.format_exc()[-2000:])
+                log(f"{variant}: pass 1 FAILED: {ex!r}")
+                runners.pop(variant).close()
+    for variant, r in runners.items():
+        e = entries[variant]
+        ts = timed[variant]
+        for k, v in stats(ts).items():
+            e[f"unprofiled_step_ns_{k}"] = v
+        e["unprofiled_steps_ns"] = ts
+        e["unprofiled_round_medians_ns"] = round_medians[variant]
+        e["per_sample_ns_median"] = int(e["unprofiled_step_ns_median"] / e["samples_per_step"])
+        e["peak_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()  # all variants held at once
+        r.close()
+        log(f"{variant:40s} unprofiled {e['unprofiled_step_ns_median'] / 1e6:8.3f} ms "
+            f"[{e['unprofiled_step_ns_min'] / 1e6:.3f}, {e['unprofiled_step_ns_max'] / 1e6:.3f}] "
+            f"rounds {[round(x / 1e6, 2) for x in round_medians[variant]]}")
+    runners.clear()
+    cleanup()
+    save()
 
     # pass 2: unprofiled re-check, the trace, then the timing under the profiler
     for variant, fixes in spec["variants"].items():
@@ -922,7 +943,9 @@ def main():
         generator="scripts/whatif_jobs.py", command=cmd_line,
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         env=env, settings=dict(cfg, seed=SEED, quick=args.quick),
-        timing=("unprofiled: after `warmup` steps, each of `n_unprofiled` steps bracketed by "
+        timing=("unprofiled: every variant of a job built and warmed up (`warmup` steps), then timed in `rounds` "
+                "interleaved rounds of n_unprofiled/rounds steps each (A, B, C, A, B, C, ...: a drift of the host's "
+                "speed falls on every variant alike; unprofiled_round_medians_ns per round), each step bracketed by "
                 "torch.cuda.synchronize() + time.perf_counter_ns(); the step includes the H2D copy, forward, "
                 "backward, optimizer step, zero_grad, the fetch of the next batch (after the launches), any host "
                 "work and the closing synchronize. unprofiled_recheck: the same, later in the job's process, after "

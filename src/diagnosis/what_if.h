@@ -17,9 +17,9 @@ struct Diagnosis;
 // The profiler's host cost per recorded host event (operator, annotation, Python function), fitted
 // by bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 6.0 % median,
 // 46 % worst (activation checkpointing), on 31 traces of 11 jobs.
-inline constexpr int64_t kProfilerHostEventNs = 7250;
-inline constexpr int64_t kProfilerApiCallNs = 0;
-inline constexpr int64_t kProfilerGpuGapNs = 1400;
+inline constexpr int64_t kProfilerHostEventNs = 5000;
+inline constexpr int64_t kProfilerApiCallNs = 1250;
+inline constexpr int64_t kProfilerGpuGapNs = 1600;
 // CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
 // 0.98 ms for 494 nodes and 12.28 ms for 5,056 (2.0 and 2.4 us per node), and the GPU idled up to
 // 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at
