@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/job_aware.h"
 #include "diagnosis/rules/registry.h"
 #include "diagnosis/what_if.h"
 
@@ -109,6 +110,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
                  : saved >= th.get(kCriticalGainShare) ? Severity::kCritical : Severity::kWarning;
   }
   reheadByReplay(facts, th, d);
+  respectJobProfile(run.job, d.findings);  // last: the re-headed headline's fix lines too
   return d;
 }
 

@@ -1,0 +1,93 @@
+#include "diagnosis/job_aware.h"
+
+#include <string_view>
+
+namespace gpudoctor {
+namespace {
+
+struct InUse {
+  const char* feature;                 // as the note names it
+  std::vector<std::string_view> says;  // a fix line containing any of these advises it
+  std::string instead;                 // advice for the job as it is
+};
+
+std::vector<InUse> featuresInUse(const JobProfile& job) {
+  std::vector<InUse> v;
+  if (job.cuda_graphs)
+    v.push_back({"CUDA graphs", {"CUDAGraph", "cuda.graph", "reduce-overhead"},
+                 "# CUDA graphs already replay the step (cudaGraphLaunch): capture what still launches "
+                 "eagerly (the optimizer step, the loss), or raise the micro-batch"});
+  if (job.torch_compile)
+    v.push_back({"torch.compile", {"torch.compile"},
+                 "# torch.compile is in use: look for graph breaks (TORCH_LOGS=graph_breaks) and recompiles"});
+  if (job.optimizer_impl == "fused")
+    v.push_back({"a fused optimizer", {"fused=True"}, ""});
+  if (job.loader_multiprocess && *job.loader_multiprocess)
+    v.push_back({"DataLoader workers", {"num_workers="},
+                 "# the DataLoader has workers already: raise num_workers / prefetch_factor, or make each "
+                 "sample cheaper to produce"});
+  if (job.pin_memory && *job.pin_memory) v.push_back({"pinned memory", {"pin_memory=True"}, ""});
+  if (job.autocast && *job.autocast) v.push_back({"autocast", {"torch.autocast("}, ""});
+  if (job.data_parallel == "fsdp" || job.data_parallel == "zero")
+    v.push_back({"FSDP/ZeRO (not DDP)", {"DDP(", "no_sync"},
+                 "# FSDP: prefetch the next all-gather and bound the ones in flight:\n"
+                 "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, "
+                 "limit_all_gathers=True)"});
+  return v;
+}
+
+const InUse* match(const std::vector<InUse>& in_use, const std::string& line) {
+  for (const InUse& f : in_use)
+    for (std::string_view s : f.says)
+      if (line.find(s) != std::string::npos) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+bool advisesFeatureInUse(const JobProfile& job, const std::string& fix_line, std::string* feature) {
+  const std::vector<InUse> in_use = featuresInUse(job);
+  const InUse* f = match(in_use, fix_line);
+  if (f && feature) *feature = f->feature;
+  return f != nullptr;
+}
+
+void respectJobProfile(const JobProfile& job, std::vector<Finding>& findings) {
+  const std::vector<InUse> in_use = featuresInUse(job);
+  if (in_use.empty()) return;
+  for (Finding& x : findings) {
+    std::vector<std::string> kept;
+    std::vector<const InUse*> dropped;
+    bool continuation = false;  // the line after a dropped one ending in ',' continues it
+    for (const std::string& line : x.fix) {
+      const bool cont = continuation && !line.empty() && line.front() == ' ';
+      continuation = false;
+      if (cont) {
+        continuation = !line.empty() && line.back() == ',';
+        continue;
+      }
+      if (const InUse* f = match(in_use, line)) {
+        bool seen = false;
+        for (const InUse* d : dropped) seen |= d == f;
+        if (!seen) dropped.push_back(f);
+        continuation = !line.empty() && line.back() == ',';
+        continue;
+      }
+      kept.push_back(line);
+    }
+    if (dropped.empty()) continue;
+    for (const InUse* f : dropped) {
+      if (f->instead.empty()) continue;
+      size_t from = 0;
+      for (size_t nl; (nl = f->instead.find('\n', from)) != std::string::npos; from = nl + 1)
+        kept.push_back(f->instead.substr(from, nl - from));
+      kept.push_back(f->instead.substr(from));
+    }
+    std::string names;
+    for (const InUse* f : dropped) names += (names.empty() ? "" : ", ") + std::string(f->feature);
+    x.explanation += " Already in use (job profile): " + names + ".";
+    x.fix = std::move(kept);
+  }
+}
+
+}  // namespace gpudoctor
