@@ -77,6 +77,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.steps = std::max(1.0, steps);
   f.ranks = static_cast<int>(run.ranks.size());
   f.ranking = rankBottlenecks(f.mean);
+  f.job = run.job;
   const auto& k = run.kernels;
   for (const auto& c : k.classes) f.class_ns[static_cast<size_t>(c.cls)] = static_cast<double>(c.dur.total_ns);
   f.kernel_ns = static_cast<double>(k.total_ns);

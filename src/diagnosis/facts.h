@@ -74,6 +74,7 @@ struct Facts {
   std::vector<EnvFinding> nccl_env;          // `nccl env`'s verdict per setting
   bool has_nccl_log = false;                 // logs were given
   std::vector<Finding> nccl_log;             // what the logs reveal
+  JobProfile job;                            // what the job already does (analysis/job_profile)
 
   // Share of the mean step.
   double share(double ns) const { return mean.wall > 0 ? ns / mean.wall : 0; }

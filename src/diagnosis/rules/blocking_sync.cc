@@ -18,18 +18,45 @@ class BlockingSync : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     const auto& m = f.mean;
     double idle = m.idle_sync - m.idle_sync_loader;  // the loader's own waits are the loader rule's
-    if (f.share(idle) <= th.get(kSyncIdleMax)) return;
-    Finding x = gainFinding(f, th, "sync.blocking",
-                            fmt::format("The GPU idles {:.1f}% of the step behind blocking host synchronizations",
-                                        pct(f.share(idle))),
-                            idle, "GPU idle time while the launching thread was blocked in a sync call (upper bound)");
+    // The operators that synchronized inside the step (the job profile: only where a blocking call
+    // ran under them): a sync costs the overlap of host and GPU even where the idle it shows is small.
+    std::vector<const HostSync*> ops;
+    double op_host = 0;
+    for (const HostSync& s : f.job.host_syncs)
+      if (!s.op.empty() && s.count_per_step >= 1) ops.push_back(&s), op_host += s.host_ns_per_step;
+    if (f.share(idle) <= th.get(kSyncIdleMax) && ops.empty()) return;
+    std::string what;
+    for (const HostSync* s : ops)
+      what += fmt::format("{}{} {:.0f}/step{}", what.empty() ? "" : ", ", s->op, s->count_per_step,
+                          s->caller.empty() ? "" : " in " + s->caller);
+    Finding x = gainFinding(
+        f, th, "sync.blocking",
+        what.empty() ? fmt::format("The GPU idles {:.1f}% of the step behind blocking host synchronizations",
+                                   pct(f.share(idle)))
+                     : fmt::format("Host synchronizations inside the step: {} (GPU idle behind them {:.1f}%)", what,
+                                   pct(f.share(idle))),
+        std::max(idle, op_host), "GPU idle time while the launching thread was blocked in a sync call, or the host time "
+                                 "of the synchronizing operators, the larger (upper bound)");
     x.evidence = {{"idle: sync", ms(idle), "ms/step"}, {"host blocked in sync calls", ms(m.sync), "ms/step"},
                   {"sync share", pct(f.share(idle)), "%"}};
+    for (const HostSync* s : ops)
+      x.evidence.push_back({s->op + " (" + (s->copy.empty() ? s->call : s->copy + ", " + s->call) + ")",
+                            s->count_per_step, "per step"});
     x.explanation = "The host waits for the GPU to finish (a value read back, a blocking copy, a stream sync), "
                     "then the GPU waits for the host to launch again: neither side overlaps the other.";
-    x.fix = fixes::sync();
-    x.fix.insert(x.fix.end(), {"# boolean-mask indexing syncs (nonzero): use torch.where(mask, x, 0) instead of x[mask]",
-             "y = x.to(\"cpu\", non_blocking=True)   # into pinned memory, read after an event"});
+    bool item = ops.empty(), nonzero = ops.empty(), to_cpu = ops.empty(), scaler = false;
+    for (const HostSync* s : ops) {
+      item |= (s->op == "aten::item" || s->op == "aten::_local_scalar_dense") && s->caller != "GradScaler";
+      nonzero |= s->op == "aten::nonzero" || s->op == "aten::masked_select";
+      to_cpu |= s->op == "aten::to" || s->op == "aten::copy_" || s->op == "aten::_to_copy";
+      scaler |= s->caller == "GradScaler";
+    }
+    if (item || to_cpu) x.fix = fixes::sync();
+    if (nonzero)
+      x.fix.push_back("# boolean-mask indexing syncs (nonzero): use torch.where(mask, x, 0) instead of x[mask]");
+    if (to_cpu) x.fix.push_back("y = x.to(\"cpu\", non_blocking=True)   # into pinned memory, read after an event");
+    if (scaler)
+      x.fix.push_back("# GradScaler reads its inf check back once per optimizer step: bf16 autocast needs no scaler");
     out.push_back(std::move(x));
   }
 };
