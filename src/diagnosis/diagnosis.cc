@@ -19,7 +19,7 @@ std::string_view categoryOfFinding(std::string_view id) {
   std::string_view area = id.substr(0, id.find('.'));
   if (area == "input" || area == "sync" || area == "communication" || area == "copies") return area;
   if (area == "launch") return "host_launch";
-  if (area == "precision" || area == "attention" || area == "optimizer") return "compute";
+  if (area == "precision" || area == "attention" || area == "optimizer" || area == "layout") return "compute";
   if (area == "nccl") return "communication";
   return "";
 }

@@ -78,6 +78,21 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.ranks = static_cast<int>(run.ranks.size());
   f.ranking = rankBottlenecks(f.mean);
   f.job = run.job;
+  for (const auto& r : run.ranks) {
+    const RankTrace& t = *r.trace;
+    for (uint32_t w : r.index.gpu_work) {
+      const Event& e = t.events[w];
+      if (e.kind != EventKind::kKernel) continue;
+      const std::string_view name = t.strings.view(e.name);
+      if (name.find("nchwToNhwc") == std::string_view::npos && name.find("nhwcToNchw") == std::string_view::npos)
+        continue;
+      for (const auto& win : r.windows)
+        if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
+          f.layout_transpose_ns += static_cast<double>(e.dur_ns);
+          break;
+        }
+    }
+  }
   const auto& k = run.kernels;
   for (const auto& c : k.classes) f.class_ns[static_cast<size_t>(c.cls)] = static_cast<double>(c.dur.total_ns);
   f.kernel_ns = static_cast<double>(k.total_ns);

@@ -75,6 +75,9 @@ struct Facts {
   bool has_nccl_log = false;                 // logs were given
   std::vector<Finding> nccl_log;             // what the logs reveal
   JobProfile job;                            // what the job already does (analysis/job_profile)
+  // cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwc / nhwcToNchw kernels) in the selected steps,
+  // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
+  double layout_transpose_ns = 0;
 
   // Share of the mean step.
   double share(double ns) const { return mean.wall > 0 ? ns / mean.wall : 0; }

@@ -10,6 +10,7 @@
   X(gpuUtilization)     /* checklist: GPU busy share */                                      \
   X(fp32Gemm)           /* precision.fp32_gemm */                                            \
   X(fp16GradScaler)     /* precision.fp16_gradscaler */                                      \
+  X(channelsLast)       /* layout.channels_last */                                           \
   X(materializedAttention) /* attention.materialized */                                      \
   X(launchOverhead)     /* launch.overhead */                                                \
   X(unfusedOptimizer)   /* optimizer.unfused */                                              \
