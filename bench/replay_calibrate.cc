@@ -188,18 +188,15 @@ int main(int argc, char** argv) {
   // The fixes as edits: the same edits the diagnosis makes (diagnosis/what_if), with the H200's
   // measured ceilings; fixes the replay cannot edit yet are listed as not modeled.
   const std::optional<Ceilings> h200 = builtinCeilings("NVIDIA H200");
+  // A variant's fix (scripts/whatif_jobs.py) as the diagnosis names it; the ones missing have no edit.
+  static const std::map<std::string, std::string> kFixOfVariant = {
+      {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"log_every_100", "no_host_syncs"},
+      {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
+      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"}};
   auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed) {
-    static const std::map<std::string, std::string> kFix = {{"bf16", "bf16"},
-                                                             {"workers4", "loader_workers"},
-                                                             {"log_every_100", "no_host_syncs"},
-                                                             {"where", "no_host_syncs"},
-                                                             {"pinned", "pinned_copies"},
-                                                             {"cuda_graphs", "cuda_graphs"},
-                                                             {"fused", "fused_optimizer"},
-                                                             {"sdpa", "sdpa"}};
-    auto it = kFix.find(variant_fix);
+    auto it = kFixOfVariant.find(variant_fix);
     std::string basis;
-    return it != kFix.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, nullptr, ed, basis);
+    return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, nullptr, ed, basis);
   };
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
   std::printf("%-26s %-26s %9s %9s %8s   %12s %8s\n", "job", "fix", "measured", "predicted", "error", "band (2 passes)",
@@ -268,11 +265,7 @@ int main(int argc, char** argv) {
       ReplayEdits probe;
       bool modeled = editFor(best->variant, probe);
       std::string want;
-      static const std::map<std::string, std::string> kName = {
-          {"bf16", "bf16"}, {"workers4", "loader_workers"}, {"log_every_100", "no_host_syncs"}, {"where", "no_host_syncs"},
-          {"pinned", "pinned_copies"}, {"cuda_graphs", "cuda_graphs"}, {"fused", "fused_optimizer"},
-          {"sdpa", "sdpa"}};
-      if (auto it = kName.find(best->variant); it != kName.end()) want = it->second;
+      if (auto it = kFixOfVariant.find(best->variant); it != kFixOfVariant.end()) want = it->second;
       if (!modeled) verdict = "not modeled";
       else if (!d.plan.empty() && d.plan.front().fix == want) verdict = "yes";
       else verdict = "NO", ++plan_misses;

@@ -22,6 +22,12 @@ std::string_view kernelStem(std::string_view n) {
   return n;
 }
 
+// A lower-cased kernel stem that names a matrix multiply.
+bool gemmStem(std::string_view ln) {
+  return has(ln, "gemm") || startsWith(ln, "nvjet") || has(ln, "cutlass") || has(ln, "xmma") ||
+         has(ln, "splitkreduce") || has(ln, "cublaslt") || has(ln, "wgmma");
+}
+
 KernelClass gemmPrecision(std::string_view ln, std::string_view dtype) {
   if (has(ln, "e4m3") || has(ln, "e5m2") || has(ln, "fp8") || has(ln, "f8f8")) return KernelClass::kGemmFp8;
   if (has(ln, "tf32")) return KernelClass::kGemmTf32;
@@ -63,6 +69,10 @@ std::string_view kernelClassName(KernelClass c) {
 
 bool isGemm(KernelClass c) { return c <= KernelClass::kGemmOther; }
 
+bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(name))); }
+
+bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
+
 bool isNcclKernel(std::string_view name) {
   return startsWith(name, "ncclDevKernel") || startsWith(name, "ncclKernel") || startsWith(name, "void ncclKernel") ||
          startsWith(name, "void ncclDevKernel");
@@ -76,8 +86,7 @@ KernelClass classifyKernel(std::string_view name, std::string_view op, std::stri
       has(op, "scaled_dot_product") || has(op, "flash_attention") || has(op, "efficient_attention") ||
       has(op, "cudnn_attention"))
     return KernelClass::kAttentionFused;
-  bool gemm = has(ln, "gemm") || startsWith(ln, "nvjet") || has(ln, "cutlass") || has(ln, "xmma") ||
-              has(ln, "splitkreduce") || has(ln, "cublaslt") || has(ln, "wgmma");
+  const bool gemm = gemmStem(ln);
   // A hand-written attention shows as batched GEMMs and a softmax issued by bmm / softmax ops.
   if ((gemm && (op == "aten::bmm" || op == "aten::baddbmm")) ||
       (op == "aten::_softmax" || op == "aten::_softmax_backward_data"))

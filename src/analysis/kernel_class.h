@@ -30,6 +30,12 @@ constexpr int kKernelClassCount = 15;
 std::string_view kernelClassName(KernelClass c);
 // True for the GEMM classes.
 bool isGemm(KernelClass c);
+// True for a matrix-multiply kernel by its name (cuBLAS/cuBLASLt, CUTLASS, xmma, nvjet, wgmma),
+// whatever class its operator gives it (a materialized attention's batched GEMMs included).
+bool isGemmKernelName(std::string_view name);
+// True for cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwcKernel / nhwcToNchwKernel): a
+// convolution run on contiguous (NCHW) tensors.
+bool isLayoutTransposeKernel(std::string_view name);
 // True for NCCL kernels (ncclDevKernel_*, ncclKernel_*).
 bool isNcclKernel(std::string_view name);
 

@@ -78,12 +78,13 @@ struct RankGraph {
   std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
-  std::vector<uint8_t> item_flags;   // kOwnsWork, kInOptimizer, kSyncRole, kGraphLaunch, kInGraph, ...
-  static constexpr uint8_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
-                           kCollective = 32, kAttnGemm = 64, kAttnScores = 128;
-  // Calls (they launch no collectives, so the GPU-work bits are free for them): launches only
-  // score-matrix kernels of a materialized attention.
-  static constexpr uint8_t kLaunchesScores = kCollective;
+  // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
+  // matrix's kernels of a materialized attention); both: kInOptimizer; GPU work: kInGraph,
+  // kCollective, kAttnGemm, kAttnScores, kPageableHtoD.
+  std::vector<uint16_t> item_flags;
+  static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
+                            kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
+                            kPageableHtoD = 512;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
@@ -145,19 +146,11 @@ struct RankGraph {
   }
 };
 
-std::string lowerAscii(std::string_view v) {
-  std::string o(v);
-  for (char& c : o)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return o;
-}
-
 int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
 
 }  // namespace
 
 struct ReplayModel::Impl {
-  const RunAnalysis* run = nullptr;
   std::string reason;  // not empty: unavailable
   std::vector<RankGraph> graphs;
   std::vector<std::vector<Edge>> parts;  // while building: each rank's host and GPU edges, the joins
@@ -194,14 +187,11 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   double s;
   if (e.kind == EventKind::kMemcpy) {
     s = ed.memcpy_scale;
-    if (ed.pageable_htod_scale != 1.0) {
-      std::string_view name = g.ra->trace->strings.view(e.name);
-      if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) s *= ed.pageable_htod_scale;
-    }
+    if (g.item_flags[item] & RankGraph::kPageableHtoD) s *= ed.pageable_htod_scale;
   } else if (e.kind == EventKind::kMemset) {
     s = ed.memset_scale;
   } else {
-    const uint8_t flags = g.item_flags[item];
+    const uint16_t flags = g.item_flags[item];
     if (ed.fused_attention && (flags & RankGraph::kAttnScores)) return 0;
     s = (flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1
             ? ed.attention_gemm_scale
@@ -253,7 +243,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     case kCallDur: {
       const RankGraph& g = graphs[e.rank];
       const Event& ce = g.ev(e.aux);
-      const uint8_t flags = g.item_flags[e.aux];
+      const uint16_t flags = g.item_flags[e.aux];
       int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
       if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
       if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
@@ -333,7 +323,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       g.item_start.push_back(e.start_ns);
       g.item_end.push_back(e.end_ns());
       g.item_track.push_back(e.track);
-      uint8_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
+      uint16_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
       if (e.hasRole(kRoleGraphLaunch)) flags |= RankGraph::kGraphLaunch;
       g.item_flags.push_back(flags);
       track_end[e.track] = e.end_ns();
@@ -399,9 +389,13 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
     int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
     g.launch_item.push_back(li);
-    uint8_t flags = e.collective ? RankGraph::kCollective : 0;
+    uint16_t flags = e.collective ? RankGraph::kCollective : 0;
+    if (e.kind == EventKind::kMemcpy) {
+      const std::string_view name = t.strings.view(e.name);
+      if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) flags |= RankGraph::kPageableHtoD;
+    }
     if (li >= 0) {
-      uint8_t& lf = g.item_flags[static_cast<uint32_t>(li)];
+      uint16_t& lf = g.item_flags[static_cast<uint32_t>(li)];
       lf |= RankGraph::kOwnsWork;
       ++g.work_count[static_cast<uint32_t>(li)];
       if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
@@ -426,10 +420,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       const uint32_t tr = e.track;
       const KernelClass k = idx.class_of_event[ev];
       if (k == KernelClass::kAttentionUnfused) {
-        const std::string ln = lowerAscii(t.strings.view(e.name));
-        const bool gemm = ln.find("gemm") != std::string::npos || ln.find("xmma") != std::string::npos ||
-                          ln.find("cutlass") != std::string::npos || ln.rfind("nvjet", 0) == 0;
-        g.item_flags[j] |= gemm ? RankGraph::kAttnGemm : RankGraph::kAttnScores;
+        g.item_flags[j] |= isGemmKernelName(t.strings.view(e.name)) ? RankGraph::kAttnGemm : RankGraph::kAttnScores;
         if (seen[tr] && !pending_gemm[tr] && pending[tr].size() <= kMaxBetween)
           for (uint32_t p : pending[tr]) g.item_flags[p] |= RankGraph::kAttnScores;
         seen[tr] = 1;
@@ -735,7 +726,6 @@ bool ReplayModel::Impl::order() {
 
 ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.run = &run;
   if (run.ranks.size() > UINT16_MAX) {
     m.reason = "too many ranks to replay in one graph (over 65,535)";
     return;

@@ -83,9 +83,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     for (uint32_t w : r.index.gpu_work) {
       const Event& e = t.events[w];
       if (e.kind != EventKind::kKernel) continue;
-      const std::string_view name = t.strings.view(e.name);
-      if (name.find("nchwToNhwc") == std::string_view::npos && name.find("nhwcToNchw") == std::string_view::npos)
-        continue;
+      if (!isLayoutTransposeKernel(t.strings.view(e.name))) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
           f.layout_transpose_ns += static_cast<double>(e.dur_ns);

@@ -14,14 +14,15 @@ namespace gpudoctor {
 
 struct Diagnosis;
 
-// The profiler's host cost per recorded host event (operator, annotation, Python function), fitted
-// by bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 6.0 % median,
-// 46 % worst (activation checkpointing), on 31 traces of 11 jobs.
+// The profiler's own cost: per recorded host event (operator, annotation, Python function), per
+// runtime/driver call and per gap between GPU work on a stream, fitted together by
+// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 8.9 % median, 30 %
+// worst (the healthy job, which the profiler made host bound), on 37 traces of 11 jobs.
 inline constexpr int64_t kProfilerHostEventNs = 5000;
 inline constexpr int64_t kProfilerApiCallNs = 1250;
 inline constexpr int64_t kProfilerGpuGapNs = 1600;
 // CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
-// 0.98 ms for 494 nodes and 12.28 ms for 5,056 (2.0 and 2.4 us per node), and the GPU idled up to
+// 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node), and the GPU idled up to
 // 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at
 // most 3.4 us (99th percentile).
 inline constexpr int64_t kProfilerGraphNodeNs = 2000;

@@ -34,7 +34,7 @@ const char* const kDefinitions[] = {
     "the rank with the shortest kernel arrived last.",
     "what_if: the traced step replayed as a dependency graph (host order and gaps, launches, streams, cross-stream "
     "waits, thread hand-offs, syncs, collectives joined by process group and sequence); unprofiled_step_ns removes "
-    "the profiler's host cost per recorded host event; a finding's what_if.step_ns is the un-profiled step after "
+    "the profiler's own cost (per recorded host event, runtime call, GPU gap and CUDA graph node); a finding's what_if.step_ns is the un-profiled step after "
     "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns. "
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
