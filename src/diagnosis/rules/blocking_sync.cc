@@ -22,8 +22,10 @@ class BlockingSync : public Rule {
     // ran under them): a sync costs the overlap of host and GPU even where the idle it shows is small.
     std::vector<const HostSync*> ops;
     double op_host = 0;
+    // A blocking host-to-device copy (pageable memory) is the pageable-copies rule's: pinning fixes it.
     for (const HostSync& s : f.job.host_syncs)
-      if (!s.op.empty() && s.count_per_step >= 1) ops.push_back(&s), op_host += s.host_ns_per_step;
+      if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0)
+        ops.push_back(&s), op_host += s.host_ns_per_step;
     if (f.share(idle) <= th.get(kSyncIdleMax) && ops.empty()) return;
     std::string what;
     for (const HostSync* s : ops)

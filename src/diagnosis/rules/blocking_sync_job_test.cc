@@ -57,5 +57,17 @@ TEST(RuleBlockingSyncJob, LossItemEveryStepAndGradScalersCheck) {
   EXPECT_EQ(g->severity, Severity::kInfo);  // the replay: about 1.0x (measured 0.85-1.08x)
 }
 
+// Written for the jobs above, checked on one it was not: pageable copies block too, but pinning is
+// their fix (input.pageable_copies), not the sync rule's read-back advice.
+TEST(RuleBlockingSyncJob, PageableCopiesAreThePageableRulesNotThisOne) {
+  std::unique_ptr<testing::Loaded> keep;
+  Diagnosis d;
+  const Finding* f = syncFinding("pageable_copies__base", keep, d);
+  if (f) EXPECT_EQ(f->title.find("aten::to"), std::string::npos) << f->title;
+  bool pageable = false;
+  for (const auto& x : d.findings) pageable |= x.id == "input.pageable_copies";
+  EXPECT_TRUE(pageable);
+}
+
 }  // namespace
 }  // namespace gpudoctor
