@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     const double pass1 = e["unprofiled_step_ns_median"].get<double>();
     const double pass2 = e.value("unprofiled_recheck_step_ns_median", 0.0);
     Job j{job, e.value("variant", ""), job + "/" + e.value("variant", ""), pass2 > 0 ? pass2 : pass1, pass1,
-          std::move(t.value()), {}};
+          std::move(t.value()), {}, nullptr};
     jobs.push_back(std::move(j));
   }
   for (auto& j : jobs) {

@@ -399,6 +399,81 @@ TEST(RunAnalysis, TraceWithoutGpuWorkIsAnError) {
   EXPECT_NE(r.error().message.find("hand_built.json"), std::string::npos) << r.error().message;
 }
 
+// Among several ranks, one without GPU activity (a CPU-only process of the job) is reported and left
+// out; the others are analyzed. Only when no rank has GPU work is it an error (above).
+TEST(RunAnalysis, ARankWithoutGpuWorkIsLeftOutAndNamed) {
+  std::vector<RankTrace> traces;
+  traces.push_back(twoStepTrace());
+  traces.back().rank = 0;
+  TraceBuilder b;
+  b.t.path = "cpu_only.json";
+  b.step(1, 0, 1000);
+  b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::add", 100, 200);
+  traces.push_back(b.done());
+  traces.back().rank = 1;
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().ranks.size(), 1u);
+  EXPECT_EQ(r.value().ranks[0].trace->rank, 0);
+  EXPECT_EQ(r.value().ranks[0].total.wall_ns, 4000 + 4600);  // as alone
+  ASSERT_EQ(r.value().left_out.size(), 1u);
+  EXPECT_EQ(r.value().left_out[0].rank, 1);
+  EXPECT_EQ(r.value().left_out[0].path, "cpu_only.json");
+  ASSERT_EQ(r.value().notes.size(), 1u);
+  EXPECT_NE(r.value().notes[0].find("rank 1 (cpu_only.json) left out"), std::string::npos) << r.value().notes[0];
+}
+
+// A last step annotation that outlives the recording ends at the last recorded event (or Kineto's
+// Record Window End, if later); the cut is noted. Earlier steps are untouched.
+TEST(Steps, ALastStepOutlivingTheRecordingIsClipped) {
+  Measured m;
+  {
+    RankTrace t = twoStepTrace();
+    for (auto& e : t.events)  // step 2 ends 13 s after everything else
+      if (e.hasRole(kRoleStep) && e.start_ns == 5000) e.dur_ns = 13'000'000'000;
+    m.trace = std::move(t);
+  }
+  measure(m);
+  ASSERT_EQ(m.windows.size(), 2u);
+  EXPECT_EQ(m.windows[0].clipped_ns, 0);
+  EXPECT_EQ(m.windows[1].cpu_end_ns, 9600);  // the last GPU work's end
+  EXPECT_EQ(m.windows[1].end_ns, 9600);
+  EXPECT_EQ(m.windows[1].clipped_ns, 5000 + 13'000'000'000 - 9600);
+  // Kineto's marker, later than every event, is where the recording ended.
+  m.trace.record_window_end_ns = 12000;
+  measure(m);
+  EXPECT_EQ(m.windows[1].cpu_end_ns, 12000);
+  EXPECT_EQ(m.windows[1].end_ns, 12000);
+  // The untouched trace is not clipped.
+  Measured plain{twoStepTrace(), {}, {}};
+  measure(plain);
+  EXPECT_EQ(plain.windows[1].clipped_ns, 0);
+  EXPECT_EQ(plain.windows[1].cpu_end_ns, 9000);
+}
+
+// GPU work before the first or after the last annotated step is in no step; it is counted and noted.
+TEST(Steps, GpuWorkOutsideTheStepsIsCounted) {
+  TraceBuilder b;
+  using K = EventKind;
+  b.launch(1, 100, 150, K::kKernel, TraceBuilder::kStream7, "eval_gemm", 200, 700);  // before step 1
+  b.step(1, 1000, 2000);
+  b.launch(2, 1100, 1150, K::kKernel, TraceBuilder::kStream7, "my_gemm", 1200, 1800);
+  b.add(K::kHostOp, TraceBuilder::kHost, "aten::add", 2500, 2600);
+  b.launch(3, 2600, 2650, K::kKernel, TraceBuilder::kStream7, "eval_gemm", 2700, 2900);  // after it
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankAnalysis& ra = r.value().ranks[0];
+  EXPECT_EQ(ra.coverage.gpu_outside_ops, 2);
+  EXPECT_EQ(ra.coverage.gpu_outside_ns, 500 + 200);
+  EXPECT_EQ(ra.coverage.gpu_before_ns, 500);
+  EXPECT_EQ(ra.total.compute_ns, 600);
+  ASSERT_EQ(r.value().notes.size(), 1u);
+  EXPECT_NE(r.value().notes[0].find("2 GPU operations (0.001 ms of GPU time, 0.001 ms of it before"),
+            std::string::npos) << r.value().notes[0];
+}
+
 TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
   std::vector<RankTrace> traces;
   traces.push_back(twoStepTrace());

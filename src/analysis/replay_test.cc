@@ -237,13 +237,24 @@ TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {
     EXPECT_FALSE(r.available);
     EXPECT_NE(r.reason.find("only 0% of the GPU work links to a recorded launch call"), std::string::npos) << r.reason;
   }
-  {  // a step annotation that outlives everything recorded
+  {  // a step annotation that outlives everything recorded, to Kineto's Record Window End
+    TraceBuilder b;
+    b.launch(1, 2000, 3000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 4000, 9000);
+    b.step(1, 1000, 13000000000);
+    RankTrace t = b.done();
+    t.record_window_end_ns = 13000000000;
+    Replay r = replayOf(t);
+    EXPECT_FALSE(r.available);
+    EXPECT_NE(r.reason.find("step 1 ends"), std::string::npos) << r.reason;
+  }
+  {  // without the marker the step is cut at the last recorded event (findSteps), and replays exactly
     TraceBuilder b;
     b.launch(1, 2000, 3000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 4000, 9000);
     b.step(1, 1000, 13000000000);
     Replay r = replayOf(b.done());
-    EXPECT_FALSE(r.available);
-    EXPECT_NE(r.reason.find("step 1 ends"), std::string::npos) << r.reason;
+    ASSERT_TRUE(r.available) << r.reason;
+    EXPECT_DOUBLE_EQ(r.traced_step_ns, 8000);
+    EXPECT_DOUBLE_EQ(r.replayed_step_ns, 8000);
   }
 }
 

@@ -1,8 +1,11 @@
 #include "analysis/run_analysis.h"
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <thread>
+
+#include <fmt/format.h>
 
 namespace gpudoctor {
 
@@ -12,7 +15,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   if (!ra.index.has_gpu_work())
     return Error{ra.trace->path + ": no GPU activity in this trace (no kernels, memcpy or memset); "
                                   "was the profiler run with ProfilerActivity.CUDA?"};
-  auto w = findSteps(*ra.trace, ra.index, opt.steps);
+  auto w = findSteps(*ra.trace, ra.index, opt.steps, &ra.coverage);
   if (!w.ok()) return w.error();
   ra.windows = std::move(w.value());
   std::vector<int64_t> lat;
@@ -52,8 +55,43 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   for (unsigned k = 1; k < n; ++k) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  for (const auto& s : status)
-    if (!s.ok()) return Error{s.message()};
+  // A rank without GPU activity (a CPU-only process of the job, a rank whose profiler missed CUDA)
+  // is reported and left out while the others have some; any other failure fails the run.
+  size_t without_gpu = 0;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (status[i].ok()) continue;
+    if (run.ranks[i].index.has_gpu_work()) return Error{status[i].message()};
+    ++without_gpu;
+  }
+  if (without_gpu == traces.size()) return Error{status.front().message()};
+  if (without_gpu) {
+    std::vector<RankAnalysis> kept;
+    for (size_t i = 0; i < traces.size(); ++i) {
+      if (status[i].ok()) {
+        kept.push_back(std::move(run.ranks[i]));
+        continue;
+      }
+      run.left_out.push_back({traces[i].path, traces[i].rank, "no GPU activity (no kernels, memcpy or memset)"});
+      run.notes.push_back(fmt::format("rank {} ({}) left out: no GPU activity in its trace (no kernels, memcpy or "
+                                      "memset); the figures are those of the other {} rank{}",
+                                      traces[i].rank, traces[i].path, traces.size() - without_gpu,
+                                      traces.size() - without_gpu == 1 ? "" : "s"));
+    }
+    run.ranks = std::move(kept);
+  }
+  for (const auto& r : run.ranks) {
+    for (const auto& w : r.windows)
+      if (w.clipped_ns > 0)
+        run.notes.push_back(fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event; cut there "
+                                        "(the annotation outlived the profiler's recording)",
+                                        r.trace->rank, w.number, static_cast<double>(w.clipped_ns) / 1e6));
+    if (r.coverage.gpu_outside_ops > 0)
+      run.notes.push_back(fmt::format("rank {}: {} GPU operations ({:.3f} ms of GPU time, {:.3f} ms of it before the "
+                                      "first step) lie outside the annotated steps and are in no figure",
+                                      r.trace->rank, r.coverage.gpu_outside_ops,
+                                      static_cast<double>(r.coverage.gpu_outside_ns) / 1e6,
+                                      static_cast<double>(r.coverage.gpu_before_ns) / 1e6));
+  }
   std::vector<RankWindows> all;
   std::vector<int> ids;
   for (const auto& r : run.ranks) {

@@ -29,6 +29,14 @@ struct RankAnalysis {
   KernelSummary kernels;
   std::vector<CollectiveStats> collectives;
   JobProfile job;  // what this rank's job does (see job_profile.h)
+  StepCoverage coverage;  // GPU work outside the annotated steps
+};
+
+// A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.
+struct LeftOutRank {
+  std::string path;
+  int rank = -1;
+  std::string reason;
 };
 
 struct RunAnalysis {
@@ -37,10 +45,14 @@ struct RunAnalysis {
   std::vector<CollectiveStats> collectives;  // all ranks
   StragglerReport straggler;
   JobProfile job;  // what the job does: the ranks' profiles merged, differences in job.notes
+  std::vector<LeftOutRank> left_out;  // ranks not analyzed, in rank order
+  // What the figures leave out or cut, one sentence each: ranks left out, steps clipped to the
+  // recording, GPU work outside the annotated steps.
+  std::vector<std::string> notes;
 };
 
-// Analyzes the traces (which must outlive the result). Error when a rank has no GPU activity or
-// the step selection keeps nothing.
+// Analyzes the traces (which must outlive the result). A rank without GPU activity is left out
+// (left_out, notes) while others have some; Error when none has, or the step selection keeps nothing.
 Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const AnalysisOptions& opt);
 
 }  // namespace gpudoctor

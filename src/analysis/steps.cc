@@ -36,7 +36,8 @@ bool StepSelection::keeps(int64_t n) const {
   return numbers.empty() || std::binary_search(numbers.begin(), numbers.end(), n);
 }
 
-Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel) {
+Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel,
+                                          StepCoverage* cov) {
   std::vector<StepWindow> all;
   for (uint32_t i : idx.step_annotations) {
     const Event& e = t.events[i];
@@ -64,8 +65,18 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     all.push_back(w);
   } else {
     for (size_t k = 0; k + 1 < all.size(); ++k) all[k].end_ns = all[k + 1].begin_ns;
-    // The last step also owns the GPU work it launched, which may finish after its host range.
     StepWindow& last = all.back();
+    // A step annotation can outlive the recording (closed long after the profiler stopped): what
+    // nothing recorded is no part of the step.
+    int64_t recorded_end = t.record_window_end_ns;
+    for (const Event& e : t.events)
+      if (!e.hasRole(kRoleStep)) recorded_end = std::max(recorded_end, e.end_ns());
+    constexpr int64_t kToleranceNs = 2000;
+    if (recorded_end != INT64_MIN && recorded_end > last.cpu_begin_ns && last.cpu_end_ns - recorded_end > kToleranceNs) {
+      last.clipped_ns = last.cpu_end_ns - recorded_end;
+      last.cpu_end_ns = recorded_end;
+    }
+    // The last step also owns the GPU work it launched, which may finish after its host range.
     last.end_ns = last.cpu_end_ns;
     for (uint32_t g : idx.gpu_work) {
       const Event& e = t.events[g];
@@ -74,6 +85,18 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       int64_t launched = t.events[l].start_ns;
       if (launched >= last.cpu_begin_ns && launched < last.cpu_end_ns) last.end_ns = std::max(last.end_ns, e.end_ns());
     }
+  }
+  if (cov) {
+    *cov = {};
+    if (all.front().annotated)
+      for (uint32_t g : idx.gpu_work) {
+        const Event& e = t.events[g];
+        bool before = e.start_ns < all.front().begin_ns;
+        if (!before && e.start_ns < all.back().end_ns) continue;
+        cov->gpu_outside_ns += e.dur_ns;
+        ++cov->gpu_outside_ops;
+        if (before) cov->gpu_before_ns += e.dur_ns;
+      }
   }
   std::vector<StepWindow> kept;
   for (const auto& w : all)

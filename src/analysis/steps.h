@@ -27,12 +27,23 @@ struct StepWindow {
   int64_t end_ns = 0;
   int64_t cpu_begin_ns = 0;  // the host-side ProfilerStep range
   int64_t cpu_end_ns = 0;
+  int64_t clipped_ns = 0;  // host range cut off because it outlived everything the profiler recorded
   int64_t length() const { return end_ns - begin_ns; }
+};
+
+// What of the trace the annotated steps leave out (all steps, before --steps selects).
+struct StepCoverage {
+  int64_t gpu_outside_ns = 0;  // summed duration of GPU work starting before the first or after the last step
+  int64_t gpu_outside_ops = 0;
+  int64_t gpu_before_ns = 0;   // of which before the first step
 };
 
 // Windows from ProfilerStep#N: step N runs from its host start to the next step's host start;
 // the last one ends at the later of its host end and the end of the GPU work it launched. Without
-// annotations, one window spans the first to the last GPU work. Error when selection keeps none.
-Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel);
+// annotations, one window spans the first to the last GPU work. A last step whose host range ends
+// after the last recorded event and Kineto's "Record Window End" is clipped there (clipped_ns says
+// how much). Error when selection keeps none. `cov`, when given, receives what lies outside the steps.
+Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel,
+                                          StepCoverage* cov = nullptr);
 
 }  // namespace gpudoctor

@@ -216,6 +216,11 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12
 </style></head><body>)";
   o += fmt::format("<h1>gpudoctor: {} rank{}, mean step {:.2f} ms, primary bottleneck: {}</h1>", run.ranks.size(),
                    run.ranks.size() == 1 ? "" : "s", d.step_ms, esc(d.primary));
+  if (!run.notes.empty()) {
+    o += "<ul id=trace-notes>";
+    for (const auto& n : run.notes) o += "<li>" + esc(n) + "</li>";
+    o += "</ul>";
+  }
   o += jobSection(run.job);
   o += "<h2>Findings</h2><div id=findings>";
   for (const auto& f : d.findings) {

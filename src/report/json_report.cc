@@ -49,6 +49,10 @@ const char* const kDefinitions[] = {
     "copy bytes mostly pinned; host_syncs: operators inside which a blocking call ran (aten::item only where it "
     "copied and waited), per step, host time in the operator and wait in the call. Multi-rank: the value most ranks "
     "show, differences in notes, per-step figures averaged over ranks.",
+    "notes: what the figures leave out or cut, one sentence each; left_out_ranks: traces without GPU activity, "
+    "reported and left out of every figure; a last step whose annotation ends after the last recorded event (and "
+    "Kineto's Record Window End) is cut there; gpu_outside_steps: GPU work starting before the first or after the "
+    "last annotated step (all steps, before --steps selects), in no figure.",
     nullptr};
 
 ordered_json dur(const DurationStats& d) {
@@ -168,6 +172,10 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   j["definitions"] = defs;
   j["read_seconds"] = read_seconds;
   j["job"] = jobJson(run.job);
+  j["notes"] = run.notes;
+  ordered_json left = ordered_json::array();
+  for (const auto& l : run.left_out) left.push_back({{"rank", l.rank}, {"path", l.path}, {"reason", l.reason}});
+  j["left_out_ranks"] = left;
   ordered_json ranks = ordered_json::array();
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;
@@ -191,6 +199,8 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     rj["total"] = step(r.total);
     rj["kernels"] = kernels(r.kernels);
     rj["collectives"] = collectives(r.collectives);
+    rj["gpu_outside_steps"] = {{"ops", r.coverage.gpu_outside_ops}, {"dur_ns", r.coverage.gpu_outside_ns},
+                               {"before_first_step_dur_ns", r.coverage.gpu_before_ns}};
     ranks.push_back(rj);
   }
   j["ranks"] = ranks;

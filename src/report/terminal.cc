@@ -149,6 +149,8 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
   if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
+  for (size_t i = 0; i < run.notes.size() && i < 8; ++i) o += "  note: " + run.notes[i] + "\n";
+  if (run.notes.size() > 8) o += fmt::format("  ... and {} more notes (--json has all)\n", run.notes.size() - 8);
   o += jobBlock(run.job);
   parts.header = std::move(o);
   o.clear();

@@ -63,7 +63,9 @@ TEST(RuleBlockingSyncJob, PageableCopiesAreThePageableRulesNotThisOne) {
   std::unique_ptr<testing::Loaded> keep;
   Diagnosis d;
   const Finding* f = syncFinding("pageable_copies__base", keep, d);
-  if (f) EXPECT_EQ(f->title.find("aten::to"), std::string::npos) << f->title;
+  if (f) {
+    EXPECT_EQ(f->title.find("aten::to"), std::string::npos) << f->title;
+  }
   bool pageable = false;
   for (const auto& x : d.findings) pageable |= x.id == "input.pageable_copies";
   EXPECT_TRUE(pageable);

@@ -571,6 +571,10 @@ class Reader {
         return;
       default:
         ++tr_.stats.instant_events;
+        // Kineto marks the end of what it recorded; a step annotation can outlive it.
+        if (ev.name == "Record Window End")
+          if (auto t = parseMicrosToNanos(ev.ts_tok); t && *t <= kMaxTimeNs && *t >= -kMaxTimeNs)
+            tr_.record_window_end_ns = std::max(tr_.record_window_end_ns, *t);
         // [memory] events: Device Type 1 is a CUDA device (0 is host memory, not compared with the GPU's).
         if (ev.device_type == 1 && ev.total_allocated > tr_.peak_allocated_bytes) {
           tr_.peak_allocated_bytes = ev.total_allocated;
@@ -656,6 +660,7 @@ class Reader {
       tr_.events[i].start_ns += base;
       roles.apply(i);
     }
+    if (tr_.record_window_end_ns != INT64_MIN) tr_.record_window_end_ns += base;
     tr_.stats.file_bytes = in_.fileBytes();
     if (!saw_events_ && tr_.events.empty() && tr_.stats.json_events == 0) no_events_ = true;
   }
