@@ -474,6 +474,28 @@ TEST(Steps, GpuWorkOutsideTheStepsIsCounted) {
             std::string::npos) << r.value().notes[0];
 }
 
+// DeepEP's dispatch/combine (communication as CUDA kernels over NVSHMEM, no NCCL) is communication:
+// exposed where no compute kernel runs beside it, overlapped where one does.
+TEST(Breakdown, NonNcclCommunicationKernelsAreCommunication) {
+  TraceBuilder b;
+  using K = EventKind;
+  b.step(1, 0, 10000);
+  b.launch(1, 100, 150, K::kKernel, TraceBuilder::kStream7, "my_gemm", 200, 2200);
+  b.launch(2, 150, 200, K::kKernel, TraceBuilder::kStream13, "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*)",
+           1200, 6200);
+  b.launch(3, 200, 250, K::kKernel, TraceBuilder::kStream7, "void deep_ep::intranode::combine<8>(int4*)", 6500, 8500);
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const StepBreakdown& s = r.value().ranks[0].total;
+  EXPECT_EQ(s.compute_ns, 2000);
+  EXPECT_EQ(s.comm_ns, 5000 + 2000);
+  EXPECT_EQ(s.comm_overlap_ns, 1000);
+  EXPECT_EQ(s.comm_exposed_ns, 4000 + 2000);
+  expectIdentities(s);
+}
+
 TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
   std::vector<RankTrace> traces;
   traces.push_back(twoStepTrace());

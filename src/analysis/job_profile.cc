@@ -11,6 +11,7 @@
 
 #include "analysis/run_analysis.h"
 
+#include "model/comm_kernels.h"
 namespace gpudoctor {
 
 // The profile names framework features, so it reads the framework's own operator and range names
@@ -94,8 +95,7 @@ uint32_t nameFlags(std::string_view n) {
   // Collective kinds: Kineto's "Collective name" values ("allreduce", "reduce_scatter", short) and
   // NCCL's kernel names (ncclDevKernel_AllGather_RING_LL(...)); other long names are not looked at.
   std::string low;
-  if (startsWith(n, "ncclDevKernel") || startsWith(n, "ncclKernel") || startsWith(n, "void ncclDevKernel") ||
-      startsWith(n, "void ncclKernel") || n.size() < 40) {
+  if (commKernelLibrary(n) == "nccl" || n.size() < 40) {
     for (char c : n)
       if (c != '_') low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (has(low, "allreduce")) f |= kAllReduce;

@@ -1,5 +1,7 @@
 #include "analysis/kernel_class.h"
 
+#include "model/comm_kernels.h"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -61,6 +63,7 @@ std::string_view kernelClassName(KernelClass c) {
     case KernelClass::kNormalization: return "normalization";
     case KernelClass::kOptimizer: return "optimizer";
     case KernelClass::kNccl: return "nccl";
+    case KernelClass::kCommOther: return "comm_other";
     case KernelClass::kCopy: return "copy";
     case KernelClass::kOther: return "other";
   }
@@ -73,13 +76,11 @@ bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(
 
 bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
 
-bool isNcclKernel(std::string_view name) {
-  return startsWith(name, "ncclDevKernel") || startsWith(name, "ncclKernel") || startsWith(name, "void ncclKernel") ||
-         startsWith(name, "void ncclDevKernel");
-}
+bool isNcclKernel(std::string_view name) { return commKernelLibrary(name) == "nccl"; }
 
 KernelClass classifyKernel(std::string_view name, std::string_view op, std::string_view dtype) {
-  if (isNcclKernel(name)) return KernelClass::kNccl;
+  if (std::string_view lib = commKernelLibrary(name); !lib.empty())
+    return lib == "nccl" ? KernelClass::kNccl : KernelClass::kCommOther;
   std::string ln = lower(kernelStem(name));
   // Fused attention first: its kernels contain "gemm"-like words too.
   if (has(ln, "flash") || has(ln, "fmha") || has(ln, "sdpa") || has(ln, "attention") ||

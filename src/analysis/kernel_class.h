@@ -21,10 +21,11 @@ enum class KernelClass : uint8_t {
   kNormalization,
   kOptimizer,
   kNccl,
+  kCommOther,        // communication kernels that are not NCCL's (DeepEP, NVSHMEM, custom all-reduce: model/comm_kernels.h)
   kCopy,             // copy/cast/cat kernels (not memcpy engines)
   kOther,
 };
-constexpr int kKernelClassCount = 15;
+constexpr int kKernelClassCount = 16;
 
 // Stable short name ("gemm_bf16", "attention_fused", ...).
 std::string_view kernelClassName(KernelClass c);
@@ -37,6 +38,8 @@ bool isGemmKernelName(std::string_view name);
 // convolution run on contiguous (NCHW) tensors.
 bool isLayoutTransposeKernel(std::string_view name);
 // True for NCCL kernels (ncclDevKernel_*, ncclKernel_*).
+// Communication kernels: kNccl and kCommOther (the breakdown counts both as communication).
+inline bool isCommunication(KernelClass c) { return c == KernelClass::kNccl || c == KernelClass::kCommOther; }
 bool isNcclKernel(std::string_view name);
 
 // Classifies a kernel. op_name: the cpu_op that launched it (may be empty); op_dtype: that op's

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/collectives.h"
+#include "model/comm_kernels.h"
 
 namespace gpudoctor {
 namespace {
@@ -22,6 +23,38 @@ TEST(ClassifyKernel, Nccl) {
   EXPECT_CLASS(KernelClass::kNccl, "ncclDevKernel_AllGather_RING_LL(x)", "aten::bmm", "c10::BFloat16");
   EXPECT_TRUE(isNcclKernel("ncclDevKernel_Generic"));
   EXPECT_FALSE(isNcclKernel("my_nccl_like_kernel"));
+}
+
+// Communication written as kernels of other libraries (model/comm_kernels.h) is communication, not
+// compute, whatever operator launched it; names as their sources declare them.
+TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
+  EXPECT_CLASS(KernelClass::kCommOther,
+               "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)", "", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "void deep_ep::internode_ll::combine<false, 7168>(void*, void*)", "", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "deep_ep::intranode::notify_dispatch(int const*, int*, int)", "aten::empty", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "void nvshmemi_barrier_all_on_stream_kernel()", "", "");
+  EXPECT_CLASS(KernelClass::kCommOther,
+               "void c10d::symmetric_memory::one_shot_all_reduce_kernel<c10::BFloat16, 8>(c10::BFloat16**, "
+               "unsigned long, unsigned long, c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)",
+               "symm_mem::one_shot_all_reduce", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>(vllm::RankData*)", "", "");
+  EXPECT_TRUE(isCommunication(KernelClass::kCommOther));
+  EXPECT_TRUE(isCommunication(KernelClass::kNccl));
+  EXPECT_FALSE(isCommunication(KernelClass::kElementwise));
+  EXPECT_EQ(commKernelLibrary("void deep_ep::intranode::combine<bf16>(x)"), "deepep");
+  EXPECT_EQ(commKernelLibrary("ncclDevKernel_Generic"), "nccl");
+  // A name that merely mentions a library is not its kernel.
+  EXPECT_EQ(commKernelLibrary("void at::native::deep_ep_like_elementwise(float*)"), "");
+  EXPECT_EQ(kernelClassName(KernelClass::kCommOther), "comm_other");
+  // Every table row names its library and where its names come from.
+  size_t n = 0;
+  const CommKernelPattern* p = commKernelPatterns(&n);
+  ASSERT_GE(n, 5u);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_FALSE(p[i].library.empty());
+    EXPECT_GE(p[i].prefix.size(), 5u);
+    EXPECT_FALSE(p[i].note.empty());
+  }
 }
 
 TEST(ClassifyKernel, HopperGemmTakesPrecisionFromTheOperator) {

@@ -22,7 +22,7 @@ KernelSummary finish(std::array<std::vector<int64_t>, kKernelClassCount>& by_cla
   KernelSummary s;
   std::vector<int64_t> non_nccl;
   for (int c = 0; c < kKernelClassCount; ++c)
-    if (c != static_cast<int>(KernelClass::kNccl)) non_nccl.insert(non_nccl.end(), by_class[c].begin(), by_class[c].end());
+    if (!isCommunication(static_cast<KernelClass>(c))) non_nccl.insert(non_nccl.end(), by_class[c].begin(), by_class[c].end());
   s.non_nccl = DurationStats::of(non_nccl);
   for (const auto& [name, v] : by_name)
     if (v.first == KernelClass::kOptimizer && (name.find("Fused") != std::string::npos || name.find("fused") != std::string::npos))

@@ -26,7 +26,7 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
         uint32_t wk = idx.work_of.find(ev[*it].correlation);
         if (wk == IdMap::kNone) continue;
         const Event& g = ev[wk];
-        if (g.kind == EventKind::kKernel && idx.class_of_event[wk] == KernelClass::kNccl)
+        if (g.kind == EventKind::kKernel && isCommunication(idx.class_of_event[wk]))
           in_step.push_back({g.start_ns, g.dur_ns});
       }
       std::sort(in_step.begin(), in_step.end());

@@ -97,7 +97,7 @@ TraceIndex buildIndex(const RankTrace& t) {
       class_cache.emplace(key, kc);
     }
     ix.class_of_event[i] = kc;
-    if (kc == KernelClass::kNccl) nccl.push_back(s);
+    if (isCommunication(kc)) nccl.push_back(s);
     else compute.push_back(s);
   }
   // Materialized attention is bmm + softmax + bmm: a trace with only one of them (an MoE router's

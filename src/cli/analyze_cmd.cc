@@ -150,6 +150,11 @@ int runAnalyze(const AnalyzeArgs& a) {
     bool found = false;
     for (const auto& r : run.value().ranks) found |= r.trace->rank == a.rank;
     if (!found) {
+      for (const auto& l : run.value().left_out)
+        if (l.rank == a.rank) {
+          std::fprintf(stderr, "gpudoctor: error: --rank %d: left out (%s)\n", a.rank, l.reason.c_str());
+          return 2;
+        }
       std::fprintf(stderr, "gpudoctor: error: --rank %d: no such rank in the traces\n", a.rank);
       return 2;
     }

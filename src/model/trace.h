@@ -76,7 +76,7 @@ enum EventRole : uint8_t {
                                    // (Kineto: _SingleProcessDataLoaderIter, i.e. num_workers=0)
   kRoleOptimizerStep = 1u << 3,    // host range of an optimizer step (Kineto: Optimizer.step#...)
   kRoleSyncCall = 1u << 4,         // host call that blocks until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...)
-  kRoleCollective = 1u << 5,       // GPU work that is a collective communication (NCCL kernels)
+  kRoleCollective = 1u << 5,       // GPU work that is communication (NCCL kernels, model/comm_kernels.h)
   kRoleGraphLaunch = 1u << 6,      // host call that replays a CUDA graph (cudaGraphLaunch; its kernels share its correlation)
 };
 

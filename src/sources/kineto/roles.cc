@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "model/comm_kernels.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -24,12 +26,6 @@ bool isGraphLaunch(std::string_view n) {
   return n == "cudaGraphLaunch" || n == "cudaGraphLaunch_ptsz" || n == "cuGraphLaunch" || n == "cuGraphLaunch_ptsz";
 }
 
-// NCCL's kernels (ncclDevKernel_* since 2.19, ncclKernel_* before), as CUDA names them.
-bool isNcclKernelName(std::string_view n) {
-  if (startsWith(n, "void ")) n.remove_prefix(5);
-  return startsWith(n, "ncclDevKernel") || startsWith(n, "ncclKernel");
-}
-
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 }  // namespace
 
@@ -43,7 +39,7 @@ uint8_t kinetoNameRoles(std::string_view n) {
   if (startsWith(n, "Optimizer.step#")) r |= kRoleOptimizerStep;
   if (isBlockingSyncCall(n)) r |= kRoleSyncCall;
   if (isGraphLaunch(n)) r |= kRoleGraphLaunch;
-  if (isNcclKernelName(n)) r |= kRoleCollective;
+  if (!commKernelLibrary(n).empty()) r |= kRoleCollective;  // NCCL and the table's other libraries
   return r;
 }
 

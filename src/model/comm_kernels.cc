@@ -1,0 +1,36 @@
+#include "model/comm_kernels.h"
+
+#include <iterator>
+
+namespace gpudoctor {
+
+namespace {
+// Prefixes of demangled kernel names as CUPTI reports them (Kineto writes them as the event name).
+constexpr CommKernelPattern kPatterns[] = {
+    {"nccl", "ncclDevKernel", "NCCL >= 2.19 (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...)"},
+    {"nccl", "ncclKernel", "NCCL < 2.19 (ncclKernel_AllReduce_RING_LL_Sum_float, ...)"},
+    {"deepep", "deep_ep::", "DeepEP (deep_ep::intranode::dispatch<...>, deep_ep::internode_ll::combine<...>, "
+                            "notify_dispatch, cached_notify_combine): expert-parallel all-to-all over NVLink/NVSHMEM"},
+    {"nvshmem", "nvshmemi_", "NVSHMEM's on-stream collectives and barriers (nvshmemi_*_kernel)"},
+    {"nvshmem", "nvshmemxi_", "NVSHMEM's on-stream collectives (nvshmemxi_*)"},
+    {"symmetric_memory", "c10d::symmetric_memory::",
+     "PyTorch symmetric memory (one_shot_all_reduce_kernel, two_shot_all_reduce_kernel, multimem_*)"},
+    {"custom_allreduce", "vllm::cross_device_reduce", "vLLM's custom all-reduce (cross_device_reduce_1stage/2stage)"},
+    {"custom_allreduce", "tensorrt_llm::kernels::ar_fusion::", "TensorRT-LLM's fused all-reduce kernels"},
+    {"mscclpp", "mscclpp::", "MSCCL++ kernels"},
+};
+}  // namespace
+
+const CommKernelPattern* commKernelPatterns(size_t* count) {
+  *count = std::size(kPatterns);
+  return kPatterns;
+}
+
+std::string_view commKernelLibrary(std::string_view n) {
+  if (n.substr(0, 5) == "void ") n.remove_prefix(5);
+  for (const auto& p : kPatterns)
+    if (n.substr(0, p.prefix.size()) == p.prefix) return p.library;
+  return {};
+}
+
+}  // namespace gpudoctor
