@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   static const std::map<std::string, std::string> kFixOfVariant = {
       {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"log_every_100", "no_host_syncs"},
       {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
-      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"}};
+      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"}};
   auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed) {
     auto it = kFixOfVariant.find(variant_fix);
     std::string basis;

@@ -451,6 +451,40 @@ TEST(Steps, ALastStepOutlivingTheRecordingIsClipped) {
   EXPECT_EQ(plain.windows[1].cpu_end_ns, 9000);
 }
 
+// The step the last prof.step() opens holds only what runs after training (a checkpoint save, a
+// sleep): no launches, no GPU work. It is left out and noted; a step without GPU work in the middle
+// of the steps stays (the GPU really was idle through it).
+TEST(Steps, EdgeStepsWithoutGpuWorkAreLeftOut) {
+  TraceBuilder b;
+  using K = EventKind;
+  b.step(1, 0, 1000);
+  b.add(K::kHostOp, TraceBuilder::kHost, "aten::empty", 100, 200);
+  b.step(2, 1000, 2000);
+  b.launch(1, 1100, 1150, K::kKernel, TraceBuilder::kStream7, "my_gemm", 1200, 1800);
+  b.step(3, 2000, 3000);  // idle in the middle: kept
+  b.step(4, 3000, 4000);
+  b.launch(2, 3100, 3150, K::kKernel, TraceBuilder::kStream7, "my_gemm", 3200, 3900);
+  b.step(5, 4000, 2'004'000);  // the stray one
+  b.add(K::kHostOp, TraceBuilder::kHost, "aten::save", 5000, 2'003'000);
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankAnalysis& ra = r.value().ranks[0];
+  ASSERT_EQ(ra.windows.size(), 3u);
+  EXPECT_EQ(ra.windows.front().number, 2);
+  EXPECT_EQ(ra.windows.back().number, 4);
+  EXPECT_EQ(ra.windows.back().end_ns, 4000);
+  ASSERT_EQ(ra.coverage.dropped.size(), 2u);
+  EXPECT_EQ(ra.coverage.dropped[0].number, 1);
+  EXPECT_EQ(ra.coverage.dropped[1].number, 5);
+  EXPECT_EQ(ra.coverage.dropped[1].host_ns, 2'000'000);
+  EXPECT_EQ(ra.total.wall_ns, 3000);
+  ASSERT_EQ(r.value().notes.size(), 2u);
+  EXPECT_NE(r.value().notes[1].find("ProfilerStep#5 left out: it launches and runs no GPU work (2.000 ms"),
+            std::string::npos) << r.value().notes[1];
+}
+
 // GPU work before the first or after the last annotated step is in no step; it is counted and noted.
 TEST(Steps, GpuWorkOutsideTheStepsIsCounted) {
   TraceBuilder b;

@@ -206,6 +206,7 @@ struct BackwardNode {
   bool named_checkpoint = false;  // a reentrant checkpoint's backward node
   bool in_window = false;
   int64_t recompute_gpu_ns = 0;   // GPU time launched from those forward operators
+  int64_t first_forward = INT64_MAX, last_forward_end = INT64_MIN;  // the re-run forward's host span
 };
 
 struct ThreadState {
@@ -231,18 +232,20 @@ std::string optimizerNameOf(std::string_view range) {
   return std::string(n);
 }
 
-void finishNode(ThreadState& ts, int64_t& recompute_nodes, int64_t& recompute_gpu_ns) {
+void finishNode(ThreadState& ts, uint32_t track, int64_t& recompute_nodes, int64_t& recompute_gpu_ns,
+                std::vector<HostRegion>* regions) {
   BackwardNode& n = ts.node;
   if (n.end != INT64_MIN && n.in_window && (n.named_checkpoint || std::popcount(n.forward_mask) >= 2)) {
     ++recompute_nodes;
     recompute_gpu_ns += n.recompute_gpu_ns;
+    if (regions && n.first_forward < n.last_forward_end) regions->push_back({track, n.first_forward, n.last_forward_end});
   }
   n = BackwardNode{};
   ts.forward_entry_end = INT64_MIN;
 }
 }  // namespace
 
-JobProfile profileRank(const RankAnalysis& ra) {
+JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recompute) {
   JobProfile p;
   const RankTrace& t = *ra.trace;
   const TraceIndex& ix = ra.index;
@@ -317,7 +320,7 @@ JobProfile profileRank(const RankAnalysis& ra) {
         const bool top = ts.ops.empty();
         if (f & kEvalFn) {
           if (top) {
-            finishNode(ts, recompute_nodes, recompute_gpu_ns);
+            finishNode(ts, e.track, recompute_nodes, recompute_gpu_ns, recompute);
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
             if (!in_burst && in_win) ++backward_passes;
@@ -331,6 +334,8 @@ JobProfile profileRank(const RankAnalysis& ra) {
           if (fwd[e.name] && ts.forward_entry_end == INT64_MIN) {
             ts.node.forward_mask |= 1u << (fwd[e.name] - 1);
             ts.forward_entry_end = e.end_ns();
+            ts.node.first_forward = std::min(ts.node.first_forward, e.start_ns);
+            ts.node.last_forward_end = std::max(ts.node.last_forward_end, e.end_ns());
           }
         }
         if (f & kGemmOp) {
@@ -407,7 +412,11 @@ JobProfile profileRank(const RankAnalysis& ra) {
         break;
     }
   }
-  for (auto& ts : threads) finishNode(ts, recompute_nodes, recompute_gpu_ns);
+  for (uint32_t tr = 0; tr < threads.size(); ++tr) finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, recompute);
+  if (recompute)
+    std::sort(recompute->begin(), recompute->end(), [](const HostRegion& a, const HostRegion& b) {
+      return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.track < b.track;
+    });
 
   // GPU side: precision of the eligible kernels, inside the windows.
   int64_t prec_ns[kNotEligible] = {};

@@ -72,8 +72,17 @@ struct JobProfile {
   std::vector<std::string> notes;    // what could not be told, and how ranks differ ("ranks differ: ...")
 };
 
-// The profile of one analyzed rank (its index and step windows must be built).
-JobProfile profileRank(const RankAnalysis& rank);
+// A host time range on one thread (index into RankTrace::tracks).
+struct HostRegion {
+  uint32_t track = 0;
+  int64_t begin_ns = 0, end_ns = 0;
+};
+
+// The profile of one analyzed rank (its index and step windows must be built). `recompute`, when
+// given, receives per recomputing backward node the host span from the first to the last end of
+// the forward operators it re-runs (activation checkpointing: the Python between them included),
+// in start order: what removing checkpointing removes.
+JobProfile profileRank(const RankAnalysis& rank, std::vector<HostRegion>* recompute = nullptr);
 // One profile for the job from per-rank profiles (in rank order; ids name them in the notes):
 // the value most ranks show, with every difference noted; per-step figures averaged over ranks.
 JobProfile mergeJobProfiles(const std::vector<JobProfile>& ranks, const std::vector<int>& ids);

@@ -72,6 +72,7 @@ struct RankGraph {
   std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
   std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
   std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
@@ -79,18 +80,27 @@ struct RankGraph {
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
   // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
-  // matrix's kernels of a materialized attention); both: kInOptimizer; GPU work: kInGraph,
-  // kCollective, kAttnGemm, kAttnScores, kPageableHtoD.
+  // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
+  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD.
   std::vector<uint16_t> item_flags;
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
-                            kPageableHtoD = 512;
+                            kPageableHtoD = 512, kInRecompute = 1024;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
-  int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const {
+  int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
+  // The part of [from, to) inside sorted, disjoint ranges.
+  static int64_t overlap(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t from, int64_t to) {
     int64_t in = 0;
-    for (const auto& [b, e] : loader[track]) in += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    for (; it != v.end() && it->first < to; ++it) in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
     return in;
+  }
+  bool inRecompute(uint32_t track, int64_t t) const {
+    const auto& v = recompute[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
+    return it != v.begin() && t < std::prev(it)->second;
   }
   // The optimizer region holding t on the thread, or null.
   const OptRegion* optAt(uint32_t track, int64_t t) const {
@@ -105,6 +115,7 @@ struct RankGraph {
   int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed) const {
     if (to <= from) return to - from;
     int64_t span = to - from;
+    if (ed.drop_recompute && !recompute[track].empty()) span -= overlap(recompute[track], from, to);
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
@@ -199,6 +210,7 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
   }
   if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
+  if (ed.drop_recompute && (g.item_flags[item] & RankGraph::kInRecompute)) return 0;
   return s;
 }
 
@@ -247,6 +259,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
       if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
       if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
+      if (ed.drop_recompute && (flags & RankGraph::kInRecompute)) d = 0;      // not re-run
       if ((flags & RankGraph::kGraphLaunch) && ed.graph_node_overhead_ns > 0)  // keeps 1 us per 100 nodes
         d = std::max<int64_t>(std::min<int64_t>(d, 10 * static_cast<int64_t>(g.work_count[e.aux])),
                               d - ed.graph_node_overhead_ns * static_cast<int64_t>(g.work_count[e.aux]));
@@ -300,6 +313,13 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.host_starts.assign(tracks, {});
   g.host_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
+  g.recompute.assign(tracks, {});
+  for (const HostRegion& r : g.ra->recompute)
+    if (r.track < tracks) {
+      auto& v = g.recompute[r.track];
+      if (!v.empty() && r.begin_ns < v.back().second) v.back().second = std::max(v.back().second, r.end_ns);
+      else v.push_back({r.begin_ns, r.end_ns});
+    }
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread
@@ -372,6 +392,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   // Calls inside an optimizer step's operators.
   for (uint32_t c = 0; c < g.calls.size(); ++c)
     if (!g.opt[g.item_track[c]].empty() && g.optAt(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInOptimizer;
+  for (uint32_t c = 0; c < g.calls.size(); ++c)
+    if (g.inRecompute(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInRecompute;
   const uint32_t nc = static_cast<uint32_t>(g.calls.size());
   host_edges.reserve(3 * static_cast<size_t>(nc));
   // GPU work, and the launch call of each (-1: none recorded).
@@ -399,6 +421,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       lf |= RankGraph::kOwnsWork;
       ++g.work_count[static_cast<uint32_t>(li)];
       if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
+      if (lf & RankGraph::kInRecompute) flags |= RankGraph::kInRecompute;
       if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
     }
     g.item_flags.push_back(flags);

@@ -65,6 +65,10 @@ struct ReplayEdits {
   // (the fused kernel does their math) x attention_gemm_scale (another precision's rate).
   bool fused_attention = false;
   double attention_gemm_scale = 1;
+  // No activation checkpointing: the forward operators that backward passes re-run
+  // (RankAnalysis::recompute), their host time, launches and GPU work cost nothing; the backward
+  // math stays (it is the same with saved activations).
+  bool drop_recompute = false;
   // Per rank (index into RunAnalysis::ranks): its compute kernels (not collectives, not copies)
   // x this (a straggler at its peers' pace). Empty: none.
   std::vector<double> rank_compute_scale;

@@ -29,7 +29,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   std::vector<RankWindows> me{{&ra.index, &ra.windows}};
   ra.kernels = summarizeKernels(me, opt.top_n);
   ra.collectives = summarizeCollectives(me);
-  ra.job = profileRank(ra);
+  ra.job = profileRank(ra, &ra.recompute);
   return {};
 }
 }  // namespace
@@ -73,13 +73,19 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
       }
       run.left_out.push_back({traces[i].path, traces[i].rank, "no GPU activity (no kernels, memcpy or memset)"});
       run.notes.push_back(fmt::format("rank {} ({}) left out: no GPU activity in its trace (no kernels, memcpy or "
-                                      "memset); the figures are those of the other {} rank{}",
-                                      traces[i].rank, traces[i].path, traces.size() - without_gpu,
-                                      traces.size() - without_gpu == 1 ? "" : "s"));
+                                      "memset); the figures are those of the {}",
+                                      traces[i].rank, traces[i].path,
+                                      traces.size() - without_gpu == 1
+                                          ? std::string("other rank")
+                                          : fmt::format("other {} ranks", traces.size() - without_gpu)));
     }
     run.ranks = std::move(kept);
   }
   for (const auto& r : run.ranks) {
+    for (const auto& d : r.coverage.dropped)
+      run.notes.push_back(fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
+                                      "of host time only; e.g. the step the last prof.step() opens)",
+                                      r.trace->rank, d.number, static_cast<double>(d.host_ns) / 1e6));
     for (const auto& w : r.windows)
       if (w.clipped_ns > 0)
         run.notes.push_back(fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event; cut there "

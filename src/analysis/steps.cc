@@ -1,6 +1,7 @@
 #include "analysis/steps.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "analysis/trace_index.h"
 #include "common/exact_time.h"
@@ -49,6 +50,9 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     all.push_back(w);
   }
   std::sort(all.begin(), all.end(), [](const StepWindow& a, const StepWindow& b) { return a.begin_ns < b.begin_ns; });
+  StepCoverage local;
+  if (!cov) cov = &local;
+  *cov = {};
   if (all.empty()) {
     if (!idx.has_gpu_work()) return Error{t.path + ": no GPU activity in this trace (no kernels, memcpy or memset)"};
     // From the first start to the last end of GPU work (the busy set may be empty when every
@@ -64,6 +68,24 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     w.cpu_end_ns = w.end_ns;
     all.push_back(w);
   } else {
+    // A first or last step that neither launches nor runs GPU work in its host range, among steps
+    // that do, is no training step (the step the last prof.step() opens): left out.
+    auto empty = [&](size_t k) {
+      int64_t b = all[k].cpu_begin_ns, e = k + 1 < all.size() ? all[k + 1].begin_ns : all[k].cpu_end_ns;
+      auto l = idx.firstStartingAt(idx.launches, b);
+      if (l != idx.launches.end() && t.events[*l].start_ns < e) return false;
+      auto g = idx.firstStartingAt(idx.gpu_work, b);
+      return g == idx.gpu_work.end() || t.events[*g].start_ns >= e;
+    };
+    size_t lo = 0, hi = all.size();
+    while (lo < hi && empty(lo)) ++lo;
+    while (hi > lo && empty(hi - 1)) --hi;
+    if (lo < hi && (lo > 0 || hi < all.size())) {
+      for (size_t k = 0; k < all.size(); ++k)
+        if (k < lo || k >= hi) cov->dropped.push_back({all[k].number, all[k].cpu_end_ns - all[k].cpu_begin_ns});
+      all = std::vector<StepWindow>(all.begin() + static_cast<std::ptrdiff_t>(lo),
+                                    all.begin() + static_cast<std::ptrdiff_t>(hi));
+    }
     for (size_t k = 0; k + 1 < all.size(); ++k) all[k].end_ns = all[k + 1].begin_ns;
     StepWindow& last = all.back();
     // A step annotation can outlive the recording (closed long after the profiler stopped): what
@@ -85,18 +107,14 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       int64_t launched = t.events[l].start_ns;
       if (launched >= last.cpu_begin_ns && launched < last.cpu_end_ns) last.end_ns = std::max(last.end_ns, e.end_ns());
     }
-  }
-  if (cov) {
-    *cov = {};
-    if (all.front().annotated)
-      for (uint32_t g : idx.gpu_work) {
-        const Event& e = t.events[g];
-        bool before = e.start_ns < all.front().begin_ns;
-        if (!before && e.start_ns < all.back().end_ns) continue;
-        cov->gpu_outside_ns += e.dur_ns;
-        ++cov->gpu_outside_ops;
-        if (before) cov->gpu_before_ns += e.dur_ns;
-      }
+    for (uint32_t g : idx.gpu_work) {
+      const Event& e = t.events[g];
+      bool before = e.start_ns < all.front().begin_ns;
+      if (!before && e.start_ns < all.back().end_ns) continue;
+      cov->gpu_outside_ns += e.dur_ns;
+      ++cov->gpu_outside_ops;
+      if (before) cov->gpu_before_ns += e.dur_ns;
+    }
   }
   std::vector<StepWindow> kept;
   for (const auto& w : all)

@@ -73,9 +73,12 @@ namespace {
 void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
   if (!d.what_if.available || d.findings.empty() || d.findings.front().id.rfind("bottleneck.", 0) != 0) return;
   std::string category, why;
-  if (!d.plan.empty() && d.plan.front().speedup >= 1.05 && !categoryOfFix(d.plan.front().fix).empty()) {
+  if (!d.plan.empty() && d.plan.front().speedup >= 1.05 &&
+      (!categoryOfFix(d.plan.front().fix).empty() || !d.what_if.bottleneck.empty())) {
     const PlanStep& p = d.plan.front();
+    // A fix of no one category (removing recomputation) works on what limits the step.
     category = std::string(categoryOfFix(p.fix));
+    if (category.empty()) category = d.what_if.bottleneck;
     why = fmt::format("The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
                       "{:.2f} ms ({:.2f}x).",
                       p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
