@@ -192,11 +192,12 @@ int main(int argc, char** argv) {
   static const std::map<std::string, std::string> kFixOfVariant = {
       {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"log_every_100", "no_host_syncs"},
       {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
-      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"}};
-  auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed) {
+      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"},
+      {"microbatch8_no_accum", "micro_batch"}, {"microbatch16_no_accum", "micro_batch"}};
+  auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed, const RunAnalysis* run) {
     auto it = kFixOfVariant.find(variant_fix);
     std::string basis;
-    return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, nullptr, ed, basis);
+    return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, run, ed, basis);
   };
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
   std::printf("%-26s %-26s %9s %9s %8s   %12s %8s\n", "job", "fix", "measured", "predicted", "error", "band (2 passes)",
@@ -214,7 +215,7 @@ int main(int argc, char** argv) {
     while (from <= j.variant.size()) {
       size_t plus = j.variant.find('+', from);
       std::string fix = j.variant.substr(from, plus == std::string::npos ? std::string::npos : plus - from);
-      modeled &= editFor(fix, e2);
+      modeled &= editFor(fix, e2, &base->run);
       if (plus == std::string::npos) break;
       from = plus + 1;
     }
@@ -263,7 +264,7 @@ int main(int argc, char** argv) {
       if (!quiet || !d.plan.empty()) ++plan_misses;
     } else {
       ReplayEdits probe;
-      bool modeled = editFor(best->variant, probe);
+      bool modeled = editFor(best->variant, probe, &b.run);
       std::string want;
       if (auto it = kFixOfVariant.find(best->variant); it != kFixOfVariant.end()) want = it->second;
       if (!modeled) verdict = "not modeled";

@@ -85,8 +85,19 @@ JOBS = {
         desc="GPT, 4-step gradient accumulation at micro-batch 2, fp16 autocast + GradScaler",
         variants={"base": [], "bf16_no_scaler": ["bf16_no_scaler"],
                   "microbatch8_no_accum": ["microbatch8_no_accum"],
-                  "bf16_no_scaler+microbatch8_no_accum": ["bf16_no_scaler", "microbatch8_no_accum"]},
+                  "bf16_no_scaler+microbatch8_no_accum": ["bf16_no_scaler", "microbatch8_no_accum"],
+                  "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=True)),
+    # Held out (added after the edits were written; nothing was fitted on them): the same fixes on
+    # larger, GPU-heavier jobs.
+    "accum_bf16_large": dict(
+        desc="larger GPT (d 1024, 6 layers, seq 512) in bf16, 4-step gradient accumulation at micro-batch 4",
+        variants={"base": [], "microbatch16_no_accum": ["microbatch16_no_accum"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    "ckpt_large": dict(
+        desc="larger GPT (d 1024, 8 layers, seq 1024, batch 8) in bf16 with checkpointing on every block",
+        variants={"base": [], "no_checkpointing": ["no_checkpointing"]},
+        profiler=dict(record_shapes=False, with_stack=True, profile_memory=False)),
     "activation_checkpointing": dict(
         desc="GPT (bf16, SDPA) with torch.utils.checkpoint on every block although memory is plentiful",
         variants={"base": [], "no_checkpointing": ["no_checkpointing"]},
@@ -361,11 +372,11 @@ def gpt_loss_pad(out, y):
 # ----------------------------------------------------------------------------------------------------
 class Runner:
     def __init__(self, model, opt, source, prep, loss_fn, amp=None, scaler=None, accum=1,
-                 item_every=0, host_s=0.0, non_blocking=False, pre_step=None):
+                 item_every=0, host_s=0.0, non_blocking=False, pre_step=None, amp_cache=True):
         self.model, self.opt, self.source, self.prep, self.loss_fn = model, opt, source, prep, loss_fn
         self.amp, self.scaler, self.accum = amp, scaler, accum
         self.item_every, self.host_s, self.nb, self.pre_step = item_every, host_s, non_blocking, pre_step
-        self.n, self.last_loss = 0, None
+        self.n, self.last_loss, self.amp_cache = 0, None, amp_cache
         self.cur = source.next()
 
     def step(self):
@@ -375,7 +386,8 @@ class Runner:
                 self.pre_step()
             gpu = tuple(t.to("cuda", non_blocking=self.nb) for t in self.cur)
             args, target = self.prep(gpu)
-            with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None):
+            with torch.autocast("cuda", dtype=self.amp or torch.float32, enabled=self.amp is not None,
+                                cache_enabled=self.amp_cache):
                 loss = self.loss_fn(self.model(*args), target)
             if self.accum > 1:
                 loss = loss / self.accum
@@ -653,17 +665,49 @@ def build(job, fixes):
         opt = adamw(model.parameters(), "foreach")
         scaler = None if bf16 else torch.amp.GradScaler("cuda")
         src = ListSource(token_batches(8, micro, seq, vocab, pin=True))
-        graphs = "cuda_graphs" in fx  # GradScaler's inf check syncs: CUDA graphs through torch.compile
-        run_model = torch.compile(model, mode="reduce-overhead") if graphs else model
-        r = Runner(run_model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16 if bf16 else torch.float16,
-                   scaler=scaler, accum=accum, non_blocking=True,
-                   pre_step=torch.compiler.cudagraph_mark_step_begin if graphs else None)
+        # GradScaler's inf check syncs, so the optimizer step stays eager: the model's forward and
+        # backward graphed per micro-batch (torch.cuda.make_graphed_callables; autocast without its
+        # cast cache, as the CUDA-graphs docs require).
+        graphs = "cuda_graphs" in fx
+        amp = torch.bfloat16 if bf16 else torch.float16
+        run_model = model
+        if graphs:
+            sample = torch.randint(1, vocab, (micro, seq), device="cuda")
+            with torch.autocast("cuda", dtype=amp, cache_enabled=False):
+                run_model = torch.cuda.make_graphed_callables(model, (sample,))
+        r = Runner(run_model, opt, src, gpt_prep, gpt_loss, amp=amp, scaler=scaler, accum=accum, non_blocking=True,
+                   amp_cache=not graphs)
         info = gpt_info(model, vocab, d, heads, layers, seq, micro * accum, micro_batch=micro,
                         grad_accumulation_steps=accum, precision="bf16 autocast" if bf16 else "fp16 autocast",
                         grad_scaler=not bf16, attention="sdpa", optimizer="AdamW foreach",
-                        cuda_graphs="torch.compile(mode='reduce-overhead') of the model; scaler, accumulation "
-                        "and optimizer eager" if graphs else "off")
+                        cuda_graphs="torch.cuda.make_graphed_callables(model): forward and backward graphed per "
+                        "micro-batch; scaler, accumulation and optimizer eager" if graphs else "off")
         return r, info, micro * accum
+
+    if job == "accum_bf16_large":
+        vocab, d, heads, layers, seq = 16384, 1024, 16, 6, 512
+        micro, accum = (16, 1) if "microbatch16_no_accum" in fx else (4, 4)
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "fused")
+        src = ListSource(token_batches(8, micro, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, accum=accum, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, micro * accum, micro_batch=micro,
+                        grad_accumulation_steps=accum, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW fused")
+        return r, info, micro * accum
+
+    if job == "ckpt_large":
+        vocab, d, heads, layers, seq, batch = 16384, 1024, 16, 8, 1024, 8
+        ckpt = "no_checkpointing" not in fx
+        model = GPT(vocab, d, heads, layers, attn="sdpa", checkpointing=ckpt).cuda()
+        opt = adamw(model.parameters(), "fused")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW fused",
+                        activation_checkpointing="torch.utils.checkpoint(use_reentrant=False) on every block"
+                        if ckpt else "off")
+        return r, info, batch
 
     if job == "activation_checkpointing":
         vocab, d, heads, layers, seq, batch = 8192, 768, 12, 4, 512, 32

@@ -97,6 +97,12 @@ struct RankGraph {
     for (; it != v.end() && it->first < to; ++it) in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
     return in;
   }
+  // The part of [from, to) inside the thread's optimizer steps' operators.
+  int64_t optOverlap(uint32_t track, int64_t from, int64_t to) const {
+    int64_t in = 0;
+    for (const OptRegion& r : opt[track]) in += std::max<int64_t>(0, std::min(r.end, to) - std::max(r.begin, from));
+    return in;
+  }
   bool inRecompute(uint32_t track, int64_t t) const {
     const auto& v = recompute[track];
     auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
@@ -119,7 +125,9 @@ struct RankGraph {
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
-      span = (free_host ? 0 : span - in) + (loader_off ? 0 : in);
+      // Graphed: what stays eager is the loader and, where the optimizer cannot be captured, its step.
+      int64_t eager = free_host && ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0;
+      span = (free_host ? eager : span - in) + (loader_off ? 0 : in);
     }
     if (ed.host_event_overhead_ns != 0) {
       const auto& v = host_starts[track];
@@ -137,6 +145,11 @@ struct RankGraph {
         if (in > 0) cut += static_cast<double>(in) * (1 - keptShare(*it));
       }
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
+    }
+    if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends
+      const int64_t kept = loaderOverlap(track, from, to) + optOverlap(track, from, to);
+      const double passes = static_cast<double>(std::max<int64_t>(0, to - from - kept)) / static_cast<double>(to - from);
+      span -= std::llround(static_cast<double>(span) * passes * (1.0 - 1.0 / ed.micro_batch_merge));
     }
     if (index < ed.rank_host_scale.size() && ed.rank_host_scale[index] != 1.0)
       span = static_cast<int64_t>(std::llround(static_cast<double>(span) * ed.rank_host_scale[index]));
@@ -233,6 +246,9 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       if (w.kind == EventKind::kKernel && sc > 0) {
         const size_t k = static_cast<size_t>(g.ra->index.class_of_event[g.ops[e.aux - g.calls.size()]]);
         d = std::max(d, std::min(w.dur_ns, ed.kernel_floor_ns[k])) + ed.kernel_add_ns[k];
+        if (ed.micro_batch_merge > 1 && !(g.item_flags[e.aux] & (RankGraph::kInOptimizer | RankGraph::kCollective)) &&
+            !isCommunication(static_cast<KernelClass>(k)))
+          d -= std::min(d, ed.merge_kernel_fixed_ns) * (ed.micro_batch_merge - 1) / ed.micro_batch_merge;
       }
       return d;
     }
@@ -257,9 +273,12 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
       int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
-      if (ed.free_launches && (flags & RankGraph::kOwnsWork)) d = 0;  // a launch inside the graph
+      if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
+          !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
+        d = 0;  // a launch inside the graph
       if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
       if (ed.drop_recompute && (flags & RankGraph::kInRecompute)) d = 0;      // not re-run
+      if (ed.micro_batch_merge > 1 && !(flags & RankGraph::kInOptimizer)) d /= ed.micro_batch_merge;  // one pass of A
       if ((flags & RankGraph::kGraphLaunch) && ed.graph_node_overhead_ns > 0)  // keeps 1 us per 100 nodes
         d = std::max<int64_t>(std::min<int64_t>(d, 10 * static_cast<int64_t>(g.work_count[e.aux])),
                               d - ed.graph_node_overhead_ns * static_cast<int64_t>(g.work_count[e.aux]));

@@ -52,6 +52,9 @@ struct ReplayEdits {
   // CUDA graphs: launch calls and the host gaps between them cost nothing (one graph launch
   // replays the step's work); the loader's and the syncs' host time stay.
   bool free_launches = false;
+  // ... except the optimizer steps' operators and launches, which stay eager (GradScaler's step
+  // reads found_inf on the host: not capturable; forward and backward graphed alone).
+  bool graph_keeps_optimizer = false;
   // Fused optimizer: the host time of each optimizer step from its first operator to its last
   // operator's end (the per-parameter or foreach operators and their launches) becomes the cost of
   // two operators there (the step counters' update and the fused kernel's launch, at the median
@@ -69,6 +72,14 @@ struct ReplayEdits {
   // (RankAnalysis::recompute), their host time, launches and GPU work cost nothing; the backward
   // math stays (it is the same with saved activations).
   bool drop_recompute = false;
+  // Gradient accumulation merged: the A micro-batches of each optimizer step become one of A times
+  // the size (micro_batch_merge = A; 1: off). Host time, calls and launches outside the optimizer
+  // step and the in-process loader x 1/A (one forward and backward pass instead of A); each kernel
+  // outside the optimizer runs once at A times the work: a kernel of t = L + w becomes L + A w, so
+  // each of the A traced copies keeps t - min(t, L) (1 - 1/A), L = merge_kernel_fixed_ns (a kernel's
+  // fixed cost: launch, ramp, tail). Copies and collectives keep their time (the same bytes).
+  int micro_batch_merge = 1;
+  int64_t merge_kernel_fixed_ns = 0;
   // Per rank (index into RunAnalysis::ranks): its compute kernels (not collectives, not copies)
   // x this (a straggler at its peers' pace). Empty: none.
   std::vector<double> rank_compute_scale;

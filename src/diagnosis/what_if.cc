@@ -72,10 +72,29 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
             "host time, launches and GPU work); the backward's own work stays";
     return true;
   }
+  if (fix == "micro_batch") {
+    // Needs the accumulation factor: from the job profile (all ranks alike), or the caller's edit.
+    int a = ed.micro_batch_merge;
+    if (run && run->job.grad_accumulation_steps) a = *run->job.grad_accumulation_steps;
+    if (a < 2) return false;
+    ed.micro_batch_merge = a;
+    ed.merge_kernel_fixed_ns = kKernelFixedNs;
+    basis = fmt::format("one micro-batch of {0}x the size in place of {0} accumulated ones: the forward and backward "
+                        "passes' host time and launches x 1/{0}, each kernel outside the optimizer once at {0}x the "
+                        "work (t = {1:.0f} us + w becomes {1:.0f} us + {0} w); the optimizer step, the loader and the "
+                        "copies' bytes unchanged (memory permitting)",
+                        a, kKernelFixedNs / 1e3);
+    return true;
+  }
   if (fix == "cuda_graphs") {
     ed.free_launches = true;
     basis = "launch calls and the host gaps between them cost nothing (the step replayed as a graph); the "
             "loader's and the syncs' host time stay";
+    if (run && run->job.grad_scaler) {
+      ed.graph_keeps_optimizer = true;
+      basis += "; GradScaler's step reads its inf check on the host, so the optimizer step stays eager (forward "
+               "and backward graphed, e.g. torch.cuda.make_graphed_callables)";
+    }
     return true;
   }
   if (fix == "fused_optimizer") {
@@ -141,6 +160,7 @@ std::string_view fixOfFinding(std::string_view id) {
   if (id == "attention.materialized") return "sdpa";
   if (id == "communication.straggler") return "straggler_at_median";
   if (id == "memory.recomputation") return "no_checkpointing";
+  if (id == "memory.accumulation") return "micro_batch";
   return "";
 }
 
@@ -151,7 +171,7 @@ std::string_view categoryOfFix(std::string_view fix) {
   if (fix == "pinned_copies") return "copies";
   if (fix == "cuda_graphs" || fix == "fused_optimizer") return "host_launch";
   if (fix == "straggler_at_median") return "communication";
-  return "";  // no_checkpointing: whatever limits the step (the un-profiled critical path's leader)
+  return "";  // no_checkpointing, micro_batch: whatever limits the step (the critical path's leader)
 }
 
 namespace {

@@ -44,6 +44,10 @@ inline constexpr int64_t kAutocastCastNs = 2000;
 inline constexpr double kAutocastCastShare = 0.04;
 inline constexpr double kBf16ElementwiseScale = 0.85;
 
+// A kernel's fixed cost (launch, ramp-up, tail) that does not grow with its work: the shortest
+// kernels on an H200 run about this long (the same floor as kBf16GemmFloorNs).
+inline constexpr int64_t kKernelFixedNs = 3000;
+
 // A fused AdamW step reads 4 and writes 3 tensors per parameter in one pass; the unfused paths
 // (foreach or per parameter) make about 25 such accesses (12 passes over 1-3 tensors): the
 // optimizer's GPU work x 7/25.
@@ -52,7 +56,9 @@ inline constexpr double kFusedOptimizerGpuScale = 7.0 / 25.0;
 // Adds the edit of a fix to `edits`: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise
 // kernels at half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the
 // pinned rate of `c`), "cuda_graphs", "fused_optimizer", "straggler_at_median" (the rank with the
-// most compute per step at the median of the others: needs `run` with 3 or more ranks, or 2).
+// most compute per step at the median of the others: needs `run` with 3 or more ranks, or 2),
+// "no_checkpointing" (the recomputed forward removed), "micro_batch" (gradient accumulation's A
+// micro-batches as one: A from `run`'s job profile, else edits.micro_batch_merge as given).
 // False when the fix is unknown or what it needs is missing; `basis` says how the edit was made.
 bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, ReplayEdits& edits, std::string& basis);
 
