@@ -20,7 +20,7 @@ using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 
 TEST(Cli, BundledExampleWithoutArguments) {
   auto r = run("analyze");
-  EXPECT_NE(r.out.find("Findings: predicted speedups (replay) first"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Findings by severity; in each, replay-predicted speedups first"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("un-profiled step (replay): "), std::string::npos) << r.out;
   // The headline names the findings that address it instead of repeating them.
   EXPECT_NE(r.out.find("1. [info] Primary bottleneck: host_launch"), std::string::npos) << r.out;

@@ -112,6 +112,14 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     f.severity = saved < 0.05 ? Severity::kInfo
                  : saved >= th.get(kCriticalGainShare) ? Severity::kCritical : Severity::kWarning;
   }
+  // After the headline: by severity (predictions graded above), within it the predicted speedups
+  // first, largest first, then the upper bounds as they were ordered.
+  if (d.findings.size() > 1)
+    std::stable_sort(d.findings.begin() + 1, d.findings.end(), [](const Finding& a, const Finding& b) {
+      if (a.severity != b.severity) return a.severity < b.severity;
+      double sa = a.what_if.available ? a.what_if.speedup : 0, sb = b.what_if.available ? b.what_if.speedup : 0;
+      return sa > sb;
+    });
   reheadByReplay(facts, th, d);
   respectJobProfile(run.job, d.findings);  // last: the re-headed headline's fix lines too
   return d;

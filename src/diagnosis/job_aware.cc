@@ -33,6 +33,12 @@ std::vector<InUse> featuresInUse(const JobProfile& job) {
                  "# FSDP: prefetch the next all-gather and bound the ones in flight:\n"
                  "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, "
                  "limit_all_gathers=True)"});
+  // Not in use but out of reach: FSDP's hooks, allocations and collectives per step keep the step
+  // out of stock CUDA-graph capture.
+  if (job.data_parallel == "fsdp")
+    v.push_back({"FSDP (not capturable into CUDA graphs)", {"CUDAGraph", "cuda.graph", "reduce-overhead"},
+                 "# FSDP's per-step hooks and collectives keep it out of CUDA graphs: compile each block "
+                 "(torch.compile(block), default mode) to fuse its kernels, or raise the micro-batch"});
   return v;
 }
 

@@ -68,9 +68,11 @@ TEST(JobAware, NoCommittedTraceIsAdvisedAFeatureItUses) {
       {"examples/ddp_bf16_flash"},
       {"testdata/kineto/fp32_naive_rank0.pt.trace.json.gz", "testdata/kineto/fp32_naive_rank1.pt.trace.json.gz"},
       {"testdata/kineto/launch_bound_rank0.pt.trace.json.gz", "testdata/kineto/launch_bound_rank1.pt.trace.json.gz"}};
-  for (const auto& f : fs::directory_iterator(testing::srcPath("testdata/whatif")))
-    if (f.path().string().find(".pt.trace.json.gz") != std::string::npos)
-      sets.push_back({"testdata/whatif/" + f.path().filename().string()});
+  for (const char* dir : {"testdata/whatif", "testdata/cases"})
+    for (const auto& f : fs::directory_iterator(testing::srcPath(dir)))
+      if (f.path().string().find(".pt.trace.json.gz") != std::string::npos)
+        sets.push_back({std::string(dir) + "/" + f.path().filename().string()});
+  sets.push_back({"testdata/cases/cpu_rank"});
   int checked = 0, in_use = 0;
   for (const auto& set : sets) {
     std::vector<std::string> paths;
@@ -89,7 +91,8 @@ TEST(JobAware, NoCommittedTraceIsAdvisedAFeatureItUses) {
         {job.loader_multiprocess.value_or(false), std::regex("num_workers=[1-9]")},
         {job.pin_memory.value_or(false), std::regex("pin_memory=True")},
         {job.autocast.value_or(false), std::regex("torch\\.autocast\\(")},
-        {job.data_parallel == "fsdp" || job.data_parallel == "zero", std::regex("DDP\\(|no_sync")}};
+        {job.data_parallel == "fsdp" || job.data_parallel == "zero", std::regex("DDP\\(|no_sync")},
+        {job.data_parallel == "fsdp", std::regex("CUDAGraph|cuda\\.graph\\(|reduce-overhead")}};
     for (const auto& r : rules) in_use += r.used;
     for (const auto& f : d.findings)
       for (const auto& line : f.fix) {

@@ -194,6 +194,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   for (const Finding& f : d.findings) {
     std::string_view fix = fixOfFinding(f.id);
     if (fix.empty()) continue;
+    if (fix == "cuda_graphs" && run.job.data_parallel == "fsdp") continue;  // not capturable (job_aware)
     ReplayEdits ed = unprofiled;
     std::string basis;
     if (!fixEdit(fix, c, &run, ed, basis)) continue;
@@ -268,12 +269,6 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
                       std::string(pathCategoryName(tr[best].leading))});
     left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
   }
-  // Findings with a prediction lead (after the headline), the largest predicted speedup first.
-  if (d.findings.size() > 1)
-    std::stable_sort(d.findings.begin() + 1, d.findings.end(), [](const Finding& a, const Finding& b) {
-      double sa = a.what_if.available ? a.what_if.speedup : 0, sb = b.what_if.available ? b.what_if.speedup : 0;
-      return sa > sb;
-    });
 }
 
 }  // namespace gpudoctor

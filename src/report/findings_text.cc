@@ -40,7 +40,7 @@ std::string renderPlan(const Diagnosis& d) {
 
 std::string renderFindings(const Diagnosis& d, size_t max) {
   std::string o = d.what_if.available
-                      ? "Findings: predicted speedups (replay) first, then the step time a fix can save (upper bounds)\n"
+                      ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
                       : "Findings, ranked by the step time a fix can save (upper bounds)\n";
   if (d.what_if.available)
     o += wrapText(fmt::format("un-profiled step (replay): {:.2f} ms (traced {:.2f} ms), limited by {}",

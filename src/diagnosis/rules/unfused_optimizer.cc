@@ -2,6 +2,8 @@
 // parameter group.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -18,14 +20,27 @@ class UnfusedOptimizer : public Rule {
     // Host time of the optimizer step bounds what a single fused kernel can save.
     double gain = f.mean.optimizer > 0 ? std::max(0.0, f.mean.optimizer - f.perStep(opt_kernels) / 2)
                                        : f.perStep(opt_kernels) / 2;
-    Finding x = gainFinding(f, th, "optimizer.unfused", "The optimizer runs unfused (foreach / per-parameter kernels)",
-                            gain,
+    // The implementation from the job profile: a per-parameter loop, or foreach's multi-tensor ops.
+    const JobProfile& job = f.job;
+    const std::string name = job.optimizer.empty() ? "AdamW" : job.optimizer;
+    std::string title = "The optimizer runs unfused (foreach / per-parameter kernels)";
+    if (job.optimizer_impl == "loop")
+      title = fmt::format("{} runs a per-parameter loop (foreach=False): {:.0f} kernel launches per step", name,
+                          job.optimizer_launches_per_step);
+    else if (job.optimizer_impl == "foreach")
+      title = fmt::format("{} runs foreach (multi-tensor) kernels, not the fused one: {:.0f} launches per step", name,
+                          job.optimizer_launches_per_step);
+    Finding x = gainFinding(f, th, "optimizer.unfused", title, gain,
                             "optimizer step host time minus half its kernel time: a fused optimizer is one launch per "
                             "parameter group");
     x.evidence = {{"optimizer step (host)", ms(f.mean.optimizer), "ms/step"},
                   {"optimizer kernels", ms(f.perStep(opt_kernels)), "ms/step"}};
-    x.explanation = "Fused AdamW/Adam/SGD update all parameters in a few kernels instead of several per tensor.";
-    x.fix = {"opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)"};
+    if (job.optimizer_launches_per_step > 0)
+      x.evidence.push_back({"optimizer launches", job.optimizer_launches_per_step, "per step"});
+    x.explanation = "Fused AdamW/Adam/SGD update all parameters in a few kernels instead of several per tensor"
+                    " (loop -> foreach -> fused: each step fewer launches).";
+    const bool known = name == "AdamW" || name == "Adam" || name == "SGD";
+    x.fix = {fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", known ? name : "AdamW")};
     out.push_back(std::move(x));
   }
   void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>& mine,
