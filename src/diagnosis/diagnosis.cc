@@ -49,7 +49,8 @@ Diagnosis diagnose(const Facts& facts, const Thresholds& th) {
   Diagnosis d;
   d.step_ms = ms(facts.mean.wall);
   d.ranking = facts.ranking;
-  if (!d.ranking.empty()) d.primary = d.ranking.front().category;
+  if (!d.ranking.empty()) d.primary = leadingCategory(facts);
+  d.groups = facts.groups;
   for (const Rule* r : ruleRegistry()) {
     std::vector<Finding> mine;
     r->evaluate(facts, th, mine);
@@ -72,19 +73,29 @@ namespace {
 // that leads the un-profiled step's critical path; the idle ranking's leader stays in the ranking.
 void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
   if (!d.what_if.available || d.findings.empty() || d.findings.front().id.rfind("bottleneck.", 0) != 0) return;
-  std::string category, why;
-  if (!d.plan.empty() && d.plan.front().speedup >= 1.05 &&
-      (!categoryOfFix(d.plan.front().fix).empty() || !d.what_if.bottleneck.empty())) {
+  // The group stays the trace's largest; inside it, the category the replay finds limiting.
+  const std::string group = facts.groups.empty() ? "" : facts.groups.front().category;
+  std::string category = d.primary, why;
+  auto inGroup = [&](std::string_view c) { return !c.empty() && groupOf(c) == group; };
+  if (!d.plan.empty() && d.plan.front().speedup >= 1.05) {
     const PlanStep& p = d.plan.front();
     // A fix of no one category (removing recomputation) works on what limits the step.
-    category = std::string(categoryOfFix(p.fix));
-    if (category.empty()) category = d.what_if.bottleneck;
-    why = fmt::format("The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
-                      "{:.2f} ms ({:.2f}x).",
-                      p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
+    std::string c(categoryOfFix(p.fix));
+    if (c.empty()) c = d.what_if.bottleneck;
+    if (inGroup(c)) {
+      category = c;
+      why = fmt::format("The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
+                        "{:.2f} ms ({:.2f}x).",
+                        p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
+    } else {
+      why = fmt::format("The replay's best single fix works on {} instead: {} ({}) takes the un-profiled step from "
+                        "{:.2f} to {:.2f} ms ({:.2f}x).",
+                        c.empty() ? "another category" : c, p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6,
+                        p.step_ns / 1e6, p.speedup);
+    }
   } else if (!d.what_if.bottleneck.empty()) {
-    category = d.what_if.bottleneck;
-    why = "No fix the replay can edit buys 5 %; this category leads the un-profiled step's critical path.";
+    if (inGroup(d.what_if.bottleneck)) category = d.what_if.bottleneck;
+    why = "No fix the replay can edit buys 5 %; " + d.what_if.bottleneck + " leads the un-profiled step's critical path.";
   } else {
     return;
   }

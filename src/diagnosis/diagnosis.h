@@ -32,9 +32,11 @@ struct PlanStep {
 };
 
 struct Diagnosis {
-  std::string primary;                    // the ranking's first category; with the replay, the category
-                                          // whose fix buys most (else its critical path's leader)
+  std::string primary;                    // the largest category of the largest group; with the replay,
+                                          // the one in that group whose fix buys most (else the critical
+                                          // path's leader, if in that group)
   std::vector<BottleneckShare> ranking;   // by share, largest first
+  std::vector<BottleneckShare> groups;    // the ranking grouped (compute, communication, copies, host)
   double step_ms = 0;                     // mean step wall time over ranks and steps
   std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity
   std::vector<ChecklistItem> checklist;   // in registry order

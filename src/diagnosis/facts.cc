@@ -30,6 +30,23 @@ std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m) {
   return r;
 }
 
+std::string_view groupOf(std::string_view c) {
+  if (c == "compute" || c == "communication" || c == "copies") return c;
+  return "host";
+}
+
+std::vector<BottleneckShare> groupBottlenecks(const std::vector<BottleneckShare>& ranking) {
+  std::vector<BottleneckShare> g;
+  for (const auto& b : ranking) {
+    std::string_view name = groupOf(b.category);
+    auto it = std::find_if(g.begin(), g.end(), [&](const BottleneckShare& x) { return x.category == name; });
+    if (it == g.end()) g.push_back({std::string(name), b.share, b.ms_per_step});
+    else it->share += b.share, it->ms_per_step += b.ms_per_step;
+  }
+  std::stable_sort(g.begin(), g.end(), [](const auto& a, const auto& b) { return a.share > b.share; });
+  return g;
+}
+
 namespace {
 
 StepMeans meansOf(const RunAnalysis& run, double& steps) {
@@ -77,6 +94,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.steps = std::max(1.0, steps);
   f.ranks = static_cast<int>(run.ranks.size());
   f.ranking = rankBottlenecks(f.mean);
+  f.groups = groupBottlenecks(f.ranking);
   f.job = run.job;
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;

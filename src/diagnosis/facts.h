@@ -56,6 +56,7 @@ struct Facts {
   int ranks = 1;
   StepMeans mean;
   std::vector<BottleneckShare> ranking;  // every category, largest share first
+  std::vector<BottleneckShare> groups;   // the ranking grouped (groupOf), largest first
   // Kernels over every selected step of every rank (ns, not per step).
   std::array<double, kKernelClassCount> class_ns{};
   double kernel_ns = 0;
@@ -102,5 +103,10 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in);
 // one category (the loader's share taken from the cause it was classified under), so the shares
 // add up to the step.
 std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m);
+// The ranking's categories grouped by what limits the step: "compute", "communication", "copies",
+// and "host" (host_launch, input, sync, other_idle: the GPU idles because nothing is queued yet), so
+// that a host-bound step split into small idle causes is still called host-bound.
+std::string_view groupOf(std::string_view category);
+std::vector<BottleneckShare> groupBottlenecks(const std::vector<BottleneckShare>& ranking);
 
 }  // namespace gpudoctor

@@ -4,11 +4,14 @@
 // that measured best where the fix was measured: testdata/whatif/measurements.json).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "analysis/run_test_util.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/facts.h"
 
 namespace gpudoctor {
 namespace {
@@ -169,6 +172,34 @@ TEST(WhyCases, TheHealthyJobNeedsNothing) {
   EXPECT_TRUE(c.d.plan.empty());
   for (const auto& f : c.d.findings)
     if (f.what_if.available) EXPECT_LE(f.what_if.speedup, 1.05) << f.id;
+}
+
+// Every committed trace: the primary bottleneck lies in the largest group (the idle causes counted
+// together as host-bound), and no two findings share an id or a fix line (one cause, one finding).
+TEST(WhyCases, PrimaryIsTheLargestGroupAndFindingsDoNotRepeatACause) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> sets = {"examples/ddp_bf16_flash", "testdata/cases/cpu_rank"};
+  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto"})
+    for (const auto& f : fs::directory_iterator(testing::srcPath(dir)))
+      if (f.path().string().find(".pt.trace.json") != std::string::npos)
+        sets.push_back(std::string(dir) + "/" + f.path().filename().string());
+  int checked = 0;
+  for (const auto& set : sets) {
+    auto l = testing::loadRun({testing::srcPath(set)});
+    if (l->run.ranks.empty()) continue;
+    Diagnosis d = diagnose(l->run, Thresholds::defaults());
+    ASSERT_FALSE(d.groups.empty()) << set;
+    for (size_t i = 1; i < d.groups.size(); ++i) EXPECT_GE(d.groups[0].share, d.groups[i].share) << set;
+    EXPECT_EQ(groupOf(d.primary), d.groups.front().category) << set << ": primary " << d.primary;
+    std::set<std::string> ids, lines;
+    for (const auto& f : d.findings) {
+      EXPECT_TRUE(ids.insert(f.id).second) << set << ": " << f.id << " twice";
+      for (const auto& line : f.fix)
+        if (line.size() > 12 && line[0] != ' ') EXPECT_TRUE(lines.insert(line).second) << set << ": " << f.id << ": " << line;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 45);
 }
 
 }  // namespace

@@ -221,6 +221,10 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     ordered_json rk = ordered_json::array();
     for (const auto& b : d.ranking) rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
     dj["ranking"] = rk;
+    ordered_json gr = ordered_json::array();
+    for (const auto& b : d.groups) gr.push_back({{"group", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+    dj["groups"] = gr;
+    dj["primary_group"] = d.groups.empty() ? ordered_json(nullptr) : ordered_json(d.groups.front().category);
     ordered_json fs = ordered_json::array();
     for (const auto& f : d.findings) {
       ordered_json ev = ordered_json::array();

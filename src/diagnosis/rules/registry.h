@@ -38,6 +38,8 @@ const std::vector<const Rule*>& ruleRegistry();
 // The headline finding "bottleneck.<category>" (the bottleneck rule's, for the ranking's first
 // category; the diagnosis re-heads with the category the replay finds limiting, `why` saying so).
 Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string& category, const std::string& why);
+// The headline's category: the largest category of the largest group (Facts::groups).
+std::string leadingCategory(const Facts& f);
 // The thresholds every rule's findings share (gain → severity).
 std::vector<const ThresholdDecl*> ruleCoreThresholds();
 
