@@ -47,7 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     all.optimizer_gpu_scale = 0.28;
     all.rank_compute_scale = {0.5};
     all.rank_host_scale = {0.5};
-    (void)model.replayAll({ReplayEdits{}, ed, all}, 1);
+    all.fused_attention = all.drop_recompute = all.graph_keeps_optimizer = true;
+    all.attention_gemm_scale = 0.5;
+    all.pageable_htod_scale = 0.1;
+    ReplayEdits merge = ed;  // gradient accumulation merged, alone (its own host-span path)
+    merge.micro_batch_merge = 4;
+    merge.merge_kernel_fixed_ns = 3000;
+    merge.free_launches = merge.graph_keeps_optimizer = true;
+    (void)model.replayAll({ReplayEdits{}, ed, all, merge}, 1);
   }
   // The rest of the pipeline too: diagnosis and every renderer.
   Thresholds th = Thresholds::defaults();

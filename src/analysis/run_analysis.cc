@@ -82,6 +82,17 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
     run.ranks = std::move(kept);
   }
   for (const auto& r : run.ranks) {
+    const RankTrace& t = *r.trace;
+    const std::string dev = t.devices.empty() ? "" : " (" + t.devices.front().name + ")";
+    if (t.platform == "rocm")
+      run.notes.push_back(fmt::format("rank {}: a ROCm (HIP) trace{}: HIP calls are read as their CUDA counterparts; "
+                                      "kernel classes, ceilings and the what-if's profiler costs are CUDA's, not "
+                                      "verified on AMD GPUs",
+                                      t.rank, dev));
+    else if (t.platform == "mtia")
+      run.notes.push_back(fmt::format("rank {}: an MTIA trace{}: unsupported; its figures use CUDA's names and may "
+                                      "miss work",
+                                      t.rank, dev));
     for (const auto& d : r.coverage.dropped)
       run.notes.push_back(fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
                                       "of host time only; e.g. the step the last prof.step() opens)",

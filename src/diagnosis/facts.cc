@@ -116,10 +116,11 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.compute_kernel_p50_ns = k.non_nccl.p50_ns;
   f.fused_optimizer = k.fused_optimizer;
   f.collective_groups = run.collectives.size();
-  for (const auto& c : run.collectives) f.collectives.push_back({c.bytes, c.dur.count});
+  for (const auto& c : run.collectives)
+    f.collectives.push_back({c.bytes, c.dur.count, c.collective, static_cast<double>(c.dur.total_ns), c.dtype});
   if (!run.ranks.empty()) {
     const auto& d = run.ranks.front().trace->devices;
-    if (!d.empty()) f.compute_major = d.front().compute_major;
+    if (!d.empty()) f.compute_major = d.front().compute_major, f.device_bytes = d.front().total_global_mem;
   }
   f.loader_in_process = std::any_of(run.ranks.begin(), run.ranks.end(),
                                     [](const RankAnalysis& r) { return r.index.loader_in_process > 0; });

@@ -43,6 +43,9 @@ struct StragglerFacts {
 struct CollectiveSize {
   int64_t bytes = 0;  // message bytes (0: unknown)
   int64_t count = 0;  // calls over all selected steps and ranks
+  std::string collective;  // "allreduce", "allgather", "reduce_scatter", ... (as the trace names it)
+  double total_ns = 0;     // kernel time over all selected steps and ranks
+  std::string dtype;       // "BFloat16", ...
 };
 
 struct RankMemory {
@@ -66,6 +69,7 @@ struct Facts {
   size_t collective_groups = 0;
   std::vector<CollectiveSize> collectives;
   int compute_major = -1;            // the first rank's GPU generation; -1 unknown
+  int64_t device_bytes = 0;          // the first rank's GPU memory (0: unknown)
   bool loader_in_process = false;    // DataLoader iterated in the training process (num_workers=0)
   StragglerFacts straggler;
   std::vector<RankMemory> memory;    // ranks with memory events and a known device size

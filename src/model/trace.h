@@ -167,6 +167,9 @@ struct RankTrace {
   int64_t peak_allocated_bytes = -1;  // largest CUDA-device total from [memory] events (profile_memory=True), else -1
   int64_t peak_device = -1;           // the device it was on
   int64_t record_window_end_ns = INT64_MIN;  // Kineto's "Record Window End" instant; INT64_MIN when absent
+  // The accelerator stack, from device and runtime names: "cuda", "rocm" (HIP runtime calls, AMD
+  // devices), "mtia"; empty when the trace does not say.
+  std::string platform;
   ReadStats stats;
   // The step number the reader gave event i (-1 when it has none).
   int64_t stepNumber(uint32_t i) const;

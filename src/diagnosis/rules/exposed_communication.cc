@@ -14,6 +14,7 @@ class ExposedCommunication : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     double exposed = f.share(f.mean.comm_exposed), max = th.get(guide::kCommShareMax);
     if (exposed <= max) return;
+    if (f.job.data_parallel == "fsdp" || f.job.data_parallel == "zero") return;  // communication.fsdp's
     Finding x = gainFinding(f, th, "communication.exposed",
                             fmt::format("Exposed communication is {:.1f}% of the step (guide: < {:.0f}%)", pct(exposed),
                                         pct(max)),

@@ -15,6 +15,7 @@
   X(launchOverhead)     /* launch.overhead */                                                \
   X(unfusedOptimizer)   /* optimizer.unfused */                                              \
   X(exposedCommunication) /* communication.exposed */                                        \
+  X(fsdpCommunication)  /* communication.fsdp */                                             \
   X(straggler)          /* communication.straggler */                                        \
   X(ncclSettings)       /* nccl.settings (with --nccl-env) */                                \
   X(ncclLog)            /* nccl.log (with --nccl-log) */                                     \

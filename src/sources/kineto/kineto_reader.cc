@@ -661,6 +661,19 @@ class Reader {
       roles.apply(i);
     }
     if (tr_.record_window_end_ns != INT64_MIN) tr_.record_window_end_ns += base;
+    // The accelerator stack: device names first, else the runtime's call names.
+    auto has = [](std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; };
+    for (const auto& d : tr_.devices) {
+      if (has(d.name, "AMD") || has(d.name, "Instinct") || has(d.name, "Radeon")) tr_.platform = "rocm";
+      else if (has(d.name, "MTIA")) tr_.platform = "mtia";
+      else if (tr_.platform.empty() && !d.name.empty()) tr_.platform = "cuda";
+    }
+    for (const Event& e : tr_.events) {
+      if (!tr_.platform.empty()) break;
+      if (e.kind != EventKind::kRuntimeCall) continue;
+      std::string_view n = tr_.strings.view(e.name);
+      tr_.platform = n.substr(0, 3) == "hip" ? "rocm" : n.substr(0, 2) == "cu" ? "cuda" : "";
+    }
     tr_.stats.file_bytes = in_.fileBytes();
     if (!saw_events_ && tr_.events.empty() && tr_.stats.json_events == 0) no_events_ = true;
   }

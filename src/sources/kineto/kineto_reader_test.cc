@@ -80,6 +80,32 @@ TEST(KinetoReader, ReadsEveryField) {
   EXPECT_EQ(t.events[4].bytes, 4096);
 }
 
+// Kineto's "Record Window End" instant is kept (with the base time); ROCm traces are named as such
+// and HIP's blocking calls and graph launches get the roles of their CUDA counterparts.
+TEST(KinetoReader, RecordWindowEndAndRocmNames) {
+  auto r = readText(R"json({"deviceProperties": [{"id": 0, "name": "AMD Instinct MI300X"}],
+    "baseTimeNanoseconds": 5000,
+    "traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+     "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamSynchronize", "pid": 1, "tid": 1, "ts": 4, "dur": 2},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 7, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 3, "args": {"correlation": 1}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "Record Window End", "pid": 1, "tid": 1, "ts": 40, "s": "t"}
+    ]})json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  EXPECT_EQ(t.platform, "rocm");
+  EXPECT_EQ(t.record_window_end_ns, 5000 + 40000);
+  ASSERT_EQ(t.events.size(), 4u);
+  EXPECT_TRUE(t.events[2].hasRole(kRoleSyncCall));  // hipStreamSynchronize at 4 us
+  EXPECT_TRUE(t.events[3].hasRole(kRoleGraphLaunch));
+  auto cuda = readText(kSmall);
+  ASSERT_TRUE(cuda.ok());
+  EXPECT_EQ(cuda.value().platform, "cuda");
+  EXPECT_EQ(cuda.value().record_window_end_ns, INT64_MIN);
+}
+
 TEST(KinetoReader, SameResultForEveryChunkSize) {
   auto ref = readText(kSmall);
   ASSERT_TRUE(ref.ok());

@@ -16,14 +16,18 @@ bool isBlockingSyncCall(std::string_view n) {
       "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
       "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cudaMemset",
       "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",   "cuMemcpyDtoH_v2",
-      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize"};
+      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize",
+      // ROCm's HIP runtime as roctracer names it (PyTorch's blocking copies use hipMemcpyWithStream).
+      "hipDeviceSynchronize",  "hipStreamSynchronize",  "hipEventSynchronize",  "hipMemcpy",
+      "hipMemcpyWithStream",   "hipMemset"};
   for (auto k : kNames)
     if (n == k) return true;
   return false;
 }
 
 bool isGraphLaunch(std::string_view n) {
-  return n == "cudaGraphLaunch" || n == "cudaGraphLaunch_ptsz" || n == "cuGraphLaunch" || n == "cuGraphLaunch_ptsz";
+  return n == "cudaGraphLaunch" || n == "cudaGraphLaunch_ptsz" || n == "cuGraphLaunch" || n == "cuGraphLaunch_ptsz" ||
+         n == "hipGraphLaunch";
 }
 
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
