@@ -150,16 +150,26 @@ def check(job, fixes, f, base):
     elif job == "grad_accum_fp16":
         c.append(("GradScaler unscale present" if "bf16_no_scaler" not in fx else "no GradScaler",
                   (f["amp_unscale_per_step"] >= 1) == ("bf16_no_scaler" not in fx)))
-        want = 1 if "microbatch8_no_accum" in fx else 4
+        if "cuda_graphs" in fx:  # make_graphed_callables: a forward and a backward graph per micro-batch
+            c.append(("cudaGraphLaunch per micro-batch (8 per step)", f["graph_launch_per_step"] >= 8))
+        else:
+            want = 1 if "microbatch8_no_accum" in fx else 4
+            c.append((f"{want} forward pass(es) per step", round(f["forward_embedding_per_step"]) == want))
+    elif job == "accum_bf16_large":
+        want = 1 if "microbatch16_no_accum" in fx else 4
         c.append((f"{want} forward pass(es) per step", round(f["forward_embedding_per_step"]) == want))
-    elif job == "activation_checkpointing":
+    elif job in ("activation_checkpointing", "ckpt_large"):
         if "no_checkpointing" in fx:
             c.append(("half the forward attention kernels of base",
                       f["attention_fwd_kernels_per_step"] > 0
                       and abs(2 * f["attention_fwd_kernels_per_step"] - base["attention_fwd_kernels_per_step"]) < 0.5))
         else:
-            c.append(("forward attention recomputed (2 per layer)", f["attention_fwd_kernels_per_step"] >= 8))
-        c.append(("profile_memory: [memory] events", f["memory_events"] > 0))
+            c.append(("forward attention recomputed (2 per layer)",
+                      f["attention_fwd_kernels_per_step"] >= (8 if job == "activation_checkpointing" else 16)))
+        if job == "activation_checkpointing":
+            c.append(("profile_memory: [memory] events", f["memory_events"] > 0))
+        else:
+            c.append(("with_stack: python_function events", f["python_function_events"] > 0))
     elif job == "healthy":
         c.append(("multi-process DataLoader", any("_MultiProcessing" in n for n in f["loader_names"])))
         c.append(("bf16 matrix kernels", f["matrix_half_share"] > 0.5))
