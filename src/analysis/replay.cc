@@ -71,6 +71,9 @@ struct RankGraph {
   std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
   std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
+  // The same without Python frames (with_stack): what shows a thread working rather than waiting;
+  // a frame such as Tensor.backward spans the wait for autograd's thread.
+  std::vector<std::vector<int64_t>> work_starts, work_ends;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
@@ -331,6 +334,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.calls_on_track.assign(tracks, {});
   g.host_starts.assign(tracks, {});
   g.host_ends.assign(tracks, {});
+  g.work_starts.assign(tracks, {});
+  g.work_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
   g.recompute.assign(tracks, {});
   for (const HostRegion& r : g.ra->recompute)
@@ -372,6 +377,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
       g.host_ends[e.track].push_back(e.end_ns());
+      if (e.kind != EventKind::kHostFunction) {
+        g.work_starts[e.track].push_back(e.start_ns);
+        g.work_ends[e.track].push_back(e.end_ns());
+      }
     }
     if (e.kind == EventKind::kHostOp) {
       auto& v = host_ops[e.track];
@@ -623,8 +632,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) {
     const std::vector<uint32_t>& list = g.calls_on_track[track];
-    const std::vector<int64_t>* starts = nullptr;
-    if (!g.host_starts[track].empty()) starts = &g.host_starts[track];
+    const std::vector<int64_t>* starts = nullptr;  // host events that show the thread working
+    if (!g.work_starts[track].empty()) starts = &g.work_starts[track];
     const std::vector<int64_t>* steps = nullptr;
     if (!g.step_starts[track].empty()) steps = &g.step_starts[track];
     for (size_t k = 0; k < list.size(); ++k) {
@@ -659,7 +668,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         // last within it.
         int64_t hole_begin = p.end_ns(), wake = e.start_ns, hole = 0;
         if (starts) {
-          const std::vector<int64_t>& ends = g.host_ends[track];
+          const std::vector<int64_t>& ends = g.work_ends[track];
           size_t i = static_cast<size_t>(std::lower_bound(starts->begin(), starts->end(), p.end_ns()) - starts->begin());
           int64_t covered = p.end_ns();
           for (; i < starts->size() && (*starts)[i] < e.start_ns; ++i) {
