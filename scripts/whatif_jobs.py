@@ -696,21 +696,9 @@ def build(job, fixes):
                         optimizer="AdamW fused")
         return r, info, micro * accum
 
-    if job == "ckpt_large":
-        vocab, d, heads, layers, seq, batch = 16384, 1024, 16, 8, 1024, 8
-        ckpt = "no_checkpointing" not in fx
-        model = GPT(vocab, d, heads, layers, attn="sdpa", checkpointing=ckpt).cuda()
-        opt = adamw(model.parameters(), "fused")
-        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
-        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
-                        optimizer="AdamW fused",
-                        activation_checkpointing="torch.utils.checkpoint(use_reentrant=False) on every block"
-                        if ckpt else "off")
-        return r, info, batch
-
-    if job == "activation_checkpointing":
-        vocab, d, heads, layers, seq, batch = 8192, 768, 12, 4, 512, 32
+    if job in ("activation_checkpointing", "ckpt_large"):
+        vocab, d, heads, layers, seq, batch = ((8192, 768, 12, 4, 512, 32) if job == "activation_checkpointing"
+                                               else (16384, 1024, 16, 8, 1024, 8))
         ckpt = "no_checkpointing" not in fx
         model = GPT(vocab, d, heads, layers, attn="sdpa", checkpointing=ckpt).cuda()
         opt = adamw(model.parameters(), "fused")
