@@ -108,6 +108,14 @@ CASES = {
         files=["cpu_rank/rank0.pt.trace.json.gz", "cpu_rank/rank1.pt.trace.json.gz"],
         profiler=dict(activities=["CPU", "CUDA"], schedule=SCHED_TEXT, record_shapes=False, with_stack=False,
                       profile_memory=False)),
+    "symm_mem": dict(
+        desc="communication that is not NCCL's: a small GPT (bf16 autocast) whose gradients are summed each step "
+             "by PyTorch symmetric memory's one_shot_all_reduce (a CUDA kernel of c10d::symmetric_memory, no "
+             "NCCL kernel) at world size 1 on the NCCL process group; 8 steps, schedule wait=1 warmup=1 "
+             "active=3",
+        files=["symm_mem.pt.trace.json.gz"],
+        profiler=dict(activities=["CPU", "CUDA"], schedule=SCHED_TEXT, record_shapes=False, with_stack=False,
+                      profile_memory=False)),
 }
 
 FULL = dict(sched_steps=8, cpu_rank_steps=6, stray_steps=4, stray_sleep_s=2.0, eval_ms=(7.0, 5.0))
@@ -432,6 +440,48 @@ def case_fsdp(which, out, cfg):
                 steps_run=cfg["sched_steps"], traces={os.path.basename(path): dict(f, trace_json_bytes=raw)})
 
 
+def case_symm_mem(out, cfg):
+    torch.manual_seed(SEED)
+    torch.cuda.set_device(0)
+    dist = init_pg("nccl", 0, 1, free_port())
+    import torch.distributed._symmetric_memory as symm_mem
+    Block, GPT = make_model_classes()
+    vocab, d, heads, layers, seq, batch = 8192, 512, 8, 4, 256, 8
+    model = GPT(vocab, d, heads, layers).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    params = [p for p in model.parameters() if p.requires_grad]
+    n = sum(p.numel() for p in params)
+    group = dist.group.WORLD.group_name
+    buf = symm_mem.empty(n, dtype=torch.float32, device="cuda")
+    symm_mem.rendezvous(buf, group)
+    data = token_batches(4, batch, seq, vocab, "cuda")
+    it = iter(range(1 << 30))
+
+    def step():
+        t = data[next(it) % len(data)]
+        loss = gpt_loss(model, t, amp=torch.bfloat16)
+        loss.backward()
+        torch.cat([p.grad.reshape(-1) for p in params], out=buf)
+        summed = torch.ops.symm_mem.one_shot_all_reduce(buf, "sum", group)
+        off = 0
+        for p in params:
+            p.grad.copy_(summed[off:off + p.numel()].view_as(p.grad))
+            off += p.numel()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+
+    path = os.path.join(out, "symm_mem.pt.trace.json.gz")
+    raw = record_scheduled(step, cfg["sched_steps"], path, record_shapes=False)
+    torch.cuda.synchronize()
+    dist.destroy_process_group()
+    doc, f = common_facts(path)
+    kernels = sorted({e["name"][:120] for e in gpu_events(doc) if "all_reduce_kernel" in e.get("name", "")})
+    return dict(env=env_info(), model=model_info(model, vocab, d, heads, layers, seq, batch,
+                                                 optimizer="AdamW fused", gradient_sum="symm_mem one_shot_all_reduce"),
+                steps_run=cfg["sched_steps"], symmetric_memory_kernels=kernels,
+                traces={os.path.basename(path): dict(f, trace_json_bytes=raw)})
+
+
 def case_stray_step(out, cfg, sched=False):
     torch.manual_seed(SEED)
     Block, GPT = make_model_classes()
@@ -649,6 +699,8 @@ def run_case(name, out, cfg):
         return case_outside_steps(out, cfg)
     if name == "cpu_rank":
         return case_cpu_rank(out, cfg, timeout=max(30, cfg["job_timeout"] - 15))
+    if name == "symm_mem":
+        return case_symm_mem(out, cfg)
     raise ValueError(name)
 
 

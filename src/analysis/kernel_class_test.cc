@@ -33,10 +33,12 @@ TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
   EXPECT_CLASS(KernelClass::kCommOther, "void deep_ep::internode_ll::combine<false, 7168>(void*, void*)", "", "");
   EXPECT_CLASS(KernelClass::kCommOther, "deep_ep::intranode::notify_dispatch(int const*, int*, int)", "aten::empty", "");
   EXPECT_CLASS(KernelClass::kCommOther, "void nvshmemi_barrier_all_on_stream_kernel()", "", "");
+  // As PyTorch 2.11 names it (testdata/cases/symm_mem).
   EXPECT_CLASS(KernelClass::kCommOther,
-               "void c10d::symmetric_memory::one_shot_all_reduce_kernel<c10::BFloat16, 8>(c10::BFloat16**, "
-               "unsigned long, unsigned long, c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)",
+               "void (anonymous namespace)::one_shot_all_reduce_kernel<float, 16, -1>(float**, float*, float*, "
+               "unsigned long, unsigned long, unsigned int**, unsigned long)",
                "symm_mem::one_shot_all_reduce", "");
+  EXPECT_EQ(commKernelLibrary("void (anonymous namespace)::elementwise_kernel<float>(int)"), "");
   EXPECT_CLASS(KernelClass::kCommOther, "void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>(vllm::RankData*)", "", "");
   EXPECT_TRUE(isCommunication(KernelClass::kCommOther));
   EXPECT_TRUE(isCommunication(KernelClass::kNccl));

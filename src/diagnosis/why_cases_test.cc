@@ -166,6 +166,23 @@ TEST(WhyCases, RobustnessOnTracesFromTheWild) {
   EXPECT_NE(o.l->run.notes[0].find("outside the annotated steps"), std::string::npos) << o.l->run.notes[0];
 }
 
+// Communication written as kernels of another library (here PyTorch symmetric memory's
+// one_shot_all_reduce, on the GPU machine; DeepEP's and NVSHMEM's names are in the same table and
+// tested by name in ClassifyKernel): communication, not compute.
+TEST(WhyCases, CommunicationKernelsThatAreNotNccl) {
+  Case c = load("testdata/cases/symm_mem.pt.trace.json.gz");
+  const RankAnalysis& r = c.l->run.ranks[0];
+  int64_t other = 0, nccl = 0;
+  for (const auto& k : c.l->run.kernels.classes) {
+    if (k.cls == KernelClass::kCommOther) other = k.dur.count;
+    if (k.cls == KernelClass::kNccl) nccl = k.dur.count;
+  }
+  EXPECT_EQ(other, 3);  // one all-reduce a step, 3 steps
+  EXPECT_EQ(nccl, 0);
+  EXPECT_GT(r.total.comm_ns, 0);
+  EXPECT_EQ(r.total.wall_ns, r.total.compute_ns + r.total.comm_exposed_ns + r.total.copy_exposed_ns + r.total.idle_ns);
+}
+
 // The healthy job: nothing predicted above 1.05x.
 TEST(WhyCases, TheHealthyJobNeedsNothing) {
   Case c = load("testdata/whatif/healthy__base.pt.trace.json.gz");

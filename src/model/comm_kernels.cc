@@ -13,8 +13,13 @@ constexpr CommKernelPattern kPatterns[] = {
                             "notify_dispatch, cached_notify_combine): expert-parallel all-to-all over NVLink/NVSHMEM"},
     {"nvshmem", "nvshmemi_", "NVSHMEM's on-stream collectives and barriers (nvshmemi_*_kernel)"},
     {"nvshmem", "nvshmemxi_", "NVSHMEM's on-stream collectives (nvshmemxi_*)"},
-    {"symmetric_memory", "c10d::symmetric_memory::",
-     "PyTorch symmetric memory (one_shot_all_reduce_kernel, two_shot_all_reduce_kernel, multimem_*)"},
+    // PyTorch symmetric memory (torch.ops.symm_mem.*): PyTorch 2.11 names them in an anonymous
+    // namespace (seen: "void (anonymous namespace)::one_shot_all_reduce_kernel<float, 16, -1>(float**, ...)"
+    // in testdata/cases/symm_mem); c10d::symmetric_memory:: in other versions.
+    {"symmetric_memory", "(anonymous namespace)::one_shot_all_reduce_kernel", "symm_mem one_shot_all_reduce"},
+    {"symmetric_memory", "(anonymous namespace)::two_shot_all_reduce_kernel", "symm_mem two_shot_all_reduce"},
+    {"symmetric_memory", "(anonymous namespace)::multimem_", "symm_mem multimem_all_reduce / all_gather (NVLS)"},
+    {"symmetric_memory", "c10d::symmetric_memory::", "PyTorch symmetric memory's kernels in its namespace"},
     {"custom_allreduce", "vllm::cross_device_reduce", "vLLM's custom all-reduce (cross_device_reduce_1stage/2stage)"},
     {"custom_allreduce", "tensorrt_llm::kernels::ar_fusion::", "TensorRT-LLM's fused all-reduce kernels"},
     {"mscclpp", "mscclpp::", "MSCCL++ kernels"},
