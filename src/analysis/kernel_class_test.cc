@@ -47,6 +47,7 @@ TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
   EXPECT_EQ(commKernelLibrary("ncclDevKernel_Generic"), "nccl");
   // A name that merely mentions a library is not its kernel.
   EXPECT_EQ(commKernelLibrary("void at::native::deep_ep_like_elementwise(float*)"), "");
+  EXPECT_EQ(commKernelLibrary("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)"), "");
   EXPECT_EQ(kernelClassName(KernelClass::kCommOther), "comm_other");
   // Every table row names its library and where its names come from.
   size_t n = 0;

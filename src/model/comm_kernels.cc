@@ -9,8 +9,11 @@ namespace {
 constexpr CommKernelPattern kPatterns[] = {
     {"nccl", "ncclDevKernel", "NCCL >= 2.19 (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...)"},
     {"nccl", "ncclKernel", "NCCL < 2.19 (ncclKernel_AllReduce_RING_LL_Sum_float, ...)"},
-    {"deepep", "deep_ep::", "DeepEP (deep_ep::intranode::dispatch<...>, deep_ep::internode_ll::combine<...>, "
-                            "notify_dispatch, cached_notify_combine): expert-parallel all-to-all over NVLink/NVSHMEM"},
+    // DeepEP's namespaces (csrc/kernels/api.cuh): intranode (NVLink), internode (RDMA + NVLink),
+    // internode_ll (low latency); deep_ep::layout:: (get_dispatch_layout) is computation, not listed.
+    {"deepep", "deep_ep::intranode::", "DeepEP over NVLink (dispatch, combine, notify_dispatch, cached_notify_*)"},
+    {"deepep", "deep_ep::internode::", "DeepEP over RDMA + NVLink (NVSHMEM)"},
+    {"deepep", "deep_ep::internode_ll::", "DeepEP's low-latency kernels (pure RDMA, NVSHMEM IBGDA)"},
     {"nvshmem", "nvshmemi_", "NVSHMEM's on-stream collectives and barriers (nvshmemi_*_kernel)"},
     {"nvshmem", "nvshmemxi_", "NVSHMEM's on-stream collectives (nvshmemxi_*)"},
     // PyTorch symmetric memory (torch.ops.symm_mem.*): PyTorch 2.11 names them in an anonymous
