@@ -1039,6 +1039,11 @@ std::vector<Replay> ReplayModel::replayAll(const std::vector<ReplayEdits>& edits
 
 Replay replayRun(const RunAnalysis& run, const ReplayEdits& edits) { return ReplayModel(run).replay(edits); }
 
+std::string_view categoryGroup(std::string_view c) {
+  if (c == "compute" || c == "communication" || c == "copies") return c;
+  return "host";
+}
+
 std::string_view pathCategoryName(PathCategory c) {
   static constexpr std::string_view kNames[] = {"compute", "communication", "host_launch", "input",
                                                 "sync",    "copies",        "other_idle"};

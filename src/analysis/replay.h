@@ -93,6 +93,9 @@ enum class PathCategory : uint8_t { kCompute, kCommunication, kHostLaunch, kInpu
 constexpr int kPathCategoryCount = 7;
 // "compute", "communication", "host_launch", "input", "sync", "copies", "other_idle".
 std::string_view pathCategoryName(PathCategory c);
+// The group a ranking category belongs to: "compute", "communication", "copies" stay themselves;
+// host_launch, input, sync and other_idle are "host" (the GPU idles with nothing queued).
+std::string_view categoryGroup(std::string_view category);
 
 // One step window, traced and replayed.
 struct ReplayedWindow {

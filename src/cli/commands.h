@@ -10,6 +10,8 @@ namespace gpudoctor::cli {
 
 // Adds `analyze`; the returned callback runs it after parsing.
 std::function<int()> addAnalyze(CLI::App& app);
+// Adds `compare` (what changed between two runs, and why).
+std::function<int()> addCompare(CLI::App& app);
 // Adds `checklist` (the guide's checklist judged from traces).
 std::function<int()> addChecklist(CLI::App& app);
 // Adds `plan` (memory and step-time planner).

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
   auto analyze = gpudoctor::cli::addAnalyze(app);
   auto checklist = gpudoctor::cli::addChecklist(app);
+  auto compare = gpudoctor::cli::addCompare(app);
   auto nccl = gpudoctor::cli::addNccl(app);
   auto plan = gpudoctor::cli::addPlan(app);
   auto topo = gpudoctor::cli::addTopo(app);
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("analyze")) return analyze();
     if (app.got_subcommand("checklist")) return checklist();
+    if (app.got_subcommand("compare")) return compare();
     if (app.got_subcommand("nccl")) return nccl();
     if (app.got_subcommand("plan")) return plan();
     if (app.got_subcommand("topo")) return topo();

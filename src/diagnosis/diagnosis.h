@@ -3,6 +3,7 @@
 // with a status and evidence per item. Builds the Facts once and runs every rule of the registry
 // (diagnosis/rules/). Pure: no I/O.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "analysis/run_analysis.h"
@@ -18,6 +19,8 @@ struct StepWhatIf {
   bool available = false;
   int64_t traced_step_ns = 0, replayed_step_ns = 0, unprofiled_step_ns = 0;
   std::string bottleneck;  // the ranking's category that leads the un-profiled replayed step
+  // The un-profiled step's critical path by category (ns per step; the parts add up to the step).
+  std::vector<std::pair<std::string, double>> unprofiled_path;
   std::string basis;  // how, or why unavailable
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analysis/replay.h"
+
 namespace gpudoctor {
 
 double Facts::gemmNs() const {
@@ -30,10 +32,7 @@ std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m) {
   return r;
 }
 
-std::string_view groupOf(std::string_view c) {
-  if (c == "compute" || c == "communication" || c == "copies") return c;
-  return "host";
-}
+std::string_view groupOf(std::string_view c) { return categoryGroup(c); }
 
 std::vector<BottleneckShare> groupBottlenecks(const std::vector<BottleneckShare>& ranking) {
   std::vector<BottleneckShare> g;

@@ -217,6 +217,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   d.what_if.replayed_step_ns = std::llround(traced.replayed_step_ns);
   d.what_if.unprofiled_step_ns = std::llround(base.replayed_step_ns);
   d.what_if.bottleneck = pathCategoryName(base.leading);
+  for (int k = 0; k < kPathCategoryCount; ++k)
+    d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, {:.2f} us per runtime call, "

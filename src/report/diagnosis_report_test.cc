@@ -115,8 +115,8 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
   EXPECT_EQ(keys(fs[0]["what_if"]), (std::vector<std::string>{"step_ns", "speedup", "next_bottleneck", "basis"}));
 
   const auto& w = dj["what_if"];
-  EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns", "bottleneck",
-                                               "basis"}));
+  EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns",
+                                               "unprofiled_path_ns", "bottleneck", "basis"}));
   EXPECT_EQ(w["bottleneck"], "host_launch");
   EXPECT_EQ(w["unprofiled_step_ns"], 20'000'000);
 

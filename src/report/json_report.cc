@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/compare.h"
 #include "report/bench_gpu_report.h"
 
 namespace gpudoctor {
@@ -38,7 +39,9 @@ const char* const kDefinitions[] = {
     "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns. "
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
-    "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns.",
+    "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns. "
+    "unprofiled_path_ns: the un-profiled step's critical path by category (ns per step, adding up to the step).",
+    "job_summary: the job profile's fields as [key, text] pairs, what `gpudoctor compare` reads of a saved document.",
     "job: what the job already does, from the trace alone (null: the trace cannot tell). precision: of the GEMM, "
     "convolution and attention kernel time (one precision >= 90 % of the known time, else mixed); autocast: GEMM "
     "operators re-dispatched under torch.autocast; grad_accumulation_steps: backward passes (bursts of top-level "
@@ -80,6 +83,7 @@ ordered_json step(const StepBreakdown& b) {
   j["idle_cause_ns"] = {{"host", b.idle_host_ns}, {"sync", b.idle_sync_ns}, {"dependency", b.idle_dependency_ns},
                         {"other", b.idle_other_ns}};
   j["idle_in_loader_ns"] = b.idle_in_loader_ns;
+  j["idle_in_loader_cause_ns"] = {{"host", b.idle_host_in_loader_ns}, {"sync", b.idle_sync_in_loader_ns}};
   j["gpu_wait_ns"] = b.gpu_wait_ns;
   j["kernels"] = b.kernels;
   ordered_json copies = ordered_json::object();
@@ -149,6 +153,12 @@ ordered_json jobJson(const JobProfile& p) {
   return j;
 }
 
+ordered_json pathJson(const std::vector<std::pair<std::string, double>>& path) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [k, v] : path) j[k] = v;
+  return j;
+}
+
 ordered_json collectives(const std::vector<CollectiveStats>& cs) {
   ordered_json a = ordered_json::array();
   for (const auto& c : cs)
@@ -172,6 +182,9 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   j["definitions"] = defs;
   j["read_seconds"] = read_seconds;
   j["job"] = jobJson(run.job);
+  ordered_json js = ordered_json::array();  // what `compare` reads of the job (analysis/compare jobFields)
+  for (const auto& [k, v] : jobFields(run.job)) js.push_back({k, v});
+  j["job_summary"] = js;
   j["notes"] = run.notes;
   ordered_json left = ordered_json::array();
   for (const auto& l : run.left_out) left.push_back({{"rank", l.rank}, {"path", l.path}, {"reason", l.reason}});
@@ -245,10 +258,11 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     const StepWhatIf& w = d.what_if;
     dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns}, {"replayed_step_ns", w.replayed_step_ns},
                                                {"unprofiled_step_ns", w.unprofiled_step_ns},
+                                               {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
                                                {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}}
                                 : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
-                                               {"unprofiled_step_ns", nullptr}, {"bottleneck", orNull(w.bottleneck)},
-                                               {"basis", w.basis}};
+                                               {"unprofiled_step_ns", nullptr}, {"unprofiled_path_ns", nullptr},
+                                               {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
     ordered_json plan = ordered_json::array();
     for (const auto& p : d.plan)
       plan.push_back({{"finding", p.finding}, {"fix", p.fix}, {"step_ns", p.step_ns}, {"speedup", p.speedup},

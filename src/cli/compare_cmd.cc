@@ -1,0 +1,124 @@
+// `gpudoctor compare BASE NEW`: what changed between two runs. The work is in analysis/compare.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/compare.h"
+#include "analysis/run_analysis.h"
+#include "cli/commands.h"
+#include "common/atomic_file.h"
+#include "diagnosis/diagnosis.h"
+#include "report/compare_report.h"
+#include "sources/analyze_json/analyze_json_reader.h"
+#include "sources/trace_set.h"
+
+namespace gpudoctor::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string base, next, steps = "all", json;
+  double fail_if_slower = -1;
+  bool quiet = false, no_what_if = false;
+  unsigned threads = 0;
+};
+
+// One side: a saved analyze --json document, or traces (a file or a directory of ranks) analyzed here.
+Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const StepSelection& sel) {
+  if (looksLikeAnalyzeJson(path)) {
+    if (a.steps != "all") return Error{path + ": --steps cannot select steps of a saved analyze document"};
+    return readAnalyzeJson(path);
+  }
+  auto files = expandTracePaths({path});
+  if (!files.ok()) return files.error();
+  ReadSetOptions ro;
+  ro.threads = a.threads;
+  auto traces = readTraceSet(files.value(), ro);
+  if (!traces.ok()) return traces.error();
+  const Thresholds th = Thresholds::defaults();
+  AnalysisOptions opt;
+  opt.steps = sel;
+  opt.threads = a.threads;
+  configureAnalysis(th, opt);
+  auto run = analyzeRun(traces.value(), opt);
+  if (!run.ok()) return run.error();
+  double unprofiled = -1;
+  std::vector<std::pair<std::string, double>> critical_path;
+  if (!a.no_what_if) {
+    Diagnosis d = diagnose(run.value(), th, DiagnosisInputs{});
+    if (d.what_if.available)
+      unprofiled = static_cast<double>(d.what_if.unprofiled_step_ns), critical_path = d.what_if.unprofiled_path;
+  }
+  RunSummary s = summarizeRun(run.value(), unprofiled, std::move(critical_path));
+  s.source = path;
+  return s;
+}
+
+int runCompare(const CompareArgs& a) {
+  if (a.fail_if_slower != -1 && !(a.fail_if_slower >= 0 && a.fail_if_slower <= 1000))
+    return fail("--fail-if-slower " + std::to_string(a.fail_if_slower) + ": expected a percentage from 0 to 1000", 2);
+  auto sel = StepSelection::parse(a.steps);
+  if (!sel.ok()) return fail(sel.error().message, 2);
+  auto base = loadSide(a.base, a, sel.value());
+  if (!base.ok()) return fail(base.error().message, 2);
+  auto next = loadSide(a.next, a, sel.value());
+  if (!next.ok()) return fail(next.error().message, 2);
+  auto r = compareRuns(base.value(), next.value());
+  if (!r.ok()) return fail(r.error().message, 2);
+  CompareLabels labels{a.base, a.next, a.fail_if_slower};
+  if (!a.json.empty()) {
+    std::string text = renderCompareJson(r.value(), labels);
+    if (a.json == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else if (auto st = writeFileAtomic(a.json, text); !st.ok()) {
+      return fail(st.message());
+    }
+  }
+  if (a.json != "-") {
+    std::string text = renderCompareTerminal(r.value(), labels);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  if (a.fail_if_slower >= 0 && slowerThan(r.value(), a.fail_if_slower)) {
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: compare: %s is %.1f %% slower than %s, beyond the %.1f %% noise band and the "
+                           "%.1f %% allowed\n",
+                   a.next.c_str(), 100 * r.value().change, a.base.c_str(), 100 * r.value().band, a.fail_if_slower);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addCompare(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "What changed between two runs of a job, and why the step got slower or faster: the step delta split "
+      "exactly into compute, communication, host launch, input, sync, copies and other idle; the kernel classes, "
+      "kernels and collectives that moved most; the job profile's differences as the likely causes; a verdict "
+      "against each side's step-to-step noise.\n\n"
+      "Each side is a trace file, a directory of per-rank traces, or a saved `gpudoctor analyze --json` document "
+      "(keep a baseline as one small file). The verdict is on the un-profiled step the replay estimates when both "
+      "sides have one (the profiler's inflation varies between runs), else on the traced step.\n\n"
+      "Examples:\n"
+      "  gpudoctor compare before/ after/\n"
+      "  gpudoctor analyze runs/base --json base.json && gpudoctor compare base.json runs/new --fail-if-slower 3\n"
+      "  gpudoctor compare a.pt.trace.json.gz b.pt.trace.json.gz --json -\n\n"
+      "Exit status: 0; 1 when --fail-if-slower is given and NEW is slower by more than that beyond the noise band; "
+      "2 for bad input (an unreadable side, different rank counts, no steps, another tool's JSON).");
+  cmd->add_option("base", a->base, "The baseline: trace file, directory of rank traces, or analyze --json document")
+      ->required();
+  cmd->add_option("new", a->next, "The run to judge against it (same kinds)")->required();
+  cmd->add_option("--steps", a->steps, "Steps to use on trace sides, as analyze's --steps (default all)");
+  cmd->add_option("--json", a->json, "Also write the comparison as JSON to FILE ('-': stdout only)");
+  cmd->add_option("--fail-if-slower", a->fail_if_slower,
+                  "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)");
+  cmd->add_flag("--no-what-if", a->no_what_if, "Judge the traced steps, without the replay's un-profiled estimate");
+  cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)");
+  cmd->add_flag("-q,--quiet", a->quiet, "No message on stderr when the gate fails");
+  return [a] { return runCompare(*a); };
+}
+
+}  // namespace gpudoctor::cli

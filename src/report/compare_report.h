@@ -1,0 +1,17 @@
+// Renders a comparison (analysis/compare): the terminal text (100 columns) and the JSON document.
+#pragma once
+#include <string>
+
+#include "analysis/compare.h"
+
+namespace gpudoctor {
+
+struct CompareLabels {
+  std::string base, next;  // the sides as the user named them
+  double fail_if_slower_pct = -1;  // the gate, when set
+};
+
+std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l);
+std::string renderCompareJson(const CompareResult& r, const CompareLabels& l);
+
+}  // namespace gpudoctor

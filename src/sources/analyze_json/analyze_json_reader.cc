@@ -1,0 +1,91 @@
+#include "sources/analyze_json/analyze_json_reader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor {
+
+bool looksLikeAnalyzeJson(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("\"tool\": \"gpudoctor analyze\"") != std::string::npos ||
+         head.find("\"tool\":\"gpudoctor analyze\"") != std::string::npos;
+}
+
+Result<RunSummary> readAnalyzeJson(const std::string& path) {
+  using nlohmann::json;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open"};
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    return Error{path + ": not JSON (" + std::string(e.what()).substr(0, 120) + ")"};
+  }
+  auto bad = [&](const std::string& what) { return Error{path + ": " + what}; };
+  if (!j.is_object() || j.value("tool", "") != "gpudoctor analyze")
+    return bad("not a gpudoctor analyze --json document (no \"tool\": \"gpudoctor analyze\")");
+  if (!j.contains("ranks") || !j["ranks"].is_array() || !j.contains("job_summary"))
+    return bad(fmt::format("an analyze document of another layout (version {}; compare needs ranks[].steps and "
+                           "job_summary: re-run analyze --json with this version)",
+                           j.value("version", std::string("unknown"))));
+  RunSummary s;
+  s.source = path;
+  try {
+    for (const auto& r : j["ranks"]) {
+      RankSummary rs;
+      rs.rank = r.at("rank").get<int>();
+      rs.path = r.value("path", "");
+      for (const auto& st : r.at("steps")) {
+        StepFigures f;
+        f.number = st.value("step", int64_t{-1});
+        f.wall = st.at("wall_ns").get<int64_t>();
+        f.compute = st.at("compute_ns").get<int64_t>();
+        f.comm_exposed = st.at("comm_exposed_ns").get<int64_t>();
+        f.copies = st.at("copy_exposed_ns").get<int64_t>();
+        const auto& ic = st.at("idle_cause_ns");
+        f.idle_host = ic.at("host").get<int64_t>();
+        f.idle_sync = ic.at("sync").get<int64_t>();
+        f.idle_dependency = ic.at("dependency").get<int64_t>();
+        f.idle_other = ic.at("other").get<int64_t>();
+        const auto& il = st.at("idle_in_loader_cause_ns");
+        f.idle_host_loader = il.at("host").get<int64_t>();
+        f.idle_sync_loader = il.at("sync").get<int64_t>();
+        rs.steps.push_back(f);
+      }
+      s.ranks.push_back(std::move(rs));
+    }
+    const auto& k = j.at("kernels_all_ranks");
+    for (const auto& c : k.at("classes"))
+      s.classes.push_back({c.at("class").get<std::string>(), "", c.at("duration").at("count").get<int64_t>(),
+                           c.at("duration").at("total_ns").get<int64_t>()});
+    for (const auto& t : k.at("top"))
+      s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(),
+                           t.at("duration").at("count").get<int64_t>(), t.at("duration").at("total_ns").get<int64_t>()});
+    for (const auto& c : j.at("collectives_all_ranks"))
+      s.collectives.push_back({fmt::format("{} {} {} B", c.at("collective").get<std::string>(),
+                                           c.at("dtype").get<std::string>(), c.at("bytes").get<int64_t>()),
+                               "", c.at("duration").at("count").get<int64_t>(),
+                               c.at("duration").at("total_ns").get<int64_t>()});
+    for (const auto& p : j.at("job_summary")) s.job.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
+    if (j.contains("diagnosis") && j["diagnosis"].contains("what_if")) {
+      const auto& w = j["diagnosis"]["what_if"];
+      if (w.contains("unprofiled_step_ns") && w["unprofiled_step_ns"].is_number())
+        s.unprofiled_step_ns = w["unprofiled_step_ns"].get<double>();
+      if (w.contains("unprofiled_path_ns") && w["unprofiled_path_ns"].is_object())
+        for (const auto& [k, v] : w["unprofiled_path_ns"].items()) s.unprofiled_path.push_back({k, v.get<double>()});
+    }
+  } catch (const json::exception& e) {
+    return bad(std::string("missing or mistyped field (") + std::string(e.what()).substr(0, 160) + ")");
+  }
+  if (s.ranks.empty()) return bad("no ranks");
+  return s;
+}
+
+}  // namespace gpudoctor
