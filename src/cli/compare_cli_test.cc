@@ -111,6 +111,18 @@ TEST(Compare, TheGateFailsASlowerRun) {
   EXPECT_NE(r.out.find("gate --fail-if-slower 5 %: FAILED"), std::string::npos) << r.out;
 }
 
+// The HTML page: both steps as bars, the deltas, the job's changes.
+TEST(Compare, HtmlPage) {
+  auto page = scratch() / "compare.html";
+  testing::Run r = run("compare " + w("gpt_fp32_naive__base") + " " + w("gpt_fp32_naive__bf16") + " --html " + page.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string h = slurp(page);
+  for (const char* id : {"id='bars-unprofiled'", "id='bars-traced'", "id='deltas-traced'", "id='classes'", "id=job-changes"})
+    EXPECT_NE(h.find(id), std::string::npos) << id;
+  EXPECT_NE(h.find("precision: fp32 -&gt; bf16"), std::string::npos);
+  EXPECT_NE(h.find("</html>"), std::string::npos);
+}
+
 // A baseline kept as analyze --json compares exactly as its trace does.
 TEST(Compare, ASavedAnalyzeJsonBaselineGivesTheSameResult) {
   auto base = scratch() / "base.json";

@@ -18,7 +18,7 @@ namespace gpudoctor::cli {
 namespace {
 
 struct CompareArgs {
-  std::string base, next, steps = "all", json;
+  std::string base, next, steps = "all", json, html;
   double fail_if_slower = -1;
   bool quiet = false, no_what_if = false;
   unsigned threads = 0;
@@ -75,6 +75,8 @@ int runCompare(const CompareArgs& a) {
       return fail(st.message());
     }
   }
+  if (!a.html.empty())
+    if (auto st = writeFileAtomic(a.html, renderCompareHtml(r.value(), labels)); !st.ok()) return fail(st.message());
   if (a.json != "-") {
     std::string text = renderCompareTerminal(r.value(), labels);
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -113,6 +115,7 @@ std::function<int()> addCompare(CLI::App& app) {
   cmd->add_option("new", a->next, "The run to judge against it (same kinds)")->required();
   cmd->add_option("--steps", a->steps, "Steps to use on trace sides, as analyze's --steps (default all)");
   cmd->add_option("--json", a->json, "Also write the comparison as JSON to FILE ('-': stdout only)");
+  cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas");
   cmd->add_option("--fail-if-slower", a->fail_if_slower,
                   "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)");
   cmd->add_flag("--no-what-if", a->no_what_if, "Judge the traced steps, without the replay's un-profiled estimate");

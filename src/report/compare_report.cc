@@ -72,6 +72,89 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
   return o;
 }
 
+namespace {
+std::string esc(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else if (c == '\'') o += "&#39;";
+    else if (c == '"') o += "&quot;";
+    else o += c;
+  }
+  return o;
+}
+
+constexpr const char* kColors[] = {"#2b8a3e", "#e8590c", "#c92a2a", "#f08c00", "#862e9c", "#1971c2", "#ced4da"};
+
+// Base and new as two stacked bars of the categories, on one scale.
+std::string bars(const char* id, const std::vector<Delta>& cats) {
+  const int W = 900, left = 60, row = 30;
+  double total_b = 0, total_n = 0;
+  for (const auto& c : cats) total_b += std::max(0.0, c.base), total_n += std::max(0.0, c.next);
+  const double scale = std::max(total_b, total_n);
+  std::string o = fmt::format("<svg id='{}' width={} height={} role=img>", id, W, 2 * row + 10);
+  for (int side = 0; side < 2; ++side) {
+    const int y = 5 + side * row;
+    o += fmt::format("<text x=0 y={} font-size=12>{}</text>", y + 16, side ? "new" : "base");
+    double x = left;
+    for (size_t i = 0; i < cats.size(); ++i) {
+      const double v = std::max(0.0, side ? cats[i].next : cats[i].base);
+      const double w = scale > 0 ? v / scale * (W - left - 90) : 0;
+      if (w > 0)
+        o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x, y,
+                         w, row - 8, kColors[i % 7], esc(cats[i].name), ms(v));
+      x += w;
+    }
+    o += fmt::format("<text x={:.1f} y={} font-size=12>{:.2f} ms</text>", x + 4, y + 16, ms(side ? total_n : total_b));
+  }
+  o += "</svg><div>";
+  for (size_t i = 0; i < cats.size(); ++i)
+    o += fmt::format("<span style='margin-right:12px;font-size:12px'><i style='display:inline-block;width:10px;"
+                     "height:10px;background:{}'></i> {}</span>",
+                     kColors[i % 7], esc(cats[i].name));
+  return o + "</div>";
+}
+
+std::string deltaTable(const char* id, const std::vector<Delta>& v, size_t n) {
+  std::string o = fmt::format("<table id='{}'><tr><th>name</th><th>base ms</th><th>new ms</th><th>delta ms</th></tr>", id);
+  for (size_t i = 0; i < v.size() && i < n; ++i)
+    o += fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:+.3f}</td></tr>", esc(v[i].name), ms(v[i].base),
+                     ms(v[i].next), ms(v[i].delta()));
+  return o + "</table>";
+}
+}  // namespace
+
+std::string renderCompareHtml(const CompareResult& r, const CompareLabels& l) {
+  std::string o = R"(<!doctype html><html lang=en><head><meta charset=utf-8><title>gpudoctor compare</title><style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#212529}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
+table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
+</style></head><body>)";
+  o += fmt::format("<h1>gpudoctor compare: {}, {:+.1f} % ({})</h1>", esc(r.verdict), 100 * r.change, esc(r.basis));
+  o += "<p>base: " + esc(l.base) + "<br>new: " + esc(l.next) + "</p>";
+  o += fmt::format("<p id=verdict>{} rank{}, {} and {} steps per rank. Traced step {:.3f} &rarr; {:.3f} ms; noise band "
+                   "{:.1f} % (step-to-step spread {:.1f} % and {:.1f} %).</p>",
+                   r.ranks, r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps, ms(r.base_step_ns), ms(r.new_step_ns),
+                   100 * r.band, 100 * r.base_spread, 100 * r.new_spread);
+  if (!r.unprofiled_categories.empty()) {
+    o += "<h2>The un-profiled step (replay's critical path)</h2>" + bars("bars-unprofiled", r.unprofiled_categories);
+    o += deltaTable("deltas-unprofiled", r.unprofiled_categories, 7);
+  }
+  o += "<h2>The traced step (GPU time by category)</h2>" + bars("bars-traced", r.categories);
+  o += deltaTable("deltas-traced", r.categories, 7);
+  o += "<h2>Kernel classes</h2>" + deltaTable("classes", r.classes, 10);
+  o += "<h2>Kernels (class and name stem)</h2>" + deltaTable("kernels", r.kernels, 10);
+  if (!r.collectives.empty()) o += "<h2>Collectives</h2>" + deltaTable("collectives", r.collectives, 10);
+  o += "<h2>Job differences</h2><ul id=job-changes>";
+  for (const auto& j : r.job_changes) o += "<li>" + esc(j) + "</li>";
+  if (r.job_changes.empty()) o += "<li>none seen in the job profiles</li>";
+  o += "</ul>";
+  for (const auto& n : r.notes) o += "<p><small>" + esc(n) + "</small></p>";
+  return o + "</body></html>\n";
+}
+
 std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
   using nlohmann::ordered_json;
   ordered_json j;

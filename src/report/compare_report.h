@@ -13,5 +13,8 @@ struct CompareLabels {
 
 std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l);
 std::string renderCompareJson(const CompareResult& r, const CompareLabels& l);
+// A self-contained HTML page: the two steps as stacked bars (traced, and un-profiled when known),
+// the category deltas, the kernels and job changes.
+std::string renderCompareHtml(const CompareResult& r, const CompareLabels& l);
 
 }  // namespace gpudoctor
