@@ -140,6 +140,40 @@ TEST(Cli, NcclEnv) {
   EXPECT_EQ(garbage.rc, 1);
 }
 
+// Issue 20: an unknown verb is named with the verbs there are; a bad flag points to its verb's help.
+TEST(Cli, UnknownVerbAndTheVerbsHelp) {
+  auto r = run("bogus");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown verb \"bogus\" (verbs: analyze, checklist, compare,"), std::string::npos) << r.err;
+  r = run("nccl env --bogus");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("(see gpudoctor nccl env --help)"), std::string::npos) << r.err;
+  r = run("analyze --top -1");
+  EXPECT_NE(r.err.find("(see gpudoctor analyze --help)"), std::string::npos) << r.err;
+}
+
+// Issue 20: a negative, zero or absurd number is one error line naming the flag and exit 2, never
+// a plan made with the default instead ("--efficiency 7" printed "700 % of peak").
+TEST(Cli, PlanRejectsBadNumbers) {
+  for (const char* bad : {"--global-batch -5", "--global-batch 0", "--micro-batch -4", "--tp -2", "--pp 0",
+                          "--efficiency -1", "--efficiency 7", "--gpu-memory-gb -3", "--tflops 0", "--seq -1",
+                          "--top 0"}) {
+    auto r = run(std::string("plan --model gpt2 ") + bad);
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.out;
+    std::string flag = std::string(bad).substr(0, std::string(bad).find(' '));
+    EXPECT_NE(r.err.find(flag), std::string::npos) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // The same through --config.
+  auto cfg = scratch() / "bad_plan.toml";
+  for (const char* line : {"global_batch = -5", "efficiency = 7.0", "gpu_memory_gb = -3.0"}) {
+    std::ofstream(cfg) << line << "\n";
+    auto r = run("plan --model gpt2 --config " + cfg.string());
+    EXPECT_EQ(r.rc, 2) << line;
+    EXPECT_NE(r.err.find("must be"), std::string::npos) << line << ": " << r.err;
+  }
+}
+
 TEST(Cli, Plan) {
   auto ok = run("plan --model llama2-7b --gpu h100 --global-batch 256");
   EXPECT_EQ(ok.rc, 0) << ok.err;

@@ -1,4 +1,5 @@
 // gpudoctor: one binary, verbs users know the shape of. This file only dispatches.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -29,6 +30,15 @@ int main(int argc, char** argv) {
   auto pack = gpudoctor::cli::addPack(app);
   auto bench = gpudoctor::cli::addBench(app);
   auto monitor = gpudoctor::cli::addMonitor(app);
+  // An unknown verb is named, with the verbs there are (CLI11 would say "A subcommand is required").
+  const std::vector<CLI::App*> all = app.get_subcommands([](const CLI::App*) { return true; });
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(all.begin(), all.end(), [&](const CLI::App* s) { return s->check_name(argv[1]); })) {
+    std::string verbs;
+    for (const CLI::App* s : all) verbs += (verbs.empty() ? "" : ", ") + s->get_name();
+    std::fprintf(stderr, "gpudoctor: error: unknown verb \"%s\" (verbs: %s; see gpudoctor --help)\n", argv[1], verbs.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,7 +48,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "gpudoctor: error: %s (see gpudoctor --help)\n", e.what());
+    // Point to the help of the verb that was being parsed (its chain: "nccl env").
+    std::string verb;
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      verb += " " + sub->get_name();
+    }
+    std::fprintf(stderr, "gpudoctor: error: %s (see gpudoctor%s --help)\n", e.what(), verb.c_str());
     return 2;
   }
   try {

@@ -66,11 +66,13 @@ Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd
     if (given(flag)) continue;
     if (auto it = ints.find(key); it != ints.end()) {
       auto v = node.value<int64_t>();
-      if (!v || !node.is_integer()) return wrong("an integer");
+      if (!v || !node.is_integer() || *v < 1) return wrong("a positive integer");
       *it->second = *v;
     } else if (auto r = reals.find(key); r != reals.end()) {
       auto v = node.value<double>();
-      if (!v || node.is_boolean()) return wrong("a number");
+      if (!v || node.is_boolean() || !(*v > 0)) return wrong("a positive number");
+      if (key == "efficiency" && *v > 1) return wrong("a fraction of peak in (0, 1]");
+      if (key == "memory_limit" && (*v < 0.1 || *v > 1)) return wrong("a share from 0.1 to 1");
       *r->second = *v;
     } else if (auto s = strs.find(key); s != strs.end()) {
       auto v = node.value<std::string>();
@@ -192,34 +194,34 @@ std::function<int()> addPlan(CLI::App& app) {
       "Megatron / DeepSpeed / FSDP settings. Exit 1 when nothing fits (and says what would).");
   cmd->add_option("--model", a->model, "Preset (gpt2..gpt2-xl, gpt3-125m..gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b) or custom")
       ->capture_default_str();
-  cmd->add_option("--layers", a->layers, "Override: transformer layers")->group("Model");
-  cmd->add_option("--hidden", a->hidden, "Override: hidden size")->group("Model");
-  cmd->add_option("--heads", a->heads, "Override: attention heads")->group("Model");
-  cmd->add_option("--kv-heads", a->kv_heads, "Override: key/value heads (GQA)")->group("Model");
-  cmd->add_option("--ffn", a->ffn, "Override: FFN size")->group("Model");
-  cmd->add_option("--vocab", a->vocab, "Override: vocabulary")->group("Model");
-  cmd->add_option("--seq", a->seq, "Override: sequence length")->group("Model");
+  cmd->add_option("--layers", a->layers, "Override: transformer layers")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", a->hidden, "Override: hidden size")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", a->heads, "Override: attention heads")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", a->kv_heads, "Override: key/value heads (GQA)")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn", a->ffn, "Override: FFN size")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab", a->vocab, "Override: vocabulary")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--seq", a->seq, "Override: sequence length")->group("Model")->check(CLI::PositiveNumber);
   cmd->add_option("--gpu", a->gpu, "GPU: h200, h100, a100-80g, a100-40g, l40s, b200")->capture_default_str()->group("Cluster");
-  cmd->add_option("--gpu-memory-gb", a->gpu_memory_gb, "GPU memory (GB, 1e9)")->group("Cluster");
-  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")->group("Cluster");
-  cmd->add_option("--efficiency", a->efficiency, "Achieved fraction of peak (default 0.55)")->group("Cluster");
+  cmd->add_option("--gpu-memory-gb", a->gpu_memory_gb, "GPU memory (GB, 1e9)")->group("Cluster")->check(CLI::PositiveNumber);
+  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")->group("Cluster")->check(CLI::PositiveNumber);
+  cmd->add_option("--efficiency", a->efficiency, "Achieved fraction of peak (default 0.55)")->group("Cluster")->check(CLI::Range(0.01, 1.0).description("a fraction of peak from 0.01 to 1"));
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 1024));
   cmd->add_option("--nodes", a->nodes, "Nodes")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 100000));
-  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")->group("Cluster");
-  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster");
-  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training");
-  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training");
+  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")->group("Cluster")->check(CLI::PositiveNumber);
+  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster")->check(CLI::PositiveNumber);
+  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training")->check(CLI::PositiveNumber);
+  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training")->check(CLI::PositiveNumber);
   cmd->add_option("--precision", a->precision, "bf16 or fp16 (16-bit weights, fp32 master copy: Megatron/DeepSpeed), amp (PyTorch autocast: fp32 weights, 16-bit compute) or fp32")->capture_default_str()->group("Training");
   cmd->add_option("--optimizer", a->optimizer, "adamw or sgd")->capture_default_str()->group("Training");
   cmd->add_flag("--no-flash", a->no_flash, "Attention stores its score matrices (no flash attention)")->group("Training");
   cmd->add_flag("--fp32-grads", a->fp32_grads, "Accumulate gradients in fp32 (18 bytes/param with AdamW)")->group("Training");
   cmd->add_option("--memory-limit", a->memory_limit, "Share of GPU memory a plan may use")->capture_default_str()->group("Training")->check(CLI::Range(0.1, 1.0));
-  cmd->add_option("--tp", a->tp, "Pin the tensor-parallel degree")->group("Pin");
-  cmd->add_option("--pp", a->pp, "Pin the pipeline-parallel degree")->group("Pin");
+  cmd->add_option("--tp", a->tp, "Pin the tensor-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
+  cmd->add_option("--pp", a->pp, "Pin the pipeline-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
   cmd->add_option("--zero", a->zero, "Pin the ZeRO stage (0-3)")->group("Pin")->check(CLI::Range(0, 3));
-  cmd->add_option("--micro-batch", a->micro_batch, "Pin the micro-batch")->group("Pin");
+  cmd->add_option("--micro-batch", a->micro_batch, "Pin the micro-batch")->group("Pin")->check(CLI::PositiveNumber);
   cmd->add_option("--recompute", a->recompute, "Pin recomputation: none, selective, full")->group("Pin");
-  cmd->add_option("--top", a->top, "Configurations shown")->capture_default_str();
+  cmd->add_option("--top", a->top, "Configurations shown")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->add_option("--config", a->config, "TOML file of the same settings (flag names, _ for -); flags win")
       ->type_name("FILE");
