@@ -44,6 +44,7 @@ struct AnalyzeArgs {
   std::vector<std::string> nccl_logs;
   size_t findings = 8;
   bool checklist_only = false;
+  bool strict = false;  // checklist: exit 1 when an item fails
   size_t top = 10;
   int rank = -1;
   unsigned threads = 0;
@@ -77,6 +78,20 @@ bool writeOutput(const std::string& path, const std::string& text, std::string& 
   Status st = writeFileAtomic(path, text);
   if (!st.ok()) err = st.message();
   return st.ok();
+}
+
+// True when a checklist item failed.
+bool anyFailed(const Diagnosis& d) {
+  for (const auto& c : d.checklist)
+    if (c.status == CheckStatus::kFail) return true;
+  return false;
+}
+
+// The analyze document with another "tool" name (the first key of the document).
+std::string relabelTool(const std::string& json, const std::string& tool) {
+  const std::string from = "\"tool\": \"gpudoctor analyze\"";
+  size_t at = json.find(from);
+  return at == std::string::npos ? json : json.substr(0, at) + "\"tool\": \"" + tool + "\"" + json.substr(at + from.size());
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
@@ -196,8 +211,10 @@ int runAnalyze(const AnalyzeArgs& a) {
   if (!a.json.empty()) {
     std::string err;
     std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr);
+    // The checklist's document is the analyze document under its own name.
+    if (a.checklist_only) json = relabelTool(json, "gpudoctor checklist");
     if (!writeOutput(a.json, json, err)) return fail(err);
-    if (a.json == "-") return 0;
+    if (a.json == "-") return a.checklist_only && a.strict && anyFailed(diag) ? 1 : 0;
   }
   std::string text;
   if (a.checklist_only) {
@@ -213,6 +230,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (eff) text += renderEfficiencyText(*eff);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
+  if (a.checklist_only && a.strict && anyFailed(diag)) return 1;
   return 0;
 }
 
@@ -276,6 +294,7 @@ std::function<int()> addChecklist(CLI::App& app) {
       "The optimization checklist (compute, communication, IO, memory, monitoring): each item pass / fail / "
       "not measurable from the traces, with its evidence. Same inputs and options as analyze.");
   addCommonOptions(cmd, args.get());
+  cmd->add_flag("--strict", args->strict, "Exit 1 when any item fails (a CI gate); not-measurable items do not fail");
   return [args] { return runAnalyze(*args); };
 }
 

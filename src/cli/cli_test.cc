@@ -140,6 +140,18 @@ TEST(Cli, NcclEnv) {
   EXPECT_EQ(garbage.rc, 1);
 }
 
+// Issue 20: checklist gates CI with --strict (exit 1 on a failed item) and names its own document.
+TEST(Cli, ChecklistStrictAndItsJson) {
+  auto r = run("checklist " + src("testdata/whatif/gpt_launch_bound__base.pt.trace.json.gz"));
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find(" fail "), std::string::npos) << r.out;
+  r = run("checklist --strict " + src("testdata/whatif/gpt_launch_bound__base.pt.trace.json.gz"));
+  EXPECT_EQ(r.rc, 1);
+  r = run("checklist --json - " + src("testdata/whatif/gpt_launch_bound__base.pt.trace.json.gz"));
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("\"tool\": \"gpudoctor checklist\""), std::string::npos) << r.out.substr(0, 200);
+}
+
 // Issue 20: an unknown verb is named with the verbs there are; a bad flag points to its verb's help.
 TEST(Cli, UnknownVerbAndTheVerbsHelp) {
   auto r = run("bogus");

@@ -14,8 +14,10 @@ bool looksLikeAnalyzeJson(const std::string& path) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  return head.find("\"tool\": \"gpudoctor analyze\"") != std::string::npos ||
-         head.find("\"tool\":\"gpudoctor analyze\"") != std::string::npos;
+  for (const char* t : {"\"tool\": \"gpudoctor analyze\"", "\"tool\":\"gpudoctor analyze\"",
+                        "\"tool\": \"gpudoctor checklist\"", "\"tool\":\"gpudoctor checklist\""})
+    if (head.find(t) != std::string::npos) return true;
+  return false;
 }
 
 Result<RunSummary> readAnalyzeJson(const std::string& path) {
@@ -29,7 +31,7 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
     return Error{path + ": not JSON (" + std::string(e.what()).substr(0, 120) + ")"};
   }
   auto bad = [&](const std::string& what) { return Error{path + ": " + what}; };
-  if (!j.is_object() || j.value("tool", "") != "gpudoctor analyze")
+  if (!j.is_object() || (j.value("tool", "") != "gpudoctor analyze" && j.value("tool", "") != "gpudoctor checklist"))
     return bad("not a gpudoctor analyze --json document (no \"tool\": \"gpudoctor analyze\")");
   if (!j.contains("ranks") || !j["ranks"].is_array() || !j.contains("job_summary"))
     return bad(fmt::format("an analyze document of another layout (version {}; compare needs ranks[].steps and "
