@@ -83,6 +83,17 @@ TEST(IoCli, BenchIoSmallRunGivesJsonAndAdvice) {
   fs::remove_all(d);
 }
 
+// Issue 20: a size the disk cannot hold is one line before anything is written (was: write until full).
+TEST(IoCli, BenchIoChecksFreeSpaceFirst) {
+  auto dir = scratch() / "io_space";
+  std::filesystem::create_directories(dir);
+  auto r = run("bench io " + dir.string() + " --large-size 9999T");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.err.find("GB of scratch space"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
 TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
   fs::path d = scratch() / "interrupted";
   fs::remove_all(d);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -16,6 +17,8 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "datapipe/packer.h"
 
@@ -277,6 +280,18 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
   std::error_code ec;
   if (!fs::is_directory(opt.dir, ec)) return Error{opt.dir + ": not a directory"};
   res.filesystem = filesystemName(opt.dir);
+  // Room first: the large file, the small files and their shards, and a margin, or one line saying so
+  // (not a write until the disk is full).
+  if (struct statvfs vs; ::statvfs(opt.dir.c_str(), &vs) == 0) {
+    const long double avail = static_cast<long double>(vs.f_bavail) * static_cast<long double>(vs.f_frsize);
+    const long double need = static_cast<long double>(opt.large_file_bytes) +
+                             2.0L * static_cast<long double>(opt.small_files) * static_cast<long double>(opt.small_file_bytes) +
+                             64.0L * (1 << 20);
+    if (need > avail)
+      return Error{fmt::format("{}: the benchmark needs {:.2f} GB of scratch space and {:.2f} GB are free (lower "
+                               "--large-size or --files)",
+                               opt.dir, static_cast<double>(need / 1e9L), static_cast<double>(avail / 1e9L))};
+  }
   std::string scratch = (fs::path(opt.dir) / (".gpudoctor-bench-io-" + std::to_string(::getpid()))).string();
   fs::create_directories(scratch + "/small", ec);
   if (ec) return Error{opt.dir + ": cannot create scratch files here: " + ec.message()};
