@@ -58,7 +58,11 @@ TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
   }
   EXPECT_TRUE(clocks);
   EXPECT_TRUE(noproc);
-  EXPECT_EQ(red, 3);  // gpu0 clocks, gpu1 util, gpu1 memory (140000 of 143771 MiB = 97.4 %)
+  bool xid = false;
+  for (const auto& f : j["health"]) xid |= f["subject"] == "gpu0" && f["check"] == "xid" && !f["ok"].get<bool>();
+  EXPECT_TRUE(xid);  // the fake GPU 0 has had one XID event
+  // gpu0 clocks and xid; gpu1 util, memory (140000 of 143771 MiB = 97.4 %) and its 2 uncorrected ECC errors
+  EXPECT_EQ(red, 5);
 }
 
 TEST(CliMonitor, HostOnlyWithoutNvmlSaysSoOnce) {

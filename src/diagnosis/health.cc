@@ -89,6 +89,17 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
       out.push_back({who, "clocks", false, static_cast<double>(g.throttle_reasons), 0,
                      "clocks held down: " + throttleNames(g.throttle_reasons & kCostly)});
     }
+    // Hardware errors are red whatever else the GPU does.
+    if (g.xid_events > 0)
+      out.push_back({who, "xid", false, static_cast<double>(g.xid_events), 0,
+                     fmt::format("{} XID event(s) since the monitor started: read them in dmesg (NVRM: Xid); 13/31/43 "
+                                 "a kernel faulted, 48/63/64/92/94/95 memory ECC, 79 the GPU fell off the bus",
+                                 g.xid_events)});
+    if (g.ecc_uncorrected > 0)
+      out.push_back({who, "ecc", false, static_cast<double>(g.ecc_uncorrected), 0,
+                     fmt::format("{} uncorrected ECC error(s): results may be wrong; drain the node and check "
+                                 "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER",
+                                 g.ecc_uncorrected)});
   }
   if (s.host.iowait >= 0) {
     HealthFlag f{"host", "io_wait", s.host.iowait <= io_max, s.host.iowait, io_max, ""};

@@ -98,5 +98,32 @@ TEST(Health, AllGreenAndNothingJudgedWithoutFigures) {
   EXPECT_TRUE(judgeHealth(empty, t).empty());
 }
 
+// Issue 20: XID events and uncorrected ECC errors were recorded but never flagged.
+TEST(Health, XidAndUncorrectedEccAreRed) {
+  Thresholds t = Thresholds::defaults();
+  MonitorSample s = base();
+  s.gpus[0].util_gpu = 0.99;
+  s.gpus[0].xid_events = 2;
+  s.gpus[0].ecc_uncorrected = 1;
+  int xid = 0, ecc = 0;
+  for (const auto& f : judgeHealth(s, t)) {
+    if (f.check == "xid") {
+      ++xid;
+      EXPECT_FALSE(f.ok);
+      EXPECT_NE(f.reason.find("79 the GPU fell off the bus"), std::string::npos) << f.reason;
+    }
+    if (f.check == "ecc") {
+      ++ecc;
+      EXPECT_FALSE(f.ok);
+      EXPECT_NE(f.reason.find("drain the node"), std::string::npos) << f.reason;
+    }
+  }
+  EXPECT_EQ(xid, 1);
+  EXPECT_EQ(ecc, 1);
+  s.gpus[0].xid_events = 0;
+  s.gpus[0].ecc_uncorrected = 0;
+  for (const auto& f : judgeHealth(s, t)) EXPECT_NE(f.check, "xid");
+}
+
 }  // namespace
 }  // namespace gpudoctor

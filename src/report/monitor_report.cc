@@ -39,8 +39,10 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   std::string o = fmt::format("gpudoctor monitor  {}  interval {:.1f} s\n", s.hostname, s.interval_s);
   if (!s.gpu_status.empty()) o += "GPUs: " + s.gpu_status + "\n";
   if (!s.gpus.empty()) {
-    o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", "gpu", "util", "mem%",
-                     "memory GiB", "power", "temp", "SM", "PCIe GB/s", "NVL GB/s", "xid", "name");
+    // util is nvidia-smi's GPU utilization; used% the memory capacity in use (dmon's "mem" is bandwidth);
+    // SMMHz the SM clock (dmon's "sm" is utilization).
+    o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", "gpu", "util", "used%",
+                     "memory GiB", "power", "temp", "SMMHz", "PCIe GB/s", "NVL GB/s", "xid", "name");
     for (const auto& g : s.gpus) {
       if (!g.lost.empty()) {
         o += fmt::format("{:<4} LOST: {}\n", g.index, g.lost);
@@ -76,7 +78,9 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   for (const auto& p : h.procs) o += fmt::format("  pid {:<8} {:<16} CPU {:.2f} cores\n", p.pid, p.comm.substr(0, 16), p.cpu_cores);
   int red = 0;
   for (const auto& f : flags) red += !f.ok;
-  o += red ? fmt::format("health: {} red flag(s)\n", red) : "health: all checks pass\n";
+  o += red            ? fmt::format("health: {} red flag(s)\n", red)
+       : flags.empty() ? "health: nothing to judge (no GPU or host figures in this sample)\n"
+                       : fmt::format("health: all {} checks pass\n", flags.size());
   for (const auto& f : flags)
     if (!f.ok) o += fmt::format("  RED  {:<5} {:<10} {}\n", f.subject, f.check, f.reason);
   return o;
