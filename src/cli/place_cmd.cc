@@ -18,7 +18,7 @@ namespace {
 struct PlaceArgs {
   int gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string topology, free, sysfs_root, nvml_library;
-  bool json = false;
+  bool json = false, include_busy = false;
 };
 
 // "0,1,4-7" -> {0,1,4,5,6,7}; false on anything else.
@@ -84,7 +84,24 @@ int runPlace(const PlaceArgs& a) {
   std::vector<int> free;
   if (!a.free.empty() && !parseGpuList(a.free, &free))
     return fail("--free must list GPU indices like 0,1,4-7, not \"" + a.free + "\"", 2);
-  if (free.empty()) free = t.freeGpus();
+  if (free.empty()) {
+    free = t.freeGpus();
+    // A GPU a process runs on is not offered (it was: "GPU 0 free" at 97 % with two processes).
+    for (const auto& g : t.gpus) {
+      if (g.pids.empty()) continue;
+      if (a.include_busy) {
+        free.push_back(g.index);
+        continue;
+      }
+      std::string pids;
+      for (size_t i = 0; i < g.pids.size() && i < 4; ++i) pids += (i ? ", " : "") + std::to_string(g.pids[i]);
+      if (g.pids.size() > 4) pids += ", ...";
+      std::fprintf(stderr, "gpudoctor: place: GPU %d runs %zu process%s (%s): not offered (--include-busy offers it)\n",
+                   g.index, g.pids.size(), g.pids.size() == 1 ? "" : "es", pids.c_str());
+    }
+    std::sort(free.begin(), free.end());
+    free.erase(std::unique(free.begin(), free.end()), free.end());
+  }
   auto r = placeOnNodeAndCompare(t, a.gpus, free);
   if (!r.ok()) return fail(where + r.error().message, 1);
   std::string out = a.json ? renderNodePlacementJson(t, r.value()) : renderNodePlacementText(t, r.value());
@@ -106,6 +123,8 @@ std::function<int()> addPlace(CLI::App& app) {
   cmd->add_option("--gpus", a->gpus, "GPUs for the job on one node")->check(CLI::Range(1, 4096));
   cmd->add_option("--topology", a->topology, "Topology file (node or cluster, TOML or JSON); default: this machine")
       ->type_name("FILE");
+  cmd->add_flag("--include-busy", a->include_busy,
+                "Also offer GPUs that compute processes run on (probed nodes; by default they are left out)");
   cmd->add_option("--free", a->free, "Free GPUs (default: the file's free list, or all), e.g. 0,1,4-7")->type_name("LIST");
   cmd->add_option("--nodes", a->nodes, "Nodes for the job (cluster placement)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (cluster placement)")->check(CLI::Range(1, 4096));

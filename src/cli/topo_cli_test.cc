@@ -54,6 +54,24 @@ TEST(CliTopo, FakeNvmlMachine) {
   EXPECT_NE(out.find("16-31"), std::string::npos) << out;
 }
 
+// Issue 20: a GPU that compute processes run on is never offered unless --include-busy (it was picked
+// as free at 97 % with two processes).
+TEST(CliTopo, PlaceLeavesBusyGpusOut) {
+  std::string env = "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/h200_2gpu_busy.txt");
+  std::string probe = std::string(" --nvml-library ") + GPUDOCTOR_FAKE_NVML + " --sysfs-root " + src("testdata/sysroot/topo_2gpu");
+  auto one = run("place --gpus 1 --json" + probe, env);
+  ASSERT_EQ(one.rc, 0) << one.err;
+  auto j = nlohmann::json::parse(one.out);
+  EXPECT_EQ(j["gpus"], nlohmann::json::array({1})) << one.out;
+  EXPECT_EQ(j["free"], nlohmann::json::array({1})) << one.out;
+  EXPECT_NE(one.err.find("GPU 0 runs 2 processes (4242, 4243): not offered"), std::string::npos) << one.err;
+  auto two = run("place --gpus 2" + probe, env);
+  EXPECT_EQ(two.rc, 1) << two.out;
+  auto busy = run("place --gpus 2 --include-busy --json" + probe, env);
+  ASSERT_EQ(busy.rc, 0) << busy.err;
+  EXPECT_EQ(nlohmann::json::parse(busy.out)["gpus"], nlohmann::json::array({0, 1})) << busy.out;
+}
+
 TEST(CliTopo, BadFilesNameFileLineAndKey) {
   struct Case {
     const char* file;

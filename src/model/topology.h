@@ -38,6 +38,7 @@ struct TopoGpu {
   int sm = 0;                 // compute capability x 10 (90 for Hopper); 0: unknown
   int nvswitch_links = 0;     // NVLinks into an NVSwitch fabric
   int pcie_gen = 0, pcie_width = 0;  // the GPU's own PCIe link, 0: unknown
+  std::vector<int> pids;      // compute processes running on it when probed (NVML); a topology file: none
 };
 
 struct TopoNic {

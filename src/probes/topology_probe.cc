@@ -154,6 +154,17 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     else g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
     unsigned long mask[64] = {0};
     if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev[i], 64, mask) == nvml::kSuccess) g.cpu_list = cpuListFromMask(mask, 64);
+    // Its compute processes, room for 64 (as the monitor's sampler asks).
+    unsigned int procs = 64;
+    if (api.DeviceGetComputeRunningProcesses) {
+      nvml::ProcessInfo p[64];
+      if (api.DeviceGetComputeRunningProcesses(dev[i], &procs, p) == nvml::kSuccess)
+        for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
+    } else if (api.DeviceGetComputeRunningProcessesV1) {
+      nvml::ProcessInfoV1 p[64];
+      if (api.DeviceGetComputeRunningProcessesV1(dev[i], &procs, p) == nvml::kSuccess)
+        for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
+    }
     if (g.cpu_list.empty()) g.cpu_list = readSysLine(root / "sys/bus/pci/devices" / g.pci_bus_id / "local_cpulist");
   }
   t.pcie.assign(n, std::vector<PcieLevel>(n, PcieLevel::kSystem));
@@ -275,7 +286,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
                                            ? PcieLevel::kSystem
                                            : sysfsPcieLevel(nic_paths[i], nic_paths[j], t.nics[i].numa_node, t.nics[j].numa_node));
   cpuInfo(root, &t);
-  for (int i = 0; i < n; ++i) t.free.push_back(i);
+  // Free: the GPUs no compute process runs on (a busy GPU is not offered; place --include-busy).
+  for (int i = 0; i < n; ++i)
+    if (t.gpus[static_cast<size_t>(i)].pids.empty()) t.free.push_back(i);
+  t.free_listed = true;
   return t;
 }
 
