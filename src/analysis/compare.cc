@@ -14,20 +14,13 @@ namespace gpudoctor {
 
 namespace {
 
-constexpr const char* kCategories[] = {"compute", "communication", "host_launch", "input",
-                                       "sync",    "copies",        "other_idle"};
-constexpr size_t kCategoryCount = 7;
+constexpr size_t kCategoryCount = kPathCategoryCount;
 
-// The ranking's categories of one step (the same split as diagnosis/facts' rankBottlenecks);
-// they add up to the wall time.
+std::string categoryName(size_t k) { return std::string(pathCategoryName(static_cast<PathCategory>(k))); }
+
 std::array<int64_t, kCategoryCount> categoriesOf(const StepFigures& s) {
-  return {s.compute,
-          s.comm_exposed,
-          s.idle_host - s.idle_host_loader,
-          s.idle_host_loader + s.idle_sync_loader,
-          s.idle_sync - s.idle_sync_loader,
-          s.copies,
-          s.idle_dependency + s.idle_other};
+  return rankingCategories(s.compute, s.comm_exposed, s.copies, s.idle_host, s.idle_sync, s.idle_dependency,
+                           s.idle_other, s.idle_host_loader, s.idle_sync_loader);
 }
 
 // The step-to-step spread of a rank: (max - min) / mean of its steps' wall times.
@@ -91,30 +84,6 @@ std::vector<Delta> grouped(const std::vector<Delta>& cats) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& p) {
-  auto opt = [](const auto& v, auto show) { return v ? show(*v) : std::string("unknown"); };
-  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
-  std::vector<std::pair<std::string, std::string>> f = {
-      {"precision", p.precision.empty() ? "unknown" : p.precision},
-      {"grad_scaler", yes(p.grad_scaler)},
-      {"grad_accumulation_steps", opt(p.grad_accumulation_steps, [](int v) { return std::to_string(v); })},
-      {"data_parallel", p.data_parallel.empty() ? "unknown" : p.data_parallel},
-      {"torch_compile", yes(p.torch_compile)},
-      {"cuda_graphs", yes(p.cuda_graphs)},
-      {"activation_checkpointing", opt(p.activation_checkpointing, yes)},
-      {"optimizer", (p.optimizer.empty() ? "unknown" : p.optimizer) + " " +
-                        (p.optimizer_impl.empty() ? "unknown" : p.optimizer_impl)},
-      {"dataloader_workers", !p.dataloader ? "no DataLoader"
-                             : p.loader_multiprocess ? (*p.loader_multiprocess ? "workers" : "0 (in process)")
-                                                     : "unknown"},
-      {"pin_memory", opt(p.pin_memory, yes)}};
-  std::string syncs;
-  for (const auto& h : p.host_syncs)
-    syncs += (syncs.empty() ? "" : ", ") + (h.op.empty() ? h.call : h.op) + fmt::format(" {:.3g}/step", h.count_per_step);
-  f.push_back({"host_syncs", syncs.empty() ? "none" : syncs});
-  return f;
-}
-
 RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
                         std::vector<std::pair<std::string, double>> unprofiled_path) {
   RunSummary s;
@@ -175,7 +144,7 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     std::vector<Delta> per;
     for (size_t k = 0; k < kCategoryCount; ++k) {
       sb[k] += static_cast<double>(cb[k]) / kb, sn[k] += static_cast<double>(cn[k]) / kn;
-      per.push_back({kCategories[k], static_cast<double>(cb[k]) / kb, static_cast<double>(cn[k]) / kn});
+      per.push_back({categoryName(k), static_cast<double>(cb[k]) / kb, static_cast<double>(cn[k]) / kn});
     }
     c.rank_categories.push_back(std::move(per));
     c.rank_ids.push_back(base.ranks[i].rank);
@@ -187,7 +156,7 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
   }
   c.base_step_ns = wb / nr;
   c.new_step_ns = wn / nr;
-  for (size_t k = 0; k < kCategoryCount; ++k) c.categories.push_back({kCategories[k], sb[k] / nr, sn[k] / nr});
+  for (size_t k = 0; k < kCategoryCount; ++k) c.categories.push_back({categoryName(k), sb[k] / nr, sn[k] / nr});
   c.band = std::max(c.base_spread, c.new_spread);
   if (c.base_steps < 2 || c.new_steps < 2)
     c.notes.push_back("one step on a side: no step-to-step spread, so no noise band (record 3 or more steps)");
@@ -202,7 +171,8 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
       for (const auto& [k, v] : base.unprofiled_path) m[k].first += v;
       for (const auto& [k, v] : next.unprofiled_path) m[k].second += v;
       c.base_verdict_ns = c.new_verdict_ns = 0;
-      for (const char* k : kCategories) {
+      for (size_t i = 0; i < kCategoryCount; ++i) {
+        const std::string k = categoryName(i);
         auto it = m.find(k);
         if (it == m.end()) continue;
         c.unprofiled_categories.push_back({k, it->second.first, it->second.second});

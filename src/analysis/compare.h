@@ -13,9 +13,6 @@
 
 namespace gpudoctor {
 
-// The job profile's fields that a change of the job shows in, as (key, value) text.
-std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& job);
-
 // One side of a comparison from analyzed traces; unprofiled_step_ns and path: the what-if's estimate
 // and its critical path by category (-1 and empty: none).
 RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,

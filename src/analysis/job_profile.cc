@@ -9,6 +9,8 @@
 #include <string_view>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "analysis/run_analysis.h"
 
 #include "model/comm_kernels.h"
@@ -617,6 +619,29 @@ std::string showBool(bool b) { return b ? "yes" : "no"; }
 std::string showOptBool(const std::optional<bool>& b) { return b ? showBool(*b) : "unknown"; }
 std::string showOptInt(const std::optional<int>& v) { return v ? std::to_string(*v) : "unknown"; }
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& p) {
+  std::string loader = !p.dataloader            ? "no DataLoader"
+                       : !p.loader_multiprocess ? "unknown"
+                       : *p.loader_multiprocess ? "workers"
+                                                : "0 (in process)";
+  std::vector<std::pair<std::string, std::string>> f = {
+      {"precision", showStr(p.precision)},
+      {"grad_scaler", showBool(p.grad_scaler)},
+      {"grad_accumulation_steps", showOptInt(p.grad_accumulation_steps)},
+      {"data_parallel", showStr(p.data_parallel)},
+      {"torch_compile", showBool(p.torch_compile)},
+      {"cuda_graphs", showBool(p.cuda_graphs)},
+      {"activation_checkpointing", showOptBool(p.activation_checkpointing)},
+      {"optimizer", showStr(p.optimizer) + " " + showStr(p.optimizer_impl)},
+      {"dataloader_workers", loader},
+      {"pin_memory", showOptBool(p.pin_memory)}};
+  std::string syncs;
+  for (const auto& h : p.host_syncs)
+    syncs += (syncs.empty() ? "" : ", ") + (h.op.empty() ? h.call : h.op) + fmt::format(" {:.3g}/step", h.count_per_step);
+  f.push_back({"host_syncs", syncs.empty() ? "none" : syncs});
+  return f;
+}
 
 JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector<int>& ids) {
   if (ps.empty()) return {};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpudoctor {
@@ -83,6 +84,10 @@ struct HostRegion {
 // the forward operators it re-runs (activation checkpointing: the Python between them included),
 // in start order: what removing checkpointing removes.
 JobProfile profileRank(const RankAnalysis& rank, std::vector<HostRegion>* recompute = nullptr);
+// The fields that a change of the job shows in, as (key, value) text ("unknown" where the trace
+// cannot tell): what `compare` diffs, and what analyze --json keeps of them (job_summary).
+std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& job);
+
 // One profile for the job from per-rank profiles (in rank order; ids name them in the notes):
 // the value most ranks show, with every difference noted; per-step figures averaged over ranks.
 JobProfile mergeJobProfiles(const std::vector<JobProfile>& ranks, const std::vector<int>& ids);

@@ -96,6 +96,16 @@ std::string_view pathCategoryName(PathCategory c);
 // The group a ranking category belongs to: "compute", "communication", "copies" stay themselves;
 // host_launch, input, sync and other_idle are "host" (the GPU idles with nothing queued).
 std::string_view categoryGroup(std::string_view category);
+// A step's figures split into the ranking's categories, in PathCategory order (the loader's share of
+// host and sync idle is input); they add up to compute + exposed communication + exposed copies +
+// idle, the wall time. T: int64_t (exact) or double (means).
+template <class T>
+std::array<T, kPathCategoryCount> rankingCategories(T compute, T comm_exposed, T copies, T idle_host, T idle_sync,
+                                                    T idle_dependency, T idle_other, T idle_host_loader,
+                                                    T idle_sync_loader) {
+  return {compute,  comm_exposed, idle_host - idle_host_loader, idle_host_loader + idle_sync_loader,
+          idle_sync - idle_sync_loader, copies, idle_dependency + idle_other};
+}
 
 // One step window, traced and replayed.
 struct ReplayedWindow {

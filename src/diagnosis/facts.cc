@@ -16,18 +16,11 @@ double Facts::gemmNs() const {
 
 std::vector<BottleneckShare> rankBottlenecks(const StepMeans& m) {
   auto share = [&](double ns) { return m.wall > 0 ? ns / m.wall : 0; };
-  double input = m.idle_host_loader + m.idle_sync_loader;
-  double host = m.idle_host - m.idle_host_loader;
-  double sync = m.idle_sync - m.idle_sync_loader;
-  std::vector<BottleneckShare> r = {
-      {"compute", share(m.compute), m.compute / 1e6},
-      {"communication", share(m.comm_exposed), m.comm_exposed / 1e6},
-      {"host_launch", share(host), host / 1e6},
-      {"input", share(input), input / 1e6},
-      {"sync", share(sync), sync / 1e6},
-      {"copies", share(m.copies), m.copies / 1e6},
-      {"other_idle", share(m.idle_dependency + m.idle_other), (m.idle_dependency + m.idle_other) / 1e6},
-  };
+  const auto parts = rankingCategories(m.compute, m.comm_exposed, m.copies, m.idle_host, m.idle_sync, m.idle_dependency,
+                                       m.idle_other, m.idle_host_loader, m.idle_sync_loader);
+  std::vector<BottleneckShare> r;
+  for (int k = 0; k < kPathCategoryCount; ++k)
+    r.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), share(parts[k]), parts[k] / 1e6});
   std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.share > b.share; });
   return r;
 }

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.h"
+#include "analysis/job_profile.h"
 #include "report/bench_gpu_report.h"
 
 namespace gpudoctor {
@@ -182,7 +182,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   j["definitions"] = defs;
   j["read_seconds"] = read_seconds;
   j["job"] = jobJson(run.job);
-  ordered_json js = ordered_json::array();  // what `compare` reads of the job (analysis/compare jobFields)
+  ordered_json js = ordered_json::array();  // what `compare` reads of the job (analysis/job_profile jobFields)
   for (const auto& [k, v] : jobFields(run.job)) js.push_back({k, v});
   j["job_summary"] = js;
   j["notes"] = run.notes;
