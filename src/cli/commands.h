@@ -30,10 +30,14 @@ std::function<int()> addNcclTune(CLI::App* nccl);
 std::function<int()> addPack(CLI::App& app);
 // Adds `bench` and its verbs (`bench io`, `bench gpu`).
 std::function<int()> addBench(CLI::App& app);
+// Adds `record` (a CUPTI recording of any CUDA job, read by analyze like a trace).
+std::function<int()> addRecord(CLI::App& app);
 // Adds `monitor` (live metrics, recording, Prometheus) and `monitor report`.
 std::function<int()> addMonitor(CLI::App& app);
 // The process's command line, as main() received it.
 const std::vector<std::string>& commandLine();
+// `record`'s job: the words after `--` (main() keeps them from CLI11).
+const std::vector<std::string>& jobCommand();
 
 // The one error line every verb prints ("gpudoctor: error: MESSAGE" on stderr); returns `code`.
 inline int fail(const std::string& message, int code = 1) {

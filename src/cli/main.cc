@@ -2,14 +2,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "cli/commands.h"
 
 namespace gpudoctor::cli {
 namespace {
 std::vector<std::string> g_argv;
+std::vector<std::string> g_job;
 }
 const std::vector<std::string>& commandLine() { return g_argv; }
+const std::vector<std::string>& jobCommand() { return g_job; }
 }  // namespace gpudoctor::cli
 
 int main(int argc, char** argv) {
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
   auto pack = gpudoctor::cli::addPack(app);
   auto bench = gpudoctor::cli::addBench(app);
   auto monitor = gpudoctor::cli::addMonitor(app);
+  auto record = gpudoctor::cli::addRecord(app);
   // An unknown verb is named, with the verbs there are (CLI11 would say "A subcommand is required").
   const std::vector<CLI::App*> all = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
@@ -38,6 +42,16 @@ int main(int argc, char** argv) {
     for (const CLI::App* s : all) verbs += (verbs.empty() ? "" : ", ") + s->get_name();
     std::fprintf(stderr, "gpudoctor: error: unknown verb \"%s\" (verbs: %s; see gpudoctor --help)\n", argv[1], verbs.c_str());
     return 2;
+  }
+  // `record ... -- CMD ARGS`: the job's words are not parsed as gpudoctor's (CLI11 would give the
+  // `--` to the top-level app); record takes them from jobCommand().
+  if (argc > 2 && std::string_view(argv[1]) == "record") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string_view(argv[i]) != "--") continue;
+      for (int j = i + 1; j < argc; ++j) gpudoctor::cli::g_job.emplace_back(argv[j]);
+      argc = i;
+      break;
+    }
   }
   try {
     app.parse(argc, argv);
@@ -68,6 +82,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("pack")) return pack();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("monitor")) return monitor();
+    if (app.got_subcommand("record")) return record();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudoctor: error: out of memory\n");
     return 1;

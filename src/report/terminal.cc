@@ -131,11 +131,11 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   size_t steps = first.steps.size();
   std::string step_names;
   if (first.windows.front().annotated)
-    step_names = first.windows.size() == 1 ? fmt::format("ProfilerStep#{}", first.windows.front().number)
-                                           : fmt::format("ProfilerStep#{}..#{}", first.windows.front().number,
+    step_names = first.windows.size() == 1 ? fmt::format("step #{}", first.windows.front().number)
+                                           : fmt::format("steps #{}..#{}", first.windows.front().number,
                                                          first.windows.back().number);
   else
-    step_names = "no ProfilerStep annotations: one window over all GPU activity";
+    step_names = "no step annotations: one window over all GPU activity";
   o += fmt::format("gpudoctor analyze: {} rank{}, {} step{} ({})\n", run.ranks.size(), run.ranks.size() == 1 ? "" : "s",
                    steps, steps == 1 ? "" : "s", step_names);
   for (size_t i = 0; i < run.ranks.size() && i < 4; ++i) {

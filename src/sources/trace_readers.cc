@@ -4,7 +4,8 @@
 #include "sources/trace_reader.h"
 
 #define GPUDOCTOR_TRACE_READERS(X) \
-  X(kineto) /* sources/kineto/: PyTorch profiler (Kineto) and Chrome-trace JSON, plain or gzip */
+  X(kineto) /* sources/kineto/: PyTorch profiler (Kineto) and Chrome-trace JSON, plain or gzip */ \
+  X(record) /* sources/record/: gpudoctor record's CUPTI recordings (.gdrec), plain or gzip */
 
 namespace gpudoctor {
 

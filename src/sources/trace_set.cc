@@ -19,7 +19,7 @@ bool looksLikeTrace(const std::string& name) {
   auto ends = [&](std::string_view s) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
-  return ends(".json") || ends(".json.gz");
+  return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz");
 }
 }  // namespace
 
@@ -37,7 +37,7 @@ Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>
           found.push_back(it->path().string());
       }
       if (ec) return Error{p + ": cannot list directory: " + ec.message()};
-      if (found.empty()) return Error{p + ": directory holds no trace files (*.json, *.json.gz)"};
+      if (found.empty()) return Error{p + ": directory holds no trace files (*.json, *.json.gz, *.gdrec, *.gdrec.gz)"};
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else {

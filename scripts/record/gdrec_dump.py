@@ -1,0 +1,72 @@
+"""An independent reader of gpudoctor recordings (.gdrec, plain or gzip; src/model/recording.h), in
+plain Python, to check the C++ reader's counts: kernels, launch calls, launches without GPU work,
+graph kernels, per-thread launch counts. No dependencies.
+  python3 gdrec_dump.py FILE [--json] [--seq]   (--seq prints the launch sequence: time, thread, kernel)
+"""
+import gzip
+import json
+import struct
+import sys
+
+HEADER = struct.Struct("<8sIIqiiiIQq")
+REC = struct.Struct("<HHI")
+KERNEL = struct.Struct("<QQIIII3i3iIIIIQ")
+COPY = struct.Struct("<QQQIIIIBBBBI")
+API = struct.Struct("<QQIIIIB7x")
+
+
+def read(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    magic, version, hbytes, pid, rank, local, world, cupti, t0, real0 = HEADER.unpack_from(raw, 0)
+    assert magic == b"GDREC\x00\r\n", "not a recording"
+    off = hbytes
+    out = {"rank": rank, "pid": pid, "strings": {}, "kernels": [], "copies": [], "api": [], "end": False}
+    while off < len(raw):
+        typ, _, size = REC.unpack_from(raw, off)
+        off += REC.size
+        p = raw[off:off + size]
+        off += size
+        if typ == 1:
+            out["strings"][struct.unpack_from("<I", p)[0]] = p[4:].decode("utf-8", "replace")
+        elif typ == 4:
+            k = KERNEL.unpack_from(p)
+            out["kernels"].append({"start": k[0], "end": k[1], "corr": k[2], "stream": k[4], "name": k[5], "graph": k[15]})
+        elif typ == 5:
+            c = COPY.unpack_from(p)
+            out["copies"].append({"start": c[0], "corr": c[3]})
+        elif typ == 6:
+            a = API.unpack_from(p)
+            out["api"].append({"start": a[0], "end": a[1], "corr": a[2], "tid": a[3], "name": a[5], "domain": a[6]})
+        elif typ == 11:
+            out["end"] = True
+    return out
+
+
+def main():
+    r = read(sys.argv[1])
+    s = r["strings"]
+    gpu_corr = {}
+    for k in r["kernels"]:
+        if k["corr"] not in gpu_corr or k["start"] < gpu_corr[k["corr"]][0]:
+            gpu_corr[k["corr"]] = (k["start"], s.get(k["name"], "?"))
+    for c in r["copies"]:
+        gpu_corr.setdefault(c["corr"], (c["start"], "copy"))
+    launch = [a for a in r["api"] if s.get(a["name"], "").startswith(("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"))]
+    per_tid = {}
+    for a in launch:
+        per_tid[a["tid"]] = per_tid.get(a["tid"], 0) + 1
+    summary = {"rank": r["rank"], "complete": r["end"], "kernels": len(r["kernels"]),
+               "graph_kernels": sum(1 for k in r["kernels"] if k["graph"]), "launch_calls": len(launch),
+               "launches_without_gpu_work": sum(1 for a in launch if a["corr"] not in gpu_corr),
+               "launches_per_thread": per_tid}
+    if "--seq" in sys.argv:
+        for a in sorted(launch, key=lambda a: a["start"]):
+            print(a["start"], a["tid"], gpu_corr.get(a["corr"], (0, "-"))[1][:60])
+    else:
+        print(json.dumps(summary) if "--json" in sys.argv else "\n".join(f"{k}: {v}" for k, v in summary.items()))
+
+
+if __name__ == "__main__":
+    main()

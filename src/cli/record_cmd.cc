@@ -1,0 +1,310 @@
+// `gpudoctor record [options] -- CMD ARGS...`: runs CMD with libgpudoctor-record.so injected into
+// every CUDA process it starts (CUDA_INJECTION64_PATH is inherited by torchrun's and mpirun's
+// children), then checks and summarizes the recordings. The recorder is gpu/recorder/, the
+// reader sources/record/; this file starts the job and reports.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "common/atomic_file.h"
+#include "probes/cuda/cuda_runtime_probe.h"
+#include "sources/record/record_reader.h"
+
+extern char** environ;
+
+namespace gpudoctor::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RecordArgs {
+  std::string out, signal, nvtx_step, lib, json;
+  double delay_s = 0, duration_s = -1;
+  bool detached = false, all_api = false, quiet = false;
+  std::vector<std::string> command;
+};
+
+pid_t g_child = -1;
+void forwardSignal(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+std::string exeDir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+std::string defaultOut() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "gpudoctor-record-%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::string shellJoin(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) {
+    if (!s.empty()) s += ' ';
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    if (plain) {
+      s += a;
+    } else {
+      s += '\'';
+      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s += '\'';
+    }
+  }
+  return s;
+}
+
+std::string withCommas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+int runRecord(RecordArgs a) {
+  // Usage first: every problem here is one line and exit 2, before anything runs.
+  if (a.command.empty()) return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", 2);
+  if (!(a.delay_s >= 0 && a.delay_s <= 30 * 24 * 3600.0))
+    return fail("--delay " + std::to_string(a.delay_s) + ": expected seconds from 0 to 2592000", 2);
+  if (a.duration_s != -1 && !(a.duration_s > 0 && a.duration_s <= 30 * 24 * 3600.0))
+    return fail("--duration " + std::to_string(a.duration_s) + ": expected seconds above 0 (up to 2592000)", 2);
+  int sig = 0;
+  if (!a.signal.empty()) {
+    if (a.signal == "USR1" || a.signal == "SIGUSR1") sig = SIGUSR1;
+    else if (a.signal == "USR2" || a.signal == "SIGUSR2") sig = SIGUSR2;
+    else return fail("--signal " + a.signal + ": expected USR1 or USR2", 2);
+  }
+  if (a.detached && sig == 0 && a.delay_s == 0)
+    return fail("--detached records nothing unless --signal or --delay attaches the recorder", 2);
+  if (!a.nvtx_step.empty()) {
+    try {
+      std::regex re(a.nvtx_step, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return fail("--nvtx-step \"" + a.nvtx_step + "\": not a regular expression (" + e.what() + ")", 2);
+    }
+  }
+  for (const char* v : {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}) {
+    const char* x = std::getenv(v);
+    if (x != nullptr && *x != '\0')
+      return fail(std::string(v) + " is already set (" + x +
+                      "): another tool (nsys, ncu) injects into this job, and CUPTI takes one subscriber; run record without it",
+                  2);
+  }
+  std::string lib = a.lib;
+  if (lib.empty()) {
+    std::string d = exeDir();
+    for (const std::string& c : {d + "/libgpudoctor-record.so", d + "/../lib/libgpudoctor-record.so"})
+      if (fs::exists(c)) {
+        lib = fs::canonical(c).string();
+        break;
+      }
+    if (lib.empty())
+      return fail("libgpudoctor-record.so not found beside " + d + "/gpudoctor (this build has no CUDA toolkit, or the "
+                  "library was not copied with the binary; give it with --lib)", 2);
+  } else if (!fs::exists(lib)) {
+    return fail("--lib " + lib + ": no such file", 2);
+  } else {
+    lib = fs::canonical(lib).string();
+  }
+  auto driver = probeCudaDriver();
+  if (!driver.ok()) return fail(driver.message(), 2);
+  auto cupti = findCupti(fs::path(lib).parent_path().string());
+  if (!cupti.ok()) return fail(cupti.message(), 2);
+  if (a.out.empty()) a.out = defaultOut();
+  std::error_code ec;
+  fs::create_directories(a.out, ec);
+  if (ec) return fail("--out " + a.out + ": cannot create the directory: " + ec.message(), 2);
+  for (const auto& e : fs::directory_iterator(a.out, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.find(".gdrec") != std::string::npos || (n.size() > 6 && n.substr(n.size() - 6) == ".error"))
+      return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", 2);
+  }
+  const std::string out_abs = fs::absolute(a.out).string();
+
+  // The job's environment: the caller's, plus the recorder's settings.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    if (kv.starts_with("GPUDOCTOR_RECORD_") || kv.starts_with("GPUDOCTOR_CUPTI=")) continue;
+    env.emplace_back(kv);
+  }
+  env.push_back("CUDA_INJECTION64_PATH=" + lib);
+  env.push_back("NVTX_INJECTION64_PATH=" + lib);
+  env.push_back("GPUDOCTOR_CUPTI=" + cupti.value());
+  env.push_back("GPUDOCTOR_RECORD_DIR=" + out_abs);
+  env.push_back("GPUDOCTOR_RECORD_COMMAND=" + shellJoin(a.command));
+  if (a.delay_s > 0) env.push_back("GPUDOCTOR_RECORD_DELAY_MS=" + std::to_string(std::llround(a.delay_s * 1000)));
+  if (a.duration_s > 0) env.push_back("GPUDOCTOR_RECORD_DURATION_MS=" + std::to_string(std::llround(a.duration_s * 1000)));
+  if (sig != 0) env.push_back("GPUDOCTOR_RECORD_SIGNAL=" + std::to_string(sig));
+  if (a.detached) env.push_back("GPUDOCTOR_RECORD_DETACHED=1");
+  if (a.all_api) env.push_back("GPUDOCTOR_RECORD_ALL_API=1");
+  if (!a.nvtx_step.empty()) env.push_back("GPUDOCTOR_RECORD_NVTX_STEP=" + a.nvtx_step);
+  std::vector<char*> envp, argv;
+  for (auto& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (auto& s : a.command) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  if (!a.quiet)
+    std::fprintf(stderr, "gpudoctor record: %s -> %s/ (%d GPU%s)\n", shellJoin(a.command).c_str(), a.out.c_str(),
+                 driver.value().devices, driver.value().devices == 1 ? "" : "s");
+  // Ctrl-C reaches the job directly (same process group); record waits to report. TERM and HUP
+  // (a scheduler's cancel) are passed on.
+  struct sigaction ign {}, fwd {};
+  ign.sa_handler = SIG_IGN;
+  fwd.sa_handler = forwardSignal;
+  sigemptyset(&fwd.sa_mask);
+  sigaction(SIGINT, &ign, nullptr);
+  sigaction(SIGQUIT, &ign, nullptr);
+  sigaction(SIGTERM, &fwd, nullptr);
+  sigaction(SIGHUP, &fwd, nullptr);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = -1;
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def;
+  sigemptyset(&def);
+  sigaddset(&def, SIGINT);
+  sigaddset(&def, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return fail(std::string("cannot run ") + a.command[0] + ": " + std::strerror(rc), 2);
+  g_child = pid;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = -1;
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int job_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+  // What the job's processes left.
+  std::vector<std::string> done, partial, errors;
+  for (const auto& e : fs::directory_iterator(out_abs, ec)) {
+    std::string n = e.path().string();
+    auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    if (ends(".gdrec")) done.push_back(n);
+    else if (ends(".gdrec.partial")) partial.push_back(n);
+    else if (ends(".error")) errors.push_back(n);
+  }
+  std::sort(done.begin(), done.end());
+  int code = job_code;
+  nlohmann::json jf = nlohmann::json::array();
+  for (const auto& f : errors) {
+    std::ifstream in(f);
+    std::string line;
+    std::getline(in, line);
+    std::fprintf(stderr, "gpudoctor: error: %s: %s\n", fs::path(f).filename().c_str(), line.c_str());
+    if (code == 0) code = 1;
+  }
+  for (const auto& f : partial) {
+    std::fprintf(stderr, "gpudoctor: error: %s: the process ended before its recorder finished (killed, or _exit): left unfinished\n",
+                 fs::path(f).filename().c_str());
+    if (code == 0) code = 1;
+  }
+  if (!a.quiet)
+    std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs, done.size(),
+                 done.size() == 1 ? "" : "s", a.out.c_str());
+  for (const auto& f : done) {
+    RecordingFacts facts;
+    auto t = readRecording(f, &facts);
+    std::string name = fs::path(f).filename().string();
+    if (!t.ok()) {
+      std::fprintf(stderr, "gpudoctor: error: %s\n", t.message().c_str());
+      if (code == 0) code = 1;
+      continue;
+    }
+    uint64_t bytes = fs::file_size(f, ec);
+    if (!a.quiet) {
+      std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
+      std::string captured = facts.captured_launches != 0 ? ", " + withCommas(facts.captured_launches) + " captured into graphs" : "";
+      std::printf("  %s  %s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
+                  name.c_str(), rank.c_str(), static_cast<double>(bytes) / 1e6, withCommas(facts.kernels).c_str(),
+                  withCommas(facts.launch_calls).c_str(), withCommas(facts.launches_without_gpu_work).c_str(),
+                  captured.c_str(), facts.steps,
+                  facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
+                  facts.dropped != 0 ? ("  " + withCommas(facts.dropped) + " records DROPPED").c_str() : "");
+    }
+    jf.push_back({{"file", f}, {"rank", t.value().rank}, {"bytes", bytes}, {"kernels", facts.kernels},
+                  {"launch_calls", facts.launch_calls}, {"launches_without_gpu_work", facts.launches_without_gpu_work},
+                  {"captured_launches", facts.captured_launches},
+                  {"graph_launches", facts.graph_launches}, {"graph_kernels", facts.graph_kernels},
+                  {"ranges", facts.ranges}, {"steps", facts.steps}, {"steps_from", facts.steps_from},
+                  {"steps_note", facts.steps_note}, {"dropped_records", facts.dropped}, {"process", facts.process}});
+  }
+  if (done.empty() && errors.empty() && partial.empty()) {
+    std::fprintf(stderr, "gpudoctor: error: no process of the job used CUDA: nothing recorded\n");
+    if (code == 0) code = 1;
+  } else if (!done.empty() && !a.quiet) {
+    std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
+  }
+  if (!a.json.empty()) {
+    nlohmann::json j = {{"tool", "gpudoctor record"}, {"schema_version", 1}, {"command", shellJoin(a.command)},
+                        {"out", out_abs}, {"job_exit_code", job_code}, {"seconds", secs}, {"recordings", jf},
+                        {"partial", partial}, {"errors", errors}};
+    std::string text = j.dump(2) + "\n";
+    if (a.json == "-") std::fputs(text.c_str(), stdout);
+    else if (auto st = writeFileAtomic(a.json, text); !st.ok()) return fail(st.message());
+  }
+  return code;
+}
+
+}  // namespace
+
+std::function<int()> addRecord(CLI::App& app) {
+  auto a = std::make_shared<RecordArgs>();
+  CLI::App* r = app.add_subcommand(
+      "record",
+      "Record the GPU timeline of any CUDA job (PyTorch, JAX, C++) with CUPTI, no profiler code needed.\n"
+      "Every CUDA process the command starts (torchrun's and mpirun's children too) writes one\n"
+      "RANK-HOST-PID.gdrec file; `gpudoctor analyze DIR` then reads them like profiler traces.\n"
+      "Steps come from NVTX ranges (--nvtx-step; default ProfilerStep#N) or, without any, from the\n"
+      "repeating sequence of the main thread's kernel launches.\n\n"
+      "Examples:\n"
+      "  gpudoctor record -o rec -- python train.py --epochs 1\n"
+      "  gpudoctor record -o rec --delay 60 --duration 20 -- torchrun --nproc-per-node 8 train.py\n"
+      "  gpudoctor record -o rec --detached --signal USR2 -- python train.py   # then: pkill -USR2 -f train.py\n"
+      "  gpudoctor analyze rec");
+  r->add_option("-o,--out", a->out, "directory for the recordings (default gpudoctor-record-DATE-TIME)");
+  r->add_option("--delay", a->delay_s, "attach after this many seconds (default 0)");
+  r->add_option("--duration", a->duration_s, "detach after this many seconds of recording");
+  r->add_option("--signal", a->signal, "USR1 or USR2: each such signal to a recorded process toggles recording");
+  r->add_flag("--detached", a->detached, "start detached (attach with --signal or --delay)");
+  r->add_option("--nvtx-step", a->nvtx_step, "regular expression for the NVTX ranges that are training steps");
+  r->add_flag("--all-api", a->all_api, "record every CUDA runtime and driver call (default: the timeline's calls)");
+  r->add_option("--lib", a->lib, "path of libgpudoctor-record.so (default: beside the gpudoctor binary)");
+  r->add_option("--json", a->json, "write the summary as JSON to FILE, or - for stdout");
+  r->add_flag("-q,--quiet", a->quiet, "print only errors");
+  // Everything from the command on is the job's own (its flags are not record's).
+  r->prefix_command();
+  return [a, r] {
+    a->command = jobCommand().empty() ? r->remaining() : jobCommand();
+    return runRecord(*a);
+  };
+}
+
+}  // namespace gpudoctor::cli
