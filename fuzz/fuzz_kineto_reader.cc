@@ -1,17 +1,11 @@
 // libFuzzer target: arbitrary bytes (plain or gzip) through the Kineto probe and reader and, when
-// they parse, through the whole analysis, the replay (unedited and with every edit), the diagnosis with
-// its what-if and plan, and rendering. Any crash, hang, leak or UB report is a bug.
+// they parse, through everything after reading (fuzz_pipeline.h). Any crash, hang, leak or UB report is a bug.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/replay.h"
-#include "analysis/run_analysis.h"
-#include "diagnosis/diagnosis.h"
-#include "report/html_report.h"
-#include "report/json_report.h"
-#include "report/terminal.h"
+#include "fuzz_pipeline.h"
 #include "sources/kineto/kineto_reader.h"
 #include "sources/kineto/kineto_trace_reader.h"
 
@@ -23,44 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opt.chunk_bytes = 4096;  // small chunks: exercise refills and events straddling them
   auto r = readKinetoTrace(*in, "fuzz.json", opt);
   if (!r.ok()) return 0;
-  std::vector<RankTrace> traces;
-  traces.push_back(std::move(r.value()));
-  AnalysisOptions aopt;
-  aopt.threads = 1;
-  auto run = analyzeRun(traces, aopt);
-  if (!run.ok()) return 0;
-  // The replay: unedited, and with every kind of edit (never a crash, whatever the trace's clocks).
-  {
-    ReplayModel model(run.value());
-    ReplayEdits ed;
-    ed.kernel_scale.fill(0.5);
-    ed.kernel_floor_ns.fill(3000);
-    ed.kernel_add_ns.fill(2000);
-    ed.memcpy_scale = 0;
-    ed.host_event_overhead_ns = 12000;
-    ed.api_call_overhead_ns = 1000;
-    ed.gpu_gap_overhead_ns = 1400;
-    ed.graph_node_overhead_ns = 2000;
-    ed.graph_gap_cap_ns = 3000;
-    ReplayEdits all = ed;
-    all.loader_off_thread = all.drop_sync_waits = all.free_launches = all.fused_optimizer = true;
-    all.optimizer_gpu_scale = 0.28;
-    all.rank_compute_scale = {0.5};
-    all.rank_host_scale = {0.5};
-    all.fused_attention = all.drop_recompute = all.graph_keeps_optimizer = true;
-    all.attention_gemm_scale = 0.5;
-    all.pageable_htod_scale = 0.1;
-    ReplayEdits merge = ed;  // gradient accumulation merged, alone (its own host-span path)
-    merge.micro_batch_merge = 4;
-    merge.merge_kernel_fixed_ns = 3000;
-    merge.free_launches = merge.graph_keeps_optimizer = true;
-    (void)model.replayAll({ReplayEdits{}, ed, all, merge}, 1);
-  }
-  // The rest of the pipeline too: diagnosis and every renderer.
-  Thresholds th = Thresholds::defaults();
-  Diagnosis d = diagnose(run.value(), th);
-  (void)renderTerminal(run.value(), {});
-  (void)renderJson(run.value(), 0, &d, &th);
-  (void)renderHtml(run.value(), d);
+  fuzzPipeline(std::move(r.value()));
   return 0;
 }

@@ -53,7 +53,8 @@ def main():
             gpu_corr[k["corr"]] = (k["start"], s.get(k["name"], "?"))
     for c in r["copies"]:
         gpu_corr.setdefault(c["corr"], (c["start"], "copy"))
-    launch = [a for a in r["api"] if s.get(a["name"], "").startswith(("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"))]
+    launch = [a for a in r["api"] if s.get(a["name"], "").startswith(("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"))
+              and "HostFunc" not in s.get(a["name"], "")]
     per_tid = {}
     for a in launch:
         per_tid[a["tid"]] = per_tid.get(a["tid"], 0) + 1

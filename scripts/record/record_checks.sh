@@ -6,7 +6,8 @@
 # Needs the carried binaries (scripts/pack_carry.sh build .carry; the CUDA program is built there).
 #   scripts/record/record_checks.sh OUT_DIR [CARRY_DIR (.carry)] [REPEATS (3)]
 set -u
-out=${1:?usage: record_checks.sh OUT_DIR [CARRY_DIR] [REPEATS]}
+final=${1:?usage: record_checks.sh OUT_DIR [CARRY_DIR] [REPEATS]}
+out="$final/work"  # everything goes here; packed into OUT_DIR/record_checks.tgz at the end
 carry=$(cd "${2:-.carry}" && pwd)
 repeats=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,56 +28,74 @@ echo "record rc=$?"; cat "$out/cuda.program.json"
 head -40 "$out/cuda.analyze.txt"
 
 log "torch, launch-period steps"
-"$gd" record -o "$out/torch" --json "$out/torch.record.json" -- python3 "$here/torch_job.py" --steps 20 --warmup 5
+"$gd" record -o "$out/torch" --json "$out/torch.record.json" -- python3 "$here/torch_job.py" --steps 8 --warmup 2 --layers 2 --dim 256 --seq 128
 echo "record rc=$?"
 "$gd" analyze "$out/torch" --json "$out/torch.analyze.json" > "$out/torch.analyze.txt" 2>&1; echo "analyze rc=$?"
 head -60 "$out/torch.analyze.txt"
-python3 "$here/torch_job.py" --steps 5 --warmup 5 --profile --trace "$out/torch.kineto.json" | tail -1
 
 log "torch, NVTX steps"
-"$gd" record -o "$out/torch_nvtx" --nvtx-step '^train_step$' -- python3 "$here/torch_job.py" --steps 10 --warmup 3 --nvtx
+"$gd" record -o "$out/torch_nvtx" --nvtx-step '^train_step$' -- python3 "$here/torch_job.py" --steps 6 --warmup 2 --layers 2 --dim 256 --seq 128 --nvtx
 echo "record rc=$?"
 "$gd" analyze "$out/torch_nvtx" > "$out/torch_nvtx.analyze.txt" 2>&1; echo "analyze rc=$?"; head -20 "$out/torch_nvtx.analyze.txt"
 
 log "jax"
 "$gd" record -o "$out/jax" --json "$out/jax.record.json" -- python3 "$here/jax_job.py" --steps 20
+XLA_FLAGS=--xla_gpu_autotune_level=0 "$gd" record -o "$out/jax_small" -- python3 "$here/jax_job.py" --steps 10 --warmup 2
+
+log "attach window: --delay 9 --duration 2 on a 1500-step job"
+"$gd" record -o "$out/window" --delay 9 --duration 2 -- python3 "$here/torch_job.py" --steps 1500 --warmup 5 | cut -c1-160
+"$gd" analyze "$out/window" 2>&1 | head -3; rm -rf "$out/window"
 echo "record rc=$?"
 "$gd" analyze "$out/jax" > "$out/jax.analyze.txt" 2>&1; echo "analyze rc=$?"; head -30 "$out/jax.analyze.txt"
 
 log "torchrun, 2 processes on one GPU (gloo)"
 timeout 180 "$gd" record -o "$out/ddp" --json "$out/ddp.record.json" -- \
-  torchrun --standalone --nproc-per-node 2 "$here/torch_job.py" --ddp --steps 10 --warmup 3
+  torchrun --standalone --nproc-per-node 2 "$here/torch_job.py" --ddp --steps 6 --warmup 2 --layers 2 --dim 256 --seq 128
 echo "record rc=$?"
 "$gd" analyze "$out/ddp" > "$out/ddp.analyze.txt" 2>&1; echo "analyze rc=$?"; head -30 "$out/ddp.analyze.txt"
 
+log "profiler before CUDA, inside a recorded job"
+"$gd" record -o "$out/profiler_first" -- python3 "$here/profiler_first.py"; echo "record rc=$?"
 log "profiler inside a recorded job"
 timeout 120 "$gd" record -o "$out/coexist" -- python3 "$here/torch_job.py" --steps 5 --warmup 2 --profile \
   --trace "$out/coexist.kineto.json" > "$out/coexist.stdout" 2> "$out/coexist.stderr"
 echo "record rc=$?"; tail -5 "$out/coexist.stderr"; tail -1 "$out/coexist.stdout"
 ls -la "$out/coexist" "$out/coexist.kineto.json" 2>&1 | tail -4
 
-log "overhead ($repeats rounds: plain, record, detached, all-api, profiler)"
-for r in $(seq 1 "$repeats"); do
-  for mode in plain record detached allapi profiler; do
-    d="$out/ovh/$mode.$r"; mkdir -p "$out/ovh"
-    case $mode in
-      plain) python3 "$here/torch_job.py" --steps 60 --warmup 15 ;;
-      record) "$gd" record -q -o "$d" -- python3 "$here/torch_job.py" --steps 60 --warmup 15 ;;
-      detached) "$gd" record -q -o "$d" --detached --signal USR2 -- python3 "$here/torch_job.py" --steps 60 --warmup 15 ;;
-      allapi) "$gd" record -q -o "$d" --all-api -- python3 "$here/torch_job.py" --steps 60 --warmup 15 ;;
-      profiler) python3 "$here/torch_job.py" --steps 60 --warmup 15 --profile ;;
-    esac | tail -1 | sed "s/^{/{\"config\": \"$mode\", \"round\": $r, /" >> "$out/overhead.jsonl"
-    rm -rf "$d"
+log "overhead ($repeats rounds of plain, record, record with CUPTI's default buffers, detached, profiler)"
+# Two jobs: the launch-bound one (about 300 kernels of ~10 us a step) and a GPU-bound one.
+small="--steps 60 --warmup 15"
+big="--steps 20 --warmup 3 --batch 64 --dim 1024 --layers 8"
+for job in small big; do
+  args=${!job}
+  for r in $(seq 1 "$repeats"); do
+    for mode in plain record cupti_defaults detached profiler; do
+      d="$out/ovh/$mode.$r"; mkdir -p "$out/ovh"
+      case $mode in
+        plain) python3 "$here/torch_job.py" $args ;;
+        record) "$gd" record -q -o "$d" -- python3 "$here/torch_job.py" $args ;;
+        cupti_defaults) GPUDOCTOR_RECORD_CUPTI_DEFAULTS=1 "$gd" record -q -o "$d" -- python3 "$here/torch_job.py" $args ;;
+        detached) "$gd" record -q -o "$d" --detached --signal USR2 -- python3 "$here/torch_job.py" $args ;;
+        profiler) python3 "$here/torch_job.py" $args --profile ;;
+      esac 2>/dev/null | tail -1 | sed "s/^{/{\"job\": \"$job\", \"config\": \"$mode\", \"round\": $r, /" >> "$out/overhead.jsonl"
+      rm -rf "$d"
+    done
   done
 done
 python3 - "$out/overhead.jsonl" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-by = {}
-for r in rows: by.setdefault(r["config"], []).append(r["median_step_ns"])
-base = statistics.median(by["plain"])
-for k, v in by.items():
-    m = statistics.median(v)
-    print(f"{k:10s} median of {len(v)} runs' medians {m/1e6:8.3f} ms  vs plain {100*(m/base-1):+6.2f} %  runs: {[round(x/1e6,3) for x in v]}")
+for job in ("small", "big"):
+    by = {}
+    for r in rows:
+        if r["job"] == job: by.setdefault(r["config"], []).append(r["median_step_ns"])
+    if "plain" not in by: continue
+    base = statistics.median(by["plain"])
+    for k, v in by.items():
+        m = statistics.median(v)
+        print(f"{job:5s} {k:15s} median of {len(v)} runs' medians {m/1e6:9.3f} ms  vs plain {100*(m/base-1):+7.2f} %  runs {[round(x/1e6,3) for x in v]}")
 PY
+rm -rf "$out/ovh"
+(cd "$out" && tar czf recordings.tgz cuda torch torch_nvtx jax jax_small ddp profiler_first coexist && rm -rf cuda torch torch_nvtx jax jax_small ddp profiler_first coexist)
 du -sh "$out"/*
+tar czf "$final/record_checks.tgz" -C "$final" work && rm -rf "$out"

@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--d", type=int, default=512)
+    ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--profile", action="store_true")
@@ -55,11 +55,11 @@ def main():
         rank = dist.get_rank()
     dev = torch.device("cuda", 0 if not a.ddp else int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count())
     torch.cuda.set_device(dev)
-    model = nn.Sequential(*[Block(a.d, 8) for _ in range(a.layers)], nn.Linear(a.d, 1000)).to(dev)
+    model = nn.Sequential(*[Block(a.dim, 8) for _ in range(a.layers)], nn.Linear(a.dim, 1000)).to(dev)
     if a.ddp:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    x = torch.randn(a.batch, a.seq, a.d, device=dev)
+    x = torch.randn(a.batch, a.seq, a.dim, device=dev)
     y = torch.randint(0, 1000, (a.batch, a.seq), device=dev)
     loss_fn = nn.CrossEntropyLoss()
 

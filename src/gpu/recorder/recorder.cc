@@ -131,8 +131,9 @@ bool wantedApi(std::string_view n) {
   return false;
 }
 
+// Kernel launches (cudaLaunchKernel, cuLaunchKernelEx, cooperative launches), not host functions.
 bool isLaunch(std::string_view n) {
-  return n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch";
+  return (n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos;
 }
 
 // ---- the buffer pool and the writer thread ----
@@ -182,6 +183,8 @@ class Recorder {
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   bool attached_ = false, finished_ = false, initialized_ = false;
+  bool late_ = false;          // attaching after initialization
+  bool api_kinds_on_ = false;  // the RUNTIME/DRIVER kinds are on (a late attach)
   uint64_t attach_ns_ = 0;
   int64_t delay_ms_ = 0, duration_ms_ = -1;
   bool start_detached_ = false, all_api_ = false;
@@ -316,7 +319,10 @@ std::string Recorder::init() {
   }
   initialized_ = true;
   writer_ = std::thread([this] { writerLoop(); });
+  // Device records come only when a context is created: always on, so a late attach still knows the GPU.
+  g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (!start_detached_ && delay_ms_ == 0) attach();
+  late_ = true;
   control_ = std::thread([this] { controlLoop(); });
   pthread_atfork(nullptr, nullptr, atForkChild);
   std::atexit(atExit);
@@ -332,8 +338,7 @@ struct KindName {
 constexpr KindName kKinds[] = {
     {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
     {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {"marker", CUPTI_ACTIVITY_KIND_MARKER},            {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
-    {"device", CUPTI_ACTIVITY_KIND_DEVICE}};
+    {"marker", CUPTI_ACTIVITY_KIND_MARKER},            {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
 
 bool kindWanted(const char* name) {
   const char* v = std::getenv("GPUDOCTOR_RECORD_KINDS");
@@ -342,8 +347,36 @@ bool kindWanted(const char* name) {
   return list.find(std::string(",") + name + ",") != std::string::npos;
 }
 
+// At initialization the selected calls are enabled one by one. Attaching later (--delay, a
+// signal), CUPTI records no call enabled that way (measured on an H200, CUDA 13.0), so the whole
+// API kinds are enabled and the calls not wanted disabled, the documented other order.
 void Recorder::enableApis(bool on) {
   const bool runtime = kindWanted("runtime"), driver = kindWanted("driver");
+  if (on && late_) {
+    if (runtime) g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (driver) g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+    api_kinds_on_ = true;
+    if (all_api_) return;
+    for (uint32_t cb = 1; runtime && cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
+      const char* n = nullptr;
+      if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
+          !wantedApi(apiName(n)))
+        g_cupti.cuptiActivityEnableRuntimeApi(cb, 0);
+    }
+    for (uint32_t cb = 1; driver && cb < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cb) {
+      const char* n = nullptr;
+      if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
+          !wantedApi(apiName(n)))
+        g_cupti.cuptiActivityEnableDriverApi(cb, 0);
+    }
+    return;
+  }
+  if (!on && api_kinds_on_) {
+    g_cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    g_cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+    api_kinds_on_ = false;
+    return;
+  }
   for (uint32_t cb = 1; runtime && cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
     const char* n = nullptr;
     if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&

@@ -312,9 +312,10 @@ class Reader {
     }
   }
 
+  // Kernel and graph launches; not cudaLaunchHostFunc / cuLaunchHostFunc, which queue host work.
   bool isLaunchName(std::string_view n) const {
-    return n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch" || n == "cudaGraphLaunch" ||
-           n == "cuGraphLaunch";
+    return ((n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos) ||
+           n == "cudaGraphLaunch" || n == "cuGraphLaunch";
   }
   bool isGraphLaunch(std::string_view n) const { return n == "cudaGraphLaunch" || n == "cuGraphLaunch"; }
 
