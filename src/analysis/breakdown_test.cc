@@ -12,6 +12,7 @@
 #include "analysis/steps.h"
 #include "analysis/trace_index.h"
 #include "analysis/trace_builder_test_util.h"
+#include "model/run_summary.h"
 
 namespace gpudoctor {
 namespace {
@@ -549,6 +550,46 @@ TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
   EXPECT_EQ(ra.total.launch_latency.total_ns, 3130 + 450);
   expectIdentities(ra.total);
   EXPECT_FALSE(r.value().straggler.matched);  // one rank
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// Collectives of one type and size in two process groups (a data-parallel and a tensor-parallel
+// group) are two rows, each naming its group; compare matches them by that key.
+TEST(Collectives, OneRowPerProcessGroup) {
+  TraceBuilder b;
+  b.step(1, 0, 100'000);
+  auto coll = [&](int64_t corr, int64_t s, const char* pg) {
+    b.launch(corr, s, s + 1'000, EventKind::kKernel, TraceBuilder::kStream13, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)",
+             s + 2'000, s + 12'000);
+    Collective c;
+    c.coll_name = b.t.strings.intern("allreduce");
+    c.dtype = b.t.strings.intern("BFloat16");
+    c.in_nelems = c.out_nelems = 1024;
+    c.group_size = 2;
+    c.pg_name = b.t.strings.intern(pg);
+    c.process_group = c.pg_name;
+    b.t.collectives.push_back(c);
+    b.t.events.back().collective = static_cast<uint32_t>(b.t.collectives.size());
+  };
+  coll(1, 10'000, "dp");
+  coll(2, 30'000, "tp");
+  coll(3, 50'000, "tp");
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto run = analyzeRun(traces, {});
+  ASSERT_TRUE(run.ok()) << run.message();
+  const auto& cs = run.value().collectives;
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_EQ(cs[0].process_group, "tp");  // by total time
+  EXPECT_EQ(cs[0].dur.count, 2);
+  EXPECT_EQ(cs[1].process_group, "dp");
+  EXPECT_EQ(cs[1].bytes, 2048);
+  EXPECT_EQ(collectiveKey(cs[0].collective, cs[0].dtype, cs[0].bytes, cs[0].process_group), "allreduce BFloat16 2048 B group tp");
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ std::string ncclKernelVariant(std::string_view name) {
 }
 
 std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>& ranks) {
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int>;
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int, std::string>;
   std::map<Key, std::vector<int64_t>> groups;
   for (const auto& r : ranks)
   for (const auto& w : *r.windows) {
@@ -62,7 +62,7 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
     for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
       const Event& e = ev[*it];
       if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
-      std::string coll = "(no args)", dtype;
+      std::string coll = "(no args)", dtype, group;
       int64_t bytes = 0;
       int n = 0;
       if (e.collective > 0) {
@@ -71,14 +71,15 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
         dtype = std::string(t.strings.view(c.dtype));
         bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);
         n = c.group_size;
+        group = std::string(t.strings.view(c.process_group));
       }
-      groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n}].push_back(e.dur_ns);
+      groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n, group}].push_back(e.dur_ns);
     }
   }
   std::vector<CollectiveStats> out;
   for (auto& [k, durs] : groups) {
     CollectiveStats s;
-    std::tie(s.collective, s.dtype, s.variant, s.bytes, s.group_size) = k;
+    std::tie(s.collective, s.dtype, s.variant, s.bytes, s.group_size, s.process_group) = k;
     s.dur = DurationStats::of(durs);
     s.bus_factor = busFactor(s.collective, s.group_size);
     if (s.dur.mean_ns > 0 && s.bytes > 0) {

@@ -1,4 +1,5 @@
-// NCCL collectives seen in the trace: per (collective, dtype, size, kernel variant, group size),
+// NCCL collectives seen in the trace: per (collective, dtype, size, kernel variant, group size,
+// process group),
 // count and time, and the bandwidth nccl-tests would report (algbw = bytes / time; busbw =
 // algbw × the collective's bus factor for the group size). Kernel time includes waiting for the
 // slowest peer, so a straggler lowers these figures: compare with `nccl bench` before tuning.
@@ -17,6 +18,7 @@ struct CollectiveStats {
   std::string variant;     // kernel variant named by the kernel, e.g. "RING_LL" (not necessarily what ran)
   int64_t bytes = 0;       // nccl-tests "size": max(in, out) elements × dtype size
   int group_size = 0;
+  std::string process_group;  // the group's name where the trace has one, else its rank list; "" unknown
   DurationStats dur;
   double algbw_gbps = 0;   // bytes / mean time, GB/s (1e9)
   double busbw_gbps = 0;

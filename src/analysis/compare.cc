@@ -103,7 +103,7 @@ RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
   for (const auto& k : run.kernels.top)
     s.kernels.push_back({k.name, std::string(kernelClassName(k.cls)), k.dur.count, k.dur.total_ns});
   for (const auto& c : run.collectives)
-    s.collectives.push_back({fmt::format("{} {} {} B", c.collective, c.dtype, c.bytes), "", c.dur.count, c.dur.total_ns});
+    s.collectives.push_back({collectiveKey(c.collective, c.dtype, c.bytes, c.process_group), "", c.dur.count, c.dur.total_ns});
   s.job = jobFields(run.job);
   s.unprofiled_step_ns = unprofiled_step_ns;
   s.unprofiled_path = std::move(unprofiled_path);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,15 @@ struct TimeTotal {
   int64_t count = 0;
   int64_t total_ns = 0;
 };
+
+// The name compare matches collectives by: "allreduce BFloat16 4194304 B", then " group NAME" when
+// the process group is known (its name, else its rank list), the same from traces and saved JSON.
+inline std::string collectiveKey(std::string_view collective, std::string_view dtype, int64_t bytes,
+                                 std::string_view group) {
+  std::string k = std::string(collective) + " " + std::string(dtype) + " " + std::to_string(bytes) + " B";
+  if (!group.empty()) k += " group " + std::string(group);
+  return k;
+}
 
 struct RunSummary {
   std::string source;  // the paths or the JSON file

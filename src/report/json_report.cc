@@ -163,7 +163,8 @@ ordered_json collectives(const std::vector<CollectiveStats>& cs) {
   ordered_json a = ordered_json::array();
   for (const auto& c : cs)
     a.push_back({{"collective", c.collective}, {"dtype", c.dtype}, {"kernel_variant", c.variant}, {"bytes", c.bytes},
-                 {"group_size", c.group_size}, {"duration", dur(c.dur)}, {"algbw_gbps", c.algbw_gbps},
+                 {"group_size", c.group_size}, {"process_group", c.process_group}, {"duration", dur(c.dur)},
+                 {"algbw_gbps", c.algbw_gbps},
                  {"busbw_gbps", c.busbw_gbps}, {"bus_factor", c.bus_factor}});
   return a;
 }

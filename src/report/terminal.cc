@@ -229,9 +229,17 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     o += "\nNCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)\n";
     o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype", "size",
                      "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
+    // With more than one process group, each row says which (its name or rank list).
+    std::string first_group;
+    bool groups = false;
+    for (const auto& c : run.collectives) {
+      if (c.process_group.empty()) continue;
+      if (first_group.empty()) first_group = c.process_group;
+      groups |= c.process_group != first_group;
+    }
     for (const auto& c : run.collectives)
       o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
-                       shorten(c.collective, 14), shorten(c.dtype, 9), bytesText(c.bytes), shorten(c.variant, 10),
+                       shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14), shorten(c.dtype, 9), bytesText(c.bytes), shorten(c.variant, 10),
                        c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)),
                        c.algbw_gbps, c.busbw_gbps);
     o += "  algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.\n";

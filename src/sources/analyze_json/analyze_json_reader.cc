@@ -71,8 +71,8 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
       s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(),
                            t.at("duration").at("count").get<int64_t>(), t.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& c : j.at("collectives_all_ranks"))
-      s.collectives.push_back({fmt::format("{} {} {} B", c.at("collective").get<std::string>(),
-                                           c.at("dtype").get<std::string>(), c.at("bytes").get<int64_t>()),
+      s.collectives.push_back({collectiveKey(c.at("collective").get<std::string>(), c.at("dtype").get<std::string>(),
+                                             c.at("bytes").get<int64_t>(), c.value("process_group", std::string())),
                                "", c.at("duration").at("count").get<int64_t>(),
                                c.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& p : j.at("job_summary")) s.job.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
