@@ -56,6 +56,33 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
   auto key = [&](const TimeTotal& t) { return by_stem ? t.cls + ": " + stem(t.name) : t.name; };
   for (const auto& t : b) m[key(t)].first += static_cast<double>(t.total_ns) / b_steps, seen[key(t)] |= 1;
   for (const auto& t : n) m[key(t)].second += static_cast<double>(t.total_ns) / n_steps, seen[key(t)] |= 2;
+  // Kernels in one side's top list only, launched by the same operator with the same input shapes
+  // on both sides (a library picked another kernel for the same GEMM): paired by that operator.
+  std::map<std::string, std::string> op_of;  // stem key -> operator
+  if (by_stem) {
+    for (const auto& t : b)
+      if (!t.op.empty()) op_of.try_emplace(key(t), t.op);
+    for (const auto& t : n)
+      if (!t.op.empty()) op_of.try_emplace(key(t), t.op);
+  }
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> by_op;  // op -> (base, new) keys
+  for (const auto& [k, s] : seen) {
+    auto o = op_of.find(k);
+    if (s == 3 || o == op_of.end()) continue;
+    (s == 1 ? by_op[o->second].first : by_op[o->second].second).push_back(k);
+  }
+  for (auto& [op, sides] : by_op) {
+    if (sides.first.empty() || sides.second.empty()) continue;
+    std::string name = "by operator " + op + ": ";
+    std::pair<double, double> sum{0, 0};
+    for (size_t i = 0; i < sides.first.size(); ++i) name += (i ? " + " : "") + sides.first[i], sum.first += m[sides.first[i]].first;
+    name += " -> ";
+    for (size_t i = 0; i < sides.second.size(); ++i) name += (i ? " + " : "") + sides.second[i], sum.second += m[sides.second[i]].second;
+    for (const auto& k : sides.first) m.erase(k);
+    for (const auto& k : sides.second) m.erase(k);
+    m[name] = sum;
+    seen[name] = 3;
+  }
   std::vector<Delta> out;
   for (const auto& [k, v] : m) {
     if (only && seen[k] != 3) {
@@ -99,11 +126,11 @@ RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
     s.ranks.push_back(std::move(rs));
   }
   for (const auto& c : run.kernels.classes)
-    s.classes.push_back({std::string(kernelClassName(c.cls)), "", c.dur.count, c.dur.total_ns});
+    s.classes.push_back({std::string(kernelClassName(c.cls)), "", "", c.dur.count, c.dur.total_ns});
   for (const auto& k : run.kernels.top)
-    s.kernels.push_back({k.name, std::string(kernelClassName(k.cls)), k.dur.count, k.dur.total_ns});
+    s.kernels.push_back({k.name, std::string(kernelClassName(k.cls)), k.op, k.dur.count, k.dur.total_ns});
   for (const auto& c : run.collectives)
-    s.collectives.push_back({collectiveKey(c.collective, c.dtype, c.bytes, c.process_group), "", c.dur.count, c.dur.total_ns});
+    s.collectives.push_back({collectiveKey(c.collective, c.dtype, c.bytes, c.process_group), "", "", c.dur.count, c.dur.total_ns});
   s.job = jobFields(run.job);
   s.unprofiled_step_ns = unprofiled_step_ns;
   s.unprofiled_path = std::move(unprofiled_path);

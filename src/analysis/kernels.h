@@ -19,6 +19,9 @@ struct KernelClassStats {
 struct KernelStats {
   std::string name;
   KernelClass cls = KernelClass::kOther;
+  // The operator that launches it most often, with its input shapes where the trace has them
+  // ("aten::addmm 64x512,512x2048"); "" when no operator links to it (External id).
+  std::string op;
   DurationStats dur;
   double share = 0;
 };

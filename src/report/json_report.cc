@@ -109,7 +109,8 @@ ordered_json kernels(const KernelSummary& k) {
   j["classes"] = cls;
   ordered_json top = ordered_json::array();
   for (const auto& x : k.top)
-    top.push_back({{"name", x.name}, {"class", kernelClassName(x.cls)}, {"share", x.share}, {"duration", dur(x.dur)}});
+    top.push_back({{"name", x.name}, {"class", kernelClassName(x.cls)}, {"op", x.op}, {"share", x.share},
+                   {"duration", dur(x.dur)}});
   j["top"] = top;
   return j;
 }

@@ -65,15 +65,15 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
     }
     const auto& k = j.at("kernels_all_ranks");
     for (const auto& c : k.at("classes"))
-      s.classes.push_back({c.at("class").get<std::string>(), "", c.at("duration").at("count").get<int64_t>(),
+      s.classes.push_back({c.at("class").get<std::string>(), "", "", c.at("duration").at("count").get<int64_t>(),
                            c.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& t : k.at("top"))
-      s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(),
+      s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(), t.value("op", std::string()),
                            t.at("duration").at("count").get<int64_t>(), t.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& c : j.at("collectives_all_ranks"))
       s.collectives.push_back({collectiveKey(c.at("collective").get<std::string>(), c.at("dtype").get<std::string>(),
                                              c.at("bytes").get<int64_t>(), c.value("process_group", std::string())),
-                               "", c.at("duration").at("count").get<int64_t>(),
+                               "", "", c.at("duration").at("count").get<int64_t>(),
                                c.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& p : j.at("job_summary")) s.job.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
     if (j.contains("diagnosis") && j["diagnosis"].contains("what_if")) {

@@ -70,6 +70,7 @@ struct RawEvent {
   int64_t correlation = -1, external_id = -1, bytes = -1, in_nelems = -1, out_nelems = -1;
   int64_t group_size = -1, total_allocated = -1, device_type = -1, device_id = -1;
   std::string_view coll_name, dtype, pg_ranks, pg_name, input_type, meta_name;
+  std::string input_dims;  // "Input Dims", compact ("64x512,512x2048,-"); empty when absent
   bool has_coll = false;
 };
 
@@ -443,6 +444,27 @@ class Reader {
               }
           } else if (key == "Group size") {
             intOf(v, ev.group_size);
+          } else if (key == "Input Dims") {
+            // [[64, 512], [512, 2048], []] -> "64x512,512x2048,-": the shapes that tell one GEMM
+            // from another when compare pairs kernels by the operator that launched them.
+            od::array a;
+            if (!v.get_array().get(a)) {
+              std::string s;
+              for (auto x : a) {
+                if (!s.empty()) s += ',';
+                od::array dims;
+                size_t before = s.size();
+                if (!x.get_array().get(dims))
+                  for (auto d : dims) {
+                    int64_t n = 0;
+                    if (s.size() > before) s += 'x';
+                    if (!d.get_int64().get(n)) s += std::to_string(n);
+                  }
+                if (s.size() == before) s += '-';
+                if (s.size() > 256) break;  // enough to tell shapes apart
+              }
+              ev.input_dims = std::move(s);
+            }
           }
           break;
         case 9:
@@ -641,8 +663,9 @@ class Reader {
       c.process_group = processGroupOf(c);
       tr_.collectives.push_back(c);
       e.collective = static_cast<uint32_t>(tr_.collectives.size());
-    } else if (kind == EventKind::kHostOp && !ev.input_type.empty()) {
-      e.dtype = strings().intern(ev.input_type);
+    } else if (kind == EventKind::kHostOp) {
+      if (!ev.input_type.empty()) e.dtype = strings().intern(ev.input_type);
+      if (!ev.input_dims.empty()) e.shapes = strings().intern(ev.input_dims);
     }
     return e;
   }
