@@ -23,6 +23,16 @@ std::array<int64_t, kCategoryCount> categoriesOf(const StepFigures& s) {
                            s.idle_other, s.idle_host_loader, s.idle_sync_loader);
 }
 
+// The median of a rank's steps' wall times (the mean of the middle two for an even count).
+double medianOf(const RankSummary& r) {
+  std::vector<int64_t> w;
+  for (const auto& s : r.steps) w.push_back(s.wall);
+  if (w.empty()) return 0;
+  std::sort(w.begin(), w.end());
+  const size_t n = w.size();
+  return n % 2 ? static_cast<double>(w[n / 2]) : (static_cast<double>(w[n / 2 - 1]) + static_cast<double>(w[n / 2])) / 2;
+}
+
 // The step-to-step spread of a rank: (max - min) / mean of its steps' wall times.
 double spreadOf(const RankSummary& r) {
   int64_t lo = INT64_MAX, hi = INT64_MIN, sum = 0;
@@ -178,6 +188,8 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     wb += static_cast<double>(tb) / kb, wn += static_cast<double>(tn) / kn;
     c.base_steps = std::min(c.base_steps, base.ranks[i].steps.size());
     c.new_steps = std::min(c.new_steps, next.ranks[i].steps.size());
+    c.base_median_ns += medianOf(base.ranks[i]) / nr;
+    c.new_median_ns += medianOf(next.ranks[i]) / nr;
     c.base_spread = std::max(c.base_spread, spreadOf(base.ranks[i]));
     c.new_spread = std::max(c.new_spread, spreadOf(next.ranks[i]));
   }
@@ -215,8 +227,8 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     }
   } else {
     c.basis = "traced";
-    c.base_verdict_ns = c.base_step_ns;
-    c.new_verdict_ns = c.new_step_ns;
+    c.base_verdict_ns = c.base_median_ns;
+    c.new_verdict_ns = c.new_median_ns;
   }
   c.change = c.base_verdict_ns > 0 ? c.new_verdict_ns / c.base_verdict_ns - 1 : 0;
   c.verdict = std::abs(c.change) <= c.band ? "no change beyond noise" : c.change < 0 ? "faster" : "slower";

@@ -28,6 +28,9 @@ struct CompareResult {
   int ranks = 0;
   size_t base_steps = 0, new_steps = 0;  // per rank (the smallest count)
   double base_step_ns = 0, new_step_ns = 0;  // the ranks' mean steps, mean over ranks
+  // The ranks' median steps, mean over ranks: the traced verdict's figure (a mean moves with one
+  // slow step; the categories use the means, which add up exactly).
+  double base_median_ns = 0, new_median_ns = 0;
   std::vector<Delta> categories;  // the 7 categories; their deltas sum to new_step_ns - base_step_ns
   // The un-profiled step (the replay's estimate) by its critical path's categories, when both sides
   // have it: their deltas sum to new_verdict_ns - base_verdict_ns. Empty otherwise.

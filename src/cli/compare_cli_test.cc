@@ -189,3 +189,20 @@ TEST(Compare, RenamedKernelsPairedByTheirOperatorAndShapes) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// Without the replay the verdict is on the traced steps' medians (with several steps per side), the
+// categories on their means (which add up exactly).
+TEST(Compare, TracedVerdictOnMedians) {
+  auto j = compareJson(w("healthy__base"), w("healthy__rerun"), "--no-what-if");
+  if (j.empty()) return;
+  EXPECT_EQ(j["verdict"]["basis"], "traced");
+  EXPECT_DOUBLE_EQ(j["verdict"]["base_ns"].get<double>(), j["traced_median_ns"]["base"].get<double>());
+  EXPECT_DOUBLE_EQ(j["verdict"]["new_ns"].get<double>(), j["traced_median_ns"]["new"].get<double>());
+  EXPECT_NE(j["verdict"]["base_ns"].get<double>(), j["step_ns"]["base"].get<double>());  // 22.610 median, 22.641 mean
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -15,12 +15,13 @@ std::string fit(std::string s, size_t n) { return s.size() > n ? s.substr(0, n -
 
 std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l) {
   std::string o;
-  o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank (mean steps)\n", r.ranks,
+  o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank\n", r.ranks,
                    r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps);
   o += "  base: " + fit(l.base, 92) + "\n  new:  " + fit(l.next, 92) + "\n";
   const double d = r.new_step_ns - r.base_step_ns;
-  o += fmt::format("\nTraced step: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %)\n", ms(r.base_step_ns), ms(r.new_step_ns),
-                   ms(d), r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0);
+  o += fmt::format("\nTraced step, mean: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %); median: {:.3f} -> {:.3f} ms\n",
+                   ms(r.base_step_ns), ms(r.new_step_ns), ms(d), r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0,
+                   ms(r.base_median_ns), ms(r.new_median_ns));
   if (r.basis != "traced")
     o += fmt::format("Un-profiled step (replay): {:.3f} -> {:.3f} ms ({:+.1f} %)\n", ms(r.base_verdict_ns),
                      ms(r.new_verdict_ns), 100 * r.change);
@@ -30,7 +31,7 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
                             : fmt::format("{} by {:.1f} % ({:.2f}x), beyond the {:.1f} % noise band", r.verdict,
                                           100 * std::abs(r.change),
                                           r.new_verdict_ns > 0 ? r.base_verdict_ns / r.new_verdict_ns : 0.0, 100 * r.band);
-  o += (r.basis == "traced" ? "Verdict on the traced step: " : "Verdict on the un-profiled step (replay): ") + verdict + "\n";
+  o += (r.basis == "traced" ? "Verdict on the traced step (median): " : "Verdict on the un-profiled step (replay): ") + verdict + "\n";
   o += fmt::format("  noise: step-to-step spread {:.1f} % (base) and {:.1f} % (new), largest over ranks\n",
                    100 * r.base_spread, 100 * r.new_spread);
   if (l.fail_if_slower_pct >= 0)
@@ -180,6 +181,7 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
     per.push_back({{"rank", r.rank_ids[i]}, {"categories", deltas(r.rank_categories[i])}});
   j["per_rank"] = per;
   j["noise"] = {{"base_spread", r.base_spread}, {"new_spread", r.new_spread}, {"band", r.band}};
+  j["traced_median_ns"] = {{"base", r.base_median_ns}, {"new", r.new_median_ns}};
   j["verdict"] = {{"basis", r.basis},
                   {"base_ns", r.base_verdict_ns},
                   {"new_ns", r.new_verdict_ns},
