@@ -25,6 +25,7 @@ namespace {
 
 constexpr uint32_t kMaxRecordBytes = 1u << 20;          // a string or info record longer than this is corrupt
 constexpr uint64_t kMaxSpanNs = 400ull * 24 * 3600 * 1000000000ull;  // 400 days: a longer interval is corrupt
+constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;                      // any time (and clock) beyond is corrupt
 constexpr std::string_view kDefaultStepPattern = "^ProfilerStep#[0-9]+$";
 
 std::string demangle(std::string_view s) {
@@ -85,6 +86,9 @@ class Reader {
     tr_.path = name_;
     tr_.rank = h.rank;
     tr_.world_size = h.world_size;
+    // Both clocks below 2^62 ns, so that every time (also below 2^62) plus the offset fits in 64 bits.
+    if (h.cupti_start_ns > kMaxTimeNs || h.realtime_start_ns < 0 || h.realtime_start_ns > static_cast<int64_t>(kMaxTimeNs))
+      return Error{name_ + ": corrupt recording header (clock times out of range)"};
     tr_.base_time_ns = h.realtime_start_ns - static_cast<int64_t>(h.cupti_start_ns);
     tr_.has_base_time = true;
     tr_.platform = "cuda";
@@ -151,7 +155,7 @@ class Reader {
     return {};
   }
   Status span(uint64_t start, uint64_t end, uint64_t offset) {
-    if (end < start || end - start > kMaxSpanNs || start > static_cast<uint64_t>(INT64_MAX / 2))
+    if (end < start || end - start > kMaxSpanNs || end > kMaxTimeNs)
       return Error{name_ + ": corrupt times in the record at byte " + std::to_string(offset)};
     return {};
   }

@@ -130,6 +130,10 @@ TEST(RecordReader, DamagedFilesAreOneClearError) {
   uint32_t size = 1u << 30;
   std::memcpy(huge.data() + sizeof(recording::FileHeader) + 4, &size, 4);
   EXPECT_NE(err(huge).find("corrupt record"), std::string::npos);
+  // libFuzzer's find: header clocks whose difference overflowed (now refused).
+  auto clocks = readRecording(std::string(GPUDOCTOR_SOURCE_DIR) + "/testdata/fuzz_regressions/record_header_clock_overflow.gdrec");
+  ASSERT_FALSE(clocks.ok());
+  EXPECT_NE(clocks.message().find("clock times out of range"), std::string::npos) << clocks.message();
 }
 
 }  // namespace
