@@ -347,28 +347,36 @@ bool kindWanted(const char* name) {
   return list.find(std::string(",") + name + ",") != std::string::npos;
 }
 
+// Calls f(cbid, name) for every call of a CUPTI API domain.
+template <class F>
+void forEachApi(CUpti_CallbackDomain domain, uint32_t count, F f) {
+  for (uint32_t cb = 1; cb < count; ++cb) {
+    const char* n = nullptr;
+    if (g_cupti.cuptiGetCallbackName(domain, cb, &n) == CUPTI_SUCCESS && n != nullptr) f(cb, apiName(n));
+  }
+}
+
 // At initialization the selected calls are enabled one by one. Attaching later (--delay, a
 // signal), CUPTI records no call enabled that way (measured on an H200, CUDA 13.0), so the whole
 // API kinds are enabled and the calls not wanted disabled, the documented other order.
 void Recorder::enableApis(bool on) {
   const bool runtime = kindWanted("runtime"), driver = kindWanted("driver");
+  auto each = [&](auto f) {
+    if (runtime)
+      forEachApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                 [&](uint32_t cb, const std::string& n) { f(cb, n, g_cupti.cuptiActivityEnableRuntimeApi); });
+    if (driver)
+      forEachApi(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                 [&](uint32_t cb, const std::string& n) { f(cb, n, g_cupti.cuptiActivityEnableDriverApi); });
+  };
   if (on && late_) {
     if (runtime) g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
     if (driver) g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
     api_kinds_on_ = true;
-    if (all_api_) return;
-    for (uint32_t cb = 1; runtime && cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
-      const char* n = nullptr;
-      if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
-          !wantedApi(apiName(n)))
-        g_cupti.cuptiActivityEnableRuntimeApi(cb, 0);
-    }
-    for (uint32_t cb = 1; driver && cb < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cb) {
-      const char* n = nullptr;
-      if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
-          !wantedApi(apiName(n)))
-        g_cupti.cuptiActivityEnableDriverApi(cb, 0);
-    }
+    if (!all_api_)
+      each([](uint32_t cb, const std::string& n, auto enable) {
+        if (!wantedApi(n)) enable(cb, 0);
+      });
     return;
   }
   if (!on && api_kinds_on_) {
@@ -377,18 +385,9 @@ void Recorder::enableApis(bool on) {
     api_kinds_on_ = false;
     return;
   }
-  for (uint32_t cb = 1; runtime && cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
-    const char* n = nullptr;
-    if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
-        (all_api_ || wantedApi(apiName(n))))
-      g_cupti.cuptiActivityEnableRuntimeApi(cb, on ? 1 : 0);
-  }
-  for (uint32_t cb = 1; driver && cb < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cb) {
-    const char* n = nullptr;
-    if (g_cupti.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &n) == CUPTI_SUCCESS && n != nullptr &&
-        (all_api_ || wantedApi(apiName(n))))
-      g_cupti.cuptiActivityEnableDriverApi(cb, on ? 1 : 0);
-  }
+  each([&](uint32_t cb, const std::string& n, auto enable) {
+    if (all_api_ || wantedApi(n)) enable(cb, on ? 1 : 0);
+  });
 }
 
 void Recorder::attach() {
@@ -546,6 +545,20 @@ Recorder::ApiName Recorder::apiNameOf(rec::ApiDomain d, uint32_t cbid) {
   return a;
 }
 
+// The fields memcpy and memset records share.
+template <class M>
+rec::Copy copyOf(const M* m) {
+  rec::Copy o{};
+  o.start_ns = m->start;
+  o.end_ns = m->end;
+  o.bytes = m->bytes;
+  o.correlation = m->correlationId;
+  o.device = m->deviceId;
+  o.stream = m->streamId;
+  o.graph_id = m->graphId;
+  return o;
+}
+
 void Recorder::convert(const uint8_t* buf, size_t valid) {
   CUpti_Activity* r = nullptr;
   while (g_cupti.cuptiActivityGetNextRecord(const_cast<uint8_t*>(buf), valid, &r) == CUPTI_SUCCESS) {
@@ -574,14 +587,7 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
-        rec::Copy o{};
-        o.start_ns = m->start;
-        o.end_ns = m->end;
-        o.bytes = m->bytes;
-        o.correlation = m->correlationId;
-        o.device = m->deviceId;
-        o.stream = m->streamId;
-        o.graph_id = m->graphId;
+        rec::Copy o = copyOf(m);
         o.copy_kind = m->copyKind;
         o.src_kind = m->srcKind;
         o.dst_kind = m->dstKind;
@@ -591,14 +597,7 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
-        rec::Copy o{};
-        o.start_ns = m->start;
-        o.end_ns = m->end;
-        o.bytes = m->bytes;
-        o.correlation = m->correlationId;
-        o.device = m->deviceId;
-        o.stream = m->streamId;
-        o.graph_id = m->graphId;
+        rec::Copy o = copyOf(m);
         o.src_kind = static_cast<uint8_t>(m->memoryKind);
         o.is_memset = 1;
         append(rec::Type::kCopy, &o, sizeof o);
