@@ -210,6 +210,11 @@ TEST(Cli, Plan) {
   EXPECT_EQ(vs.rc, 0) << vs.err;
   EXPECT_NE(vs.out.find("Kernel efficiency: the kernels ran at 18%"), std::string::npos) << vs.out;
   EXPECT_NE(vs.out.find("Host overhead"), std::string::npos) << vs.out;
+  // A plan for another GPU count than the traced job's is refused (was: dp 1 against 2 ranks).
+  auto one = run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --micro-batch 8 --zero 0 --recompute none "
+                 "--from-trace " + src("examples/ddp_bf16_flash"));
+  EXPECT_EQ(one.rc, 2);
+  EXPECT_NE(one.err.find("the traces are of a 2-GPU job, the plan is for 1"), std::string::npos) << one.err;
   auto cfg = run("plan --top 1 --nodes 1 --config " + src("examples/plan/llama2_7b_2x8_h100.toml"));
   EXPECT_EQ(cfg.rc, 0) << cfg.err;
   EXPECT_NE(cfg.out.find("llama2-7b"), std::string::npos);

@@ -47,10 +47,13 @@ TEST(IoCli, PackErrors) {
   expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "src" / "sub" / "out").string()), 1,
                      "inside the source folder");
   expectOneLineError(run("pack " + (d / "src" / "sub").string() + " " + (d / "out2").string()), 1, "no files to pack");
+  EXPECT_FALSE(fs::exists(d / "out2")) << "a failed pack leaves no (empty) output folder";
   EXPECT_EQ(run("pack " + (d / "src").string()).rc, 2);
   auto ok = run("pack " + (d / "src").string() + " " + (d / "out").string());
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("packed 1 samples (1 files"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find(" into 1 shard ("), std::string::npos) << ok.out;  // not "1 shards"; sizes in MiB as --shard-size
+  EXPECT_NE(ok.out.find(" MiB)"), std::string::npos) << ok.out;
   EXPECT_TRUE(ok.err.empty()) << "no progress when stderr is not a terminal: " << ok.err;
   auto again = run("pack --progress " + (d / "src").string() + " " + (d / "out").string());
   EXPECT_NE(again.out.find("0 written, 1 kept"), std::string::npos) << again.out;

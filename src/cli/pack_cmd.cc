@@ -42,8 +42,8 @@ int runPack(const PackArgs& a) {
   if (show)
     opt.on_shard = [tty = ::isatty(STDERR_FILENO) != 0](uint64_t done, uint64_t total, uint64_t bytes) {
       // One line redrawn on a terminal; plain lines in a log.
-      std::fprintf(stderr, "%s[pack] %llu/%llu shards, %.1f MB%s", tty ? "\r" : "", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total), bytes / 1e6, !tty || done == total ? "\n" : "");
+      std::fprintf(stderr, "%s[pack] %llu/%llu shards, %.1f MiB%s", tty ? "\r" : "", static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total), bytes / 1048576.0, !tty || done == total ? "\n" : "");
     };
   auto r = packDirectory(a.src, a.out, opt);
   if (!r.ok()) {
@@ -52,10 +52,10 @@ int runPack(const PackArgs& a) {
   }
   const auto& s = r.value();
   if (!a.quiet)
-    std::printf("%s\n", fmt::format("packed {} samples ({} files, {:.1f} MB) into {} shards ({:.1f} MB) in {:.2f} s: "
+    std::printf("%s\n", fmt::format("packed {} samples ({} files, {:.1f} MiB) into {} shard{} ({:.1f} MiB) in {:.2f} s: "
                                     "{} written, {} kept from an earlier run; index {}/index.json",
-                                    s.samples, s.files, s.data_bytes / 1e6, s.shards, s.shard_bytes_total / 1e6,
-                                    s.seconds, s.shards_written, s.shards_kept, a.out)
+                                    s.samples, s.files, s.data_bytes / 1048576.0, s.shards, s.shards == 1 ? "" : "s",
+                                    s.shard_bytes_total / 1048576.0, s.seconds, s.shards_written, s.shards_kept, a.out)
                             .c_str());
   if (!a.quiet && s.stale_removed)
     std::printf("removed %llu files of shards left by an earlier pack with other settings\n",

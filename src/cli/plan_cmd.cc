@@ -172,6 +172,14 @@ int runPlan(const PlanArgs& a) {
     if (!files.ok()) return usage(files.error().message) - 1;
     auto traces = readTraceSet(files.value());
     if (!traces.ok()) return usage(traces.error().message) - 1;
+    // The job's size: the traces' world size where they record it (a run may profile a few ranks
+    // only), else their count. A plan for another GPU count is not this job's.
+    int world = 0;
+    for (const auto& t : traces.value()) world = std::max(world, t.world_size);
+    if (world <= 0) world = static_cast<int>(traces.value().size());
+    if (world != c.gpus())
+      return usage("--from-trace: the traces are of a " + std::to_string(world) + "-GPU job, the plan is for " +
+                   std::to_string(c.gpus()) + " (--gpus-per-node x --nodes): give the job's GPU count");
     auto run = analyzeRun(traces.value(), {});
     if (!run.ok()) return usage(run.error().message) - 1;
     std::string out = renderPlanVsTrace(m, c, t, plans.front(), run.value());

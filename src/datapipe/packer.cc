@@ -207,17 +207,18 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   std::error_code ec;
   if (opt.shard_bytes < 1024) return Error{"shard size must be at least 1 KiB"};
   if (!fs::is_directory(src_dir, ec)) return Error{src_dir + ": not a directory"};
-  fs::create_directories(out_dir, ec);
-  if (ec || !fs::is_directory(out_dir)) return Error{out_dir + ": cannot create the output folder: " + ec.message()};
   // Packing into the source would pack our own shards on the next run.
-  fs::path src_c = fs::canonical(src_dir, ec), out_c = fs::canonical(out_dir, ec);
+  fs::path src_c = fs::canonical(src_dir, ec), out_c = fs::weakly_canonical(out_dir, ec);
   auto rel = out_c.lexically_relative(src_c);
   if (!rel.empty() && *rel.begin() != "..")
     return Error{out_dir + ": the output folder is inside the source folder " + src_dir};
+  // The output folder is made only once there is something to pack: a failed plan leaves nothing.
   auto planned = planSamples(src_dir, opt);
   if (!planned.ok()) return planned.error();
   const auto& samples = planned.value();
   if (samples.empty()) return Error{src_dir + ": no files to pack"};
+  fs::create_directories(out_dir, ec);
+  if (ec || !fs::is_directory(out_dir)) return Error{out_dir + ": cannot create the output folder: " + ec.message()};
 
   std::vector<ShardPlan> plans;
   uint64_t cur = 0;

@@ -70,7 +70,12 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
                          ? fmt::format("host CPU {:.0f} % busy: data loading or kernel launches", 100 * s.host.cpu_util)
                          : "a process of this GPU keeps one core 100 % busy: single-threaded loading or launch-bound";
         else if (b == "no-process")
-          f.reason = "no process is using this GPU";
+          f.reason = g.memory_used_bytes > (1ll << 30)
+                         ? fmt::format("NVML lists no process on this GPU, yet {:.1f} GB of its memory are in use: "
+                                       "processes of another container (PID namespace) or a context left behind "
+                                       "(nvidia-smi on the host names them)",
+                                       static_cast<double>(g.memory_used_bytes) / 1e9)
+                         : "no process is using this GPU";
         else if (b == "communication")
           f.reason = fmt::format("communication: {:.1f} GB/s over NVLink/network while the GPU is not busy",
                                  linkBytes(s, g) / 1e9);
@@ -82,7 +87,11 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
     if (g.memory_total_bytes > 0) {
       double used = static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes);
       HealthFlag f{who, "gpu_memory", used <= mem_max, used, mem_max, ""};
-      if (!f.ok) f.reason = "close to out of memory: smaller micro-batch, activation checkpointing or ZeRO (gpudoctor plan)";
+      if (!f.ok)
+        f.reason = g.pids.empty() && g.util_gpu >= 0
+                       ? "close to out of memory, with no process NVML can see: the memory is another container's or "
+                         "a context left behind, not a job's micro-batch here"
+                       : "close to out of memory: smaller micro-batch, activation checkpointing or ZeRO (gpudoctor plan)";
       out.push_back(f);
     }
     if (clocksHeldDown(g.throttle_reasons)) {
