@@ -58,6 +58,19 @@ TEST(IoCli, PackErrors) {
   auto again = run("pack --progress " + (d / "src").string() + " " + (d / "out").string());
   EXPECT_NE(again.out.find("0 written, 1 kept"), std::string::npos) << again.out;
   EXPECT_NE(again.err.find("[pack] 1/1 shards"), std::string::npos) << again.err;
+  // Other settings into the same folder: refused unless --replace (was: earlier shards deleted unasked).
+  auto other = run("pack " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K");
+  EXPECT_EQ(other.rc, 1) << other.err;
+  EXPECT_NE(other.err.find("holds a pack made with other settings (shard size 268435456 B, now 4096 B)"), std::string::npos)
+      << other.err;
+  EXPECT_EQ(run("pack --replace " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K").rc, 0);
+  // A dangling link stops the pack, naming it; --skip-bad leaves it out and lists it.
+  fs::create_symlink(d / "src" / "gone.txt", d / "src" / "b.txt");
+  expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "out3").string()), 1, "a dangling link");
+  auto skip = run("pack --skip-bad -q " + (d / "src").string() + " " + (d / "out3").string());
+  EXPECT_EQ(skip.rc, 0) << skip.err;
+  EXPECT_NE(skip.err.find("left out 1 file that cannot be packed"), std::string::npos) << skip.err;
+  EXPECT_NE(skip.err.find("b.txt: a dangling link"), std::string::npos) << skip.err;
   fs::remove_all(d);
 }
 

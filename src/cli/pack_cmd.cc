@@ -22,7 +22,7 @@ struct PackArgs {
   int64_t shuffle = -1;
   int threads = 2;
   std::string prefix = "shard";
-  bool quiet = false, progress = false;
+  bool quiet = false, progress = false, skip_bad = false, replace = false;
   int test_delay_ms = 0;
 };
 
@@ -38,6 +38,8 @@ int runPack(const PackArgs& a) {
   opt.threads = a.threads;
   opt.prefix = a.prefix;
   opt.delay_ms_per_shard = a.test_delay_ms;
+  opt.skip_bad = a.skip_bad;
+  opt.replace = a.replace;
   bool show = !a.quiet && (a.progress || ::isatty(STDERR_FILENO));
   if (show)
     opt.on_shard = [tty = ::isatty(STDERR_FILENO) != 0](uint64_t done, uint64_t total, uint64_t bytes) {
@@ -57,6 +59,13 @@ int runPack(const PackArgs& a) {
                                     s.samples, s.files, s.data_bytes / 1048576.0, s.shards, s.shards == 1 ? "" : "s",
                                     s.shard_bytes_total / 1048576.0, s.seconds, s.shards_written, s.shards_kept, a.out)
                             .c_str());
+  if (!s.skipped.empty()) {
+    // Always said (also with -q): files the user has not got in the shards.
+    std::fprintf(stderr, "gpudoctor pack: left out %zu file%s that cannot be packed:\n", s.skipped.size(),
+                 s.skipped.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < s.skipped.size() && i < 10; ++i) std::fprintf(stderr, "  %s\n", s.skipped[i].c_str());
+    if (s.skipped.size() > 10) std::fprintf(stderr, "  (+%zu more)\n", s.skipped.size() - 10);
+  }
   if (!a.quiet && s.stale_removed)
     std::printf("removed %llu files of shards left by an earlier pack with other settings\n",
                 static_cast<unsigned long long>(s.stale_removed));
@@ -85,6 +94,8 @@ std::function<int()> addPack(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Shards written in parallel")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--prefix", a->prefix, "Shard names: PREFIX-000000.tar, ...")->capture_default_str();
   cmd->add_flag("-q,--quiet", a->quiet, "No summary line, no progress");
+  cmd->add_flag("--skip-bad", a->skip_bad, "Leave out files that cannot be packed (dangling links, non-UTF-8 names, ...) and list them");
+  cmd->add_flag("--replace", a->replace, "Replace a pack in OUT_DIR made from another source or with other settings");
   cmd->add_flag("--progress", a->progress, "Show progress on stderr even when it is not a terminal");
   cmd->add_option("--test-delay-ms", a->test_delay_ms, "Testing: pause after each shard")->group("");
   return [a, cmd] {

@@ -246,8 +246,13 @@ TEST(Datapipe, RepackWithOtherSettingsLeavesNoStaleShards) {
   ASSERT_TRUE(packDirectory(src, out, opt).ok());
   size_t many = listWithSuffix(out, ".tar").size();
   opt.shard_bytes = 1 << 20;
+  auto refused = packDirectory(src, out, opt);  // another shard size: replacing the pack is asked for
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--replace"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(listWithSuffix(out, ".tar").size(), many);  // nothing touched
+  opt.replace = true;
   auto r = packDirectory(src, out, opt);
-  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(listWithSuffix(out, ".tar").size(), r.value().shards);
   EXPECT_EQ(listWithSuffix(out, ".idx.json").size(), r.value().shards);
   EXPECT_EQ(r.value().stale_removed, 2 * (many - r.value().shards));
@@ -313,7 +318,13 @@ TEST(Datapipe, DanglingLinkAndSpecialFilesAreNamed) {
   fs::create_symlink(t.path / "nowhere", t.path / "src" / "dangling.jpg");
   auto r = packDirectory((t.path / "src").string(), (t.path / "out").string(), {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("dangling.jpg: cannot stat"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("dangling.jpg: a dangling link"), std::string::npos) << r.error().message;
+  PackOptions skip;
+  skip.skip_bad = true;
+  auto s = packDirectory((t.path / "src").string(), (t.path / "out_skip").string(), skip);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s.value().skipped.size(), 1u);
+  EXPECT_NE(s.value().skipped[0].find("dangling.jpg: a dangling link"), std::string::npos) << s.value().skipped[0];
   fs::remove(t.path / "src" / "dangling.jpg");
   ASSERT_EQ(::mkfifo((t.path / "src" / "pipe").c_str(), 0644), 0);
   r = packDirectory((t.path / "src").string(), (t.path / "out").string(), {});

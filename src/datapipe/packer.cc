@@ -159,7 +159,8 @@ std::string sampleKey(const std::string& rel) {
   return dot == std::string::npos ? rel : rel.substr(0, dot);
 }
 
-Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const PackOptions& opt) {
+Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const PackOptions& opt,
+                                            std::vector<std::string>* skipped) {
   std::error_code ec;
   if (!fs::is_directory(src_dir, ec)) return Error{src_dir + ": not a directory"};
   std::vector<SourceFile> files;
@@ -169,15 +170,30 @@ Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const Pa
     if (ec) return Error{src_dir + ": cannot read a folder inside: " + ec.message()};
     const fs::path& p = it->path();
     std::string rel = p.lexically_relative(src_dir).generic_string();
+    // A file that cannot be packed stops the plan, or with skip_bad is left out and listed.
+    auto bad = [&](const std::string& why) -> bool {
+      if (!opt.skip_bad || skipped == nullptr) return true;
+      skipped->push_back(p.string() + ": " + why);
+      return false;
+    };
     struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return Error{p.string() + ": cannot stat: " + std::strerror(errno)};
+    if (::stat(p.c_str(), &st) != 0) {
+      std::string why = std::string(errno == ENOENT ? "a dangling link" : "cannot stat") + ": " + std::strerror(errno);
+      if (bad(why)) return Error{p.string() + ": " + why + " (--skip-bad leaves such files out)"};
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
       // Symbolic links to folders are not followed (they can loop); real folders are walked.
       continue;
     }
-    if (!S_ISREG(st.st_mode)) return Error{p.string() + ": not a regular file (sockets, pipes and devices cannot be packed)"};
-    if (!validUtf8(rel)) return Error{p.string() + ": name is not valid UTF-8 (the index and WebDataset need UTF-8 names)"};
-    if (::access(p.c_str(), R_OK) != 0) return Error{p.string() + ": not readable: " + std::strerror(errno)};
+    std::string why;
+    if (!S_ISREG(st.st_mode)) why = "not a regular file (sockets, pipes and devices cannot be packed)";
+    else if (!validUtf8(rel)) why = "name is not valid UTF-8 (the index and WebDataset need UTF-8 names)";
+    else if (::access(p.c_str(), R_OK) != 0) why = std::string("not readable: ") + std::strerror(errno);
+    if (!why.empty()) {
+      if (bad(why)) return Error{p.string() + ": " + why + " (--skip-bad leaves such files out)"};
+      continue;
+    }
     files.push_back({rel, static_cast<uint64_t>(st.st_size), mtimeNs(st)});
   }
   std::map<std::string, PackSample> by_key;
@@ -213,10 +229,27 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   if (!rel.empty() && *rel.begin() != "..")
     return Error{out_dir + ": the output folder is inside the source folder " + src_dir};
   // The output folder is made only once there is something to pack: a failed plan leaves nothing.
-  auto planned = planSamples(src_dir, opt);
+  std::vector<std::string> skipped;
+  auto planned = planSamples(src_dir, opt, &skipped);
   if (!planned.ok()) return planned.error();
   const auto& samples = planned.value();
   if (samples.empty()) return Error{src_dir + ": no files to pack"};
+  // A pack already there from another source or with other settings is replaced only when asked.
+  if (fs::exists(fs::path(out_dir) / "index.json", ec) && !opt.replace) {
+    auto old = readShardIndex(out_dir + "/index.json");
+    if (old.ok()) {
+      std::error_code e2;
+      std::string diff;
+      if (fs::weakly_canonical(old.value().source, e2) != src_c) diff = "source " + old.value().source;
+      else if (old.value().shard_bytes != opt.shard_bytes)
+        diff = "shard size " + std::to_string(old.value().shard_bytes) + " B, now " + std::to_string(opt.shard_bytes) + " B";
+      else if (old.value().shuffle_seed != opt.shuffle_seed)
+        diff = "shuffle " + std::to_string(old.value().shuffle_seed) + ", now " + std::to_string(opt.shuffle_seed);
+      if (!diff.empty())
+        return Error{out_dir + ": holds a pack made with other settings (" + diff +
+                     "): --replace overwrites it, or give another output folder"};
+    }
+  }
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir)) return Error{out_dir + ": cannot create the output folder: " + ec.message()};
 
@@ -325,6 +358,7 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
     if (std::stoull(num) >= plans.size() && fs::remove(e.path(), ec)) ++sum.stale_removed;
   }
   if (Status s = fsyncDir(out_dir); !s.ok()) return Error{s.message()};
+  sum.skipped = std::move(skipped);
   sum.samples = idx.samples;
   sum.data_bytes = idx.data_bytes;
   sum.shards = idx.shards.size();

@@ -43,6 +43,12 @@ struct PackOptions {
   std::function<void()> after_plan;
   // Testing: sleep after each shard (lets a test kill a pack mid-way deterministically).
   int delay_ms_per_shard = 0;
+  // Leave out what cannot be packed (dangling links, sockets, unreadable files, non-UTF-8 names)
+  // instead of stopping at the first; each is listed in PackSummary::skipped.
+  bool skip_bad = false;
+  // Let this pack replace one in the output folder made from another source or with another shard
+  // size or shuffle (its shards are overwritten and those past this plan deleted); else an error.
+  bool replace = false;
 };
 
 // What a pack did.
@@ -50,12 +56,14 @@ struct PackSummary {
   uint64_t samples = 0, files = 0, data_bytes = 0, shard_bytes_total = 0;
   uint64_t shards = 0, shards_kept = 0, shards_written = 0;
   uint64_t stale_removed = 0;  // files of shards numbered past this plan (an earlier pack with other settings)
+  std::vector<std::string> skipped;  // with skip_bad: "PATH: why" for each file left out
   double seconds = 0;
 };
 
 // Walks `src_dir` and groups its regular files into samples in the pack order. Errors name the file
 // (unreadable directory, special file, dangling link, name that is not UTF-8).
-Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const PackOptions& opt);
+Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const PackOptions& opt,
+                                            std::vector<std::string>* skipped = nullptr);
 
 // Packs `src_dir` into `out_dir` (created if needed). On error, nothing half-written is left under a
 // finished-looking name; shards already finished stay and a re-run keeps them.
