@@ -101,6 +101,10 @@ TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // A second exporter on the same port is refused, not a silent sharer of the scrapes.
+  auto second = run("monitor --no-gpu --once --prometheus " + std::to_string(port));
+  EXPECT_EQ(second.rc, 1) << second.err;
+  EXPECT_NE(second.err.find("cannot listen"), std::string::npos) << second.err;
   kill(pid, SIGTERM);
   int st = 0;
   waitpid(pid, &st, 0);

@@ -99,6 +99,12 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
   if (!a.prometheus.empty()) {
     // Without TCP_NODELAY a keep-alive scrape waits out the peer's delayed ACK (~40 ms per scrape).
     server.set_tcp_nodelay(true);
+    // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which let a second exporter
+    // bind the same port and split the scrapes between the two.
+    server.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
       std::shared_ptr<const std::string> body;
       {
