@@ -45,7 +45,7 @@ fi
 # NCCL accepts the file: one allreduce with NCCL_TOPO_FILE set (nccl bench is in CUDA builds).
 if [ -s "$out/nccl_topo.xml" ]; then
   NCCL_TOPO_FILE="$out/nccl_topo.xml" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV \
-    run nccl_with_topo_file "$bin" nccl bench -b 64M -e 64M -c allreduce
+    run nccl_with_topo_file "$bin" nccl bench -b 64M -e 64M --collectives allreduce
   grep -m3 -E "NCCL_TOPO_FILE|[Tt]opology file|busbw|#wrong" "$out/nccl_with_topo_file.txt" >> "$summary" || true
   grep -iE "WARN" "$out/nccl_with_topo_file.txt" | head -5 >> "$summary" || true
 fi

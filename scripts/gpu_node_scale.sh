@@ -29,7 +29,7 @@ topo)
   [ ${#places[@]} -gt 0 ] && python3 "$here/place_vs_measured.py" "$o/measure.json" "${places[@]}" | tee "$o/place_vs_measured.txt"
   ;;
 bench)
-  timeout 540 "$carry/gpudoctor" nccl bench -g "$n" -b 8 -e 8G -f 4 -c all -n 20 -w 5 >"$o/nccl_bench.txt" 2>"$o/nccl_bench.err"
+  timeout 540 "$carry/gpudoctor" nccl bench -g "$n" -b 8 -e 8G -f 4 --collectives all -n 20 -w 5 >"$o/nccl_bench.txt" 2>"$o/nccl_bench.err"
   echo "nccl bench exit $?"; grep -E '^#|  8589934592 |  2147483648 ' "$o/nccl_bench.txt" | head -40
   ;;
 tune)

@@ -11,13 +11,13 @@ gpus=${GPUS:-2}
 case $phase in
 tune)
   /usr/bin/time -f "tune wall %e s" "$bin/gpudoctor" nccl tune -g "$gpus" -b 8 -e 64M -f 4 -n 20 -w 5 -r 5 --ctas 8,16 \
-    -c "${COLLS:-allreduce}" --plugin "$bin/libnccl-tuner-gpudoctor.so" -o "$out/tuner.csv" >"$out/tune.txt" 2>"$out/tune.err" || { tail -5 "$out/tune.err"; exit 1; }
+    --collectives "${COLLS:-allreduce}" --plugin "$bin/libnccl-tuner-gpudoctor.so" -o "$out/tuner.csv" >"$out/tune.txt" 2>"$out/tune.err" || { tail -5 "$out/tune.err"; exit 1; }
   tail -1 "$out/tune.err"; cat "$out/tune.txt"
   ;;
 bench)
   [ -f "$out/tuner.csv" ] || { echo "no $out/tuner.csv: run the tune phase first"; exit 1; }
   mkdir -p "$out/raw"
-  sweep=(-g "$gpus" -b 8 -e 8G -f 4 -n 20 -w 5 -c allreduce --out-of-place-only --json)
+  sweep=(-g "$gpus" -b 8 -e 8G -f 4 -n 20 -w 5 --collectives allreduce --out-of-place-only --json)
   torchnccl=$(python3 -c "import nvidia.nccl,os;print(os.path.join(list(nvidia.nccl.__path__)[0],'lib','libnccl.so.2'))" 2>/dev/null || true)
   for i in 1 2 3 4 5; do
     # Correctness is checked in round 1 (every size, every group); later rounds only time.

@@ -294,3 +294,32 @@ TEST(Cli, NcclLogFeedsTheDiagnosis) {
 }
 
 }  // namespace
+
+namespace gpudoctor {
+namespace {
+
+// nccl bench's flags as nccl-tests': -c is the check (0/1), collectives are --collectives; a dtype
+// it cannot run is a usage error before any GPU is looked for; under torchrun variables on a node
+// without GPUs it says so at once instead of waiting for the rendezvous (was: 120 s of silence).
+TEST(Cli, NcclBenchFlagsAndNoGpu) {
+  if (std::filesystem::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU is here: the GPU checks cover nccl bench";
+  auto fp8 = testing::run("nccl bench -d fp8");
+  if (fp8.err.find("The following argument was not expected") != std::string::npos ||
+      fp8.err.find("unknown verb") != std::string::npos)
+    GTEST_SKIP() << "a build without CUDA has no nccl bench";
+  EXPECT_EQ(fp8.rc, 2) << fp8.err;
+  EXPECT_NE(fp8.err.find("no fp8"), std::string::npos) << fp8.err;
+  auto check0 = testing::run("nccl bench -c 0 -b 8 -e 8");
+  EXPECT_EQ(check0.rc, 1) << check0.err;
+  EXPECT_EQ(check0.err.find("unknown collective"), std::string::npos) << check0.err;
+  EXPECT_EQ(testing::run("nccl bench -c 2").rc, 2);
+  EXPECT_EQ(testing::run("nccl bench --collectives allreduce,bogus").rc, 2);
+  // Rank 1 would wait for rank 0's id; the message shows the GPU check came first.
+  auto joined = testing::run("nccl bench", "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511");
+  EXPECT_EQ(joined.rc, 1) << joined.err;
+  if (joined.err.find("libnccl") == std::string::npos)  // where NCCL itself loads, the GPU check speaks
+    EXPECT_NE(joined.err.find("no GPU found on this node"), std::string::npos) << joined.err;
+}
+
+}  // namespace
+}  // namespace gpudoctor

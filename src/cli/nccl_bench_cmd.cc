@@ -20,6 +20,7 @@ namespace {
 
 struct BenchArgs : SweepArgs {
   bool no_check = false, json = false, out_of_place_only = false;
+  int check = 1;  // nccl-tests' -c 0|1
   int worker_rank = -1, worker_nranks = -1;
 };
 
@@ -38,7 +39,7 @@ Result<NcclBenchOptions> options(const BenchArgs& a) {
   o.dtype = a.dtype;
   o.iters = a.iters;
   o.warmup = a.warmup;
-  o.check = !a.no_check;
+  o.check = !a.no_check && a.check != 0;
   o.in_place = !a.out_of_place_only;
   static const std::vector<std::string> kAll = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"};
   o.collectives.clear();
@@ -47,7 +48,7 @@ Result<NcclBenchOptions> options(const BenchArgs& a) {
     size_t q = list.find(',', p);
     if (q == std::string::npos) q = list.size();
     std::string c = list.substr(p, q - p);
-    if (std::find(kAll.begin(), kAll.end(), c) == kAll.end()) return Error{"-c: unknown collective \"" + c + "\""};
+    if (std::find(kAll.begin(), kAll.end(), c) == kAll.end()) return Error{"--collectives: unknown collective \"" + c + "\""};
     o.collectives.push_back(c);
     p = q + 1;
   }
@@ -84,6 +85,8 @@ int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
     auto launch = launchFromEnv([](const char* k) { return std::getenv(k); });
     if (!launch.ok()) return fail(launch.error().message, 2);
     if (const LaunchEnv& l = launch.value(); l.joined) {
+      // Before the rendezvous: a rank without a GPU would otherwise wait for its peers' timeout.
+      if (localGpuCount() < 1) return fail("no GPU found on this node (no /dev/nvidia0; CUDA_VISIBLE_DEVICES?): not joining the job", 1);
       int device = l.local_rank >= 0 ? l.local_rank : l.rank % std::max(1, localGpuCount());
       nccl::UniqueId id{};
       if (l.rank == 0 && api.value()->GetUniqueId(&id) != 0) return fail("ncclGetUniqueId failed", 1);
@@ -127,7 +130,10 @@ std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std:
       "out-of-place and in-place): one process per GPU started here, or one per rank under torchrun / mpirun "
       "/ srun (MASTER_ADDR, MASTER_PORT). Every size is checked against exact expected values first.");
   addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all");
-  cmd->add_flag("--no-check", a->no_check, "Skip the correctness check");
+  cmd->add_option("-c,--check", a->check, "Check every result (1, the default) or not (0), as nccl-tests' -c")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
+  cmd->add_flag("--no-check", a->no_check, "Skip the correctness check (the same as -c 0)");
   cmd->add_flag("--out-of-place-only", a->out_of_place_only, "Skip the in-place measurements");
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->add_option("--worker-rank", a->worker_rank)->group("");

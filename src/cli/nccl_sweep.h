@@ -20,8 +20,18 @@ inline void addSweepOptions(CLI::App* cmd, SweepArgs& a, const std::string& coll
   cmd->add_option("-b,--minbytes", a.min_bytes, "Smallest size (8, 64K, 128M, 8G)")->capture_default_str();
   cmd->add_option("-e,--maxbytes", a.max_bytes, "Largest size")->capture_default_str();
   cmd->add_option("-f,--stepfactor", a.factor, "Size multiplier")->capture_default_str();
-  cmd->add_option("-c,--collectives", a.collectives, collectives_help)->capture_default_str();
-  cmd->add_option("-d,--dtype", a.dtype, "float, half, bfloat16, int32, double")->capture_default_str();
+  // Long only: nccl-tests' -c is its check flag (bench's -c, --check).
+  cmd->add_option("--collectives", a.collectives, collectives_help)->capture_default_str();
+  cmd->add_option("-d,--dtype", a.dtype, "float, half, bfloat16, int32, double")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            for (const char* d : {"float", "half", "bfloat16", "int32", "double"})
+              if (v == d) return {};
+            return "-d " + v + ": this benchmark has float, half, bfloat16, int32, double" +
+                   (v.rfind("fp8", 0) == 0 || v.rfind("f8", 0) == 0 ? std::string(" (no fp8: this benchmark does not measure it)") : std::string());
+          },
+          "DTYPE"));
   cmd->add_option("-n,--iters", a.iters, "Timed iterations per size")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("-w,--warmup", a.warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::Range(0, 100000));
 }

@@ -44,7 +44,7 @@ using SizeTimes = std::map<NcclSizeKey, std::vector<double>>;
 Result<int> benchOnce(const TuneArgs& a, const std::string& label, const std::vector<std::string>& env,
                       const std::string& collectives, SizeTimes& into) {
   auto run = runCaptured({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_TUNER_PLUGIN"}, env,
-                         fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} -c {} -d {} -n {} -w {}",
+                         fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} --collectives {} -d {} -n {} -w {}",
                                      getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes,
                                      a.factor, collectives, a.dtype, a.iters, a.warmup));
   if (!run.ok()) return Error{"cannot start nccl bench"};
