@@ -183,6 +183,14 @@ TEST(CliMonitor, BadInput) {
   EXPECT_NE(r.err.find("no complete sample"), std::string::npos) << r.err;
   EXPECT_EQ(run("monitor report " + src("README.md")).rc, 1);
   EXPECT_EQ(run("monitor report /nonexistent.jsonl").rc, 1);
+  // A directory is one line naming it (was: a raw C++ stream error); the gzipped recording shipped
+  // in docs/ reads as it is (was: "no header line").
+  auto dir = run("monitor report " + scratch().string());
+  EXPECT_EQ(dir.rc, 1);
+  EXPECT_NE(dir.err.find("a directory; give the recording file"), std::string::npos) << dir.err;
+  EXPECT_EQ(dir.err.find("basic_filebuf"), std::string::npos) << dir.err;
+  auto gz = run("monitor report " + src("docs/monitor_h200/monitor.jsonl.gz"));
+  EXPECT_EQ(gz.rc, 0) << gz.err;
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "sources/kineto/byte_stream.h"
 
 namespace gpudoctor {
 namespace {
@@ -132,9 +134,20 @@ Result<MonitorSample> decodeMonitorSample(std::string_view line) {
 }
 
 Result<MonitorRecording> readMonitorRecording(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot read: " + std::strerror(errno)};
-  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Error{path + ": a directory; give the recording file (written by monitor --record FILE)"};
+  // Plain or gzip (a recording shipped compressed reads as it is).
+  auto in = ByteStream::open(path);
+  if (!in.ok()) return in.error();
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    auto n = in.value()->read(buf, sizeof buf);
+    if (!n.ok()) return n.error();
+    if (n.value() == 0) break;
+    text.append(buf, n.value());
+  }
   if (text.rfind(kHeader, 0) != 0) return Error{path + ": not a gpudoctor monitor recording (no header line)"};
   MonitorRecording r;
   size_t p = text.find('\n');
