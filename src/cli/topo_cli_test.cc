@@ -36,6 +36,25 @@ TEST(CliTopo, RendersAFileAsNvidiaSmiDoes) {
   EXPECT_EQ(nlohmann::json::parse(j.out)["nvidia_smi_matrix"][0][1], "NV4");
 }
 
+// topo --json fed back to topo gives the same matrix for every committed node file (was: NIC-NIC
+// PXB read back as NODE, the NIC levels lost in the JSON).
+TEST(CliTopo, JsonRoundTripKeepsTheMatrix) {
+  for (const char* f : {"dgx_h100", "dgx_a100", "dgx1_v100", "pcie_8gpu_2socket", "workstation_4gpu_nvlink_pairs"}) {
+    SCOPED_TRACE(f);
+    auto a = run("topo --topology " + src(std::string("testdata/topology/") + f + ".toml"));
+    ASSERT_EQ(a.rc, 0) << a.err;
+    auto j = run("topo --json --topology " + src(std::string("testdata/topology/") + f + ".toml"));
+    ASSERT_EQ(j.rc, 0) << j.err;
+    fs::path back = fs::temp_directory_path() / (std::string("gpudoctor_roundtrip_") + f + ".json");
+    std::ofstream(back) << j.out;
+    auto b = run("topo --topology " + back.string());
+    fs::remove(back);
+    ASSERT_EQ(b.rc, 0) << b.err;
+    // All but the first line, which names the file.
+    EXPECT_EQ(a.out.substr(a.out.find('\n')), b.out.substr(b.out.find('\n')));
+  }
+}
+
 TEST(CliTopo, NoDriverIsOneLine) {
   auto r = run("topo --nvml-library /nonexistent/libnvidia-ml.so.1");
   EXPECT_EQ(r.rc, 1);

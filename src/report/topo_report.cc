@@ -180,6 +180,10 @@ std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m)
     json row = json::array();
     for (auto l : nic.level_to_gpu) row.push_back(pcieLevelName(l));
     e["pcie"] = row;
+    json nics = json::array();
+    for (size_t k = 0; k < nic.level_to_nic.size(); ++k)
+      nics.push_back(&t.nics[k] == &nic ? std::string("X") : std::string(pcieLevelName(nic.level_to_nic[k])));
+    e["nic_pcie"] = nics;
     j["nic"].push_back(e);
   }
   json mat = json::array();

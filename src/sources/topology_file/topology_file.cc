@@ -187,20 +187,20 @@ Status resolvePlace(const std::map<std::string, PcieSwitchDef>& sw, const std::s
 }
 
 Status readLevelRow(const Ctx& c, const toml::array& row, int n, int self, std::vector<PcieLevel>* out,
-                    const std::string& where) {
+                    const std::string& where, const char* key = "pcie", const char* of = "GPUs") {
   if (static_cast<int>(row.size()) != n)
-    return Error{c.at(row) + ": \"pcie\" in " + where + " has " + std::to_string(row.size()) +
-                 " entries; the file has " + std::to_string(n) + " GPUs"};
+    return Error{c.at(row) + ": \"" + key + "\" in " + where + " has " + std::to_string(row.size()) +
+                 " entries; the file has " + std::to_string(n) + " " + of};
   out->assign(n, PcieLevel::kSystem);
   for (int i = 0; i < n; ++i) {
     auto s = row[i].value<std::string>();
-    if (!s) return Error{c.at(row[i]) + ": \"pcie\" in " + where + ": entries are PIX, PXB, PHB, NODE, SYS or X"};
+    if (!s) return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": entries are PIX, PXB, PHB, NODE, SYS or X"};
     if (i == self) {
-      if (*s != "X") return Error{c.at(row[i]) + ": \"pcie\" in " + where + ": its own entry must be \"X\""};
+      if (*s != "X") return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": its own entry must be \"X\""};
       continue;
     }
     if (!parsePcieLevel(*s, &(*out)[i]))
-      return Error{c.at(row[i]) + ": \"pcie\" in " + where + ": unknown level \"" + *s +
+      return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": unknown level \"" + *s +
                    "\" (PIX, PXB, PHB, NODE, SYS)"};
   }
   return {};
@@ -367,6 +367,7 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
   }
 
   std::vector<PciePlace> nic_places;
+  std::vector<const toml::array*> nic_rows;  // "nic_pcie": the levels to the other NICs, where given
   if (const toml::array* nics = top.array("nic"))
     for (const auto& e : *nics) {
       const toml::table* tb = e.as_table();
@@ -395,13 +396,23 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       } else {
         for (int g = 0; g < n; ++g) nic.level_to_gpu.push_back(levelBetween(p, places[g]));
       }
+      nic_rows.push_back(f.array("nic_pcie"));
       RETURN_IF_ERROR(f.unknown());
       t.nics.push_back(nic);
       nic_places.push_back(p);
     }
-  for (size_t i = 0; i < t.nics.size(); ++i)
+  // NIC to NIC: the "nic_pcie" row where the file has one (topo --json writes it, so a topology
+  // read back keeps PXB between NICs under one switch), else from their places.
+  for (size_t i = 0; i < t.nics.size(); ++i) {
+    if (nic_rows[i] != nullptr) {
+      const int k = static_cast<int>(t.nics.size());
+      RETURN_IF_ERROR(readLevelRow(c, *nic_rows[i], k, static_cast<int>(i), &t.nics[i].level_to_nic,
+                                   "[[nic]] " + t.nics[i].name, "nic_pcie", "NICs"));
+      continue;
+    }
     for (size_t j = 0; j < t.nics.size(); ++j)
       t.nics[i].level_to_nic.push_back(levelBetween(nic_places[i], nic_places[j]));
+  }
 
   if (const toml::array* fr = top.array("free")) {
     t.free_listed = true;
