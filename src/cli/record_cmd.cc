@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
+#include "common/thousands.h"
 #include "probes/cuda/cuda_runtime_probe.h"
 #include "sources/record/record_reader.h"
 
@@ -78,11 +79,6 @@ std::string shellJoin(const std::vector<std::string>& v) {
   return s;
 }
 
-std::string withCommas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
 
 int runRecord(RecordArgs a) {
   // Usage first: every problem here is one line and exit 2, before anything runs.
@@ -241,13 +237,13 @@ int runRecord(RecordArgs a) {
     uint64_t bytes = fs::file_size(f, ec);
     if (!a.quiet) {
       std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
-      std::string captured = facts.captured_launches != 0 ? ", " + withCommas(facts.captured_launches) + " captured into graphs" : "";
+      std::string captured = facts.captured_launches != 0 ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs" : "";
       std::printf("  %s  %s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
-                  name.c_str(), rank.c_str(), static_cast<double>(bytes) / 1e6, withCommas(facts.kernels).c_str(),
-                  withCommas(facts.launch_calls).c_str(), withCommas(facts.launches_without_gpu_work).c_str(),
+                  name.c_str(), rank.c_str(), static_cast<double>(bytes) / 1e6, groupThousands(static_cast<double>(facts.kernels)).c_str(),
+                  groupThousands(static_cast<double>(facts.launch_calls)).c_str(), groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(),
                   captured.c_str(), facts.steps,
                   facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
-                  facts.dropped != 0 ? ("  " + withCommas(facts.dropped) + " records DROPPED").c_str() : "");
+                  facts.dropped != 0 ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str() : "");
     }
     jf.push_back({{"file", f}, {"rank", t.value().rank}, {"bytes", bytes}, {"kernels", facts.kernels},
                   {"launch_calls", facts.launch_calls}, {"launches_without_gpu_work", facts.launches_without_gpu_work},

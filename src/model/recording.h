@@ -12,7 +12,19 @@
 #pragma once
 #include <cstdint>
 
+#include <string_view>
+
 namespace gpudoctor::recording {
+
+// A CUDA call (as the recording names it, without CUPTI's "_vNNNN") that launches GPU work:
+// kernel launches (cudaLaunchKernel, cuLaunchKernelEx, cooperative ones) and graph launches, not
+// cudaLaunchHostFunc / cuLaunchHostFunc, which queue host work. The recorder counts them, the
+// reader matches them to their GPU work.
+inline bool isLaunchCall(std::string_view n) {
+  return ((n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos) ||
+         n == "cudaGraphLaunch" || n == "cuGraphLaunch";
+}
+inline bool isGraphLaunchCall(std::string_view n) { return n == "cudaGraphLaunch" || n == "cuGraphLaunch"; }
 
 inline constexpr char kMagic[8] = {'G', 'D', 'R', 'E', 'C', '\0', '\r', '\n'};
 inline constexpr uint32_t kVersion = 1;  // a reader refuses any other major version

@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 
 namespace gpudoctor {
 

@@ -131,10 +131,6 @@ bool wantedApi(std::string_view n) {
   return false;
 }
 
-// Kernel launches (cudaLaunchKernel, cuLaunchKernelEx, cooperative launches), not host functions.
-bool isLaunch(std::string_view n) {
-  return (n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos;
-}
 
 // ---- the buffer pool and the writer thread ----
 constexpr size_t kBufferBytes = 8u << 20;
@@ -540,7 +536,7 @@ Recorder::ApiName Recorder::apiNameOf(rec::ApiDomain d, uint32_t cbid) {
   g_cupti.cuptiGetCallbackName(d == rec::ApiDomain::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                                cbid, &n);
   std::string name = apiName(n);
-  ApiName a{intern(name), isLaunch(name)};
+  ApiName a{intern(name), rec::isLaunchCall(name)};
   api_names_.emplace(key, a);
   return a;
 }

@@ -6,7 +6,7 @@
 
 #include "common/result.h"
 #include "model/trace.h"
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 
 namespace gpudoctor {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 
 namespace gpudoctor {
 namespace {

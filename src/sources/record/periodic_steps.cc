@@ -48,10 +48,9 @@ PeriodicSteps findPeriodicSteps(const std::vector<LaunchMark>& launches) {
   }
   const size_t p = out.period;
   // Phase: the position whose launch follows the longest host gap, on average over the steady state.
-  const size_t half = from;  // the window the period was found in
   std::vector<double> gap_sum(p, 0);
   std::vector<size_t> gap_n(p, 0);
-  for (size_t i = std::max<size_t>(half, 1); i < n; ++i) {
+  for (size_t i = std::max<size_t>(from, 1); i < n; ++i) {  // over the window the period was found in
     gap_sum[i % p] += static_cast<double>(launches[i].start_ns - launches[i - 1].end_ns);
     ++gap_n[i % p];
   }
@@ -66,8 +65,8 @@ PeriodicSteps findPeriodicSteps(const std::vector<LaunchMark>& launches) {
   }
   // From a boundary in the steady state, back while each earlier period repeats the next one: the
   // warm-up before is in no step, nor the partial period after the last boundary.
-  size_t a = half - half % p + phase;
-  if (a < half) a += p;
+  size_t a = from - from % p + phase;
+  if (a < from) a += p;
   if (a + p > n && a >= p) a -= p;
   auto repeats = [&](size_t x) {
     if (x + 2 * p > n) return false;

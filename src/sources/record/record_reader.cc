@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/recording.h"
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 #include "sources/kineto/roles.h"
 #include "sources/record/periodic_steps.h"
 #include "sources/trace_reader.h"
@@ -316,12 +316,6 @@ class Reader {
     }
   }
 
-  // Kernel and graph launches; not cudaLaunchHostFunc / cuLaunchHostFunc, which queue host work.
-  bool isLaunchName(std::string_view n) const {
-    return ((n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos) ||
-           n == "cudaGraphLaunch" || n == "cuGraphLaunch";
-  }
-  bool isGraphLaunch(std::string_view n) const { return n == "cudaGraphLaunch" || n == "cuGraphLaunch"; }
 
   // Driver calls made inside a runtime call on the same thread (cudaMemcpy -> cuMemcpy...) are the
   // runtime call's own work: dropped, their GPU work given the runtime call's correlation.
@@ -390,7 +384,7 @@ class Reader {
       auto [k, fresh] = kind.try_emplace(e.name, 0);
       if (fresh) {
         std::string_view n = tr_.strings.view(e.name);
-        k->second = static_cast<uint8_t>((isLaunchName(n) ? 1 : 0) | (isGraphLaunch(n) ? 2 : 0) |
+        k->second = static_cast<uint8_t>((rec::isLaunchCall(n) ? 1 : 0) | (rec::isGraphLaunchCall(n) ? 2 : 0) |
                                          (n.find("StreamBeginCapture") != std::string_view::npos ? 4 : 0) |
                                          (n.find("StreamEndCapture") != std::string_view::npos ? 8 : 0));
       }

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "model/recording.h"
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor {

@@ -1,4 +1,4 @@
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
