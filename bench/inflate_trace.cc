@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/exact_time.h"
-#include "sources/kineto/byte_stream.h"
+#include "sources/byte_stream.h"
 #include "sources/kineto/json_scan.h"
 
 using namespace gpudoctor;
