@@ -3,7 +3,7 @@
 # --test also installs what the tests use beyond the build: Chromium, for the HTML report test.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev libcpp-httplib-dev
-      nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3)
+      nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3 libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--test" ] && pkgs+=(chromium)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/digest.h"
 #include "analysis/kernel_class.h"
 #include "analysis/replay.h"
 
@@ -128,10 +129,7 @@ RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
     RankSummary rs;
     rs.rank = r.trace->rank;
     rs.path = r.trace->path;
-    for (const auto& b : r.steps)
-      rs.steps.push_back({b.window.annotated ? b.window.number : -1, b.wall_ns, b.compute_ns, b.comm_exposed_ns,
-                          b.copy_exposed_ns, b.idle_host_ns, b.idle_sync_ns, b.idle_dependency_ns, b.idle_other_ns,
-                          b.idle_host_in_loader_ns, b.idle_sync_in_loader_ns});
+    for (const auto& b : r.steps) rs.steps.push_back(stepFigures(b));
     s.source += (s.source.empty() ? "" : ", ") + r.trace->path;
     s.ranks.push_back(std::move(rs));
   }

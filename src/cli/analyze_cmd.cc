@@ -1,12 +1,15 @@
 // `gpudoctor analyze PATH...`: read traces, measure, print. The work is in the library.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,18 +17,22 @@
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "cli/fleet_stream.h"
+#include "cli/mpi_world.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/nccl_log_check.h"
 #include "probes/nccl_library.h"
 #include "sources/nccl_env/settings_reader.h"
 #include "report/bench_gpu_report.h"
+#include "report/fleet_report.h"
 #include "report/findings_text.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/ceilings_file/ceilings_file.h"
 #include "sources/nccl_log/nccl_log_reader.h"
+#include "sources/summary/summary_file.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor::cli {
@@ -53,7 +60,14 @@ struct AnalyzeArgs {
   std::string ceilings;        // --ceilings FILE: efficiency figures against measured ceilings
   double flops_per_step = 0;   // --flops-per-step: training FLOPs per step per rank, for MFU
   std::string mfu_precision;   // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
+  std::string summary_out;     // --summary-out FILE: the rank summaries
+  bool mpi = false;            // --mpi: the files shared among MPI processes, summaries gathered on process 0
+  bool stream = false;         // --stream: the streaming mode whatever the rank count
+  bool allow_missing = false;  // --allow-missing-ranks
 };
+
+// More traces than this are analyzed in the streaming mode (one trace in memory per thread).
+constexpr size_t kInMemoryMax = 64;
 
 std::string exampleDir() {
   if (const char* env = std::getenv("GPUDOCTOR_EXAMPLES")) return std::string(env) + "/ddp_bf16_flash";
@@ -92,6 +106,134 @@ std::string relabelTool(const std::string& json, const std::string& tool) {
   const std::string from = "\"tool\": \"gpudoctor analyze\"";
   size_t at = json.find(from);
   return at == std::string::npos ? json : json.substr(0, at) + "\"tool\": \"" + tool + "\"" + json.substr(at + from.size());
+}
+
+// Progress on stderr for the streaming mode: a line rewritten in place on a terminal, else one
+// line every ten seconds.
+std::function<void(const StreamProgress&)> streamProgress(bool tty) {
+  auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(0.0);
+  return [start, last, tty](const StreamProgress& p) {
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Not a terminal: a line every ten seconds, and a last one only after those.
+    if (!tty && (p.done == p.total ? *last == 0 : el - *last < 10)) return;
+    *last = el;
+    double mbs = el > 0 ? static_cast<double>(p.bytes) / 1e6 / el : 0;
+    double eta = p.done ? el / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
+    std::fprintf(stderr, "%sanalyzing: %zu/%zu files, %.1f MB/s, %.1f s, ETA %.0f s%s", tty ? "\r" : "", p.done,
+                 p.total, mbs, el, eta, tty && p.done != p.total ? "   " : "\n");
+  };
+}
+
+// The streaming mode: digests of every trace (or read from summaries), the cross-rank analyses,
+// their report. With --mpi each process digests its share and process 0 reports.
+int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const AnalysisOptions& aopt) {
+  for (auto [set, flag] : {std::pair{!a.html.empty(), "--html"}, {!a.ceilings.empty(), "--ceilings"},
+                           {!a.nccl_env.empty(), "--nccl-env"}, {!a.nccl_logs.empty(), "--nccl-log"},
+                           {a.rank >= 0, "--rank"}, {a.checklist_only, "checklist"}})
+    if (set)
+      return fail(fmt::format("{} needs the per-rank analysis, not the streaming mode (summaries, --mpi, --stream or "
+                              "more than {} traces): give it one rank's trace or up to {} traces",
+                              flag, kInMemoryMax, kInMemoryMax));
+  MpiWorld world;
+  if (a.mpi) {
+    auto w = mpiInit();
+    if (!w.ok()) return fail(w.error().message);
+    world = w.value();
+  }
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (static_cast<int>(i % static_cast<size_t>(world.size)) == world.rank) mine.push_back(i);
+  StreamOptions so;
+  so.analysis = aopt;
+  so.threads = a.threads;
+  if (!a.quiet && world.rank == 0 && files.size() > 1) so.progress = streamProgress(::isatty(2));
+  auto t0 = std::chrono::steady_clock::now();
+  auto got = digestFiles(files, so, &mine);
+  std::vector<RankDigest> digests;
+  uint64_t bytes = 0;
+  std::string error;
+  int64_t rss = peakRssBytes();
+  if (a.mpi) {
+    // Each process sends its digests as summary lines (the file format: one serializer), or its error.
+    std::string payload;
+    if (got.ok()) {
+      payload = "OK " + std::to_string(got.value().bytes) + "\n";
+      for (const auto& d : got.value().digests) payload += summaryLine(d) + "\n";
+    } else {
+      payload = "ERR\n" + got.error().message;
+    }
+    auto all = mpiGather(payload);
+    rss = mpiMax(rss);
+    for (size_t p = 0; p < all.size() && error.empty(); ++p) {
+      std::string_view text = all[p];
+      size_t nl = text.find('\n');
+      std::string_view head = text.substr(0, nl);
+      if (head == "ERR") {
+        error = fmt::format("MPI process {}: {}", p, text.substr(nl + 1));
+        break;
+      }
+      bytes += std::strtoull(std::string(head.substr(3)).c_str(), nullptr, 10);
+      size_t line = 0;
+      for (size_t at = nl + 1; at < text.size();) {
+        size_t e = text.find('\n', at);
+        if (e == std::string_view::npos) e = text.size();
+        auto d = parseSummaryLine(text.substr(at, e - at), fmt::format("MPI process {}: summary {}", p, ++line));
+        if (!d.ok()) {
+          error = d.error().message;
+          break;
+        }
+        digests.push_back(std::move(d.value()));
+        at = e + 1;
+      }
+    }
+  } else if (got.ok()) {
+    digests = std::move(got.value().digests);
+    bytes = got.value().bytes;
+  } else {
+    error = got.error().message;
+  }
+  int code = 0;
+  if (world.rank == 0) code = [&]() -> int {
+      if (!error.empty()) return fail(error);
+      std::sort(digests.begin(), digests.end(), [](const RankDigest& x, const RankDigest& y) { return x.rank < y.rank; });
+      auto missing = missingRanks(digests);
+      if (!missing.empty() && !a.allow_missing) {
+        std::string list;
+        for (size_t k = 0; k < missing.size() && k < 8; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
+        if (missing.size() > 8) list += fmt::format(", ... ({} in all)", missing.size());
+        return fail(fmt::format("ranks {} of the job's {} have no trace or summary here; give every rank's file, or "
+                                "--allow-missing-ranks to analyze the {} present",
+                                list, digests.size() + missing.size(), digests.size()));
+      }
+      auto fleet = analyzeFleet(digests);
+      if (!fleet.ok()) return fail(fleet.error().message);
+      FleetRunInfo info;
+      info.files = static_cast<int64_t>(files.size());
+      info.ranks = static_cast<int64_t>(digests.size());
+      info.bytes = bytes;
+      info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      info.peak_rss_bytes = rss;
+      info.processes = world.size;
+      info.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+      std::string err;
+      if (!a.summary_out.empty()) {
+        Status st = writeSummaryFile(a.summary_out, digests);
+        if (!st.ok()) return fail(st.message());
+      }
+      if (!a.json.empty()) {
+        if (!writeOutput(a.json, renderFleetJson(fleet.value(), info), err)) return fail(err);
+        if (a.json == "-") return 0;
+      }
+      std::string text = renderFleetReport(fleet.value(), info);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return 0;
+    }();
+  if (a.mpi) {
+    code = mpiBroadcast(code);
+    mpiFinalize();
+  }
+  return code;
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
@@ -137,6 +279,19 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   auto files = expandTracePaths(paths);
   if (!files.ok()) return fail(files.error().message);
+  AnalysisOptions opt;
+  opt.steps = sel.value();
+  opt.top_n = a.top;
+  opt.threads = a.threads;
+  configureAnalysis(th, opt);
+  bool any_summary = false;
+  for (const auto& f : files.value()) any_summary = any_summary || isSummaryFile(f);
+  if (a.mpi || a.stream || any_summary || files.value().size() > kInMemoryMax) {
+    if (!a.quiet && !a.mpi && !a.stream && !any_summary)
+      std::fprintf(stderr, "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
+                           "thread; per-rank detail: analyze one rank's trace)\n", files.value().size());
+    return runFleet(a, files.value(), opt);
+  }
   bool show_progress = !a.quiet && ::isatty(2) && files.value().size() > 1;
   ReadSetOptions ro;
   ro.threads = a.threads;
@@ -154,11 +309,6 @@ int runAnalyze(const AnalyzeArgs& a) {
   double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   uint64_t bytes = 0;
   for (const auto& t : traces.value()) bytes += t.stats.input_bytes;
-  AnalysisOptions opt;
-  opt.steps = sel.value();
-  opt.top_n = a.top;
-  opt.threads = a.threads;
-  configureAnalysis(th, opt);
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return fail(run.error().message);
   if (a.rank >= 0) {
@@ -208,9 +358,17 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   std::optional<Efficiency> eff;
   if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
+  // The cross-rank analyses over the ranks' digests: the same figures the streaming mode gives.
+  std::vector<RankDigest> digests = digestsOf(run.value());
+  auto fleet = analyzeFleet(digests);
+  if (!fleet.ok()) return fail(fleet.error().message);
+  if (!a.summary_out.empty()) {
+    Status st = writeSummaryFile(a.summary_out, digests);
+    if (!st.ok()) return fail(st.message());
+  }
   if (!a.json.empty()) {
     std::string err;
-    std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr);
+    std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr, &fleet.value());
     // The checklist's document is the analyze document under its own name.
     if (a.checklist_only) json = relabelTool(json, "gpudoctor checklist");
     if (!writeOutput(a.json, json, err)) return fail(err);
@@ -226,7 +384,8 @@ int runAnalyze(const AnalyzeArgs& a) {
     to.read_bytes = bytes;
     // The answer first: findings right after the header lines.
     TerminalParts parts = renderTerminalParts(run.value(), to);
-    text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings) : "") + parts.body;
+    text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings) : "") +
+           (fleet.value().ranks >= 3 ? renderFleetText(fleet.value()) : "") + parts.body;
     if (eff) text += renderEfficiencyText(*eff);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -262,6 +421,20 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
                   "The job's NCCL_DEBUG=INFO logs: transports, GDR, channels and NCCL warnings become findings")
       ->type_name("FILE...");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE")->type_name("FILE");
+  cmd->add_option("--summary-out", args->summary_out,
+                  "Also write every rank's summary (kilobytes per rank and step) to FILE (.gdsum, or .gdsum.gz "
+                  "compressed): analyze reads it back like a trace, for the cross-rank analyses")
+      ->type_name("FILE");
+  cmd->add_flag("--stream", args->stream,
+                fmt::format("Streaming mode whatever the rank count (automatic beyond {} traces or with summaries): "
+                            "one trace in memory per thread, the cross-rank analyses only",
+                            kInMemoryMax));
+  cmd->add_flag("--mpi", args->mpi,
+                "Run under mpirun or srun: each process analyzes its share of the files, process 0 gathers the "
+                "summaries and reports (e.g. mpirun -np 8 gpudoctor analyze --mpi DIR --json out.json)");
+  cmd->add_flag("--allow-missing-ranks", args->allow_missing,
+                "Streaming mode: analyze even when ranks of the job's world size have no trace (they are named in "
+                "the notes)");
 }
 }  // namespace
 

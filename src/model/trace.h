@@ -118,6 +118,13 @@ struct Collective {
   int64_t seq = -1;
 };
 
+// A process group as distributedInfo.pg_config lists it (every group the job created).
+struct ProcessGroupInfo {
+  std::string name;        // "0", "1", ... (the collectives' "Process Group Name")
+  std::string desc;        // "default_pg", "DATA_PARALLEL_GROUP", ...
+  std::vector<int> ranks;  // global ranks, in the group's order
+};
+
 // The GPU's properties as the trace records them (deviceProperties).
 struct DeviceProps {
   int64_t id = -1;
@@ -158,6 +165,7 @@ struct RankTrace {
   bool has_base_time = false;
   int schema_version = -1;
   std::vector<DeviceProps> devices;
+  std::vector<ProcessGroupInfo> process_groups;  // distributedInfo.pg_config; empty when absent
   StringPool strings;
   std::vector<Track> tracks;
   std::vector<Event> events;  // sorted by (start_ns, longer first)

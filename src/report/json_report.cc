@@ -4,6 +4,7 @@
 
 #include "analysis/job_profile.h"
 #include "report/bench_gpu_report.h"
+#include "report/fleet_json.h"
 
 namespace gpudoctor {
 
@@ -174,7 +175,7 @@ ordered_json collectives(const std::vector<CollectiveStats>& cs) {
 const char* const* breakdownDefinitions() { return kDefinitions; }
 
 std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagnosis* diagnosis,
-                       const Thresholds* thresholds, const Efficiency* efficiency) {
+                       const Thresholds* thresholds, const Efficiency* efficiency, const FleetReport* fleet) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
   j["version"] = GPUDOCTOR_VERSION;
@@ -278,6 +279,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     j["diagnosis"] = dj;
   }
   if (efficiency) j["efficiency"] = ordered_json::parse(renderEfficiencyJson(*efficiency));  // one writer of its fields
+  if (fleet) j["fleet"] = fleetObject(*fleet);
   // Paths and names from traces need not be UTF-8: replace what is not rather than fail.
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

@@ -4,15 +4,17 @@
 #include <string>
 
 #include "analysis/efficiency.h"
+#include "analysis/fleet.h"
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
 
 namespace gpudoctor {
 
 // The report as a JSON document (pretty-printed); with the diagnosis and the efficiency against
-// measured ceilings (analyze --ceilings) when given.
+// measured ceilings (analyze --ceilings) and the cross-rank analyses ("fleet") when given.
 std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagnosis* diagnosis = nullptr,
-                       const Thresholds* thresholds = nullptr, const Efficiency* efficiency = nullptr);
+                       const Thresholds* thresholds = nullptr, const Efficiency* efficiency = nullptr,
+                       const FleetReport* fleet = nullptr);
 
 // Definitions of every breakdown figure, as written in the README; also embedded in the JSON.
 const char* const* breakdownDefinitions();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 
@@ -30,5 +31,8 @@ class ByteStream {
  protected:
   uint64_t size_on_disk_ = 0;
 };
+
+// text as one gzip member (zlib, the given level), for files that ByteStream reads back.
+std::string gzipBytes(std::string_view text, int level = 6);
 
 }  // namespace gpudoctor

@@ -19,7 +19,7 @@ bool looksLikeTrace(const std::string& name) {
   auto ends = [&](std::string_view s) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
-  return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz");
+  return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz") || ends(".gdsum") || ends(".gdsum.gz");
 }
 }  // namespace
 

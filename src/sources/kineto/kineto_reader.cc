@@ -266,6 +266,18 @@ class Reader {
       if (!el["world_size"].get_int64().get(v)) tr_.world_size = static_cast<int>(v);
       if (!el["backend"].get_string().get(s)) tr_.backend = s;
       if (!el["nccl_version"].get_string().get(s)) tr_.nccl_version = s;
+      simdjson::dom::array groups;
+      if (!el["pg_config"].get_array().get(groups))
+        for (auto g : groups) {
+          ProcessGroupInfo pg;
+          if (!g["pg_name"].get_string().get(s)) pg.name = s;
+          if (!g["pg_desc"].get_string().get(s)) pg.desc = s;
+          simdjson::dom::array ranks;
+          if (!g["ranks"].get_array().get(ranks))
+            for (auto r : ranks)
+              if (!r.get_int64().get(v) && v >= 0 && v <= INT32_MAX) pg.ranks.push_back(static_cast<int>(v));
+          if (!pg.name.empty()) tr_.process_groups.push_back(std::move(pg));
+        }
     } else if (key == "deviceProperties") {
       simdjson::dom::array arr;
       if (el.get_array().get(arr)) return {};
