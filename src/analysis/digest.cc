@@ -49,7 +49,8 @@ RankDigest digestRank(const RankAnalysis& ra) {
   // The groups pg_config lists with this rank in them (a pipeline group has no collective in a
   // trace without point-to-point sends, yet names the rank's stage).
   for (const auto& pg : t.process_groups)
-    if (std::find(pg.ranks.begin(), pg.ranks.end(), t.rank) != pg.ranks.end()) d.groups.push_back({pg.name, pg.desc, pg.ranks});
+    if (auto at = std::find(pg.ranks.begin(), pg.ranks.end(), t.rank); at != pg.ranks.end())
+      d.groups.push_back({pg.name, pg.desc, static_cast<int>(pg.ranks.size()), static_cast<int>(at - pg.ranks.begin())});
   std::map<uint32_t, uint32_t> group_of;  // interned key -> index into d.groups
   const auto& ev = t.events;
   for (uint32_t s = 0; s < ra.windows.size(); ++s) {
@@ -62,24 +63,34 @@ RankDigest digestRank(const RankAnalysis& ra) {
       const Event& g = ev[wk];
       if (g.kind != EventKind::kKernel || g.collective == 0) continue;
       const Collective& c = t.collectives[g.collective - 1];
-      if (c.process_group == 0 || c.seq < 0) continue;
+      if (c.process_group == 0 || c.seq < 0 || c.seq > UINT32_MAX) continue;
       auto at = group_of.find(c.process_group);
       if (at == group_of.end()) {
         std::string_view key = t.strings.view(c.process_group);
         uint32_t gi = 0;
         while (gi < d.groups.size() && d.groups[gi].name != key) ++gi;
-        if (gi == d.groups.size()) d.groups.push_back({std::string(key), "", parseRankList(t.strings.view(c.pg_ranks))});
+        if (gi == d.groups.size()) {
+          auto members = parseRankList(t.strings.view(c.pg_ranks));
+          auto me = std::find(members.begin(), members.end(), t.rank);
+          d.groups.push_back({std::string(key), "", static_cast<int>(members.size()),
+                              me == members.end() ? -1 : static_cast<int>(me - members.begin())});
+        }
         at = group_of.emplace(c.process_group, gi).first;
       }
-      d.collectives.push_back({at->second, c.seq, s, g.dur_ns});
+      d.collectives.push_back({at->second, static_cast<uint32_t>(c.seq), s, g.dur_ns});
     }
   }
   std::sort(d.collectives.begin(), d.collectives.end(), [](const DigestCollective& a, const DigestCollective& b) {
     return a.group != b.group ? a.group < b.group : a.seq < b.seq;
   });
   for (const auto& c : ra.kernels.classes)
-    d.classes.push_back({std::string(kernelClassName(c.cls)), "", "", c.dur.count, c.dur.total_ns});
-  d.job = jobFields(ra.job);
+    d.classes.push_back({std::string(kernelClassName(c.cls)), c.dur.count, c.dur.total_ns});
+  setJob(d, jobFields(ra.job));
+  // Thousands of digests stay in memory: no growth slack.
+  d.steps.shrink_to_fit();
+  d.groups.shrink_to_fit();
+  d.collectives.shrink_to_fit();
+  d.classes.shrink_to_fit();
   return d;
 }
 

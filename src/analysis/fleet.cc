@@ -90,23 +90,25 @@ std::vector<int> missingRanks(const std::vector<RankDigest>& digests) {
   return out;
 }
 
-Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOptions& opt) {
-  std::sort(digests.begin(), digests.end(), [](const RankDigest& a, const RankDigest& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.path < b.path;
+Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const FleetOptions& opt) {
+  std::vector<const RankDigest*> sorted;
+  for (const auto& d : digests) sorted.push_back(&d);
+  std::sort(sorted.begin(), sorted.end(), [](const RankDigest* a, const RankDigest* b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->path < b->path;
   });
-  for (size_t i = 1; i < digests.size(); ++i)
-    if (digests[i].rank == digests[i - 1].rank)
-      return Error{fmt::format("rank {} appears twice ({} and {}): one trace or summary per rank", digests[i].rank,
-                               digests[i - 1].path, digests[i].path)};
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i]->rank == sorted[i - 1]->rank)
+      return Error{fmt::format("rank {} appears twice ({} and {}): one trace or summary per rank", sorted[i]->rank,
+                               sorted[i - 1]->path, sorted[i]->path)};
   FleetReport rep;
   std::vector<const RankDigest*> ranks;
-  for (const auto& d : digests) {
-    rep.world_size = std::max(rep.world_size, d.world_size);
-    if (!d.left_out.empty() || d.steps.empty()) {
-      rep.left_out.push_back(fmt::format("rank {} ({}): {}", d.rank, d.path, d.left_out.empty() ? "no steps" : d.left_out));
+  for (const RankDigest* d : sorted) {
+    rep.world_size = std::max(rep.world_size, d->world_size);
+    if (!d->left_out.empty() || d->steps.empty()) {
+      rep.left_out.push_back(fmt::format("rank {} ({}): {}", d->rank, d->path, d->left_out.empty() ? "no steps" : d->left_out));
       continue;
     }
-    ranks.push_back(&d);
+    ranks.push_back(d);
   }
   if (ranks.empty()) return Error{"no rank has steps to analyze (every rank was left out)"};
   const size_t n = ranks.size();
@@ -130,7 +132,7 @@ Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOpt
       const DigestGroup& g = ranks[i]->groups[cs[a].group];
       members[g.name].push_back({i, cs.data() + a, cs.data() + b});
       auto& info = group_info[g.name];
-      if (!info || (info->ranks.empty() && !g.ranks.empty())) info = &g;
+      if (!info || (info->size == 0 && g.size > 0)) info = &g;
       a = b;
     }
   }
@@ -139,7 +141,7 @@ Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOpt
     fg.name = name;
     fg.desc = group_info[name]->desc;
     fg.members = static_cast<int>(mem.size());
-    fg.declared = static_cast<int>(group_info[name]->ranks.size());
+    fg.declared = group_info[name]->size;
     std::vector<const DigestCollective*> cur(mem.size());
     int64_t most = 0;
     for (size_t k = 0; k < mem.size(); ++k) {
@@ -235,11 +237,10 @@ Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOpt
   for (size_t i = 0; i < n; ++i)
     for (const auto& g : ranks[i]->groups) {
       if (!isPipelineGroup(g)) continue;
-      auto at = std::find(g.ranks.begin(), g.ranks.end(), ranks[i]->rank);
-      if (at == g.ranks.end()) continue;
-      stage_ranks[static_cast<int>(at - g.ranks.begin())].push_back(i);
-      stage_of[i] = static_cast<int>(at - g.ranks.begin());
-      stage_count = std::max(stage_count, static_cast<int>(g.ranks.size()));
+      if (g.position < 0) continue;
+      stage_ranks[g.position].push_back(i);
+      stage_of[i] = g.position;
+      stage_count = std::max(stage_count, g.size);
       ++staged;
       break;
     }
@@ -426,10 +427,30 @@ Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOpt
       t.count += c.count;
       t.total_ns += c.total_ns;
     }
+
   for (auto& [name, t] : classes) rep.classes.push_back(t);
   std::sort(rep.classes.begin(), rep.classes.end(), [](const TimeTotal& a, const TimeTotal& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
+  // The job profile: each field's most common value; ranks that differ are named.
+  std::vector<std::string> field_order;
+  std::map<std::string, std::map<std::string, std::vector<int>>> values;  // field -> value -> ranks
+  for (const auto* d : ranks)
+    for (auto& [k, v] : jobPairs(*d)) {
+      if (!values.count(k)) field_order.push_back(k);
+      values[k][v].push_back(d->rank);
+    }
+  for (const auto& k : field_order) {
+    const auto& by = values[k];
+    auto best = by.begin();
+    for (auto it = by.begin(); it != by.end(); ++it)
+      if (it->second.size() > best->second.size()) best = it;
+    rep.job.emplace_back(k, best->first);
+    for (const auto& [v, who] : by)
+      if (v != best->first)
+        rep.notes.push_back(fmt::format("job profile: {} is \"{}\" on rank{} {} (\"{}\" on {} other ranks)", k, v,
+                                        who.size() == 1 ? "" : "s", rankList(who), best->first, best->second.size()));
+  }
   for (const auto& l : rep.left_out) rep.notes.push_back("left out: " + l);
   if (auto missing = missingRanks(digests); !missing.empty()) {
     std::vector<int> shown(missing.begin(), missing.begin() + static_cast<long>(std::min<size_t>(missing.size(), 8)));

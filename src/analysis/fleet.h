@@ -107,12 +107,13 @@ struct FleetReport {
   std::vector<SlowStep> slow_steps;       // by step
   StageReport stages;
   std::vector<TimeTotal> classes;         // kernel classes over all ranks, largest first
+  std::vector<std::pair<std::string, std::string>> job;  // each field's value on most ranks (differences in notes)
   std::vector<std::string> left_out;      // "rank 3 (path): reason"
   std::vector<std::string> notes;
 };
 
 // Errors when no digest has steps, or two digests claim one rank.
-Result<FleetReport> analyzeFleet(std::vector<RankDigest> digests, const FleetOptions& opt = {});
+Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const FleetOptions& opt = {});
 
 // Ranks [0, world_size) with no digest, in order; empty when world_size is unknown.
 std::vector<int> missingRanks(const std::vector<RankDigest>& digests);

@@ -202,9 +202,10 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
         std::string list;
         for (size_t k = 0; k < missing.size() && k < 8; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
         if (missing.size() > 8) list += fmt::format(", ... ({} in all)", missing.size());
-        return fail(fmt::format("ranks {} of the job's {} have no trace or summary here; give every rank's file, or "
+        return fail(fmt::format("{} {} of the job's {} {} no trace or summary here; give every rank's file, or "
                                 "--allow-missing-ranks to analyze the {} present",
-                                list, digests.size() + missing.size(), digests.size()));
+                                missing.size() == 1 ? "rank" : "ranks", list, digests.size() + missing.size(),
+                                missing.size() == 1 ? "has" : "have", digests.size()));
       }
       auto fleet = analyzeFleet(digests);
       if (!fleet.ok()) return fail(fleet.error().message);

@@ -16,19 +16,29 @@ namespace gpudoctor {
 // The summary file's format version: readers refuse any other.
 inline constexpr int kSummaryFormatVersion = 1;
 
+// A process group this rank is in. Its size and the rank's place in it, not its member list: a
+// rank of a 4,096-rank group carries 8 bytes, not 16 KB, and a pipeline stage is a place.
 struct DigestGroup {
-  std::string name;        // the process group's key (its name, else its rank list), as collectives carry it
-  std::string desc;        // its description ("default_pg", "DATA_PARALLEL_GROUP", ...); "" unknown
-  std::vector<int> ranks;  // its members from distributedInfo.pg_config; empty: unknown
+  std::string name;   // the process group's key (its name, else its rank list), as collectives carry it
+  std::string desc;   // its description ("default_pg", "DATA_PARALLEL_GROUP", ...); "" unknown
+  int size = 0;       // members, from distributedInfo.pg_config or the collectives' rank list; 0 unknown
+  int position = -1;  // this rank's index in the group's rank list; -1 unknown
+};
+
+// A kernel class's calls and summed time over the selected steps.
+struct DigestClass {
+  std::string name;
+  int64_t count = 0, total_ns = 0;
 };
 
 // One NCCL kernel launched inside a selected step.
 struct DigestCollective {
   uint32_t group = 0;    // index into RankDigest::groups
-  int64_t seq = 0;       // the k-th collective of that group on this rank (the reader's count)
+  uint32_t seq = 0;      // the k-th collective of that group on this rank (the reader's count)
   uint32_t step = 0;     // index into RankDigest::steps
   int64_t dur_ns = 0;    // the kernel's duration (waiting for the last arrival included)
 };
+static_assert(sizeof(DigestCollective) == 24, "the bulk of a digest: keep it small");
 
 struct RankDigest {
   int rank = -1;
@@ -40,8 +50,33 @@ struct RankDigest {
   std::vector<StepFigures> steps;
   std::vector<DigestGroup> groups;  // pg_config's groups holding this rank, then groups only collectives name
   std::vector<DigestCollective> collectives;  // in (group, seq) order
-  std::vector<TimeTotal> classes;             // kernel classes over the selected steps
-  std::vector<std::pair<std::string, std::string>> job;  // the job profile's fields, as text
+  std::vector<DigestClass> classes;           // kernel classes over the selected steps
+  std::string job;  // the job profile's fields as "key\tvalue\n" lines (one allocation; jobPairs splits them)
 };
+
+// The job profile's fields of a digest, and back.
+inline std::vector<std::pair<std::string, std::string>> jobPairs(const RankDigest& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t p = 0; p < d.job.size();) {
+    size_t tab = d.job.find('\t', p), nl = d.job.find('\n', p);
+    if (tab == std::string::npos || nl == std::string::npos || tab > nl) break;
+    out.emplace_back(d.job.substr(p, tab - p), d.job.substr(tab + 1, nl - tab - 1));
+    p = nl + 1;
+  }
+  return out;
+}
+inline void setJob(RankDigest& d, const std::vector<std::pair<std::string, std::string>>& fields) {
+  d.job.clear();
+  auto add = [&d](const std::string& s) {
+    for (char c : s) d.job += c == '\t' || c == '\n' ? ' ' : c;
+  };
+  for (const auto& [k, v] : fields) {
+    add(k);
+    d.job += '\t';
+    add(v);
+    d.job += '\n';
+  }
+  d.job.shrink_to_fit();
+}
 
 }  // namespace gpudoctor

@@ -83,6 +83,9 @@ ordered_json fleetObject(const FleetReport& f) {
   ordered_json classes = ordered_json::array();
   for (const auto& c : f.classes) classes.push_back({{"class", c.name}, {"count", c.count}, {"total_ns", c.total_ns}});
   j["kernel_classes"] = classes;
+  ordered_json job = ordered_json::array();
+  for (const auto& [k, v] : f.job) job.push_back({k, v});
+  j["job_summary"] = job;
   j["left_out"] = f.left_out;
   j["notes"] = f.notes;
   return j;
@@ -152,6 +155,11 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
   std::string o = fmt::format("gpudoctor analyze: {} ranks{}, {} steps, mean step {} ms (median {} ms)\n", f.ranks,
                               f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(),
                               groupThousands(f.rank_steps), msText(f.step_ns), msText(f.median_step_ns));
+  if (!f.job.empty()) {
+    std::string line;
+    for (const auto& [k, v] : f.job) line += (line.empty() ? "" : ", ") + k + " " + v;
+    o += wrapText("job: " + line, "  ", 100);
+  }
   o += renderFleetText(f);
   if (!f.classes.empty()) {
     int64_t total = 0;

@@ -30,13 +30,13 @@ std::string summaryLine(const RankDigest& d) {
     steps.push_back({s.number, s.wall, s.compute, s.comm_exposed, s.copies, s.idle_host, s.idle_sync, s.idle_dependency,
                      s.idle_other, s.idle_host_loader, s.idle_sync_loader});
   auto& groups = j["groups"] = nlohmann::json::array();
-  for (const auto& g : d.groups) groups.push_back({{"name", g.name}, {"desc", g.desc}, {"ranks", g.ranks}});
+  for (const auto& g : d.groups) groups.push_back({{"name", g.name}, {"desc", g.desc}, {"size", g.size}, {"position", g.position}});
   auto& colls = j["collectives"] = nlohmann::json::array();
   for (const auto& c : d.collectives) colls.push_back({c.group, c.seq, c.step, c.dur_ns});
   auto& classes = j["classes"] = nlohmann::json::array();
   for (const auto& c : d.classes) classes.push_back({c.name, c.count, c.total_ns});
   auto& job = j["job"] = nlohmann::json::array();
-  for (const auto& [k, v] : d.job) job.push_back({k, v});
+  for (const auto& [k, v] : jobPairs(d)) job.push_back({k, v});
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -109,23 +109,25 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
   }
   for (auto g : groups) {
     simdjson::dom::object go;
-    simdjson::dom::array ranks;
     if (g.get_object().get(go)) return Error{where + ": a group is not an object"};
     DigestGroup dg;
-    if (!p.str(go, "name", dg.name) || !p.str(go, "desc", dg.desc) || !p.arr(go, "ranks", ranks)) return Error{p.err};
-    for (auto r : ranks) {
-      if (!p.i64(r, v, "a group's rank") || v < 0 || v > INT32_MAX) return Error{where + ": a group's rank is not a rank number"};
-      dg.ranks.push_back(static_cast<int>(v));
-    }
+    int64_t size = 0, position = 0;
+    if (!p.str(go, "name", dg.name) || !p.str(go, "desc", dg.desc) || !p.i64(go["size"], size, "a group's \"size\"") ||
+        !p.i64(go["position"], position, "a group's \"position\""))
+      return Error{p.err};
+    if (size < 0 || size > INT32_MAX || position < -1 || (position >= 0 && position >= size))
+      return Error{where + ": a group's size or position is out of range"};
+    dg.size = static_cast<int>(size);
+    dg.position = static_cast<int>(position);
     d.groups.push_back(std::move(dg));
   }
   for (auto c : colls) {
     int64_t f[4];
     if (!p.ints(c, f, 4, "a collective")) return Error{p.err};
-    if (f[0] < 0 || static_cast<size_t>(f[0]) >= d.groups.size() || f[1] < 0 || f[2] < 0 ||
+    if (f[0] < 0 || static_cast<size_t>(f[0]) >= d.groups.size() || f[1] < 0 || f[1] > UINT32_MAX || f[2] < 0 ||
         static_cast<size_t>(f[2]) >= d.steps.size() || f[3] < 0)
       return Error{where + ": a collective names a group or step the rank does not have, or a negative figure"};
-    d.collectives.push_back({static_cast<uint32_t>(f[0]), f[1], static_cast<uint32_t>(f[2]), f[3]});
+    d.collectives.push_back({static_cast<uint32_t>(f[0]), static_cast<uint32_t>(f[1]), static_cast<uint32_t>(f[2]), f[3]});
   }
   for (size_t k = 1; k < d.collectives.size(); ++k) {
     const auto &a = d.collectives[k - 1], &b = d.collectives[k];
@@ -139,15 +141,21 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
     if (c.get_array().get(a) || a.size() != 3 || a.at(0).get_string().get(name) || a.at(1).get_int64().get(count) ||
         a.at(2).get_int64().get(total) || count < 0 || total < 0)
       return Error{where + ": a kernel class is not [name, count, total_ns]"};
-    d.classes.push_back({std::string(name), "", "", count, total});
+    d.classes.push_back({std::string(name), count, total});
   }
+  std::vector<std::pair<std::string, std::string>> fields;
   for (auto f : job) {
     simdjson::dom::array a;
     std::string_view k, val;
     if (f.get_array().get(a) || a.size() != 2 || a.at(0).get_string().get(k) || a.at(1).get_string().get(val))
       return Error{where + ": a job field is not [name, value]"};
-    d.job.emplace_back(std::string(k), std::string(val));
+    fields.emplace_back(std::string(k), std::string(val));
   }
+  setJob(d, fields);
+  d.steps.shrink_to_fit();
+  d.groups.shrink_to_fit();
+  d.collectives.shrink_to_fit();
+  d.classes.shrink_to_fit();
   return d;
 }
 

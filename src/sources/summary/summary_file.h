@@ -7,7 +7,7 @@
 //   one object per rank: rank, world_size, path, device, input_bytes, left_out,
 //     steps [[number, wall, compute, comm_exposed, copies, idle_host, idle_sync, idle_dependency,
 //             idle_other, idle_host_loader, idle_sync_loader] ...] (ns),
-//     groups [{name, desc, ranks}], collectives [[group, seq, step, dur_ns] ...],
+//     groups [{name, desc, size, position}], collectives [[group, seq, step, dur_ns] ...],
 //     classes [[name, count, total_ns] ...], job [[field, value] ...]
 //   {"end": N}
 // The closing line makes a cut file an error even when it is not compressed.
