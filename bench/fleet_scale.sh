@@ -35,6 +35,21 @@ print(t['bytes']/1e6, t['seconds'], t['ranks_per_second'], t['mb_per_second'], t
       "$(grep -c '^ok' "$dir/score_t$threads.txt")/$(wc -l <"$dir/score_t$threads.txt") checks"
     [ "$threads" = 0 ] && peak[$n]=$rss
   done
+  # The MPI mode on this machine: 2 processes x 1 thread; its document must equal the streaming one's.
+  if command -v mpirun >/dev/null 2>&1 && "$build/gpudoctor" analyze --help | grep -q -- --mpi; then
+    out=$dir/analyze_mpi.json
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo \
+      OMPI_MCA_oob_tcp_if_include=lo mpirun --oversubscribe -np 2 "$build/gpudoctor" analyze --mpi "$dir/traces" -q \
+      --threads 1 --json "$out" >/dev/null 2>"$dir/mpi.err"
+    same=$(python3 -c "
+import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); a.pop('timing'); b.pop('timing')
+print('same' if a==b else 'DIFFERENT')" "$dir/analyze_t0.json" "$out")
+    read -r mb sec rps mbs rss < <(python3 -c "
+import json,sys; t=json.load(open(sys.argv[1]))['timing']
+print(t['bytes']/1e6, t['seconds'], t['ranks_per_second'], t['mb_per_second'], t['peak_rss_bytes']/1e6)" "$out")
+    printf "%6s %8s %9.0f %8.2f %9.1f %8.1f %10.1f %7s  %s\n" "$n" "mpi 2x1" "$mb" "$sec" "$rps" "$mbs" "$rss" "$same" \
+      "report vs streaming, timing apart"
+  fi
 done
 first=${sizes[0]}
 last=${sizes[-1]}

@@ -60,6 +60,27 @@ if command -v mpirun >/dev/null 2>&1 && "$gd" analyze --help | grep -q -- --mpi;
     fi
     grep -q "rank00003.pt.trace.json.gz" "$work/mpi_bad.err" || { echo "FAIL: the error does not name the file:"; cat "$work/mpi_bad.err"; exit 1; }
     echo "ok   --mpi: a cut trace on process 1 is named: $(grep -m1 rank00003 "$work/mpi_bad.err")"
+    # A process that dies: process 1 blocks on a FIFO posing as its first trace and is killed; mpirun
+    # names the rank and the job exits non-zero (process 0 does not wait forever).
+    mkdir "$work/dieset" && cp "$work/faults/traces/"rank0000[0,2,3]* "$work/dieset/" && mkfifo "$work/dieset/rank00001.pt.trace.json"
+    # (named one by one: a directory's listing skips what is not a regular file)
+    mpirun --oversubscribe -np 2 "$gd" analyze --mpi "$work/dieset/rank00000.pt.trace.json.gz" "$work/dieset/rank00001.pt.trace.json" \
+      "$work/dieset/rank00002.pt.trace.json.gz" "$work/dieset/rank00003.pt.trace.json.gz" -q >/dev/null 2>"$work/mpi_die.err" &
+    mpi_pid=$!
+    victim=""
+    for _ in $(seq 1 100); do
+      for p in $(pgrep -f "analyze --mpi $work/dieset" || true); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$p
+      done
+      [ -n "$victim" ] && break
+      sleep 0.1
+    done
+    [ -n "$victim" ] || { echo "FAIL: MPI process 1 not found"; kill "$mpi_pid"; exit 1; }
+    sleep 0.5
+    kill -9 "$victim"
+    if timeout 60 tail --pid="$mpi_pid" -f /dev/null && wait "$mpi_pid"; then echo "FAIL: a killed MPI process left exit 0"; exit 1; fi
+    grep -qi "rank 1" "$work/mpi_die.err" || { echo "FAIL: the killed process is not named:"; cat "$work/mpi_die.err"; exit 1; }
+    echo "ok   --mpi: a killed process: non-zero exit, mpirun names it: $(grep -i -m1 'rank 1' "$work/mpi_die.err" | sed 's/^ *//')"
   else
     echo "skip --mpi: mpirun could not start two processes here:"; head -3 "$work/mpi.err"
   fi
@@ -68,7 +89,8 @@ else
 fi
 
 # Bad input.
-zcat "$work/faults.gdsum.gz" | head -c 20000 >"$work/cut.gdsum"
+zcat "$work/faults.gdsum.gz" >"$work/full.gdsum"  # (not piped into head: pipefail and SIGPIPE)
+head -c 20000 "$work/full.gdsum" >"$work/cut.gdsum"
 if "$gd" analyze "$work/cut.gdsum" -q >/dev/null 2>"$work/cut.err"; then echo "FAIL: a cut summary exited 0"; exit 1; fi
 [ "$(wc -l <"$work/cut.err")" -eq 1 ] && grep -q "cut.gdsum" "$work/cut.err" || { echo "FAIL: cut summary:"; cat "$work/cut.err"; exit 1; }
 echo "ok   cut summary: $(cat "$work/cut.err")"

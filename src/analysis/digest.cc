@@ -50,7 +50,8 @@ RankDigest digestRank(const RankAnalysis& ra) {
   // trace without point-to-point sends, yet names the rank's stage).
   for (const auto& pg : t.process_groups)
     if (auto at = std::find(pg.ranks.begin(), pg.ranks.end(), t.rank); at != pg.ranks.end())
-      d.groups.push_back({pg.name, pg.desc, static_cast<int>(pg.ranks.size()), static_cast<int>(at - pg.ranks.begin())});
+      d.groups.push_back({pg.name, internText(pg.desc), static_cast<int>(pg.ranks.size()),
+                          static_cast<int>(at - pg.ranks.begin())});
   std::map<uint32_t, uint32_t> group_of;  // interned key -> index into d.groups
   const auto& ev = t.events;
   for (uint32_t s = 0; s < ra.windows.size(); ++s) {
@@ -84,7 +85,7 @@ RankDigest digestRank(const RankAnalysis& ra) {
     return a.group != b.group ? a.group < b.group : a.seq < b.seq;
   });
   for (const auto& c : ra.kernels.classes)
-    d.classes.push_back({std::string(kernelClassName(c.cls)), c.dur.count, c.dur.total_ns});
+    d.classes.push_back({internText(kernelClassName(c.cls)), c.dur.count, c.dur.total_ns});
   setJob(d, jobFields(ra.job));
   // Thousands of digests stay in memory: no growth slack.
   d.steps.shrink_to_fit();

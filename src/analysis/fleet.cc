@@ -139,7 +139,7 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
   for (auto& [name, mem] : members) {
     FleetGroup fg;
     fg.name = name;
-    fg.desc = group_info[name]->desc;
+    fg.desc = std::string(group_info[name]->desc);
     fg.members = static_cast<int>(mem.size());
     fg.declared = group_info[name]->size;
     std::vector<const DigestCollective*> cur(mem.size());
@@ -422,7 +422,7 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
   std::map<std::string, TimeTotal> classes;
   for (const auto* d : ranks)
     for (const auto& c : d->classes) {
-      auto& t = classes[c.name];
+      auto& t = classes[std::string(c.name)];
       t.name = c.name;
       t.count += c.count;
       t.total_ns += c.total_ns;

@@ -286,7 +286,9 @@ int runAnalyze(const AnalyzeArgs& a) {
   opt.threads = a.threads;
   configureAnalysis(th, opt);
   bool any_summary = false;
-  for (const auto& f : files.value()) any_summary = any_summary || isSummaryFile(f);
+  if (!a.mpi && !a.stream && files.value().size() <= kInMemoryMax)  // (with --mpi a process opens only its share)
+    for (const auto& f : files.value())
+      if ((any_summary = isSummaryFile(f))) break;
   if (a.mpi || a.stream || any_summary || files.value().size() > kInMemoryMax) {
     if (!a.quiet && !a.mpi && !a.stream && !any_summary)
       std::fprintf(stderr, "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "

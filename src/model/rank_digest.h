@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/intern.h"
 #include "model/run_summary.h"
 
 namespace gpudoctor {
@@ -20,14 +21,14 @@ inline constexpr int kSummaryFormatVersion = 1;
 // rank of a 4,096-rank group carries 8 bytes, not 16 KB, and a pipeline stage is a place.
 struct DigestGroup {
   std::string name;   // the process group's key (its name, else its rank list), as collectives carry it
-  std::string desc;   // its description ("default_pg", "DATA_PARALLEL_GROUP", ...); "" unknown
+  std::string_view desc;  // its description ("default_pg", "DATA_PARALLEL_GROUP", ...), interned; "" unknown
   int size = 0;       // members, from distributedInfo.pg_config or the collectives' rank list; 0 unknown
   int position = -1;  // this rank's index in the group's rank list; -1 unknown
 };
 
 // A kernel class's calls and summed time over the selected steps.
 struct DigestClass {
-  std::string name;
+  std::string_view name;  // interned (or a literal)
   int64_t count = 0, total_ns = 0;
 };
 
@@ -51,7 +52,8 @@ struct RankDigest {
   std::vector<DigestGroup> groups;  // pg_config's groups holding this rank, then groups only collectives name
   std::vector<DigestCollective> collectives;  // in (group, seq) order
   std::vector<DigestClass> classes;           // kernel classes over the selected steps
-  std::string job;  // the job profile's fields as "key\tvalue\n" lines (one allocation; jobPairs splits them)
+  // The job profile's fields as "key\tvalue\n" lines, interned: most ranks share one text.
+  std::string_view job;
 };
 
 // The job profile's fields of a digest, and back.
@@ -59,24 +61,24 @@ inline std::vector<std::pair<std::string, std::string>> jobPairs(const RankDiges
   std::vector<std::pair<std::string, std::string>> out;
   for (size_t p = 0; p < d.job.size();) {
     size_t tab = d.job.find('\t', p), nl = d.job.find('\n', p);
-    if (tab == std::string::npos || nl == std::string::npos || tab > nl) break;
+    if (tab == std::string_view::npos || nl == std::string_view::npos || tab > nl) break;
     out.emplace_back(d.job.substr(p, tab - p), d.job.substr(tab + 1, nl - tab - 1));
     p = nl + 1;
   }
   return out;
 }
 inline void setJob(RankDigest& d, const std::vector<std::pair<std::string, std::string>>& fields) {
-  d.job.clear();
-  auto add = [&d](const std::string& s) {
-    for (char c : s) d.job += c == '\t' || c == '\n' ? ' ' : c;
+  std::string text;
+  auto add = [&text](const std::string& s) {
+    for (char c : s) text += c == '\t' || c == '\n' ? ' ' : c;
   };
   for (const auto& [k, v] : fields) {
     add(k);
-    d.job += '\t';
+    text += '\t';
     add(v);
-    d.job += '\n';
+    text += '\n';
   }
-  d.job.shrink_to_fit();
+  d.job = internText(text);
 }
 
 }  // namespace gpudoctor

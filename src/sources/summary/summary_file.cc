@@ -30,11 +30,12 @@ std::string summaryLine(const RankDigest& d) {
     steps.push_back({s.number, s.wall, s.compute, s.comm_exposed, s.copies, s.idle_host, s.idle_sync, s.idle_dependency,
                      s.idle_other, s.idle_host_loader, s.idle_sync_loader});
   auto& groups = j["groups"] = nlohmann::json::array();
-  for (const auto& g : d.groups) groups.push_back({{"name", g.name}, {"desc", g.desc}, {"size", g.size}, {"position", g.position}});
+  for (const auto& g : d.groups)
+    groups.push_back({{"name", g.name}, {"desc", std::string(g.desc)}, {"size", g.size}, {"position", g.position}});
   auto& colls = j["collectives"] = nlohmann::json::array();
   for (const auto& c : d.collectives) colls.push_back({c.group, c.seq, c.step, c.dur_ns});
   auto& classes = j["classes"] = nlohmann::json::array();
-  for (const auto& c : d.classes) classes.push_back({c.name, c.count, c.total_ns});
+  for (const auto& c : d.classes) classes.push_back({std::string(c.name), c.count, c.total_ns});
   auto& job = j["job"] = nlohmann::json::array();
   for (const auto& [k, v] : jobPairs(d)) job.push_back({k, v});
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -112,11 +113,13 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
     if (g.get_object().get(go)) return Error{where + ": a group is not an object"};
     DigestGroup dg;
     int64_t size = 0, position = 0;
-    if (!p.str(go, "name", dg.name) || !p.str(go, "desc", dg.desc) || !p.i64(go["size"], size, "a group's \"size\"") ||
+    std::string desc;
+    if (!p.str(go, "name", dg.name) || !p.str(go, "desc", desc) || !p.i64(go["size"], size, "a group's \"size\"") ||
         !p.i64(go["position"], position, "a group's \"position\""))
       return Error{p.err};
     if (size < 0 || size > INT32_MAX || position < -1 || (position >= 0 && position >= size))
       return Error{where + ": a group's size or position is out of range"};
+    dg.desc = internText(desc);
     dg.size = static_cast<int>(size);
     dg.position = static_cast<int>(position);
     d.groups.push_back(std::move(dg));
@@ -141,7 +144,7 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
     if (c.get_array().get(a) || a.size() != 3 || a.at(0).get_string().get(name) || a.at(1).get_int64().get(count) ||
         a.at(2).get_int64().get(total) || count < 0 || total < 0)
       return Error{where + ": a kernel class is not [name, count, total_ns]"};
-    d.classes.push_back({std::string(name), count, total});
+    d.classes.push_back({internText(name), count, total});
   }
   std::vector<std::pair<std::string, std::string>> fields;
   for (auto f : job) {
