@@ -5,12 +5,16 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/digest.h"
+#include "analysis/fleet.h"
 #include "analysis/replay.h"
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
+#include "report/fleet_report.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/terminal.h"
+#include "sources/summary/summary_file.h"
 
 namespace gpudoctor {
 
@@ -54,6 +58,15 @@ inline void fuzzPipeline(RankTrace&& trace) {
   (void)renderTerminal(run.value(), {});
   (void)renderJson(run.value(), 0, &d, &th);
   (void)renderHtml(run.value(), d);
+  // The many-rank path: the digest, its summary round trip, the cross-rank analyses and reports.
+  std::vector<RankDigest> digests;
+  for (const auto& r : run.value().ranks) digests.push_back(digestRank(r));
+  auto back = parseSummaryText(summaryDocument(digests), "fuzz.gdsum");
+  if (!back.ok()) __builtin_trap();  // what the writer writes, the reader must read
+  if (auto fleet = analyzeFleet(back.value()); fleet.ok()) {
+    (void)renderFleetReport(fleet.value(), {});
+    (void)renderFleetJson(fleet.value(), {});
+  }
 }
 
 }  // namespace gpudoctor

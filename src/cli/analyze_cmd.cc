@@ -134,7 +134,8 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
     if (set)
       return fail(fmt::format("{} needs the per-rank analysis, not the streaming mode (summaries, --mpi, --stream or "
                               "more than {} traces): give it one rank's trace or up to {} traces",
-                              flag, kInMemoryMax, kInMemoryMax));
+                              flag, kInMemoryMax, kInMemoryMax),
+                  2);
   MpiWorld world;
   if (a.mpi) {
     auto w = mpiInit();

@@ -187,6 +187,10 @@ Result<std::vector<RankDigest>> readSummaryFile(const std::string& path) {
     if (r.value() == 0) break;
     text.append(buf.data(), r.value());
   }
+  return parseSummaryText(text, path);
+}
+
+Result<std::vector<RankDigest>> parseSummaryText(std::string_view text, const std::string& path) {
   std::vector<RankDigest> out;
   size_t pos = 0, line_no = 0;
   int64_t declared = -1;

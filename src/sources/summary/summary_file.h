@@ -37,5 +37,7 @@ std::string summaryDocument(const std::vector<RankDigest>& digests);
 // the line for a malformed rank, another format version, a cut file or a count mismatch.
 Status writeSummaryFile(const std::string& path, const std::vector<RankDigest>& digests);
 Result<std::vector<RankDigest>> readSummaryFile(const std::string& path);
+// The same for a decompressed document in memory (`path` names it in errors).
+Result<std::vector<RankDigest>> parseSummaryText(std::string_view text, const std::string& path);
 
 }  // namespace gpudoctor

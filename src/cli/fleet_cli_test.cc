@@ -1,0 +1,72 @@
+// analyze's many-rank paths as a user runs them: summaries written and read back, the streaming
+// mode's document, and its bad input (one line, non-zero exit). The generated-job checks are the
+// ctest fleet_faults (scripts/fleet/check_fleet.sh).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace gpudoctor::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(CliFleet, SummariesGiveTheSameCrossRankReportAsTheTraces) {
+  auto d = scratch();
+  auto r = run("analyze -q --json " + (d / "full.json").string() + " --summary-out " + (d / "ex.gdsum.gz").string() +
+               " " + src("examples/ddp_bf16_flash"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto s = run("analyze -q --json " + (d / "fleet.json").string() + " " + (d / "ex.gdsum.gz").string());
+  ASSERT_EQ(s.rc, 0) << s.err;
+  json full = json::parse(slurp(d / "full.json")), fleet = json::parse(slurp(d / "fleet.json"));
+  EXPECT_EQ(fleet["mode"], "fleet");
+  EXPECT_EQ(full["fleet"], fleet["fleet"]);
+  EXPECT_EQ(fleet["fleet"]["ranks"], 2);
+  EXPECT_EQ(fleet["fleet"]["groups"][0]["straggler"], 0);  // the bundled example's rank 1 waits for rank 0
+  EXPECT_EQ(fleet["timing"]["ranks"], 2);
+  EXPECT_NE(s.out.find("gpudoctor analyze: 2 ranks of 2"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("rank 0 holds the group back"), std::string::npos) << s.out;
+}
+
+TEST(CliFleet, StreamingRefusesPerRankOptionsAndNamesMissingRanks) {
+  auto r = run("analyze --stream --html /tmp/x.html " + src("examples/ddp_bf16_flash"));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--html needs the per-rank analysis"), std::string::npos) << r.err;
+  auto m = run("analyze --stream -q " + src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz"));
+  EXPECT_EQ(m.rc, 1);
+  EXPECT_EQ(lines(m.err), 1) << m.err;
+  EXPECT_NE(m.err.find("rank 1 of the job's 2 has no trace or summary here"), std::string::npos) << m.err;
+  auto ok = run("analyze --stream -q --allow-missing-ranks --json - " +
+                src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz"));
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_NE(json::parse(ok.out)["fleet"]["notes"].dump().find("missing: 1"), std::string::npos);
+}
+
+TEST(CliFleet, BadSummariesAreOneLine) {
+  auto d = scratch();
+  {
+    std::ofstream f(d / "v9.gdsum");
+    f << "{\"format\":\"gpudoctor-summary\",\"version\":9,\"ranks\":0}\n{\"end\":0}\n";
+  }
+  auto v = run("analyze -q " + (d / "v9.gdsum").string());
+  EXPECT_EQ(v.rc, 1);
+  EXPECT_EQ(lines(v.err), 1) << v.err;
+  EXPECT_NE(v.err.find("summary format version 9"), std::string::npos) << v.err;
+  {
+    std::ofstream f(d / "cut.gdsum");
+    f << "{\"format\":\"gpudoctor-summary\",\"version\":1,\"ranks\":3}\n";
+  }
+  auto c = run("analyze -q " + (d / "cut.gdsum").string());
+  EXPECT_EQ(c.rc, 1);
+  EXPECT_NE(c.err.find("cut short: 0 of 3 ranks"), std::string::npos) << c.err;
+  // Two summaries of the same ranks.
+  ASSERT_EQ(run("analyze -q --summary-out " + (d / "a.gdsum").string() + " " + src("examples/ddp_bf16_flash")).rc, 0);
+  auto dup = run("analyze -q " + (d / "a.gdsum").string() + " " + (d / "a.gdsum").string());
+  EXPECT_EQ(dup.rc, 1);
+  EXPECT_NE(dup.err.find("appears twice"), std::string::npos) << dup.err;
+}
+
+}  // namespace
+}  // namespace gpudoctor::testing
