@@ -43,7 +43,7 @@ RankDigest digestRank(const RankAnalysis& ra) {
   d.rank = t.rank;
   d.world_size = t.world_size;
   d.path = t.path;
-  if (!t.devices.empty()) d.device = t.devices.front().name;
+  if (!t.devices.empty()) d.device = internText(t.devices.front().name);
   d.input_bytes = t.stats.input_bytes;
   for (const auto& b : ra.steps) d.steps.push_back(stepFigures(b));
   // The groups pg_config lists with this rank in them (a pipeline group has no collective in a
@@ -100,7 +100,7 @@ RankDigest digestLeftOut(const LeftOutRank& l, int world_size) {
   d.rank = l.rank;
   d.world_size = world_size;
   d.path = l.path;
-  d.left_out = l.reason;
+  d.left_out = internText(l.reason);
   return d;
 }
 

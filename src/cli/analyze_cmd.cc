@@ -223,6 +223,8 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
         Status st = writeSummaryFile(a.summary_out, digests);
         if (!st.ok()) return fail(st.message());
       }
+      // The digests are done with: the reports reuse their memory instead of adding to the peak.
+      std::vector<RankDigest>().swap(digests);
       if (!a.json.empty()) {
         if (!writeOutput(a.json, renderFleetJson(fleet.value(), info), err)) return fail(err);
         if (a.json == "-") return 0;

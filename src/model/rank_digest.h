@@ -45,9 +45,9 @@ struct RankDigest {
   int rank = -1;
   int world_size = -1;          // from the trace's distributedInfo; -1 unknown
   std::string path;
-  std::string device;           // the first GPU's name; "" unknown
+  std::string_view device;      // the first GPU's name, interned; "" unknown
   uint64_t input_bytes = 0;     // bytes of the trace file it came from
-  std::string left_out;         // why the rank has no figures (no GPU activity); "" when analyzed
+  std::string_view left_out;    // why the rank has no figures (no GPU activity), interned; "" when analyzed
   std::vector<StepFigures> steps;
   std::vector<DigestGroup> groups;  // pg_config's groups holding this rank, then groups only collectives name
   std::vector<DigestCollective> collectives;  // in (group, seq) order

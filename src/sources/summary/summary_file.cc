@@ -22,9 +22,9 @@ std::string summaryLine(const RankDigest& d) {
   j["rank"] = d.rank;
   j["world_size"] = d.world_size;
   j["path"] = d.path;
-  j["device"] = d.device;
+  j["device"] = std::string(d.device);
   j["input_bytes"] = d.input_bytes;
-  j["left_out"] = d.left_out;
+  j["left_out"] = std::string(d.left_out);
   auto& steps = j["steps"] = nlohmann::json::array();
   for (const auto& s : d.steps)
     steps.push_back({s.number, s.wall, s.compute, s.comm_exposed, s.copies, s.idle_host, s.idle_sync, s.idle_dependency,
@@ -95,7 +95,10 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
   ok = ok && p.i64(o["world_size"], v, "\"world_size\"") && (v == -1 || (v > 0 && v <= INT32_MAX))
            ? (d.world_size = static_cast<int>(v), true)
            : p.fail("\"world_size\" is not -1 or a positive count");
-  ok = ok && p.str(o, "path", d.path) && p.str(o, "device", d.device) && p.str(o, "left_out", d.left_out);
+  std::string device, left_out;
+  ok = ok && p.str(o, "path", d.path) && p.str(o, "device", device) && p.str(o, "left_out", left_out);
+  d.device = internText(device);
+  d.left_out = internText(left_out);
   ok = ok && p.i64(o["input_bytes"], v, "\"input_bytes\"") && v >= 0 ? (d.input_bytes = static_cast<uint64_t>(v), true)
                                                                       : p.fail("\"input_bytes\" is not a byte count");
   ok = ok && p.arr(o, "steps", steps) && p.arr(o, "groups", groups) && p.arr(o, "collectives", colls) &&
