@@ -2,6 +2,7 @@
 // replay (unedited and with every edit), the diagnosis with its what-if and plan, and rendering.
 // Any crash, hang, leak or UB report is a bug.
 #pragma once
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 namespace gpudoctor {
 
 inline void fuzzPipeline(RankTrace&& trace) {
+  if (trace.rank < 0) trace.rank = 0;  // as readTraceSet and the streaming mode number a rank without one
   std::vector<RankTrace> traces;
   traces.push_back(std::move(trace));
   AnalysisOptions aopt;
@@ -62,7 +64,10 @@ inline void fuzzPipeline(RankTrace&& trace) {
   std::vector<RankDigest> digests;
   for (const auto& r : run.value().ranks) digests.push_back(digestRank(r));
   auto back = parseSummaryText(summaryDocument(digests), "fuzz.gdsum");
-  if (!back.ok()) __builtin_trap();  // what the writer writes, the reader must read
+  if (!back.ok()) {  // what the writer writes, the reader must read
+    std::fprintf(stderr, "summary round trip refused: %s\n", back.error().message.c_str());
+    __builtin_trap();
+  }
   if (auto fleet = analyzeFleet(back.value()); fleet.ok()) {
     (void)renderFleetReport(fleet.value(), {});
     (void)renderFleetJson(fleet.value(), {});

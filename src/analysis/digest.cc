@@ -41,7 +41,7 @@ RankDigest digestRank(const RankAnalysis& ra) {
   const TraceIndex& idx = ra.index;
   RankDigest d;
   d.rank = t.rank;
-  d.world_size = t.world_size;
+  d.world_size = t.world_size > 0 ? t.world_size : -1;  // a trace's 0 or negative world size: unknown
   d.path = t.path;
   if (!t.devices.empty()) d.device = internText(t.devices.front().name);
   d.input_bytes = t.stats.input_bytes;

@@ -106,7 +106,8 @@ std::function<int()> addCompare(CLI::App& app) {
       "sides have one (the profiler's inflation varies between runs), else on the traced step.\n\n"
       "Examples:\n"
       "  gpudoctor compare before/ after/\n"
-      "  gpudoctor analyze runs/base --json base.json && gpudoctor compare base.json runs/new --fail-if-slower 3\n"
+      "  gpudoctor analyze runs/base --json base.json      # a baseline, once\n"
+      "  gpudoctor compare base.json runs/new --fail-if-slower 3   # a CI gate\n"
       "  gpudoctor compare a.pt.trace.json.gz b.pt.trace.json.gz --json -\n\n"
       "Exit status: 0; 1 when --fail-if-slower is given and NEW is slower by more than that beyond the noise band; "
       "2 for bad input (an unreadable side, different rank counts, no steps, another tool's JSON).");

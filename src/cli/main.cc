@@ -1,10 +1,12 @@
 // gpudoctor: one binary, verbs users know the shape of. This file only dispatches.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 namespace gpudoctor::cli {
 namespace {
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
       "gpudoctor " GPUDOCTOR_VERSION
       ": find what limits a GPU training job and say, with numbers, what to change first.\n"
       "Run `gpudoctor analyze` with no argument to see a report on the bundled example trace."};
+  gpudoctor::cli::useWrappedHelp(app);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
   auto analyze = gpudoctor::cli::addAnalyze(app);
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   auto bench = gpudoctor::cli::addBench(app);
   auto monitor = gpudoctor::cli::addMonitor(app);
   auto record = gpudoctor::cli::addRecord(app);
+  gpudoctor::cli::addHelpExamples(app);
   // An unknown verb is named, with the verbs there are (CLI11 would say "A subcommand is required").
   const std::vector<CLI::App*> all = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
@@ -71,6 +75,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpudoctor: error: %s (see gpudoctor%s --help)\n", e.what(), verb.c_str());
     return 2;
   }
+  // The help's examples are checked by parsing them (src/cli/help_cli_test.cc): stop before running.
+  if (std::getenv("GPUDOCTOR_PARSE_ONLY")) return 0;
   try {
     if (app.got_subcommand("analyze")) return analyze();
     if (app.got_subcommand("checklist")) return checklist();

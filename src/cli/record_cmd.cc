@@ -283,7 +283,7 @@ std::function<int()> addRecord(CLI::App& app) {
       "Examples:\n"
       "  gpudoctor record -o rec -- python train.py --epochs 1\n"
       "  gpudoctor record -o rec --delay 60 --duration 20 -- torchrun --nproc-per-node 8 train.py\n"
-      "  gpudoctor record -o rec --detached --signal USR2 -- python train.py   # then: pkill -USR2 -f train.py\n"
+      "  gpudoctor record -o rec --detached --signal USR2 -- python train.py   # pkill -USR2 toggles\n"
       "  gpudoctor analyze rec");
   r->add_option("-o,--out", a->out, "directory for the recordings (default gpudoctor-record-DATE-TIME)");
   r->add_option("--delay", a->delay_s, "attach after this many seconds (default 0)");

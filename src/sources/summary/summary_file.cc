@@ -52,6 +52,11 @@ struct LineParser {
     if (err.empty()) err = where + ": " + what;
     return false;
   }
+  // (A simdjson_result, not an element: a missing key must be an error, not an exception.)
+  bool i64(simdjson::simdjson_result<simdjson::dom::element> e, int64_t& out, const char* what) {
+    if (e.get_int64().get(out)) return fail(std::string(what) + " is missing or not an integer");
+    return true;
+  }
   bool i64(simdjson::dom::element e, int64_t& out, const char* what) {
     if (e.get_int64().get(out)) return fail(std::string(what) + " is not an integer");
     return true;
