@@ -36,27 +36,13 @@
 #include "common/exact_time.h"
 #include "sources/byte_stream.h"
 #include "sources/kineto/json_scan.h"
+#include "trace_text.h"
 
 using namespace gpudoctor;
+using bench::formatMicros;
+using bench::numberAfter;
 
 namespace {
-
-std::string formatMicros(int64_t ns) {
-  bool neg = ns < 0;
-  uint64_t a = neg ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
-  return fmt::format("{}{}.{:03}", neg ? "-" : "", a / 1000, a % 1000);
-}
-
-// Position and length of the number after `key` in ev, or npos.
-std::pair<size_t, size_t> numberAfter(const std::string& ev, std::string_view key, size_t from = 0) {
-  size_t pos = ev.find(key, from);
-  if (pos == std::string::npos) return {std::string::npos, 0};
-  size_t v = pos + key.size();
-  while (v < ev.size() && (ev[v] == ' ' || ev[v] == ':')) ++v;
-  size_t e = v;
-  while (e < ev.size() && (std::isdigit(static_cast<unsigned char>(ev[e])) || ev[e] == '.' || ev[e] == '-')) ++e;
-  return {v, e - v};
-}
 
 void replaceAll(std::string& s, std::string_view from, std::string_view to) {
   for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);

@@ -12,37 +12,12 @@
 #include "common/exact_time.h"
 #include "sources/byte_stream.h"
 #include "sources/kineto/json_scan.h"
+#include "trace_text.h"
 
 using namespace gpudoctor;
 
-namespace {
-
-std::string formatMicros(int64_t ns) {
-  bool neg = ns < 0;
-  uint64_t a = neg ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
-  return fmt::format("{}{}.{:03}", neg ? "-" : "", a / 1000, a % 1000);
-}
-
-// Replaces the number after each occurrence of key in ev with f(old number text).
-template <class F>
-void rewriteNumber(std::string& ev, std::string_view key, F f) {
-  size_t pos = 0;
-  while ((pos = ev.find(key, pos)) != std::string::npos) {
-    size_t v = pos + key.size();
-    while (v < ev.size() && (ev[v] == ' ' || ev[v] == ':')) ++v;
-    size_t e = v;
-    while (e < ev.size() && (std::isdigit(static_cast<unsigned char>(ev[e])) || ev[e] == '.' || ev[e] == '-')) ++e;
-    if (e == v) {
-      pos = v;
-      continue;
-    }
-    std::string repl = f(std::string_view(ev).substr(v, e - v));
-    ev.replace(v, e - v, repl);
-    pos = v + repl.size();
-  }
-}
-
-}  // namespace
+using bench::formatMicros;
+using bench::rewriteNumber;
 
 int main(int argc, char** argv) {
   if (argc < 3) {

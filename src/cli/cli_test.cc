@@ -195,6 +195,16 @@ TEST(Cli, Plan) {
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["model"]["params"], 124439808);
   EXPECT_TRUE(doc["plans"][0]["fits"]);
+  // Byte counts are integers (issue 20: they were floats), and the total is the parts' sum exactly.
+  EXPECT_TRUE(doc["cluster"]["memory_bytes"].is_number_integer());
+  for (const auto& p : doc["plans"]) {
+    int64_t sum = 0;
+    for (const auto& [k, v] : p["memory_bytes"].items()) {
+      EXPECT_TRUE(v.is_number_integer()) << k << " = " << v;
+      if (k != "total") sum += v.get<int64_t>();
+    }
+    EXPECT_EQ(p["memory_bytes"]["total"].get<int64_t>(), sum);
+  }
   auto none = run("plan --model llama2-70b --gpu a100-40g --gpus-per-node 1 --global-batch 8");
   EXPECT_EQ(none.rc, 1);
   EXPECT_NE(none.out.find("Nothing fits. Closest:"), std::string::npos) << none.out;

@@ -240,3 +240,19 @@ TEST(DiagnosisReport, HtmlWithoutPlanHasNoPlanTable) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+TEST(DiagnosisReport, CountsInEvidenceAreWholeNumbers) {
+  Diagnosis d;
+  Finding f;
+  f.id = "nccl.settings";
+  f.title = "NCCL settings: 2 ignored by NCCL, 0 wrong, 0 slow";
+  f.evidence = {{"ignored", 2, "settings"}, {"share", 0.125, ""}, {"step", 12.5, "ms"}};
+  d.findings.push_back(f);
+  std::string t = renderFindings(d, 1);
+  EXPECT_NE(t.find("ignored 2 settings; share 0.12; step 12.50 ms"), std::string::npos) << t;
+  EXPECT_EQ(t.find("2.00 settings"), std::string::npos) << t;
+}
+}  // namespace
+}  // namespace gpudoctor

@@ -1,8 +1,8 @@
 #include "report/findings_text.h"
 
-#include "report/text.h"
-
 #include <cmath>
+
+#include "report/text.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,8 @@ namespace gpudoctor {
 
 namespace {
 std::string number(double v) {
-  if (v != 0 && std::abs(v) < 0.01) return fmt::format("{:.4f}", v);
+  if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);  // counts: "2 settings", not "2.00"
+  if (std::abs(v) < 0.01) return fmt::format("{:.4f}", v);
   if (std::abs(v) < 100) return fmt::format("{:.2f}", v);
   return fmt::format("{:.0f}", v);
 }
@@ -59,7 +60,8 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                            : "";
     o += wrapText(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
     std::string ev;
-    for (const auto& e : f.evidence) ev += fmt::format("{}{} {} {}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit);
+    for (const auto& e : f.evidence)
+      ev += fmt::format("{}{} {}{}{}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit.empty() ? "" : " ", e.unit);
     if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", 100);
     if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", 100);
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";

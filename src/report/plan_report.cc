@@ -8,6 +8,8 @@
 namespace gpudoctor {
 
 namespace {
+// A byte count the model holds in double, as the integer the JSON promises.
+int64_t bytes(double b) { return std::llround(b); }
 double gb(double b) { return b / 1e9; }
 }  // namespace
 
@@ -144,7 +146,7 @@ std::string renderPlanJson(const ModelSpec& m, const ClusterSpec& k, const Train
   j["model"] = {{"name", m.name}, {"params", totalParams(m)}, {"layers", m.layers}, {"hidden", m.hidden},
                 {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn", m.ffn}, {"vocab", m.vocab}, {"seq", m.seq},
                 {"train_flops_per_token", trainFlopsPerToken(m)}};
-  j["cluster"] = {{"gpu", k.gpu}, {"memory_bytes", k.memory_bytes}, {"peak_tflops", k.peak_tflops},
+  j["cluster"] = {{"gpu", k.gpu}, {"memory_bytes", bytes(k.memory_bytes)}, {"peak_tflops", k.peak_tflops},
                   {"efficiency", k.efficiency}, {"gpus_per_node", k.gpus_per_node}, {"nodes", k.nodes},
                   {"intra_busbw_gbps", k.intra_busbw_gbps}, {"inter_busbw_gbps", k.inter_busbw_gbps}};
   j["training"] = {{"global_batch", t.global_batch}, {"precision", precisionName(t.precision)},
@@ -157,10 +159,16 @@ std::string renderPlanJson(const ModelSpec& m, const ClusterSpec& k, const Train
     const auto& c = p.cfg;
     arr.push_back({{"fits", p.fits}, {"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"zero", c.zero},
                    {"recompute", recomputeName(c.recompute)}, {"micro_batch", c.micro_batch}, {"accum", c.accum},
-                   {"memory_bytes", {{"total", p.mem.total()}, {"params", p.mem.params}, {"grads", p.mem.grads},
-                                     {"optimizer", p.mem.optimizer}, {"activations", p.mem.activations},
-                                     {"logits", p.mem.logits}, {"buffers", p.mem.buffers}, {"framework", p.mem.framework},
-                                     {"allocator_headroom", p.mem.allocator_headroom}}},
+                   // Bytes as integers (the model computes them in double; JSON promises base units); the
+                   // total is the parts' sum, exactly.
+                   {"memory_bytes", {{"total", bytes(p.mem.params) + bytes(p.mem.grads) + bytes(p.mem.optimizer) +
+                                                   bytes(p.mem.activations) + bytes(p.mem.logits) + bytes(p.mem.buffers) +
+                                                   bytes(p.mem.framework) + bytes(p.mem.allocator_headroom)},
+                                     {"params", bytes(p.mem.params)},
+                                     {"grads", bytes(p.mem.grads)}, {"optimizer", bytes(p.mem.optimizer)},
+                                     {"activations", bytes(p.mem.activations)}, {"logits", bytes(p.mem.logits)},
+                                     {"buffers", bytes(p.mem.buffers)}, {"framework", bytes(p.mem.framework)},
+                                     {"allocator_headroom", bytes(p.mem.allocator_headroom)}}},
                    {"time_s", {{"step", p.time.step_s}, {"compute", p.time.compute_s}, {"optimizer", p.time.optimizer_s},
                                {"bubble", p.time.bubble_s},
                                {"dp_comm", p.time.dp_comm_s}, {"dp_exposed", p.time.dp_exposed_s},
