@@ -42,13 +42,18 @@ TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
                fakeNvmlEnv());
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  const auto& g = j["sample"]["g"];
+  // Named keys in base units (issue 20: they were the recording's "g", "h" and bare arrays).
+  const auto& g = j["sample"]["gpus"];
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0]["util"], 0.97);
-  EXPECT_EQ(g[0]["mem_used"], 100000ull << 20);
+  EXPECT_EQ(g[0]["memory_used_bytes"], 100000ull << 20);
   EXPECT_EQ(g[0]["power_w"], 612.345);
-  EXPECT_EQ(g[0]["xid"], 1);
-  EXPECT_EQ(j["sample"]["h"]["cpu"], 0.0);  // a static tree: no CPU time passed
+  EXPECT_EQ(g[0]["xid_events"], 1);
+  EXPECT_EQ(j["sample"]["host"]["cpu_util"], 0.0);  // a static tree: no CPU time passed
+  EXPECT_TRUE(j["sample"]["host"]["load"].contains("15m"));
+  for (const auto& d : j["sample"]["host"]["disks"]) EXPECT_TRUE(d.is_object() && d.contains("read_bytes_per_s")) << d;
+  EXPECT_FALSE(j["sample"].contains("g"));
+  EXPECT_FALSE(j["sample"].contains("h"));
   int red = 0;
   bool clocks = false, noproc = false;
   for (const auto& f : j["health"]) {

@@ -170,7 +170,7 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
                                                    std::chrono::nanoseconds(static_cast<int64_t>(a.duration_s * 1e9)));
     if (a.json) {
       if (a.once || last || a.prometheus.empty()) {
-        std::string out = renderMonitorJson(encodeMonitorSample(s), flags, !a.once);
+        std::string out = renderMonitorJson(s, flags, !a.once);
         std::fwrite(out.data(), 1, out.size(), stdout);
       }
     } else if (!a.quiet || a.once) {

@@ -86,14 +86,83 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   return o;
 }
 
-std::string renderMonitorJson(std::string_view sample_json, const std::vector<HealthFlag>& flags, bool one_line) {
+namespace {
+// A figure the monitor could not read (negative) as null.
+nlohmann::ordered_json orNull(double v) { return v < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
+
+nlohmann::ordered_json sampleObject(const MonitorSample& s) {
+  using J = nlohmann::ordered_json;
+  const HostMetrics& h = s.host;
+  J j;
+  j["t_ns"] = s.unix_ns;
+  j["interval_s"] = s.interval_s;
+  j["hostname"] = s.hostname;
+  j["gpu_status"] = s.gpu_status.empty() ? J(nullptr) : J(s.gpu_status);
+  J host;
+  host["cpu_util"] = orNull(h.cpu_util);
+  host["iowait"] = orNull(h.iowait);
+  host["core_util"] = h.core_util;
+  host["load"] = {{"1m", h.load1}, {"5m", h.load5}, {"15m", h.load15}};
+  host["memory_total_bytes"] = h.memory_total_bytes;
+  host["memory_available_bytes"] = h.memory_available_bytes;
+  host["psi"] = {{"cpu_some", orNull(h.psi_cpu_some)},
+                 {"io_some", orNull(h.psi_io_some)},
+                 {"io_full", orNull(h.psi_io_full)},
+                 {"memory_some", orNull(h.psi_memory_some)},
+                 {"memory_full", orNull(h.psi_memory_full)}};
+  J disks = J::array();
+  for (const auto& d : h.disks)
+    disks.push_back({{"name", d.name}, {"read_bytes_per_s", d.read_bytes_per_s}, {"write_bytes_per_s", d.write_bytes_per_s},
+                     {"reads_per_s", d.reads_per_s}, {"writes_per_s", d.writes_per_s}, {"read_await_ms", d.read_await_ms},
+                     {"write_await_ms", d.write_await_ms}, {"util", d.util}, {"queue", d.queue}});
+  host["disks"] = disks;
+  J nets = J::array();
+  for (const auto& n : h.nets)
+    nets.push_back({{"name", n.name}, {"infiniband", n.infiniband}, {"rx_bytes_per_s", n.rx_bytes_per_s},
+                    {"tx_bytes_per_s", n.tx_bytes_per_s}});
+  host["nets"] = nets;
+  J procs = J::array();
+  for (const auto& p : h.procs) procs.push_back({{"pid", p.pid}, {"comm", p.comm}, {"cpu_cores", p.cpu_cores}});
+  host["procs"] = procs;
+  j["host"] = host;
+  J gpus = J::array();
+  for (const auto& g : s.gpus)
+    gpus.push_back({{"index", g.index},
+                    {"uuid", g.uuid},
+                    {"name", g.name},
+                    {"pci_bus_id", g.pci_bus_id},
+                    {"util", orNull(g.util_gpu)},
+                    {"memory_util", orNull(g.util_memory)},
+                    {"memory_used_bytes", g.memory_used_bytes},
+                    {"memory_total_bytes", g.memory_total_bytes},
+                    {"sm_clock_mhz", orNull(g.sm_clock_mhz)},
+                    {"memory_clock_mhz", orNull(g.memory_clock_mhz)},
+                    {"power_w", orNull(g.power_w)},
+                    {"power_limit_w", orNull(g.power_limit_w)},
+                    {"temperature_c", orNull(g.temperature_c)},
+                    {"energy_j", orNull(g.energy_j)},
+                    {"pcie_rx_bytes_per_s", orNull(g.pcie_rx_bytes_per_s)},
+                    {"pcie_tx_bytes_per_s", orNull(g.pcie_tx_bytes_per_s)},
+                    {"nvlink_rx_bytes_per_s", orNull(g.nvlink_rx_bytes_per_s)},
+                    {"nvlink_tx_bytes_per_s", orNull(g.nvlink_tx_bytes_per_s)},
+                    {"throttle_reasons", g.throttle_reasons},
+                    {"xid_events", g.xid_events},
+                    {"ecc_uncorrected", g.ecc_uncorrected < 0 ? J(nullptr) : J(g.ecc_uncorrected)},
+                    {"pids", g.pids},
+                    {"lost", g.lost.empty() ? J(nullptr) : J(g.lost)}});
+  j["gpus"] = gpus;
+  return j;
+}
+}  // namespace
+
+std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags, bool one_line) {
   nlohmann::ordered_json fl = nlohmann::ordered_json::array();
   for (const auto& f : flags)
     fl.push_back({{"subject", f.subject}, {"check", f.check}, {"ok", f.ok}, {"value", f.value}, {"threshold", f.threshold},
                   {"reason", f.reason}});
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor monitor";
-  j["sample"] = nlohmann::json::parse(sample_json);
+  j["sample"] = sampleObject(s);
   j["health"] = fl;
   return (one_line ? j.dump() : j.dump(1)) + "\n";
 }

@@ -12,10 +12,11 @@ namespace gpudoctor {
 
 // One screen (<= 100 columns): per GPU and host figures, then the health flags.
 std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFlag>& flags);
-// The sample (as the recording encodes it: sources/monitor_record) and its flags as one JSON object:
-// indented for one sample (--once), else on one line per sample (JSON Lines, for a stream a script
-// reads line by line).
-std::string renderMonitorJson(std::string_view sample_json, const std::vector<HealthFlag>& flags, bool one_line = false);
+// The sample and its flags as one JSON object, every field named in base units (n/a: null; the
+// recording's own compact encoding, sources/monitor_record, is for `monitor report`): indented for
+// one sample (--once), else on one line per sample (JSON Lines, for a stream a script reads line by
+// line).
+std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags, bool one_line = false);
 // Prometheus text exposition 0.0.4: prefix gpudoctor_, base units, dcgm-exporter's GPU labels
 // (gpu, UUID, pci_bus_id, device, modelName, Hostname).
 std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFlag>& flags);
