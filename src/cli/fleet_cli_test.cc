@@ -70,3 +70,35 @@ TEST(CliFleet, BadSummariesAreOneLine) {
 
 }  // namespace
 }  // namespace gpudoctor::testing
+
+namespace gpudoctor::testing {
+namespace {
+
+// Every JSON document names its tool and carries a schema version (issue 20), whichever verb wrote it.
+TEST(CliJson, EveryDocumentHasToolAndSchemaVersion) {
+  auto d = scratch();
+  const std::string ex = src("examples/ddp_bf16_flash");
+  const std::vector<std::string> commands = {
+      "analyze -q --json - " + ex,
+      "analyze -q --stream --json - " + ex,
+      "checklist -q --json - " + ex,
+      "compare -q --json - " + ex + " " + ex,
+      "nccl env --no-host --json --from " + src("testdata/nccl_env/slurm.sh"),
+      "nccl log --json " + src("testdata/nccl_logs/ddp_2xh200_info.log"),
+      "plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json",
+      "place --gpus 2 --topology " + src("testdata/topology/dgx1_v100.toml") + " --json",
+      "place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml") + " --json",
+      "monitor report --json " + src("docs/monitor_h200/monitor.jsonl.gz"),
+  };
+  for (const auto& c : commands) {
+    auto r = run(c);
+    ASSERT_TRUE(r.rc == 0 || r.rc == 1) << c << ": " << r.err;  // (1: a verdict, e.g. nothing fits)
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << c << ": not JSON: " << r.out.substr(0, 200);
+    EXPECT_EQ(j.value("schema_version", 0), 1) << c;
+    EXPECT_EQ(j.value("tool", "").rfind("gpudoctor ", 0), 0u) << c;
+  }
+}
+
+}  // namespace
+}  // namespace gpudoctor::testing

@@ -117,6 +117,8 @@ std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpe
   j["notes"] = r.notes;
   j["errors"] = r.errors;
   j["all_checks_passed"] = r.allPassed();
+  j["tool"] = "gpudoctor bench gpu";
+  j["schema_version"] = 1;
   return j.dump(2) + "\n";
 }
 

@@ -160,6 +160,7 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["tool"] = "gpudoctor compare";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["version"] = GPUDOCTOR_VERSION;
   j["units"] = "times in nanoseconds per step (mean over ranks of each rank's mean step), shares 0-1";
   j["base"] = l.base;

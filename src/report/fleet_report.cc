@@ -189,6 +189,7 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
 std::string renderFleetJson(const FleetReport& f, const FleetRunInfo& info) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["version"] = GPUDOCTOR_VERSION;
   j["mode"] = "fleet";
   j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, shares 0-1";

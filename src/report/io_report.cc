@@ -86,6 +86,8 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
 std::string renderIoBenchJson(const StorageBenchResult& r, const IoAdvice* advice) {
   nlohmann::ordered_json j;
   const auto& op = r.options;
+  j["tool"] = "gpudoctor bench io";
+  j["schema_version"] = 1;
   j["dir"] = r.dir;
   j["filesystem"] = r.filesystem;
   j["cpus"] = r.cpus;

@@ -178,6 +178,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                        const Thresholds* thresholds, const Efficiency* efficiency, const FleetReport* fleet) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["version"] = GPUDOCTOR_VERSION;
   j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1";
   ordered_json defs = ordered_json::array();

@@ -162,6 +162,7 @@ std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFl
                   {"reason", f.reason}});
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor monitor";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["sample"] = sampleObject(s);
   j["health"] = fl;
   return (one_line ? j.dump() : j.dump(1)) + "\n";
@@ -309,6 +310,7 @@ std::string renderMonitorSummary(const MonitorSummary& m) {
 std::string renderMonitorSummaryJson(const MonitorSummary& m) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor monitor report";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["hostname"] = m.hostname;
   j["samples"] = m.samples;
   j["seconds"] = m.seconds;

@@ -38,6 +38,7 @@ std::string renderNcclBenchTable(const std::vector<NcclBenchRow>& rows, int nran
 std::string renderNcclBenchJson(const std::vector<NcclBenchRow>& rows, int nranks) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor nccl bench";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["ranks"] = nranks;
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const auto& r : rows)
@@ -62,6 +63,7 @@ std::string envText(const NcclTuneDecision& d) {
 std::string renderNcclTuneJson(const NcclTuneDecision& d, const NcclTuneRun& run) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor nccl tune";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["ranks"] = run.nranks;
   j["settings"] = run.settings;
   j["repeats"] = run.repeats;

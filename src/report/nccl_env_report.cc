@@ -36,6 +36,7 @@ std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const Ncc
 std::string renderNcclEnvJson(const std::vector<EnvFinding>& findings, const NcclEnvContext& c) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor nccl env";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["source"] = c.source;
   j["nccl_version"] = c.version;
   j["nccl_library"] = c.library;

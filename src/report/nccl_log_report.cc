@@ -58,6 +58,7 @@ std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>&
 std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<Finding>& findings) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor nccl log";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["lines"] = f.lines;
   j["nccl_lines"] = f.nccl_lines;
   j["versions"] = f.versions;

@@ -143,6 +143,7 @@ std::string renderPlanJson(const ModelSpec& m, const ClusterSpec& k, const Train
                            const std::vector<PlanResult>& plans, size_t top) {
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor plan";
+  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["model"] = {{"name", m.name}, {"params", totalParams(m)}, {"layers", m.layers}, {"hidden", m.hidden},
                 {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn", m.ffn}, {"vocab", m.vocab}, {"seq", m.seq},
                 {"train_flops_per_token", trainFlopsPerToken(m)}};

@@ -379,6 +379,8 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementRe
     if (r.nic >= 0) e["nic"] = t.nics[r.nic].name;
     j["ranks"].push_back(e);
   }
+  j["tool"] = "gpudoctor place";
+  j["schema_version"] = 1;
   return j.dump(2) + "\n";
 }
 
@@ -484,6 +486,8 @@ std::string renderClusterPlacementJson(const ClusterTopology& c, const ClusterPl
             {"slurm", fmt::format("--nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest", p.hosts.size(), list, gpn)},
             {"kubernetes_topology_key", p.leaves == 1 ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine"}};
   if (pn) j["per_node_gpus"] = pn->gpus;
+  j["tool"] = "gpudoctor place";
+  j["schema_version"] = 1;
   return j.dump(2) + "\n";
 }
 
