@@ -256,3 +256,29 @@ TEST(DiagnosisReport, CountsInEvidenceAreWholeNumbers) {
 }
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+TEST(DiagnosisReport, JsonEvidenceAlsoInBaseUnits) {
+  OneRank r;
+  Diagnosis d;
+  Finding f;
+  f.id = "host.launch_overhead";
+  f.evidence = {{"idle", 12.5, "ms/step"}, {"share", 50.7, "%"}, {"peak", 1.5, "GiB"}, {"latency", 7.25, "us"},
+                {"ignored", 2, "settings"}};
+  d.findings.push_back(f);
+  auto j = nlohmann::ordered_json::parse(renderJson(r.run, 0.1, &d));
+  const auto& ev = j["diagnosis"]["findings"][0]["evidence"];
+  ASSERT_EQ(ev.size(), 5u);
+  EXPECT_EQ(ev[0]["value"], 12.5);  // as the terminal shows it
+  EXPECT_EQ(ev[0]["base_value"], 12'500'000);
+  EXPECT_EQ(ev[0]["base_unit"], "ns/step");
+  EXPECT_DOUBLE_EQ(ev[1]["base_value"].get<double>(), 0.507);
+  EXPECT_EQ(ev[1]["base_unit"], "share");
+  EXPECT_EQ(ev[2]["base_value"], 1610612736);
+  EXPECT_EQ(ev[3]["base_value"], 7250);
+  EXPECT_EQ(ev[4]["base_value"], 2.0);
+  EXPECT_EQ(ev[4]["base_unit"], "settings");
+}
+}  // namespace
+}  // namespace gpudoctor

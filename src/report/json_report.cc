@@ -1,5 +1,7 @@
 #include "report/json_report.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/job_profile.h"
@@ -170,6 +172,19 @@ ordered_json collectives(const std::vector<CollectiveStats>& cs) {
                  {"busbw_gbps", c.busbw_gbps}, {"bus_factor", c.bus_factor}});
   return a;
 }
+// A finding's evidence (written for people: ms, %, GiB) in the units the document's header promises:
+// integer ns, shares 0-1, bytes, bytes/s. Units without a base form are kept.
+std::pair<ordered_json, std::string> evidenceInBaseUnits(double v, const std::string& unit) {
+  auto ns = [](double x) { return ordered_json(static_cast<int64_t>(std::llround(x))); };
+  if (unit == "ms/step") return {ns(v * 1e6), "ns/step"};
+  if (unit == "ms") return {ns(v * 1e6), "ns"};
+  if (unit == "us") return {ns(v * 1e3), "ns"};
+  if (unit == "%") return {ordered_json(v / 100), "share"};
+  if (unit.rfind("% of ", 0) == 0) return {ordered_json(v / 100), "share of " + unit.substr(5)};
+  if (unit == "GiB") return {ordered_json(static_cast<int64_t>(std::llround(v * 1073741824.0))), "bytes"};
+  if (unit == "GB/s") return {ordered_json(v * 1e9), "bytes/s"};
+  return {ordered_json(v), unit};
+}
 }  // namespace
 
 const char* const* breakdownDefinitions() { return kDefinitions; }
@@ -180,7 +195,9 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   j["tool"] = "gpudoctor analyze";
   j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["version"] = GPUDOCTOR_VERSION;
-  j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1";
+  j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1; a "
+               "finding's evidence value/unit are as the terminal shows them (ms, %), base_value/base_unit in ns, "
+               "shares, bytes";
   ordered_json defs = ordered_json::array();
   for (auto p = kDefinitions; *p; ++p) defs.push_back(*p);
   j["definitions"] = defs;
@@ -245,7 +262,10 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     ordered_json fs = ordered_json::array();
     for (const auto& f : d.findings) {
       ordered_json ev = ordered_json::array();
-      for (const auto& e : f.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}});
+      for (const auto& e : f.evidence) {
+        auto [bv, bu] = evidenceInBaseUnits(e.value, e.unit);
+        ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}, {"base_value", bv}, {"base_unit", bu}});
+      }
       ordered_json fj = {{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
                          {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
                          {"explanation", f.explanation}, {"fix", f.fix}};
