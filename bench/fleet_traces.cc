@@ -128,18 +128,9 @@ int main(int argc, char** argv) {
     return usage("a fault names a rank or stage outside the job, or a non-positive delay");
   const int per_stage = a.ranks / a.stages;
 
-  auto in = ByteStream::open(a.src);
-  if (!in.ok()) return usage(in.error().message.c_str());
-  std::string text;
-  {
-    std::vector<char> buf(1 << 20);
-    for (;;) {
-      auto r = in.value()->read(buf.data(), buf.size());
-      if (!r.ok()) return usage(r.error().message.c_str());
-      if (r.value() == 0) break;
-      text.append(buf.data(), r.value());
-    }
-  }
+  auto whole = readAllBytes(a.src);
+  if (!whole.ok()) return usage(whole.error().message.c_str());
+  std::string text = std::move(whole.value());
   size_t k = text.find("\"traceEvents\"");
   if (k == std::string::npos) return usage("SRC has no traceEvents");
   size_t open = text.find('[', k);

@@ -30,22 +30,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--target-mb") == 0) target_mb = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--rank") == 0) rank = std::atoi(argv[i + 1]);
   }
-  auto in = ByteStream::open(argv[1]);
-  if (!in.ok()) {
-    std::fprintf(stderr, "%s\n", in.error().message.c_str());
+  auto whole = readAllBytes(argv[1]);
+  if (!whole.ok()) {
+    std::fprintf(stderr, "%s\n", whole.error().message.c_str());
     return 1;
   }
-  std::string text;
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    auto r = in.value()->read(buf.data(), buf.size());
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.error().message.c_str());
-      return 1;
-    }
-    if (r.value() == 0) break;
-    text.append(buf.data(), r.value());
-  }
+  std::string text = std::move(whole.value());
   size_t k = text.find("\"traceEvents\"");
   if (k == std::string::npos) {
     std::fprintf(stderr, "no traceEvents\n");

@@ -193,6 +193,20 @@ std::unique_ptr<ByteStream> ByteStream::fromMemory(const char* data, size_t size
   return s;
 }
 
+Result<std::string> readAllBytes(const std::string& path) {
+  auto in = ByteStream::open(path);
+  if (!in.ok()) return in.error();
+  std::string text;
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    auto r = in.value()->read(buf.data(), buf.size());
+    if (!r.ok()) return r.error();
+    if (r.value() == 0) break;
+    text.append(buf.data(), r.value());
+  }
+  return text;
+}
+
 std::string gzipBytes(std::string_view text, int level) {
   z_stream z{};
   deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // 15 + 16: a gzip header

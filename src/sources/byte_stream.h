@@ -32,6 +32,9 @@ class ByteStream {
   uint64_t size_on_disk_ = 0;
 };
 
+// A whole (small) file, decompressed when it is gzip; errors name the file.
+Result<std::string> readAllBytes(const std::string& path);
+
 // text as one gzip member (zlib, the given level), for files that ByteStream reads back.
 std::string gzipBytes(std::string_view text, int level = 6);
 

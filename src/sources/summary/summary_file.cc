@@ -185,17 +185,9 @@ Status writeSummaryFile(const std::string& path, const std::vector<RankDigest>& 
 }
 
 Result<std::vector<RankDigest>> readSummaryFile(const std::string& path) {
-  auto in = ByteStream::open(path);
-  if (!in.ok()) return in.error();
-  std::string text;
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    auto r = in.value()->read(buf.data(), buf.size());
-    if (!r.ok()) return r.error();
-    if (r.value() == 0) break;
-    text.append(buf.data(), r.value());
-  }
-  return parseSummaryText(text, path);
+  auto text = readAllBytes(path);
+  if (!text.ok()) return text.error();
+  return parseSummaryText(text.value(), path);
 }
 
 Result<std::vector<RankDigest>> parseSummaryText(std::string_view text, const std::string& path) {
