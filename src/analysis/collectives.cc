@@ -1,6 +1,7 @@
 #include "analysis/collectives.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -30,6 +31,23 @@ double busFactor(std::string_view c, int n) {
       s == "gather" || s == "scatter")
     return (dn - 1) / dn;
   return 1.0;  // broadcast, reduce, send, recv, sendrecv
+}
+
+std::string ncclKernelCollective(std::string_view name) {
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    std::string_view rest = name.substr(prefix.size());
+    rest = rest.substr(0, rest.find_first_of("_("));
+    static constexpr std::string_view kKnown[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+                                                  "SendRecv", "AllToAll"};
+    for (auto k : kKnown)
+      if (rest == k) {
+        std::string o;
+        for (char c : k) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return o;
+      }
+  }
+  return {};
 }
 
 std::string ncclKernelVariant(std::string_view name) {
@@ -62,7 +80,13 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
     for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
       const Event& e = ev[*it];
       if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
-      std::string coll = "(no args)", dtype, group;
+      // Without PyTorch's arguments (a collective outside record_param_comms): the kind from the
+      // kernel's name, the size unknown (0).
+      std::string coll, dtype, group;
+      if (e.collective == 0) {
+        coll = ncclKernelCollective(t.strings.view(e.name));
+        coll = coll.empty() ? "unknown" : coll;
+      }
       int64_t bytes = 0;
       int n = 0;
       if (e.collective > 0) {

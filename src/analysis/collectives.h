@@ -29,6 +29,9 @@ struct CollectiveStats {
 int dtypeBytes(std::string_view dtype);
 // nccl-tests bus bandwidth factor for a collective name and group size (allreduce 2(n-1)/n, ...).
 double busFactor(std::string_view collective, int n);
+// "allreduce" from "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" (the kind in the trace's own
+// lower-case vocabulary); empty when the name does not say.
+std::string ncclKernelCollective(std::string_view kernel_name);
 // "RING_LL" from "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)"; empty when the name has none.
 std::string ncclKernelVariant(std::string_view kernel_name);
 

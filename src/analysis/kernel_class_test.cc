@@ -195,6 +195,16 @@ TEST(Collectives, DtypeBytes) {
   EXPECT_EQ(dtypeBytes(""), 0);
 }
 
+TEST(Collectives, NcclKernelCollectiveWithoutArgs) {
+  // A kernel without PyTorch's arguments is named by its kind (was "(no args)"), its size unknown.
+  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), "allreduce");
+  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_SIMPLE(x)"), "reducescatter");
+  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_SendRecv(x)"), "sendrecv");
+  EXPECT_EQ(ncclKernelCollective("ncclKernel_AllGather_RING_LL_Sum_float(x)"), "allgather");
+  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_Generic(x)"), "");
+  EXPECT_EQ(ncclKernelCollective("my_gemm"), "");
+}
+
 TEST(Collectives, NcclKernelVariant) {
   EXPECT_EQ(ncclKernelVariant("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), "RING_LL");
   EXPECT_EQ(ncclKernelVariant("ncclDevKernel_AllGather_RING_LL128(x)"), "RING_LL128");

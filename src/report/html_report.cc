@@ -138,9 +138,11 @@ std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
   int y = 4;
   for (const auto& c : cs) {
     double wd = mx > 0 ? c.busbw_gbps / mx * (W - left - 160) : 0;
-    o += fmt::format("<text x=0 y={} class=lbl>{} {} {:.2f} MiB x{}</text><rect x={} y={} width={:.1f} height={} "
+    o += fmt::format("<text x=0 y={} class=lbl>{} {} {} x{}</text><rect x={} y={} width={:.1f} height={} "
                      "fill='#e8590c'/><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
-                     y + 13, esc(c.collective), esc(c.dtype), static_cast<double>(c.bytes) / (1 << 20), c.dur.count, left,
+                     y + 13, esc(c.collective), esc(c.dtype),
+                     c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size unknown",
+                     c.dur.count, left,
                      y, wd, row - 5, left + wd + 4, y + 13, c.busbw_gbps, c.dur.mean_ns / 1e3);
     y += row;
   }

@@ -239,7 +239,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     }
     for (const auto& c : run.collectives)
       o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
-                       shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14), shorten(c.dtype, 9), bytesText(c.bytes), shorten(c.variant, 10),
+                       shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14), shorten(c.dtype, 9), c.bytes > 0 ? bytesText(c.bytes) : std::string("size ?"), shorten(c.variant, 10),
                        c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)),
                        c.algbw_gbps, c.busbw_gbps);
     o += "  algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.\n";
