@@ -53,3 +53,34 @@ TEST(CliHelp, EveryVerbFitsOneHundredColumnsAndItsExamplesParse) {
 
 }  // namespace
 }  // namespace gpudoctor::testing
+
+namespace gpudoctor::testing {
+namespace {
+
+// plan and place print within 100 columns (issue 20: up to 177); commands keep working when pasted
+// (long ones continue with " \").
+TEST(CliWidth, PlanAndPlaceFitOneHundredColumns) {
+  const std::vector<std::string> commands = {
+      "place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"),
+      "place --gpus 3 --free 0,1,2,4,5 --topology " + src("testdata/topology/dgx1_v100.toml"),
+      "plan --model llama2-7b --gpu h100 --gpus-per-node 8 --nodes 2 --global-batch 512",
+      "plan --model gpt2 --gpus-per-node 2 --global-batch 16 --micro-batch 8 --recompute none --zero 0 --from-trace " +
+          src("examples/ddp_bf16_flash"),
+  };
+  for (const auto& c : commands) {
+    auto r = run(c);
+    ASSERT_TRUE(r.rc == 0 || r.rc == 1) << c << ": " << r.err;
+    std::istringstream in(r.out);
+    std::string line, prev;
+    bool sbatch = false;
+    while (std::getline(in, line)) {
+      EXPECT_LE(line.size(), 100u) << c << ": " << line;
+      if (prev.find("sbatch ") != std::string::npos && prev.back() == '\\') sbatch = true;
+      prev = line;
+    }
+    if (c.rfind("place --nodes", 0) == 0) EXPECT_TRUE(sbatch) << r.out;  // the long sbatch line continues
+  }
+}
+
+}  // namespace
+}  // namespace gpudoctor::testing

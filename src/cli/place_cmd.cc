@@ -7,6 +7,7 @@
 
 #include "analysis/placement.h"
 #include "cli/commands.h"
+#include "report/text.h"
 #include "probes/topology_probe.h"
 #include "report/topo_report.h"
 #include "sources/topology_file/topology_file.h"
@@ -63,7 +64,7 @@ int runPlace(const PlaceArgs& a) {
       if (np.ok()) per_node = std::make_unique<NodePlacement>(np.value());
     }
     std::string out = a.json ? renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get())
-                             : renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get());
+                             : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
@@ -104,7 +105,7 @@ int runPlace(const PlaceArgs& a) {
   }
   auto r = placeOnNodeAndCompare(t, a.gpus, free);
   if (!r.ok()) return fail(where + r.error().message, 1);
-  std::string out = a.json ? renderNodePlacementJson(t, r.value()) : renderNodePlacementText(t, r.value());
+  std::string out = a.json ? renderNodePlacementJson(t, r.value()) : fitLines(renderNodePlacementText(t, r.value()));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "cli/commands.h"
+#include "report/text.h"
 #include "analysis/run_analysis.h"
 #include "planning/plan.h"
 #include "sources/trace_set.h"
@@ -182,11 +183,11 @@ int runPlan(const PlanArgs& a) {
                    std::to_string(c.gpus()) + " (--gpus-per-node x --nodes): give the job's GPU count");
     auto run = analyzeRun(traces.value(), {});
     if (!run.ok()) return usage(run.error().message) - 1;
-    std::string out = renderPlanVsTrace(m, c, t, plans.front(), run.value());
+    std::string out = fitLines(renderPlanVsTrace(m, c, t, plans.front(), run.value()));
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
-  std::string out = a.json ? renderPlanJson(m, c, t, plans, a.top) : renderPlanText(m, c, t, plans, a.top);
+  std::string out = a.json ? renderPlanJson(m, c, t, plans, a.top) : fitLines(renderPlanText(m, c, t, plans, a.top));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return plans.front().fits ? 0 : 1;
 }

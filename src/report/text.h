@@ -7,4 +7,10 @@ namespace gpudoctor {
 // Wraps text at `width` columns; every line starts with `indent`.
 std::string wrapText(const std::string& text, const std::string& indent, size_t width);
 
+// Every line of a finished report within `width` columns: a longer line is broken at spaces, prose
+// with its indentation plus two, a shell command (kubectl, sbatch, srun, torchrun, an env assignment,
+// a flag list as "Megatron: --tp ...") with " \" continuations so that it still pastes. A single word
+// longer than the width is left whole.
+std::string fitLines(const std::string& text, size_t width = 100);
+
 }  // namespace gpudoctor
