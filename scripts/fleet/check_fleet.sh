@@ -46,6 +46,17 @@ PY
 same "$work/faults.json" "$work/from_summary.json"
 "$gd" analyze "$work/faults/traces" -q --json "$work/in_memory.json" >/dev/null
 same "$work/faults.json" "$work/in_memory.json" fleet
+# The per-rank report's straggler too: with one data-parallel group per stage, the k-th NCCL kernel
+# of one rank is not another's k-th operation; the straggler is judged per group (was: rank 0).
+python3 - "$work/faults/expected.json" "$work/in_memory.json" <<'PY'
+import json, sys
+exp, doc = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s = doc["straggler"]
+ok = s["rank"] == exp["slow_rank"] and any(f["id"] == "communication.straggler" and ("Rank %d " % exp["slow_rank"]) in f["title"]
+                                          for f in doc["diagnosis"]["findings"])
+print(("ok  " if ok else "FAIL") + " analyze's straggler (per process group): rank %s; %s" % (s["rank"], s["note"][:80]))
+sys.exit(0 if ok else 1)
+PY
 
 if command -v mpirun >/dev/null 2>&1 && "$gd" analyze --help | grep -q -- --mpi; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo \

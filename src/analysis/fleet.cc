@@ -116,6 +116,7 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
 
   // Waiting in collectives, per rank and step, from each group's collectives matched by sequence number.
   std::vector<std::vector<double>> wait(n);
+  std::vector<int64_t> nccl(n, 0), last_arrivals(n, 0);
   for (size_t i = 0; i < n; ++i) wait[i].assign(ranks[i]->steps.size(), 0);
   struct Member {
     size_t rank;  // index into ranks
@@ -170,11 +171,13 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
       for (size_t k = 0; k < mem.size(); ++k) {
         double wk = static_cast<double>(dur[k] - dur[last]);
         wait[mem[k].rank][cur[k]->step] += wk;
+        nccl[mem[k].rank] += dur[k];
         w += wk;
         total_nccl += static_cast<double>(dur[k]);
       }
       total_wait += w;
       if (w > 0) {
+        ++last_arrivals[mem[last].rank];
         caused[last] += w;
         caused_in_step[ranks[mem[last].rank]->steps[cur[last]->step].number][last] += w;
       }
@@ -268,6 +271,8 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
     row.own_ns = (row.wall_ns - row.wait_ns) / static_cast<double>(row.steps);
     row.wall_ns /= static_cast<double>(row.steps);
     row.wait_ns /= static_cast<double>(row.steps);
+    row.nccl_ns = nccl[i];
+    row.last_arrivals = last_arrivals[i];
     rep.rows.push_back(row);
   }
   rep.step_ns = wall_sum / static_cast<double>(rep.rank_steps);

@@ -36,6 +36,8 @@ struct FleetRank {
   double wall_ns = 0;  // per step, mean
   double own_ns = 0;   // per step, mean: wall − waiting in collectives
   double wait_ns = 0;  // per step, mean
+  int64_t nccl_ns = 0;        // its matched collectives' kernel time, all steps
+  int64_t last_arrivals = 0;  // matched collectives it reached last (the others waited for it)
 };
 
 struct FleetGroup {

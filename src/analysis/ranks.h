@@ -24,7 +24,8 @@ struct StragglerReport {
   int64_t collectives = 0;    // matched collectives
   std::vector<RankWait> ranks;
   int straggler = -1;         // rank, or -1 when none is consistent
-  double straggler_share = 0; // fraction of collectives where that rank arrived last
+  double straggler_share = 0; // fraction of collectives where that rank arrived last (share_of says of what)
+  std::string share_of = "collectives";  // "steps" when judged per process group (analysis/fleet)
   int64_t others_wait_ns = 0; // mean over the other ranks of their wait_ns
 };
 

@@ -2,14 +2,52 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "analysis/digest.h"
+#include "analysis/fleet.h"
+
 namespace gpudoctor {
 
 namespace {
+// The straggler report from the per-group analysis: the group whose straggler makes the others wait
+// most, else the verdict that none has one.
+StragglerReport stragglerOfGroups(const FleetReport& f) {
+  StragglerReport r;
+  const FleetGroup* best = nullptr;
+  const FleetGroup* worst_wait = nullptr;
+  for (const auto& g : f.groups) {
+    r.collectives += g.matched;
+    if (g.members >= 2 && g.matched > 0) r.matched = true;
+    if (g.straggler >= 0 && (!best || g.others_wait_ns > best->others_wait_ns)) best = &g;
+    if (!worst_wait || g.wait_fraction > worst_wait->wait_fraction) worst_wait = &g;
+  }
+  double steps = 0;
+  for (const auto& row : f.rows) {
+    r.ranks.push_back({row.rank, row.nccl_ns, std::llround(row.wait_ns * static_cast<double>(row.steps)), row.last_arrivals});
+    steps += static_cast<double>(row.steps);
+  }
+  steps /= std::max<double>(1, static_cast<double>(f.rows.size()));
+  if (!r.matched) {
+    r.note = fmt::format("collectives in {} process groups, none seen on two members: nothing to match", f.groups.size());
+  } else if (best) {
+    r.straggler = best->straggler;
+    r.straggler_share = best->cause_steps;
+    r.share_of = "steps";
+    r.others_wait_ns = std::llround(best->others_wait_ns * steps);
+    r.note = fmt::format("process group {}{}: {}", best->name, best->desc.empty() ? "" : " (" + best->desc + ")", best->note);
+  } else {
+    r.note = fmt::format("no consistent straggler in any of {} process groups (most waiting: group {}: {})", f.groups.size(),
+                         worst_wait->name, worst_wait->note);
+  }
+  return r;
+}
+
 Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   ra.index = buildIndex(*ra.trace);
   if (!ra.index.has_gpu_work())
@@ -118,6 +156,21 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
   run.kernels = summarizeKernels(all, opt.top_n);
   run.collectives = summarizeCollectives(all);
   run.straggler = findStraggler(all, ids, opt.straggler_share_min, opt.straggler_wait_min);
+  // Collectives in more than one process group (data- with tensor- or pipeline-parallel groups): one
+  // rank's k-th NCCL kernel is not another's k-th operation, so judge each group by its own
+  // sequence numbers (analysis/fleet) and report the group whose straggler costs most.
+  std::vector<RankDigest> digests;
+  std::set<std::string> group_names;
+  for (const auto& r : run.ranks) {
+    digests.push_back(digestRank(r));
+    for (const auto& c : digests.back().collectives) group_names.insert(digests.back().groups[c.group].name);
+  }
+  if (group_names.size() >= 2) {
+    FleetOptions fo;
+    fo.straggler_steps_min = opt.straggler_share_min;
+    fo.straggler_wait_min = opt.straggler_wait_min;
+    if (auto fleet = analyzeFleet(digests, fo); fleet.ok()) run.straggler = stragglerOfGroups(fleet.value());
+  }
   std::vector<JobProfile> jobs;
   for (const auto& r : run.ranks) jobs.push_back(r.job);
   run.job = mergeJobProfiles(jobs, ids);

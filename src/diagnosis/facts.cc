@@ -120,6 +120,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.straggler.matched = s.matched;
   f.straggler.rank = s.straggler;
   f.straggler.share_last = s.straggler_share;
+  f.straggler.share_of = s.share_of;
   f.straggler.note = s.note;
   f.straggler.others_wait_ns =
       static_cast<double>(s.others_wait_ns) / std::max(1.0, f.steps / static_cast<double>(std::max<size_t>(1, run.ranks.size())));

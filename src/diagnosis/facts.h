@@ -33,11 +33,12 @@ struct BottleneckShare {
 struct StragglerFacts {
   bool matched = false;       // the ranks' collectives could be matched
   int rank = -1;              // the straggler the analysis found, or -1
-  double share_last = 0;      // share of collectives it reached last
+  double share_last = 0;      // share of collectives it reached last (or, per process group, of steps it led)
   double others_wait_ns = 0;  // per step, the other ranks' mean wait for it
   double idle_host_ns = 0;    // per step, on the straggler: GPU idle waiting for launches
   double loader_ns = 0;       // per step, on the straggler: DataLoader time
   std::string note;           // the analysis's sentence
+  std::string share_of = "collectives";  // what share_last is a share of ("steps": judged per process group)
 };
 
 struct CollectiveSize {

@@ -78,7 +78,7 @@ ordered_json fleetObject(const FleetReport& f) {
   ordered_json rows = ordered_json::array();
   for (const auto& r : f.rows)
     rows.push_back({{"rank", r.rank}, {"steps", r.steps}, {"wall_ns", ns(r.wall_ns)}, {"own_ns", ns(r.own_ns)},
-                    {"wait_ns", ns(r.wait_ns)}});
+                    {"wait_ns", ns(r.wait_ns)}, {"nccl_ns", r.nccl_ns}, {"last_arrivals", r.last_arrivals}});
   j["per_rank"] = rows;
   ordered_json classes = ordered_json::array();
   for (const auto& c : f.classes) classes.push_back({{"class", c.name}, {"count", c.count}, {"total_ns", c.total_ns}});

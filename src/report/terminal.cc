@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "report/text.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -246,7 +248,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   }
   if (run.ranks.size() > 1) {
     const auto& s = run.straggler;
-    o += "\nStragglers\n  " + s.note + "\n";
+    o += "\nStragglers\n" + wrapText(s.note, "  ", 100);
     if (s.matched) {
       o += fmt::format("  {:>5} {:>12} {:>12} {:>14}\n", "rank", "NCCL ms", "waiting ms", "arrived last");
       for (const auto& w : s.ranks)

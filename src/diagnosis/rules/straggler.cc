@@ -23,10 +23,14 @@ class Straggler : public Rule {
     const auto& s = f.straggler;
     if (!s.matched || s.rank < 0 || s.share_last < th.get(kStragglerShareMin)) return;
     Finding x = gainFinding(f, th, "communication.straggler",
-                            fmt::format("Rank {} is a straggler: it reaches {:.0f}% of collectives last", s.rank,
-                                        pct(s.share_last)),
+                            s.share_of == "steps"
+                                ? fmt::format("Rank {} is a straggler: it causes most of its process group's waiting in "
+                                              "{:.0f}% of the steps",
+                                              s.rank, pct(s.share_last))
+                                : fmt::format("Rank {} is a straggler: it reaches {:.0f}% of collectives last", s.rank,
+                                              pct(s.share_last)),
                             s.others_wait_ns, "mean time per step the other ranks wait inside NCCL for it (upper bound)");
-    x.evidence = {{"arrives last", pct(s.share_last), "% of collectives"}, {"others wait", ms(s.others_wait_ns), "ms/step"},
+    x.evidence = {{s.share_of == "steps" ? "causes the waiting" : "arrives last", pct(s.share_last), "% of " + s.share_of}, {"others wait", ms(s.others_wait_ns), "ms/step"},
                   {fmt::format("rank {} GPU idle (host launch)", s.rank), ms(s.idle_host_ns), "ms/step"},
                   {fmt::format("rank {} DataLoader", s.rank), ms(s.loader_ns), "ms/step"}};
     x.explanation = "Every other rank waits in its collectives for this one; its own step is slower before the "
