@@ -131,11 +131,9 @@ int main(int argc, char** argv) {
   auto whole = readAllBytes(a.src);
   if (!whole.ok()) return usage(whole.error().message.c_str());
   std::string text = std::move(whole.value());
-  size_t k = text.find("\"traceEvents\"");
-  if (k == std::string::npos) return usage("SRC has no traceEvents");
-  size_t open = text.find('[', k);
-  size_t close = findCompositeEnd(text.data(), open, text.size());
-  std::string head = text.substr(0, open + 1), tail = text.substr(close - 1);
+  bench::TraceText tt;
+  if (!bench::splitTrace(text, tt)) return usage("SRC has no traceEvents");
+  std::string head = std::move(tt.head), tail = std::move(tt.tail);
   size_t di = head.find("\"distributedInfo\"");
   if (di == std::string::npos) return usage("SRC has no distributedInfo");
   size_t di_open = head.find('{', di);
@@ -151,21 +149,15 @@ int main(int argc, char** argv) {
   }
 
   // The source's events, repeated.
-  std::vector<std::string> src_events;
+  std::vector<std::string> src_events = std::move(tt.events);
   int64_t max_id = 0, max_step = 0;
-  for (size_t p = open + 1; p < close - 1;) {
-    while (p < close - 1 && text[p] != '{') ++p;
-    if (p >= close - 1) break;
-    size_t e = findCompositeEnd(text.data(), p, close - 1);
-    src_events.emplace_back(text.substr(p, e - p));
-    const std::string& ev = src_events.back();
+  for (const std::string& ev : src_events) {
     for (auto key : {"\"correlation\"", "\"External id\"", "\"id\""}) {
       auto [ip, il] = numberAfter(ev, key);
       if (ip != std::string::npos) max_id = std::max<int64_t>(max_id, parseInt64(std::string_view(ev).substr(ip, il)).value_or(0));
     }
     size_t s = ev.find("ProfilerStep#");
     if (s != std::string::npos) max_step = std::max<int64_t>(max_step, std::atoll(ev.c_str() + s + 13));
-    p = e;
   }
   text.clear();
   text.shrink_to_fit();

@@ -36,14 +36,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string text = std::move(whole.value());
-  size_t k = text.find("\"traceEvents\"");
-  if (k == std::string::npos) {
+  bench::TraceText tt;
+  if (!bench::splitTrace(text, tt)) {
     std::fprintf(stderr, "no traceEvents\n");
     return 1;
   }
-  size_t open = text.find('[', k);
-  size_t close = findCompositeEnd(text.data(), open, text.size());
-  std::string head = text.substr(0, open + 1), tail = text.substr(close - 1);
+  std::string head = std::move(tt.head), tail = std::move(tt.tail);
   if (rank >= 0) {  // another rank of the same run: rewrite distributedInfo's rank
     size_t d = head.find("\"distributedInfo\"");
     size_t r = d == std::string::npos ? d : head.find("\"rank\":", d);
@@ -55,15 +53,10 @@ int main(int argc, char** argv) {
       head.replace(v, e - v, std::to_string(rank));
     }
   }
-  std::vector<std::string> events;
+  std::vector<std::string> events = std::move(tt.events);
   int64_t tmin = INT64_MAX, tmax = INT64_MIN;
   int64_t max_id = 0, max_step = 0;
-  for (size_t p = open + 1; p < close - 1;) {
-    while (p < close - 1 && text[p] != '{') ++p;
-    if (p >= close - 1) break;
-    size_t e = findCompositeEnd(text.data(), p, close - 1);
-    events.emplace_back(text.substr(p, e - p));
-    std::string& ev = events.back();
+  for (std::string& ev : events) {
     rewriteNumber(ev, "\"ts\"", [&](std::string_view n) {
       if (auto t = parseMicrosToNanos(n)) {
         tmin = std::min(tmin, *t);
@@ -78,7 +71,6 @@ int main(int argc, char** argv) {
       });
     size_t s = ev.find("ProfilerStep#");
     if (s != std::string::npos) max_step = std::max<int64_t>(max_step, std::atoll(ev.c_str() + s + 13));
-    p = e;
   }
   int64_t period = tmax - tmin + 1'000'000;  // copies 1 ms apart
   size_t per_copy = 0;

@@ -7,8 +7,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "sources/kineto/json_scan.h"
 
 namespace gpudoctor::bench {
 
@@ -41,6 +44,32 @@ void rewriteNumber(std::string& ev, std::string_view key, F f) {
     ev.replace(v, n, repl);
     from = v + repl.size();
   }
+}
+
+// A trace's text cut around its traceEvents array: everything up to and including '[', each event
+// object's text, and everything from the array's last byte on.
+struct TraceText {
+  std::string head, tail;
+  std::vector<std::string> events;
+};
+// False when the text has no traceEvents array.
+inline bool splitTrace(const std::string& text, TraceText& out) {
+  size_t k = text.find("\"traceEvents\"");
+  if (k == std::string::npos) return false;
+  size_t open = text.find('[', k);
+  if (open == std::string::npos) return false;
+  size_t close = findCompositeEnd(text.data(), open, text.size());
+  out.head = text.substr(0, open + 1);
+  out.tail = text.substr(close - 1);
+  out.events.clear();
+  for (size_t p = open + 1; p < close - 1;) {
+    while (p < close - 1 && text[p] != '{') ++p;
+    if (p >= close - 1) break;
+    size_t e = findCompositeEnd(text.data(), p, close - 1);
+    out.events.emplace_back(text.substr(p, e - p));
+    p = e;
+  }
+  return true;
 }
 
 }  // namespace gpudoctor::bench
