@@ -39,6 +39,8 @@ def read(path):
         elif typ == 6:
             a = API.unpack_from(p)
             out["api"].append({"start": a[0], "end": a[1], "corr": a[2], "tid": a[3], "name": a[5], "domain": a[6]})
+        elif typ == 10:
+            out["windows"] = out.get("windows", 0) + 1
         elif typ == 11:
             out["end"] = True
     return out
@@ -58,7 +60,7 @@ def main():
     per_tid = {}
     for a in launch:
         per_tid[a["tid"]] = per_tid.get(a["tid"], 0) + 1
-    summary = {"rank": r["rank"], "complete": r["end"], "kernels": len(r["kernels"]),
+    summary = {"rank": r["rank"], "complete": r["end"], "windows": r.get("windows", 0), "kernels": len(r["kernels"]),
                "graph_kernels": sum(1 for k in r["kernels"] if k["graph"]), "launch_calls": len(launch),
                "launches_without_gpu_work": sum(1 for a in launch if a["corr"] not in gpu_corr),
                "launches_per_thread": per_tid}

@@ -27,6 +27,22 @@ const KernelClassStats* cls(const KernelSummary& k, KernelClass c) {
   return nullptr;
 }
 
+// A sampled recording (record --sample): the last step of each attach window ends with its own
+// work, not at the next window's first step 5 s later (testdata/record/torch_sampled.gdrec.gz).
+TEST(RealTrace, SampledRecordingStepsDoNotSpanTheDetachedGap) {
+  auto l = load({src("testdata/record/torch_sampled.gdrec.gz")});
+  ASSERT_EQ(l->run.ranks.size(), 1u);
+  const auto& r = l->run.ranks[0];
+  ASSERT_GE(r.steps.size(), 6u);
+  int64_t sum = 0;
+  for (const auto& s : r.steps) {
+    expectIdentities(s);
+    EXPECT_LT(s.wall_ns, 25'000'000);  // the job's steps take 11-18 ms; the gap is 5 s
+    sum += s.wall_ns;
+  }
+  EXPECT_LT(sum, r.windows.back().end_ns - r.windows.front().begin_ns);  // the gap is in no window
+}
+
 TEST(RealTrace, BundledExampleBf16FlashDdp) {
   auto l = load({src("examples/ddp_bf16_flash")});
   const auto& run = l->run;

@@ -86,7 +86,27 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       all = std::vector<StepWindow>(all.begin() + static_cast<std::ptrdiff_t>(lo),
                                     all.begin() + static_cast<std::ptrdiff_t>(hi));
     }
-    for (size_t k = 0; k + 1 < all.size(); ++k) all[k].end_ns = all[k + 1].begin_ns;
+    // A step that ends a run of steps owns the GPU work it launched, which may finish after its
+    // host range; the steps of a run tile the timeline up to the next one's start.
+    auto ownEnd = [&](const StepWindow& w) {
+      int64_t end = w.cpu_end_ns;
+      for (uint32_t g : idx.gpu_work) {
+        const Event& e = t.events[g];
+        uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+        if (l == IdMap::kNone) continue;
+        int64_t launched = t.events[l].start_ns;
+        if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns) end = std::max(end, e.end_ns());
+      }
+      return end;
+    };
+    // A run breaks where the next step starts more than a step's length after this one's host
+    // range ended: the recorder was detached in between (record --sample, a signal), so the gap
+    // is no part of either step.
+    for (size_t k = 0; k + 1 < all.size(); ++k) {
+      const int64_t host = all[k].cpu_end_ns - all[k].cpu_begin_ns;
+      if (host > 0 && all[k + 1].begin_ns - all[k].cpu_end_ns > host) all[k].end_ns = std::min(ownEnd(all[k]), all[k + 1].begin_ns);
+      else all[k].end_ns = all[k + 1].begin_ns;
+    }
     StepWindow& last = all.back();
     // A step annotation can outlive the recording (closed long after the profiler stopped): what
     // nothing recorded is no part of the step.
@@ -98,22 +118,16 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       last.clipped_ns = last.cpu_end_ns - recorded_end;
       last.cpu_end_ns = recorded_end;
     }
-    // The last step also owns the GPU work it launched, which may finish after its host range.
-    last.end_ns = last.cpu_end_ns;
+    last.end_ns = ownEnd(last);
+    // GPU work outside every window (before the first, in a gap, after the last) is in no figure.
     for (uint32_t g : idx.gpu_work) {
       const Event& e = t.events[g];
-      uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
-      if (l == IdMap::kNone) continue;
-      int64_t launched = t.events[l].start_ns;
-      if (launched >= last.cpu_begin_ns && launched < last.cpu_end_ns) last.end_ns = std::max(last.end_ns, e.end_ns());
-    }
-    for (uint32_t g : idx.gpu_work) {
-      const Event& e = t.events[g];
-      bool before = e.start_ns < all.front().begin_ns;
-      if (!before && e.start_ns < all.back().end_ns) continue;
+      auto after = std::upper_bound(all.begin(), all.end(), e.start_ns,
+                                    [](int64_t v, const StepWindow& w) { return v < w.begin_ns; });
+      if (after != all.begin() && e.start_ns < std::prev(after)->end_ns) continue;
       cov->gpu_outside_ns += e.dur_ns;
       ++cov->gpu_outside_ops;
-      if (before) cov->gpu_before_ns += e.dur_ns;
+      if (after == all.begin()) cov->gpu_before_ns += e.dur_ns;
     }
   }
   std::vector<StepWindow> kept;

@@ -1,5 +1,6 @@
 // Step windows: the spans of a rank's timeline that the breakdown measures. Consecutive windows
-// tile the timeline, so every nanosecond of GPU work is counted in exactly one step.
+// tile the timeline, so every nanosecond of GPU work is counted in exactly one step, except across
+// a gap in the recording (a sampled `record`): there a run of steps ends and the gap is in none.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,8 +46,9 @@ struct StepCoverage {
   std::vector<Dropped> dropped;
 };
 
-// Windows from ProfilerStep#N: step N runs from its host start to the next step's host start;
-// the last one ends at the later of its host end and the end of the GPU work it launched. Without
+// Windows from ProfilerStep#N: step N runs from its host start to the next step's host start,
+// unless that start comes more than step N's host length after its host end (a gap: step N
+// then ends as a last step does); the last one ends at the later of its host end and the end of the GPU work it launched. Without
 // annotations, one window spans the first to the last GPU work. A last step whose host range ends
 // after the last recorded event and Kineto's "Record Window End" is clipped there (clipped_ns says
 // how much). A first or last step with no GPU work (launched or running) is left out while another

@@ -26,6 +26,10 @@ TEST(RecordCli, UsageErrorsBeforeAnythingRuns) {
   expectUsage(run("record --detached -- true"), "--detached records nothing");
   expectUsage(run("record --nvtx-step '(' -- true"), "not a regular expression");
   expectUsage(run("record --delay -3 -- true"), "--delay");
+  expectUsage(run("record --sample 3 -- true"), "--sample 3: expected ON/EVERY");
+  expectUsage(run("record --sample 5/2 -- true"), "shorter than EVERY");
+  expectUsage(run("record --sample 0.01/2 -- true"), "at least 0.1 s");
+  expectUsage(run("record --sample 1/10 --signal USR1 -- true"), "not with --signal or --detached");
   expectUsage(run("record --duration 0 -- true"), "--duration");
   expectUsage(run("record -- true", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so"), "CUDA_INJECTION64_PATH is already set");
   expectUsage(run("record --lib /nonexistent/libgpudoctor-record.so -- true"), "no such file");

@@ -45,7 +45,7 @@ namespace {
 struct Cupti {
   void* handle = nullptr;
   std::string path;
-#define GD_CUPTI_FUNCS(X) X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi) X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll) X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiSetThreadIdType)
+#define GD_CUPTI_FUNCS(X) X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi) X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll) X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiSetThreadIdType) X(cuptiActivitySetAttribute)
 #define GD_DECLARE(name) decltype(&::name) name = nullptr;
   GD_CUPTI_FUNCS(GD_DECLARE)
 #undef GD_DECLARE
@@ -183,6 +183,7 @@ class Recorder {
   bool api_kinds_on_ = false;  // the RUNTIME/DRIVER kinds are on (a late attach)
   uint64_t attach_ns_ = 0;
   int64_t delay_ms_ = 0, duration_ms_ = -1;
+  int64_t sample_on_ms_ = -1, sample_every_ms_ = -1;  // --sample ON/EVERY: attached ON of every EVERY ms
   bool start_detached_ = false, all_api_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   // Writer-thread state.
@@ -197,6 +198,7 @@ class Recorder {
   struct OpenRange { uint64_t start; uint32_t tid, name, domain; };
   std::unordered_map<uint32_t, OpenRange> open_ranges_;
   rec::End end_{};
+  uint64_t windows_ = 0, attached_ns_ = 0;  // attach windows closed, their summed length
   uint64_t gpu_records_ = 0;  // kernels, copies, memsets: a process without any leaves no file
   std::atomic<uint64_t> buffers_{0};
 };
@@ -221,6 +223,50 @@ void atForkChild() {
 
 void atExit() {
   if (g_rec != nullptr && !g_rec->forked_child) g_rec->finish();
+}
+
+// GPUDOCTOR_RECORD_CUPTI_ATTRS: CUPTI activity attributes for measuring what they cost, e.g.
+// "pinned=1,per_thread=0,device_buffer_mb=64,semaphores=262144" (scripts/record/overhead_matrix.sh);
+// by default CUPTI's own settings. Set before the buffer callbacks are registered, as CUPTI asks.
+std::string setCuptiAttributes() {
+  const char* v = std::getenv("GPUDOCTOR_RECORD_CUPTI_ATTRS");
+  if (v == nullptr || *v == '\0') return {};
+  std::string list = v;
+  size_t pos = 0;
+  while (pos < list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? list.size() : comma + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) return "GPUDOCTOR_RECORD_CUPTI_ATTRS: \"" + item + "\" is not NAME=VALUE";
+    std::string name = item.substr(0, eq);
+    char* end = nullptr;
+    unsigned long long x = std::strtoull(item.c_str() + eq + 1, &end, 10);
+    if (end == item.c_str() + eq + 1 || *end != '\0') return "GPUDOCTOR_RECORD_CUPTI_ATTRS: " + item + ": not a number";
+    CUptiResult r = CUPTI_SUCCESS;
+    if (name == "pinned" || name == "per_thread") {
+      uint8_t b = x != 0;
+      size_t n = sizeof b;
+      r = g_cupti.cuptiActivitySetAttribute(name == "pinned" ? CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
+                                                             : CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n, &b);
+    } else if (name == "device_buffer_mb" || name == "semaphores" || name == "device_buffers") {
+      size_t val = name == "device_buffer_mb" ? static_cast<size_t>(x) << 20 : static_cast<size_t>(x);
+      size_t n = sizeof val;
+      r = g_cupti.cuptiActivitySetAttribute(name == "device_buffer_mb"  ? CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+                                            : name == "semaphores"     ? CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE
+                                                                       : CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+                                            &n, &val);
+    } else {
+      return "GPUDOCTOR_RECORD_CUPTI_ATTRS: unknown attribute " + name +
+             " (pinned, per_thread, device_buffer_mb, device_buffers, semaphores)";
+    }
+    if (r != CUPTI_SUCCESS) {
+      const char* m = "?";
+      g_cupti.cuptiGetResultString(r, &m);
+      return "CUPTI refused the attribute " + item + ": " + m;
+    }
+  }
+  return {};
 }
 
 void Recorder::fail(const std::string& line) {
@@ -252,6 +298,10 @@ std::string Recorder::init() {
     return line;
   }
   g_cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (std::string err = setCuptiAttributes(); !err.empty()) {
+    fail(err);
+    return err;
+  }
   if (g_cupti.cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted) != CUPTI_SUCCESS) {
     fail("CUPTI refused the activity buffer callbacks");
     return "callbacks";
@@ -303,6 +353,9 @@ std::string Recorder::init() {
   }
   delay_ms_ = std::max<int64_t>(0, envInt("GPUDOCTOR_RECORD_DELAY_MS"));
   duration_ms_ = envInt("GPUDOCTOR_RECORD_DURATION_MS");
+  sample_on_ms_ = envInt("GPUDOCTOR_RECORD_SAMPLE_ON_MS");
+  sample_every_ms_ = envInt("GPUDOCTOR_RECORD_SAMPLE_EVERY_MS");
+  if (sample_on_ms_ <= 0 || sample_every_ms_ <= sample_on_ms_) sample_on_ms_ = sample_every_ms_ = -1;
   start_detached_ = envInt("GPUDOCTOR_RECORD_DETACHED") == 1;
   all_api_ = envInt("GPUDOCTOR_RECORD_ALL_API") == 1;
   toggle_signal = static_cast<int>(envInt("GPUDOCTOR_RECORD_SIGNAL"));
@@ -325,8 +378,12 @@ std::string Recorder::init() {
   return {};
 }
 
-// What is recorded, by name (GPUDOCTOR_RECORD_KINDS, comma-separated; default all): for
-// measuring what each part costs. runtime/driver are the selected calls (all of them with --all-api).
+// What is recorded, by name (GPUDOCTOR_RECORD_KINDS, comma-separated, for measuring what each
+// part costs; runtime/driver are the selected calls, all of them with --all-api). By default all
+// but "sync" (CUPTI's synchronization records, the event ids of record/wait pairs: on with
+// --sync-events) and "overhead" (CUPTI's own cost records). Measured on an H200 with the PyTorch
+// job of scripts/record/torch_job.py (median of 5 runs, interleaved): the default +1.0 % step
+// time, with sync and overhead records +28 % (scripts/record/overhead_matrix.sh, docs/record.md).
 struct KindName {
   const char* name;
   CUpti_ActivityKind kind;
@@ -338,7 +395,11 @@ constexpr KindName kKinds[] = {
 
 bool kindWanted(const char* name) {
   const char* v = std::getenv("GPUDOCTOR_RECORD_KINDS");
-  if (v == nullptr || *v == '\0') return true;
+  if (v == nullptr || *v == '\0') {
+    std::string_view n = name;
+    if (n == "sync") return envInt("GPUDOCTOR_RECORD_SYNC") == 1;
+    return n != "overhead";
+  }
   std::string list = std::string(",") + v + ",";
   return list.find(std::string(",") + name + ",") != std::string::npos;
 }
@@ -407,6 +468,8 @@ void Recorder::detach() {
   Item w;
   w.window_start = attach_ns_;
   w.window_end = cuptiNow();
+  ++windows_;
+  attached_ns_ += w.window_end - w.window_start;
   {
     std::lock_guard<std::mutex> q(q_mu_);
     queue_.push_back(w);
@@ -433,6 +496,17 @@ void Recorder::controlLoop() {
     if (!timed_out && duration_ms_ >= 0 && delayed && ms >= delay_ms_ + duration_ms_) {
       timed_out = true;
       detach();
+    }
+    if (sample_every_ms_ > 0 && delayed && !timed_out) {
+      // Sampling: attached during the first ON ms of every EVERY ms after the delay.
+      bool want = (ms - delay_ms_) % sample_every_ms_ < sample_on_ms_;
+      bool on;
+      {
+        std::lock_guard<std::mutex> s(state_mu_);
+        on = attached_;
+      }
+      if (want && !on) attach();
+      else if (!want && on) detach();
     }
     int t = toggles.load(std::memory_order_relaxed);
     for (; seen < t; ++seen) {
@@ -702,7 +776,20 @@ void Recorder::finish() {
   ::close(fd_);
   // A process that ran no GPU work (torchrun's agent, a launcher that only counted devices) leaves
   // nothing: its file would be a rank without GPU activity.
-  if (gpu_records_ == 0) std::remove((base_ + ".partial").c_str());
+  if (gpu_records_ == 0) {
+    std::remove((base_ + ".partial").c_str());
+    // Attached but no GPU work ran in the windows (a --delay that ended before the job's first
+    // kernel, a window during start-up): record says so instead of "no process used CUDA".
+    if (windows_ != 0 && (delay_ms_ > 0 || sample_every_ms_ > 0 || toggle_signal > 0 || start_detached_)) {
+      std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".idle";
+      if (FILE* f = std::fopen(p.c_str(), "w")) {
+        std::fprintf(f, "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's first CUDA call)\n",
+                     static_cast<double>(attached_ns_) / 1e9, static_cast<unsigned long long>(windows_), windows_ == 1 ? "" : "s",
+                     windows_ == 1 ? "it" : "them");
+        std::fclose(f);
+      }
+    }
+  }
   else if (ok) std::rename((base_ + ".partial").c_str(), base_.c_str());
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <regex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "model/recording.h"
@@ -249,9 +250,13 @@ class Reader {
         rec::Kernel k;
         if (auto s = fixed(p, offset, k); !s.ok()) return s;
         if (auto s = span(k.start_ns, k.end_ns, offset); !s.ok()) return s;
+        ++facts.kernels;
+        if (k.start_ns == 0) {  // CUPTI gave no times: in flight when the recorder detached
+          ++facts.untimed_gpu_records;
+          return {};
+        }
         Event& e = add(EventKind::kKernel, k.start_ns, k.end_ns, str(k.name, true), gpuTrack(k.device, k.stream));
         e.correlation = k.correlation;
-        ++facts.kernels;
         if (k.graph_id != 0) ++facts.graph_kernels;
         return {};
       }
@@ -259,6 +264,10 @@ class Reader {
         rec::Copy c;
         if (auto s = fixed(p, offset, c); !s.ok()) return s;
         if (auto s = span(c.start_ns, c.end_ns, offset); !s.ok()) return s;
+        if (c.start_ns == 0) {
+          ++facts.untimed_gpu_records;
+          return {};
+        }
         Event& e = add(c.is_memset ? EventKind::kMemset : EventKind::kMemcpy, c.start_ns, c.end_ns,
                        tr_.strings.intern(copyName(c)), gpuTrack(c.device, c.stream));
         e.correlation = c.correlation;
@@ -303,6 +312,7 @@ class Reader {
         if (auto s = span(w.start_ns, w.end_ns, offset); !s.ok()) return s;
         ++facts.windows;
         last_window_end_ = std::max<int64_t>(last_window_end_, static_cast<int64_t>(w.end_ns));
+        windows_.push_back({static_cast<int64_t>(w.start_ns), static_cast<int64_t>(w.end_ns)});
         return {};
       }
       case rec::Type::kEnd: {
@@ -368,6 +378,45 @@ class Reader {
   // order over all threads: PyTorch launches backward from autograd's thread, XLA from a pool, so
   // one thread's launches are only part of the step's sequence. Launches during a stream capture
   // queue no work (the graph replays it later) and are counted apart.
+  // CUPTI gives every API call its own correlation id, and the call's GPU work carries it. Seen on
+  // an H200 (CUDA 13.0, record --sample): after a late re-attach, thousands of calls of one window
+  // carried one id, so their GPU work cannot be told apart. Calls sharing an id, and the GPU work
+  // carrying it, are unlinked (correlation -1); a window where they are more than 1 % of the calls
+  // gives no steps (badWindow).
+  void unlinkSharedCorrelations() {
+    std::unordered_map<int64_t, uint32_t> calls;
+    for (const Event& e : tr_.events)
+      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0) ++calls[e.correlation];
+    std::unordered_set<int64_t> shared;
+    for (auto& [c, n] : calls)
+      if (n > 1) shared.insert(c);
+    if (shared.empty()) return;
+    std::vector<std::pair<uint64_t, uint64_t>> per_window(windows_.size());  // (calls, unlinked calls)
+    std::sort(windows_.begin(), windows_.end());
+    for (Event& e : tr_.events) {
+      if (e.correlation < 0 || !shared.count(e.correlation)) continue;
+      e.correlation = -1;
+      if (e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) ++facts.shared_correlation_calls;
+    }
+    for (const Event& e : tr_.events) {
+      if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
+      size_t w = windowOf(e.start_ns);
+      if (w == SIZE_MAX) continue;
+      ++per_window[w].first;
+      per_window[w].second += e.correlation < 0;
+    }
+    for (size_t w = 0; w < per_window.size(); ++w)
+      if (per_window[w].second * 100 > per_window[w].first) bad_windows_.insert(w);
+  }
+  // The attach window holding time t (windows_ sorted), or SIZE_MAX.
+  size_t windowOf(int64_t t) const {
+    auto it = std::upper_bound(windows_.begin(), windows_.end(), std::make_pair(t, INT64_MAX));
+    if (it == windows_.begin()) return SIZE_MAX;
+    --it;
+    return t <= it->second ? static_cast<size_t>(it - windows_.begin()) : SIZE_MAX;
+  }
+  bool badWindow(int64_t t) const { return !bad_windows_.empty() && bad_windows_.count(windowOf(t)) != 0; }
+
   void countLaunches() {
     std::unordered_map<int64_t, std::pair<int64_t, uint32_t>> first;  // correlation -> (start, name)
     for (const Event& e : tr_.events) {
@@ -439,7 +488,7 @@ class Reader {
       if (e.kind != EventKind::kRange) continue;
       auto [it, fresh] = matches.try_emplace(e.name, false);
       if (fresh) it->second = std::regex_search(std::string(tr_.strings.view(e.name)), re);
-      if (it->second) step_events_.push_back(i);
+      if (it->second && !badWindow(e.start_ns)) step_events_.push_back(i);
     }
     if (!step_events_.empty()) {
       facts.steps_from = "nvtx";
@@ -451,24 +500,59 @@ class Reader {
       facts.steps_note = "no launches with GPU work";
       return;
     }
+    // Each attach window is a continuous run of the loop (a sampled recording has several, with
+    // the detached time between them): its period and phase are found on its own launches, and no
+    // step spans two windows.
+    std::vector<std::vector<LaunchMark>> runs;
+    if (windows_.size() <= 1) {
+      runs.push_back(launches_);
+    } else {
+      runs.resize(windows_.size());
+      size_t w = 0;
+      for (const LaunchMark& l : launches_) {
+        while (w + 1 < windows_.size() && l.start_ns >= windows_[w + 1].first) ++w;
+        runs[w].push_back(l);
+      }
+    }
     const uint32_t main_track = main_track_;
-    const auto& v = launches_;
-    PeriodicSteps ps = findPeriodicSteps(v);
-    if (ps.period == 0) {
+    size_t number = 0, with_steps = 0;
+    std::string first_note, why_none;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      if (bad_windows_.count(r)) continue;
+      PeriodicSteps ps = findPeriodicSteps(runs[r]);
+      if (ps.period == 0) {
+        if (why_none.empty()) why_none = ps.why_none;
+        continue;
+      }
+      if (first_note.empty()) {
+        char m[32];
+        std::snprintf(m, sizeof m, "%.1f", 100 * ps.match);
+        first_note = "a period of " + std::to_string(ps.period) + " launches, " + m + " % self-match";
+      }
+      ++with_steps;
+      for (size_t k = 0; k + 1 < ps.boundaries.size(); ++k) {
+        uint32_t name = tr_.strings.intern("step #" + std::to_string(++number) + " (launch period)");
+        add(EventKind::kRange, static_cast<uint64_t>(ps.boundaries[k]), static_cast<uint64_t>(ps.boundaries[k + 1]),
+            name, main_track);
+        step_events_.push_back(static_cast<uint32_t>(tr_.events.size() - 1));
+      }
+    }
+    if (number == 0) {
       facts.steps_from = "none";
-      facts.steps_note = ps.why_none;
+      facts.steps_note = runs.size() == 1 ? why_none : why_none + " (in each of " + std::to_string(runs.size()) + " attach windows)";
       return;
     }
     facts.steps_from = "periodicity";
-    char m[32];
-    std::snprintf(m, sizeof m, "%.1f", 100 * ps.match);
-    facts.steps_note = "a period of " + std::to_string(ps.period) + " launches, " + m + " % self-match";
-    for (size_t k = 0; k + 1 < ps.boundaries.size(); ++k) {
-      uint32_t name = tr_.strings.intern("step #" + std::to_string(k + 1) + " (launch period)");
-      add(EventKind::kRange, static_cast<uint64_t>(ps.boundaries[k]), static_cast<uint64_t>(ps.boundaries[k + 1]), name,
-          main_track);
-      step_events_.push_back(static_cast<uint32_t>(tr_.events.size() - 1));
-    }
+    facts.steps_note = runs.size() == 1 ? first_note
+                                        : first_note + " (in the first; steps in " + std::to_string(with_steps) + " of " +
+                                              std::to_string(runs.size()) + " attach windows)";
+  }
+  // Said after the steps, whichever way they were found.
+  void noteBadWindows() {
+    if (bad_windows_.empty()) return;
+    facts.steps_note += "; " + std::to_string(bad_windows_.size()) + " attach window" + (bad_windows_.size() == 1 ? "" : "s") +
+                        " left out: CUPTI gave " + std::to_string(facts.shared_correlation_calls) +
+                        " calls shared correlation ids, so their GPU work is not linked to them";
   }
 
   void finish() {
@@ -479,8 +563,11 @@ class Reader {
       e.correlation = s.correlation;
     }
     dropNestedDriverCalls();
+    std::sort(windows_.begin(), windows_.end());
+    unlinkSharedCorrelations();
     countLaunches();
     findSteps();
+    noteBadWindows();
     for (uint32_t i : step_events_) tr_.events[i].roles = kRoleStep;  // carried through the sort
     std::sort(tr_.events.begin(), tr_.events.end(), [](const Event& a, const Event& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
@@ -519,6 +606,8 @@ class Reader {
   std::vector<rec::Sync> syncs_;
   std::vector<uint32_t> step_events_;
   std::vector<LaunchMark> launches_;  // every thread's, in start order
+  std::vector<std::pair<int64_t, int64_t>> windows_;  // attach windows (CUPTI ns), sorted before use
+  std::unordered_set<size_t> bad_windows_;             // windows whose calls share correlation ids
   uint32_t main_track_ = 0;           // the thread that launches most: steps are drawn on it
   int64_t last_window_end_ = INT64_MIN;
 };

@@ -22,6 +22,8 @@ struct RecordingFacts {
   uint64_t launches_without_gpu_work = 0;  // launch calls whose correlation no kernel carries
   uint64_t captured_launches = 0;          // launches during a stream capture (they run as graph kernels)
   uint64_t ranges = 0, windows = 0, dropped = 0, nested_driver_calls = 0;
+  uint64_t shared_correlation_calls = 0;  // API calls whose correlation id another call also had (unlinked)
+  uint64_t untimed_gpu_records = 0;       // kernels and copies CUPTI gave no times (in flight at a detach): left out
   std::string steps_from;  // "nvtx", "periodicity" or "none"
   std::string steps_note;  // why none, or the period found
   size_t steps = 0;

@@ -79,6 +79,37 @@ TEST(RecordReader, StepsFromTheLaunchPeriodAreContiguous) {
   EXPECT_TRUE(demangled);
 }
 
+// `record --sample 0.5/5` on an H200 (scripts/record/overhead_matrix.sh's sampled job), cut to the
+// first 70 ms of each of its 4 attach windows by scripts/record/gdrec_trim.py; counts from
+// gdrec_dump.py. Window 0 is start-up (no loop yet); in window 3 CUPTI gave thousands of calls one
+// correlation id, so it is left out; windows 1 and 2 give steps, none across a gap.
+TEST(RecordReader, SampledWindowsStepsOnlyInsideTrustworthyWindows) {
+  RecordingFacts f;
+  auto t = readRecording(data("torch_sampled.gdrec.gz"), &f);
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(f.windows, 4u);
+  EXPECT_EQ(f.kernels, 3971u);
+  EXPECT_EQ(f.launch_calls, 3944u);
+  EXPECT_EQ(f.untimed_gpu_records, 30u);  // 27 kernels and 3 copies in flight at a detach: start and end 0
+  EXPECT_GT(f.shared_correlation_calls, 100u);
+  EXPECT_EQ(f.steps_from, "periodicity");
+  EXPECT_NE(f.steps_note.find("steps in 2 of 4 attach windows"), std::string::npos) << f.steps_note;
+  EXPECT_NE(f.steps_note.find("1 attach window left out"), std::string::npos) << f.steps_note;
+  const RankTrace& r = t.value();
+  ASSERT_GE(r.step_marks.size(), 6u);
+  // Each window's steps are contiguous; between the windows, 5 s of detached time is in no step.
+  int64_t longest = 0;
+  size_t gaps = 0;
+  for (size_t k = 0; k < r.step_marks.size(); ++k) {
+    const Event& a = r.events[r.step_marks[k].event];
+    longest = std::max(longest, a.dur_ns);
+    if (k + 1 < r.step_marks.size() && r.events[r.step_marks[k + 1].event].start_ns != a.end_ns()) ++gaps;
+  }
+  EXPECT_EQ(gaps, 1u);
+  EXPECT_LT(longest, 25'000'000) << "a step spans a gap between windows";
+  for (const Event& e : r.events) EXPECT_GT(e.start_ns, 1'000'000'000'000'000'000) << "an untimed record kept";
+}
+
 TEST(RecordReader, StepsFromNvtxRangesAndRanksFromTheLauncher) {
   RecordingFacts f;
   auto t = readRecording(data("torch_nvtx_steps.gdrec.gz"), &f);
