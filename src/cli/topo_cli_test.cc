@@ -4,7 +4,11 @@
 
 #include "cli/cli_test_util.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -124,6 +128,40 @@ TEST(CliPlace, NodeWithBindings) {
   EXPECT_EQ(usage.rc, 2);
 }
 
+// torchrun gives every local rank one environment (issue 20): the per-rank NIC and NUMA binding
+// goes through a wrapper keyed on $LOCAL_RANK, with CUDA_VISIBLE_DEVICES the same for all ranks;
+// the wrapper is valid sh and picks, for each local rank, the i-th GPU's settings.
+TEST(CliPlace, TorchrunWrapperKeyedOnLocalRank) {
+  auto j = run("place --json --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  const std::string w = doc["torchrun_wrapper"];
+  EXPECT_NE(w.find("case \"$LOCAL_RANK\" in"), std::string::npos) << w;
+  EXPECT_NE(w.find("CUDA_VISIBLE_DEVICES=" + doc["cuda_visible_devices"].get<std::string>()), std::string::npos) << w;
+  EXPECT_EQ(std::count(w.begin(), w.end(), ')'), 4) << w;  // one case per local rank
+  // Local rank 2 gets GPU gpus[2]'s NIC, as the per-rank table binds it.
+  int gpu2 = doc["gpus"][2];
+  std::string nic2;
+  for (const auto& r : doc["ranks"])
+    if (r["gpu"] == gpu2 && r.contains("nic")) nic2 = r["nic"];
+  EXPECT_NE(w.find("2) export NCCL_IB_HCA=" + nic2 + ";"), std::string::npos) << w;
+  auto d = std::filesystem::temp_directory_path() / ("gd_wrapper_" + std::to_string(::getpid()) + ".sh");
+  { std::ofstream(d) << w; }
+  EXPECT_EQ(std::system(("sh -n " + d.string()).c_str()), 0) << w;
+  // Run it as torchrun would, for local rank 1, with a command that prints its NIC.
+  std::string cmd = "LOCAL_RANK=1 sh " + d.string() + " sh -c 'echo $NCCL_IB_HCA' 2>&1";
+  std::string got;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) got += buf;
+    ::pclose(p);
+  }
+  std::filesystem::remove(d);
+  if (std::system("command -v numactl >/dev/null 2>&1") == 0) EXPECT_EQ(got, nic2 + "\n");
+  auto t = run("place --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  EXPECT_NE(t.out.find("torchrun --nproc-per-node 4 --no-python ./bind.sh python train.py"), std::string::npos) << t.out;
+}
+
 TEST(CliPlace, ClusterWithSchedulerHints) {
   auto r = run("place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -131,6 +169,22 @@ TEST(CliPlace, ClusterWithSchedulerHints) {
   EXPECT_NE(r.out.find("topologyKey: network.gpudoctor.io/leaf"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpu-bind=closest"), std::string::npos);
   EXPECT_NE(r.out.find("Links=-1,18,18"), std::string::npos) << r.out;
+  // Every node of the file is labelled and in topology.conf, with the spines and the core (issue 20:
+  // only the chosen hosts were, leaving Slurm disconnected leaves).
+  EXPECT_NE(r.out.find("kubectl label node n01 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kubectl label node n08 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SwitchName=core Switches=spine0,spine1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SwitchName=leaf0 Nodes=n01,n02"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--ntasks-per-node=8"), std::string::npos) << r.out;
+  auto j = run("place --json --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_NE(doc["slurm"].get<std::string>().find("--ntasks-per-node=8"), std::string::npos);
+  EXPECT_NE(doc["slurm_topology_conf"].get<std::string>().find("SwitchName=spine1 Switches=leaf2,leaf3\n"), std::string::npos);
+  EXPECT_NE(doc["kubernetes_pod_template"].get<std::string>().find("topologyKey: network.gpudoctor.io/leaf"), std::string::npos);
+  const std::string labels = doc["kubernetes_labels"];
+  EXPECT_EQ(std::count(labels.begin(), labels.end(), '\n'), 8);
+  EXPECT_NE(doc["slurm_gres_conf"].get<std::string>().find("Links=-1,18"), std::string::npos);
   auto spread = run("place --nodes 4 --gpus-per-node 4 --topology " + src("testdata/topology/cluster_small.toml"));
   ASSERT_EQ(spread.rc, 0) << spread.err;
   EXPECT_NE(spread.out.find("5 switch hops"), std::string::npos) << spread.out;

@@ -280,6 +280,18 @@ std::string renderNcclXml(const NcclXmlSystem& sys) {
 
 namespace {
 
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t nl = text.find('\n', i);
+    std::string line = text.substr(i, nl == std::string::npos ? std::string::npos : nl - i);
+    out += pad + line + "\n";
+    i = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return out;
+}
+
 std::string bindCommand(const RankBinding& r) {
   if (r.numa_node >= 0) return fmt::format("numactl --cpunodebind={0} --membind={0}", r.numa_node);
   if (!r.cpu_list.empty()) return "taskset -c " + r.cpu_list;
@@ -327,6 +339,27 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
 
 }  // namespace
 
+// torchrun gives every local rank one environment, so per-rank settings go through a wrapper
+// keyed on $LOCAL_RANK; CUDA_VISIBLE_DEVICES (the same for all ranks) lists the chosen GPUs, so local
+// rank i drives the i-th of them and gets that GPU's NUMA binding and NIC.
+std::string torchrunWrapper(const NodeTopology& t, const NodePlacementReport& r) {
+  const NodePlacement& p = r.placement;
+  std::string cases;
+  for (size_t i = 0; i < p.gpus.size(); ++i) {
+    const RankBinding* b = nullptr;
+    for (const auto& x : r.ranks)
+      if (x.gpu == p.gpus[i]) b = &x;
+    if (b == nullptr) continue;
+    std::string env = b->nic >= 0 && t.nics[b->nic].infiniband ? "export NCCL_IB_HCA=" + t.nics[b->nic].name + "; " : "";
+    std::string cmd = bindCommand(*b);
+    if (env.empty() && cmd.empty()) continue;
+    cases += fmt::format("  {}) {}exec {}\"$@\" ;;   # GPU {}\n", i, env, cmd.empty() ? "" : cmd + " ", p.gpus[i]);
+  }
+  if (cases.empty()) return {};
+  return "#!/bin/sh\n# gpudoctor place: local rank i runs on the i-th GPU of CUDA_VISIBLE_DEVICES=" + joinInts(p.gpus) +
+         "\ncase \"$LOCAL_RANK\" in\n" + cases + "esac\nexec \"$@\"\n";
+}
+
 std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementReport& r) {
   const NodePlacement& p = r.placement;
   const std::vector<int>& free = r.free;
@@ -347,6 +380,13 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementRe
     out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", r.rank, r.gpu, r.numa_node >= 0 ? std::to_string(r.numa_node) : "-",
                        r.cpu_list.empty() ? "-" : r.cpu_list, nic,
                        "CUDA_VISIBLE_DEVICES=" + std::to_string(r.gpu) + env, cmd.empty() ? "" : " " + cmd);
+  }
+  if (std::string w = torchrunWrapper(t, r); !w.empty()) {
+    out += "\n  Under torchrun (one environment for every local rank), bind each rank with a wrapper keyed on\n"
+           "  LOCAL_RANK, saved as bind.sh (chmod +x):\n";
+    out += indent(w, "    ");
+    out += fmt::format("  CUDA_VISIBLE_DEVICES={} torchrun --nproc-per-node {} --no-python ./bind.sh python train.py\n",
+                       joinInts(p.gpus), p.gpus.size());
   }
   out += "\n" + explain(t, r) + "\n";
   return out;
@@ -372,7 +412,8 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementRe
               {"pcie_level_sum", p.score.pcie_level_sum}}},
             {"go_gpuallocator_best_effort", r.go_choice},
             {"go_gpuallocator_ring_gbps", num(r.go_score.ring_gbps)},
-            {"explanation", explain(t, r)}};
+            {"explanation", explain(t, r)},
+            {"torchrun_wrapper", torchrunWrapper(t, r)}};
   j["ranks"] = json::array();
   for (const auto& r : r.ranks) {
     json e = {{"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
@@ -400,11 +441,76 @@ std::string gresLinks(const NodeTopology& t) {
 
 }  // namespace
 
+namespace {
+
+// The parts of a cluster placement a scheduler takes, shared by the text and JSON reports.
+struct ClusterParts {
+  std::string host_list, topology_key, labels, pod_template, topology_conf, sbatch;
+};
+
+// Slurm topology/tree: one line per switch, every switch and every host of the file (a line for
+// only the chosen hosts would leave Slurm with disconnected leaves and no spines).
+std::string slurmTopologyConf(const ClusterTopology& c) {
+  std::vector<std::vector<std::string>> nodes(c.switches.size()), children(c.switches.size());
+  for (const auto& h : c.hosts)
+    if (h.switch_index >= 0) nodes[h.switch_index].push_back(h.name);
+  for (const auto& sw : c.switches)
+    if (sw.parent >= 0) children[sw.parent].push_back(sw.name);
+  std::string out;
+  for (size_t i = 0; i < c.switches.size(); ++i) {
+    if (nodes[i].empty() && children[i].empty()) continue;
+    out += "SwitchName=" + c.switches[i].name;
+    if (!children[i].empty()) out += " Switches=" + joinStrings(children[i]);
+    if (!nodes[i].empty()) out += " Nodes=" + joinStrings(nodes[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+ClusterParts clusterParts(const ClusterTopology& c, const ClusterPlacement& p, int gpn) {
+  ClusterParts o;
+  for (int h : p.hosts) o.host_list += (o.host_list.empty() ? "" : ",") + c.hosts[h].name;
+  const bool one_leaf = p.leaves == 1;
+  o.topology_key = one_leaf ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine";
+  // Every node of the file gets its labels, so the scheduler can place later jobs too.
+  for (const auto& h : c.hosts) {
+    if (h.switch_index < 0) continue;
+    int spine = c.switches[h.switch_index].parent;
+    o.labels += fmt::format("kubectl label node {} network.gpudoctor.io/leaf={}{} --overwrite\n", h.name,
+                            c.switches[h.switch_index].name, spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
+  }
+  std::string values;  // a block sequence: one host per line, however many there are
+  for (int h : p.hosts) values += "\n          - " + c.hosts[h].name;
+  o.pod_template = fmt::format(
+      "affinity:\n"
+      "  nodeAffinity:\n"
+      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "      nodeSelectorTerms:\n"
+      "      - matchExpressions:\n"
+      "        - key: kubernetes.io/hostname\n"
+      "          operator: In\n"
+      "          values:{}\n"
+      "  podAffinity:\n"
+      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "    - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "      topologyKey: {}\n"
+      "  podAntiAffinity:   # one pod per node\n"
+      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "    - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "      topologyKey: kubernetes.io/hostname\n"
+      "resources: {{limits: {{nvidia.com/gpu: {}}}}}\n",
+      values, o.topology_key, gpn);
+  o.topology_conf = slurmTopologyConf(c);
+  o.sbatch = fmt::format("sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh",
+                         p.hosts.size(), o.host_list, gpn, gpn);
+  return o;
+}
+
+
+}  // namespace
+
 std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
-  std::vector<std::string> names;
-  for (int h : p.hosts) names.push_back(c.hosts[h].name);
-  std::string list;
-  for (size_t i = 0; i < names.size(); ++i) list += (i ? "," : "") + names[i];
+  const ClusterParts parts = clusterParts(c, p, gpn);
   const NetSwitch& top = c.switches[p.lowest_switch];
   std::string out = fmt::format("{} nodes x {} GPUs from {} hosts with enough free GPUs ({}):\n\n", p.hosts.size(), gpn,
                                 p.eligible_hosts, c.source);
@@ -414,44 +520,17 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
   out += fmt::format("\n  all under switch {} ({} leaf switch{}); longest path between two of them: {} switch hop{}\n",
                      top.name, p.leaves, p.leaves == 1 ? "" : "es", p.max_switch_hops, p.max_switch_hops == 1 ? "" : "s");
   // Kubernetes: label nodes with their leaf and spine, then keep the job's pods under one of them.
-  bool one_leaf = p.leaves == 1;
-  std::string key = one_leaf ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine";
-  out += "\nKubernetes: label the nodes with their switches (once, for every host in the file):\n";
-  for (int h : p.hosts) {
-    int leaf = c.hosts[h].switch_index, spine = c.switches[leaf].parent;
-    out += fmt::format("  kubectl label node {} network.gpudoctor.io/leaf={}{} --overwrite\n", c.hosts[h].name,
-                       c.switches[leaf].name, spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
-  }
-  out += fmt::format(
-      "then in the job's pod template (all pods share a {} with label job=<name>):\n"
-      "  affinity:\n"
-      "    nodeAffinity:\n"
-      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "        nodeSelectorTerms:\n"
-      "        - matchExpressions:\n"
-      "          - {{key: kubernetes.io/hostname, operator: In, values: [{}]}}\n"
-      "    podAffinity:\n"
-      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
-      "        topologyKey: {}\n"
-      "    podAntiAffinity:   # one pod per node\n"
-      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
-      "        topologyKey: kubernetes.io/hostname\n"
-      "  resources: {{limits: {{nvidia.com/gpu: {}}}}}\n"
-      "  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {} )\n",
-      one_leaf ? "leaf" : "spine", list, key, gpn, key);
-  out += "\nSlurm:\n";
-  out += fmt::format("  sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh\n",
-                     p.hosts.size(), list, gpn, gpn);
-  out += "  topology.conf (topology/tree, so Slurm itself packs jobs under few switches):\n";
-  std::map<int, std::vector<std::string>> by_leaf;
-  for (int h : p.hosts) by_leaf[c.hosts[h].switch_index].push_back(c.hosts[h].name);
-  for (const auto& [leaf, hs] : by_leaf) {
-    std::string nl;
-    for (size_t i = 0; i < hs.size(); ++i) nl += (i ? "," : "") + hs[i];
-    out += fmt::format("    SwitchName={} Nodes={}\n", c.switches[leaf].name, nl);
-  }
+  out += fmt::format("\nKubernetes: label every node of the file with its switches (once; {} nodes):\n", c.hosts.size());
+  out += indent(parts.labels, "  ");
+  out += fmt::format("then in the job's pod template (all pods share a {} with label job=<name>):\n",
+                     p.leaves == 1 ? "leaf" : "spine");
+  out += indent(parts.pod_template, "  ");
+  out += fmt::format("  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {})\n",
+                     parts.topology_key);
+  out += "  In a pod, the device plugin numbers the GPUs it gives from 0: leave CUDA_VISIBLE_DEVICES to it.\n";
+  out += "\nSlurm:\n  " + parts.sbatch + "\n";
+  out += "  topology.conf (topology/tree: every switch and host of the file, so Slurm packs jobs under few switches):\n";
+  out += indent(parts.topology_conf, "    ");
   if (c.has_node) {
     out += "  gres.conf on each host (Links: NVLinks to each GPU, -1 itself; Slurm packs well-linked GPUs):\n";
     out += gresLinks(c.node);
@@ -470,21 +549,25 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
 
 std::string renderClusterPlacementJson(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
   using nlohmann::json;
+  const ClusterParts parts = clusterParts(c, p, gpn);
   json hosts = json::array();
-  std::string list;
-  for (int h : p.hosts) {
+  for (int h : p.hosts)
     hosts.push_back({{"name", c.hosts[h].name}, {"leaf", c.switches[c.hosts[h].switch_index].name},
                      {"free", c.hosts[h].free_gpus}, {"gpus", c.hosts[h].gpus}});
-    list += (list.empty() ? "" : ",") + c.hosts[h].name;
-  }
   json j = {{"hosts", hosts},
             {"gpus_per_node", gpn},
             {"lowest_switch", c.switches[p.lowest_switch].name},
             {"leaves", p.leaves},
             {"max_switch_hops", p.max_switch_hops},
             {"eligible_hosts", p.eligible_hosts},
-            {"slurm", fmt::format("--nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest", p.hosts.size(), list, gpn)},
-            {"kubernetes_topology_key", p.leaves == 1 ? "network.gpudoctor.io/leaf" : "network.gpudoctor.io/spine"}};
+            {"slurm", fmt::format("--nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={}",
+                                  p.hosts.size(), parts.host_list, gpn, gpn)},
+            {"slurm_sbatch", parts.sbatch},
+            {"slurm_topology_conf", parts.topology_conf},
+            {"kubernetes_topology_key", parts.topology_key},
+            {"kubernetes_labels", parts.labels},
+            {"kubernetes_pod_template", parts.pod_template}};
+  if (c.has_node) j["slurm_gres_conf"] = gresLinks(c.node);
   if (pn) j["per_node_gpus"] = pn->gpus;
   j["tool"] = "gpudoctor place";
   j["schema_version"] = 1;
