@@ -8,7 +8,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -113,12 +115,42 @@ TEST(Cli, HtmlReportIsSelfContained) {
   fs::remove(out);
 }
 
+// A pod's or job's settings file describes the job's machines, not the one gpudoctor runs on (issue
+// 20: on a login node without HCAs, a correct NCCL_IB_HCA was called wrong): the host checks run on
+// --from files only with --this-host. And analyze --nccl-env counts what nccl env counts.
+TEST(Cli, NcclEnvFromFileIsNotJudgedAgainstThisHost) {
+  const std::string root = " --sysfs-root " + src("testdata/sysroot/plain_node");
+  auto pod = run("nccl env --nccl-version 2.28.3 --from " + src("testdata/nccl_env/pod.yaml") + root);
+  ASSERT_EQ(pod.rc, 0) << pod.err;
+  EXPECT_NE(pod.out.find("host checks skipped: the settings come from a file"), std::string::npos) << pod.out;
+  EXPECT_EQ(pod.out.find("wrong "), std::string::npos) << pod.out;
+  EXPECT_NE(pod.out.find("0 wrong"), std::string::npos) << pod.out;
+  auto here = run("nccl env --this-host --nccl-version 2.28.3 --from " + src("testdata/nccl_env/pod.yaml") + root);
+  ASSERT_EQ(here.rc, 0) << here.err;
+  EXPECT_NE(here.out.find("no HCA \"mlx5_0\" on this host"), std::string::npos) << here.out;
+  auto both = run("nccl env --this-host --no-host --from " + src("testdata/nccl_env/pod.yaml"));
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
+  // The same file through analyze: the same counts per verdict, at the traces' NCCL version.
+  auto env = run("nccl env --json --nccl-version 2.28.9 --from " + src("testdata/nccl_env/mixed.sh") + root);
+  ASSERT_EQ(env.rc, 0) << env.err;
+  std::map<std::string, int> counts;
+  const auto doc = nlohmann::json::parse(env.out);
+  for (const auto& f : doc["findings"]) ++counts[f["verdict"].get<std::string>()];
+  auto an = run("analyze " + src("examples/ddp_bf16_flash") + " --nccl-env " + src("testdata/nccl_env/mixed.sh"));
+  ASSERT_EQ(an.rc, 0) << an.err;
+  EXPECT_NE(an.out.find(fmt::format("NCCL settings: {} ignored by NCCL, {} wrong, {} slow", counts["ignored"], counts["wrong"],
+                                    counts["slow"])),
+            std::string::npos)
+      << counts["ignored"] << "/" << counts["wrong"] << "/" << counts["slow"] << "\n" << env.out;
+}
+
 TEST(Cli, NcclEnv) {
   std::string base = "nccl env --no-host --nccl-version 2.28.3 --from ";
   auto ok = run(base + src("testdata/nccl_env/pod.yaml"));
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("3 settings from"), std::string::npos) << ok.out;
-  auto strict = run("nccl env --strict --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
+  auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
                     " --from " + src("testdata/nccl_env/mixed.sh"));
   EXPECT_EQ(strict.rc, 3);
   auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json");

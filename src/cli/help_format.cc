@@ -136,7 +136,8 @@ const std::map<std::string, const char*>& examples() {
        "Examples:\n"
        "  gpudoctor nccl env                                # this process's NCCL_* environment\n"
        "  gpudoctor nccl env --from job.sh --from pod.yaml  # export lines, Kubernetes env lists\n"
-       "  gpudoctor nccl env --nccl-version 2.21.5 --no-host --from block.sh   # for another machine"},
+       "  gpudoctor nccl env --nccl-version 2.21.5 --from block.sh   # a file: for the job's machines\n"
+       "  gpudoctor nccl env --this-host --from job.sh      # ... also against this host's NICs and HCAs"},
       {"nccl log",
        "Examples:\n"
        "  gpudoctor nccl log rank0.log rank1.log            # NCCL_DEBUG=INFO output"},

@@ -27,7 +27,7 @@ struct EnvArgs {
   std::string nccl_version;
   std::string sysfs_root;
   std::vector<std::string> keep;
-  bool json = false, multi_node = false, no_host = false, strict = false;
+  bool json = false, multi_node = false, no_host = false, this_host = false, strict = false;
 };
 
 int runEnv(const EnvArgs& a) {
@@ -66,8 +66,12 @@ int runEnv(const EnvArgs& a) {
       version_note = "NCCL version unknown: " + lib.note + "; pass --nccl-version to check releases";
     }
   }
+  // Settings read from files are for the job's machines, not necessarily this one (a login node
+  // judging a pod's YAML): the host checks run on them only with --this-host.
+  if (a.no_host && a.this_host) return fail("--no-host and --this-host contradict each other", 2);
+  const bool check_host = a.from.empty() ? !a.no_host : a.this_host;
   HostNet host;
-  if (!a.no_host) {
+  if (check_host) {
     host = probeHostNet(a.sysfs_root);
     probeSettingFiles(host, settings);
     opt.host = &host;
@@ -81,7 +85,10 @@ int runEnv(const EnvArgs& a) {
   ctx.version = opt.version ? ncclVersionString(opt.version) : "";
   ctx.library = lib.library;
   ctx.settings = settings.size();
-  ctx.host_checked = !a.no_host;
+  ctx.host_checked = check_host;
+  ctx.host_note = check_host ? "" : a.no_host ? "host checks skipped (--no-host)"
+                                             : "host checks skipped: the settings come from a file, for the job's machines "
+                                               "(--this-host checks them against this one)";
   ctx.multi_node = a.multi_node;
   std::string out = a.json ? renderNcclEnvJson(findings, ctx) : renderNcclEnvText(findings, ctx);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -128,6 +135,9 @@ std::function<int()> addNccl(CLI::App& app) {
       ->type_name("NAME");
   env->add_flag("--multi-node", args->multi_node, "The job spans several nodes (network advice applies)");
   env->add_flag("--no-host", args->no_host, "Skip checks against this host's interfaces and HCAs (settings for another machine)");
+  env->add_flag("--this-host", args->this_host,
+                "With --from: the file's settings are for this machine; check them against its interfaces and HCAs "
+                "(default: not, since a pod's or job's file usually describes other machines)");
   env->add_option("--sysfs-root", args->sysfs_root, "Read /sys from this folder instead (testing)")->group("");
   env->add_flag("--json", args->json, "JSON output");
   env->add_flag("--strict", args->strict, "Exit with status 3 when a setting is ignored by NCCL or wrong");

@@ -13,7 +13,7 @@ std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const Ncc
   std::string o = wrapText(fmt::format("gpudoctor nccl env: {} setting{} from {}; {}", c.settings,
                                        c.settings == 1 ? "" : "s", c.source, c.version_note),
                            "", 100);
-  if (!c.host_checked) o += "host checks skipped (--no-host)\n";
+  if (!c.host_checked) o += wrapText(c.host_note.empty() ? std::string("host checks skipped (--no-host)") : c.host_note, "", 100);
   if (c.settings == 0) o += "no NCCL_* settings: NCCL uses its defaults (usually the right start)\n";
   std::map<EnvVerdict, int> count;
   for (const auto& f : findings) {

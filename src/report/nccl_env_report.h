@@ -14,6 +14,7 @@ struct NcclEnvContext {
   std::string library;
   size_t settings = 0;
   bool host_checked = true;
+  std::string host_note;  // why the host checks were skipped
   bool multi_node = false;
 };
 
