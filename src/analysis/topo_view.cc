@@ -34,11 +34,22 @@ std::string pcieSpeed(int gen) {
   return gen >= 1 && gen <= 6 ? s[gen] : "";
 }
 
-std::string gpuBusId(const TopoGpu& g) {
-  return g.pci_bus_id.empty() ? fmt::format("0000:{:02x}:00.0", 0x10 + g.index) : g.pci_bus_id;
-}
+std::string gpuBusId(const TopoGpu& g) { return g.pci_bus_id; }
 
 }  // namespace
+
+std::string ncclXmlMissing(const NodeTopology& t) {
+  for (const auto& g : t.gpus)
+    if (g.pci_bus_id.empty())
+      return fmt::format("GPU {} has no PCI bus id (bus_id): NCCL matches NCCL_TOPO_FILE's GPUs to its devices by bus id, so "
+                         "give each GPU its bus_id (nvidia-smi --query-gpu=index,pci.bus_id --format=csv) or run topo on the machine",
+                         g.index);
+  for (const auto& g : t.gpus)
+    if (g.sm == 0)
+      return fmt::format("GPU {} has no SM version (sm, e.g. 90 for H100/H200): NCCL's XML needs it; add it to the topology file",
+                         g.index);
+  return {};
+}
 
 std::vector<std::string> gpuCpuLists(const NodeTopology& t) {
   std::vector<std::string> v;
@@ -66,7 +77,7 @@ NcclXmlSystem ncclXmlSystem(const NodeTopology& t) {
       if (g.numa_node != numa) continue;
       NcclXmlGpu e;
       // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator).
-      e.dev = g.index, e.rank = g.index, e.sm = g.sm ? g.sm : 90;
+      e.dev = g.index, e.rank = g.index, e.sm = g.sm;
       e.busid = gpuBusId(g);
       if (g.pcie_gen) e.link = true, e.link_speed = pcieSpeed(g.pcie_gen), e.link_width = g.pcie_width ? g.pcie_width : 16;
       for (const auto& o : t.gpus)

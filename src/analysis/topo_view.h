@@ -47,7 +47,11 @@ struct NcclXmlSystem {
   int family = -1, model = -1;
 };
 
-// The XML's content for `t`.
+// Whether `t` holds what NCCL needs to match an NCCL_TOPO_FILE to its devices: every GPU's PCI bus
+// id and SM version (a topology file written by hand may lack them; inventing them gives NCCL an
+// XML that describes no real machine). "" when ready, else the one-line reason.
+std::string ncclXmlMissing(const NodeTopology& t);
+// The XML's content for `t` (call ncclXmlMissing first).
 NcclXmlSystem ncclXmlSystem(const NodeTopology& t);
 
 }  // namespace gpudoctor

@@ -35,8 +35,23 @@ TEST(TopoView, CpuListsFallBackToTheNumaNode) {
   EXPECT_EQ(v, (std::vector<std::string>{"0-3", "40-41"}));
 }
 
+// A topology without a GPU's bus id or SM version gives no XML (issue 20: bus ids were invented,
+// so NCCL got a file describing no real machine).
+TEST(TopoView, NcclXmlNeedsEveryBusIdAndSm) {
+  NodeTopology t = twoGpus();
+  EXPECT_NE(ncclXmlMissing(t).find("GPU 1 has no PCI bus id"), std::string::npos) << ncclXmlMissing(t);
+  t.gpus[1].pci_bus_id = "0000:11:00.0";
+  EXPECT_NE(ncclXmlMissing(t).find("GPU 0 has no SM version"), std::string::npos) << ncclXmlMissing(t);
+  t.gpus[0].sm = 90;
+  EXPECT_EQ(ncclXmlMissing(t), "");
+}
+
 TEST(TopoView, NcclXmlFillsWhatNcclNeeds) {
-  NcclXmlSystem x = ncclXmlSystem(twoGpus());
+  NodeTopology t = twoGpus();
+  t.gpus[0].sm = 90;
+  t.gpus[1].pci_bus_id = "0000:11:00.0";
+  ASSERT_EQ(ncclXmlMissing(t), "");
+  NcclXmlSystem x = ncclXmlSystem(t);
   ASSERT_EQ(x.cpus.size(), 2u);
   EXPECT_EQ(x.cpus[0].numa, 0);
   EXPECT_EQ(x.cpus[0].affinity, "0000000f");
@@ -49,7 +64,7 @@ TEST(TopoView, NcclXmlFillsWhatNcclNeeds) {
   EXPECT_EQ(g0.sm, 90);
   EXPECT_EQ(g0.pci_switches, (std::vector<std::string>{"0000:15:00.0"}));
   ASSERT_EQ(g0.nvlinks.size(), 1u);
-  EXPECT_EQ(g0.nvlinks[0], (std::pair<std::string, int>{"0000:11:00.0", 12}));  // GPU1 has no bus id: 0x10 + 1
+  EXPECT_EQ(g0.nvlinks[0], (std::pair<std::string, int>{"0000:11:00.0", 12}));
   const NcclXmlGpu& g1 = x.cpus[1].gpus.at(0);
   EXPECT_EQ(g1.busid, "0000:11:00.0");
   EXPECT_FALSE(g1.link);

@@ -35,6 +35,12 @@ TEST(CliTopo, RendersAFileAsNvidiaSmiDoes) {
   EXPECT_EQ(text.rfind("<system version=\"1\">", 0), 0u) << text;
   EXPECT_NE(text.find("tclass=\"0x068000\""), std::string::npos);
   fs::remove(xml);
+  // A file without bus ids gives no XML (NCCL matches GPUs by bus id), one line naming the file.
+  auto nobus = run("topo --topology " + src("testdata/topology/dgx_a100.toml") + " --nccl-xml " + xml.string());
+  EXPECT_EQ(nobus.rc, 1);
+  EXPECT_EQ(lines(nobus.err), 1) << nobus.err;
+  EXPECT_NE(nobus.err.find("dgx_a100.toml: GPU 0 has no PCI bus id"), std::string::npos) << nobus.err;
+  EXPECT_FALSE(fs::exists(xml));
   auto j = run("topo --json --topology " + src("testdata/topology/workstation_4gpu_nvlink_pairs.toml"));
   ASSERT_EQ(j.rc, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["nvidia_smi_matrix"][0][1], "NV4");

@@ -57,6 +57,8 @@ int runTopo(const TopoArgs& a) {
 #endif
   }
   if (!a.nccl_xml.empty()) {
+    if (std::string why = ncclXmlMissing(t); !why.empty())
+      return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why, 1);
     std::string xml = renderNcclXml(ncclXmlSystem(t));
     if (a.nccl_xml == "-") {
       std::fwrite(xml.data(), 1, xml.size(), stdout);
