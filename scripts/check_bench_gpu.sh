@@ -3,7 +3,7 @@
 # a figure for each part. Exit 77 (skipped) where there is no usable GPU or no CUDA build.
 set -u
 bin=${1:?usage: check_bench_gpu.sh GPUDOCTOR_BIN}
-out=$("$bin" bench gpu --quick -q --json 2>&1)
+out=$("$bin" bench gpu --quick -q --json - 2>&1)
 rc=$?
 case "$out" in
   *"no usable GPU"*|*"needs a build with CUDA"*|*"no CUDA devices"*) echo "skipped: $out"; exit 77 ;;

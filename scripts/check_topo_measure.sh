@@ -3,7 +3,7 @@
 # and every GPU's host copies. Exit 77 (skipped) where there is no NVIDIA driver or no CUDA build.
 set -u
 bin=${1:?usage: check_topo_measure.sh GPUDOCTOR_BIN}
-out=$("$bin" topo --measure --measure-bytes 64M --repeats 5 --json 2>&1)
+out=$("$bin" topo --measure --measure-bytes 64M --repeats 5 --json - 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
   case "$out" in

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables from `gpudoctor bench gpu --json-out` and scripts/torch_gpu_bench.py of the same run:
+"""Markdown tables from `gpudoctor bench gpu --json` and scripts/torch_gpu_bench.py of the same run:
 GEMM TFLOP/s per precision beside torch.matmul and the datasheet, bandwidths beside the datasheet,
 attention (unfused, this project's fused kernel, cuDNN and flash through PyTorch) by sequence length
 with speedups and memory ratios, fusion and CUDA-graph speedups, and every check's verdict.

@@ -30,7 +30,7 @@ fi
 tests=$(dirname "$bin")/gpudoctor_gpu_tests
 if [ -x "$tests" ]; then step gpu_unit_tests 45 "$tests" --gtest_brief=1; fi
 # 2. The measurement: text tables on stdout, every figure as JSON, the ceilings file for analyze.
-step bench_gpu 180 "$bin" bench gpu --json-out "$out/bench_gpu.json" --ceilings-out "$out/ceilings.json"
+step bench_gpu 180 "$bin" bench gpu --json "$out/bench_gpu.json" --ceilings-out "$out/ceilings.json"
 # 3. PyTorch on the same shapes.
 step torch_gpu_bench 110 python3 "$here/torch_gpu_bench.py"
 # 4. analyze --ceilings with what was just measured (the bundled 2 x H200 example, 1 TFLOP per step as an example).

@@ -23,7 +23,7 @@ dmon=$!
 echo "monitor exit $?" >"$out/summary.txt"
 kill $smi 2>/dev/null; wait $dmon 2>/dev/null
 nvidia-smi -q -d POWER,MEMORY,UTILIZATION,CLOCK,TEMPERATURE >"$out/smi_q.txt" 2>&1 &
-"$bindir/gpudoctor" monitor --once --json >"$out/monitor_once.json" 2>>"$out/monitor.err"
+"$bindir/gpudoctor" monitor --once --json - >"$out/monitor_once.json" 2>>"$out/monitor.err"
 wait $load
 grep '^{' "$out/load.txt" >"$out/phases.jsonl"
 python3 "$here/compare_monitor_smi.py" "$out/monitor.jsonl" "$out/smi_query.csv" "$out/phases.jsonl" >>"$out/summary.txt" 2>&1

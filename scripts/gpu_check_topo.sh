@@ -19,12 +19,12 @@ run() {  # run NAME CMD...: stdout+stderr to OUT/NAME.txt, exit status to the su
 run nvidia_smi_topo nvidia-smi topo -m
 run nvidia_smi_nvlink nvidia-smi nvlink --status
 run topo "$bin" topo
-run topo_json "$bin" topo --json
+run topo_json "$bin" topo --json -
 run topo_nccl_xml "$bin" topo --nccl-xml "$out/nccl_topo.xml"
 run topo_measure "$bin" topo --measure
-run topo_measure_json "$bin" topo --measure --json
+run topo_measure_json "$bin" topo --measure --json -
 run place_2 "$bin" place --gpus 2
-run place_1_json "$bin" place --gpus 1 --json
+run place_1_json "$bin" place --gpus 1 --json -
 run measure_check "$(dirname "$0")/check_topo_measure.sh" "$bin"
 
 # The GPU-to-GPU cells of both matrices and each GPU's CPU and NUMA affinity, one "GPUa GPUb CELL" per line (nvidia-smi's colours removed).

@@ -20,10 +20,10 @@ o=$out/$phase
 case $phase in
 topo)
   timeout 240 "$here/gpu_check_topo.sh" "$o" "$carry/gpudoctor" >/dev/null 2>&1
-  tail -n +2 "$o/topo_measure_json.txt" >"$o/measure.json"  # the check's own --measure --json (its first line is the command)
+  tail -n +2 "$o/topo_measure_json.txt" >"$o/measure.json"  # the check's own --measure --json - (its first line is the command)
   places=()
   for k in $(seq 2 "$n"); do
-    "$carry/gpudoctor" place --gpus "$k" --json >"$o/place_$k.json" 2>>"$o/place.err" && places+=("$o/place_$k.json")
+    "$carry/gpudoctor" place --gpus "$k" --json - >"$o/place_$k.json" 2>>"$o/place.err" && places+=("$o/place_$k.json")
   done
   cat "$o/summary.txt"
   [ ${#places[@]} -gt 0 ] && python3 "$here/place_vs_measured.py" "$o/measure.json" "${places[@]}" | tee "$o/place_vs_measured.txt"

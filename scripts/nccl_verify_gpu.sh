@@ -17,7 +17,7 @@ tune)
 bench)
   [ -f "$out/tuner.csv" ] || { echo "no $out/tuner.csv: run the tune phase first"; exit 1; }
   mkdir -p "$out/raw"
-  sweep=(-g "$gpus" -b 8 -e 8G -f 4 -n 20 -w 5 --collectives allreduce --out-of-place-only --json)
+  sweep=(-g "$gpus" -b 8 -e 8G -f 4 -n 20 -w 5 --collectives allreduce --out-of-place-only --json -)
   torchnccl=$(python3 -c "import nvidia.nccl,os;print(os.path.join(list(nvidia.nccl.__path__)[0],'lib','libnccl.so.2'))" 2>/dev/null || true)
   for i in 1 2 3 4 5; do
     # Correctness is checked in round 1 (every size, every group); later rounds only time.

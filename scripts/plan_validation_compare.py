@@ -15,7 +15,7 @@ rows = [json.loads(l) for l in open(measured) if l.strip()]
 
 
 def plan(r, eff=None):
-    cmd = [gd, "plan", "--model", "gpt2", "--gpu", "h200", "--gpus-per-node", "1", "--json",
+    cmd = [gd, "plan", "--model", "gpt2", "--gpu", "h200", "--gpus-per-node", "1", "--json", "-",
            "--global-batch", str(r["micro_batch"]), "--micro-batch", str(r["micro_batch"]),
            "--recompute", r["recompute"], "--precision", "amp" if r["precision"] == "bf16" else r["precision"],
            "--top", "1"]

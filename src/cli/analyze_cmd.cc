@@ -17,6 +17,7 @@
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/fleet_stream.h"
 #include "cli/mpi_world.h"
 #include "common/atomic_file.h"
@@ -84,15 +85,6 @@ std::string exampleDir() {
 }
 
 // Writes FILE atomically, or to stdout for "-".
-bool writeOutput(const std::string& path, const std::string& text, std::string& err) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return true;
-  }
-  Status st = writeFileAtomic(path, text);
-  if (!st.ok()) err = st.message();
-  return st.ok();
-}
 
 // True when a checklist item failed.
 bool anyFailed(const Diagnosis& d) {
@@ -218,7 +210,6 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
       info.peak_rss_bytes = rss;
       info.processes = world.size;
       info.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
-      std::string err;
       if (!a.summary_out.empty()) {
         Status st = writeSummaryFile(a.summary_out, digests);
         if (!st.ok()) return fail(st.message());
@@ -226,7 +217,7 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
       // The digests are done with: the reports reuse their memory instead of adding to the peak.
       std::vector<RankDigest>().swap(digests);
       if (!a.json.empty()) {
-        if (!writeOutput(a.json, renderFleetJson(fleet.value(), info), err)) return fail(err);
+        if (std::string e = writeDocument(a.json, renderFleetJson(fleet.value(), info)); !e.empty()) return fail(e);
         if (a.json == "-") return 0;
       }
       std::string text = renderFleetReport(fleet.value(), info);
@@ -358,10 +349,8 @@ int runAnalyze(const AnalyzeArgs& a) {
   Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
                                 : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
   if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
-  if (!a.html.empty()) {
-    std::string err;
-    if (!writeOutput(a.html, renderHtml(run.value(), diag), err)) return fail(err);
-  }
+  if (!a.html.empty())  // '-' writes the page to stdout, as --json -
+    if (std::string e = writeDocument(a.html, renderHtml(run.value(), diag)); !e.empty()) return fail(e);
   std::optional<Efficiency> eff;
   if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
   // The cross-rank analyses over the ranks' digests: the same figures the streaming mode gives.
@@ -373,11 +362,10 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (!st.ok()) return fail(st.message());
   }
   if (!a.json.empty()) {
-    std::string err;
     std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr, &fleet.value());
     // The checklist's document is the analyze document under its own name.
     if (a.checklist_only) json = relabelTool(json, "gpudoctor checklist");
-    if (!writeOutput(a.json, json, err)) return fail(err);
+    if (std::string e = writeDocument(a.json, json); !e.empty()) return fail(e);
     if (a.json == "-") return a.checklist_only && a.strict && anyFailed(diag) ? 1 : 0;
   }
   std::string text;
@@ -408,7 +396,7 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
                   "distributedInfo, else file order. None: the bundled 2-rank example.");
   cmd->add_option("--steps", args->steps, "Steps to measure: all (default), N, N-M, or a list like 2,4-6")
       ->capture_default_str();
-  cmd->add_option("--json", args->json, "Also write every figure and the definitions as JSON to FILE ('-': stdout only)")
+  addJsonOption(cmd, &args->json, "every figure and the definitions")
       ->type_name("FILE");
   cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)");

@@ -15,6 +15,7 @@
 #include "analysis/gpu_speedups.h"
 #include "analysis/io_paths.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
 #include "diagnosis/io_advice.h"
@@ -39,7 +40,8 @@ struct IoArgs {
   std::vector<int> threads = {1, 2, 4};
   double seconds = 0.25;
   bool big = false, no_cold = false, drop_caches = false, keep = false;
-  bool json = false, progress = false, quiet = false;
+  bool progress = false, quiet = false;
+  std::string json;
   double target_samples = 0;
   std::string target_bytes, sample_size;
   bool compressed = false;
@@ -148,8 +150,9 @@ int runIo(IoArgs a) {
                res.cpus};
     advice = std::make_unique<IoAdvice>(adviseIo(paths, t));
   }
-  std::string out = a.json ? renderIoBenchJson(r.value(), advice.get()) : renderIoBenchText(r.value(), advice.get());
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderIoBenchJson(r.value(), advice.get());
+  std::string text = jsonOnly(a.json) ? "" : renderIoBenchText(r.value(), advice.get());
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -189,7 +192,7 @@ std::function<int()> addBenchIo(CLI::App* bench) {
   io->add_option("--current", a->current, "How the job reads today: small-files or shards")->capture_default_str()->group("Target");
   io->add_option("--cache", a->cache, "Page cache the job sees today: cold (dataset larger than RAM, first epoch) or warm")
       ->capture_default_str()->group("Target");
-  io->add_flag("--json", a->json, "JSON output (every figure)");
+  addJsonOption(io, &a->json, "every figure");
   io->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal");
   io->add_flag("-q,--quiet", a->quiet, "No progress");
   io->add_flag("--keep", a->keep, "Keep the scratch files (PATH/.gpudoctor-bench-io-PID)");
@@ -201,9 +204,9 @@ std::function<int()> addBenchIo(CLI::App* bench) {
 }
 
 struct GpuArgs {
-  bool quick = false, json = false, quiet = false;
+  bool quick = false, quiet = false;
   std::string only = "gemm,bandwidth,attention,fusion";
-  std::string ceilings_out, datasheet, json_out;
+  std::string ceilings_out, datasheet, json;
   int device = 0;
 };
 
@@ -241,13 +244,9 @@ int runGpu(const GpuArgs& a) {
   auto r = runGpuBench(opt);
   if (!r.ok()) return fail(r.error().message, 1);
   auto speedups = gpuSpeedups(r.value());
-  std::string json = renderGpuBenchJson(r.value(), speedups);
-  std::string out = a.json ? json : renderGpuBenchText(r.value(), speedups);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!a.json_out.empty()) {
-    Status s = writeFileAtomic(a.json_out, json);
-    if (!s.ok()) return fail(s.message(), 1);
-  }
+  std::string json = a.json.empty() ? "" : renderGpuBenchJson(r.value(), speedups);
+  std::string text = jsonOnly(a.json) ? "" : renderGpuBenchText(r.value(), speedups);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   if (!a.ceilings_out.empty()) {
     Status s = writeFileAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
     if (!s.ok()) return fail(s.message(), 1);
@@ -270,8 +269,7 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
       "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 3 when a check fails.");
   gpu->add_flag("--quick", a->quick, "Smoke run: fewer shapes, 20 repetitions");
   gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")->capture_default_str();
-  gpu->add_flag("--json", a->json, "JSON output (every figure, checks and speedups)");
-  gpu->add_option("--json-out", a->json_out, "Also write the JSON to FILE (the terminal gets the tables)")->type_name("FILE");
+  addJsonOption(gpu, &a->json, "every figure, check and speedup");
   gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE")->type_name("FILE");
   gpu->add_option("--datasheet", a->datasheet, "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
       ->type_name("GPU");

@@ -132,7 +132,7 @@ TEST(Cli, NcclEnvFromFileIsNotJudgedAgainstThisHost) {
   EXPECT_EQ(both.rc, 2);
   EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
   // The same file through analyze: the same counts per verdict, at the traces' NCCL version.
-  auto env = run("nccl env --json --nccl-version 2.28.9 --from " + src("testdata/nccl_env/mixed.sh") + root);
+  auto env = run("nccl env --json - --nccl-version 2.28.9 --from " + src("testdata/nccl_env/mixed.sh") + root);
   ASSERT_EQ(env.rc, 0) << env.err;
   std::map<std::string, int> counts;
   const auto doc = nlohmann::json::parse(env.out);
@@ -153,7 +153,7 @@ TEST(Cli, NcclEnv) {
   auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
                     " --from " + src("testdata/nccl_env/mixed.sh"));
   EXPECT_EQ(strict.rc, 3);
-  auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json");
+  auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json -");
   ASSERT_EQ(json.rc, 0);
   auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["nccl_version"], "2.28.3");
@@ -222,7 +222,7 @@ TEST(Cli, Plan) {
   auto ok = run("plan --model llama2-7b --gpu h100 --global-batch 256");
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("Megatron: --tensor-model-parallel-size"), std::string::npos) << ok.out;
-  auto j = run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json");
+  auto j = run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json -");
   ASSERT_EQ(j.rc, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["model"]["params"], 124439808);
@@ -276,7 +276,7 @@ TEST(Cli, NcclLog) {
   auto ok = run("nccl log " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("P2P/CUMEM x48"), std::string::npos) << ok.out;
-  auto j = run("nccl log --json " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
+  auto j = run("nccl log --json - " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
   ASSERT_EQ(j.rc, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["communicators"][0]["coll_channels"], 24);
   auto bad = run("nccl log " + src("testdata/bad/not_a_trace.json"));

@@ -7,6 +7,7 @@
 #include "analysis/compare.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "report/compare_report.h"
@@ -68,12 +69,7 @@ int runCompare(const CompareArgs& a) {
   if (!r.ok()) return fail(r.error().message, 2);
   CompareLabels labels{a.base, a.next, a.fail_if_slower};
   if (!a.json.empty()) {
-    std::string text = renderCompareJson(r.value(), labels);
-    if (a.json == "-") {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else if (auto st = writeFileAtomic(a.json, text); !st.ok()) {
-      return fail(st.message());
-    }
+    if (std::string e = writeDocument(a.json, renderCompareJson(r.value(), labels)); !e.empty()) return fail(e);
   }
   if (!a.html.empty())
     if (auto st = writeFileAtomic(a.html, renderCompareHtml(r.value(), labels)); !st.ok()) return fail(st.message());
@@ -115,7 +111,7 @@ std::function<int()> addCompare(CLI::App& app) {
       ->required();
   cmd->add_option("new", a->next, "The run to judge against it (same kinds)")->required();
   cmd->add_option("--steps", a->steps, "Steps to use on trace sides, as analyze's --steps (default all)");
-  cmd->add_option("--json", a->json, "Also write the comparison as JSON to FILE ('-': stdout only)");
+  addJsonOption(cmd, &a->json, "the comparison");
   cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas");
   cmd->add_option("--fail-if-slower", a->fail_if_slower,
                   "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)");

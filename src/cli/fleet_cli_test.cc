@@ -83,12 +83,12 @@ TEST(CliJson, EveryDocumentHasToolAndSchemaVersion) {
       "analyze -q --stream --json - " + ex,
       "checklist -q --json - " + ex,
       "compare -q --json - " + ex + " " + ex,
-      "nccl env --no-host --json --from " + src("testdata/nccl_env/slurm.sh"),
-      "nccl log --json " + src("testdata/nccl_logs/ddp_2xh200_info.log"),
-      "plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json",
-      "place --gpus 2 --topology " + src("testdata/topology/dgx1_v100.toml") + " --json",
-      "place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml") + " --json",
-      "monitor report --json " + src("docs/monitor_h200/monitor.jsonl.gz"),
+      "nccl env --no-host --json - --from " + src("testdata/nccl_env/slurm.sh"),
+      "nccl log --json - " + src("testdata/nccl_logs/ddp_2xh200_info.log"),
+      "plan --model gpt2 --gpus-per-node 1 --global-batch 8 --json -",
+      "place --gpus 2 --topology " + src("testdata/topology/dgx1_v100.toml") + " --json -",
+      "place --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml") + " --json -",
+      "monitor report --json - " + src("docs/monitor_h200/monitor.jsonl.gz"),
   };
   for (const auto& c : commands) {
     auto r = run(c);

@@ -148,7 +148,7 @@ const std::map<std::string, const char*>& examples() {
       {"nccl tune",
        "Examples:\n"
        "  gpudoctor nccl tune -o tuner.conf\n"
-       "  gpudoctor nccl tune --algos ring,tree --json -o tuner.conf"},
+       "  gpudoctor nccl tune --algos ring,tree --json tune.json -o tuner.conf"},
       {"plan",
        "Examples:\n"
        "  gpudoctor plan --model llama2-7b --gpu h100 --gpus-per-node 8 --nodes 2 --global-batch 512\n"
@@ -181,12 +181,12 @@ const std::map<std::string, const char*>& examples() {
       {"monitor",
        "Examples:\n"
        "  gpudoctor monitor                                 # live view, every second, until Ctrl-C\n"
-       "  gpudoctor monitor --once --json                   # one sample for scripts\n"
+       "  gpudoctor monitor --once --json -                 # one sample for scripts\n"
        "  gpudoctor monitor -q --record run.jsonl --prometheus 9400"},
       {"monitor report",
        "Examples:\n"
        "  gpudoctor monitor report run.jsonl\n"
-       "  gpudoctor monitor report run.jsonl --json"},
+       "  gpudoctor monitor report run.jsonl --json summary.json"},
   };
   return m;
 }

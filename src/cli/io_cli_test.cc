@@ -78,7 +78,7 @@ TEST(IoCli, BenchIoSmallRunGivesJsonAndAdvice) {
   fs::path d = scratch() / "bench";
   fs::create_directories(d);
   auto r = run("bench io " + d.string() +
-               " --large-size 4M --files 40 --file-size 4K --shard-size 64K --threads 1,2 --seconds 0.02 --json "
+               " --large-size 4M --files 40 --file-size 4K --shard-size 64K --threads 1,2 --seconds 0.02 --json - "
                "--target-samples 1000 --progress");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -131,7 +131,7 @@ TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
 TEST(IoCli, BenchIoTargetFromATrace) {
   fs::path d = scratch() / "trace_target";
   fs::create_directories(d);
-  auto r = run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold --json "
+  auto r = run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold --json - "
                "--batch-size 32 --from-trace " + std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);

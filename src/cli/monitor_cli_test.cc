@@ -38,7 +38,7 @@ fs::path fakeRoot() {
 std::string fakeNvmlEnv() { return "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/monitor_2gpu.txt"); }
 
 TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
-  auto r = run("monitor --once --json --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+  auto r = run("monitor --once --json - --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
                fakeNvmlEnv());
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -161,7 +161,7 @@ TEST(CliMonitor, KillDashNineWhileRecordingThenReport) {
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  auto r = run("monitor report --json " + rec.string());
+  auto r = run("monitor report --json - " + rec.string());
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_GE(j["samples"].get<int>(), 5);

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -20,6 +22,7 @@
 #include "common/atomic_file.h"
 #include "diagnosis/monitor_summary.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "diagnosis/health.h"
 #include "probes/host/host_counters.h"
 #include "probes/nvml/gpu_sampler.h"
@@ -34,10 +37,11 @@ void onSignal(int) { g_stop = true; }
 
 struct MonitorArgs {
   double interval_s = 1, duration_s = 0, sync_every_s = 10;
-  bool once = false, json = false, no_gpu = false, quiet = false;
+  bool once = false, no_gpu = false, quiet = false;
+  std::string json;  // --json FILE|-
   std::string record, prometheus, thresholds, root, nvml_library;
   std::string report_file;
-  bool report_json = false;
+  std::string report_json;
 };
 
 // "9400", ":9400", "0.0.0.0:9400", "[::1]:9400" -> host, port. Loopback unless an address is given.
@@ -61,8 +65,9 @@ int runReport(const MonitorArgs& a, const Thresholds& t) {
   if (!rec.ok()) return fail(rec.error().message);
   MonitorSummary m = summarizeMonitor(rec.value().samples, t);
   m.torn_tail = rec.value().torn_tail;
-  std::string out = a.report_json ? renderMonitorSummaryJson(m) : renderMonitorSummary(m);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.report_json.empty() ? "" : renderMonitorSummaryJson(m);
+  std::string text = jsonOnly(a.report_json) ? "" : renderMonitorSummary(m);
+  if (std::string err = writeOutputs(a.report_json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -126,7 +131,15 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
   signal(SIGTERM, onSignal);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  bool tty = isatty(STDOUT_FILENO) && !a.json;
+  const bool json_stdout = jsonOnly(a.json);
+  bool tty = isatty(STDOUT_FILENO) && !json_stdout;
+  // --json FILE while running: one line per sample (JSON Lines), flushed as each comes, so a
+  // stopped monitor leaves whole lines; with --once the one document, written atomically.
+  std::unique_ptr<FILE, int (*)(FILE*)> json_file(nullptr, std::fclose);
+  if (!a.json.empty() && !json_stdout && !a.once) {
+    json_file.reset(std::fopen(a.json.c_str(), "w"));
+    if (!json_file) return fail("--json " + a.json + ": cannot write: " + std::strerror(errno));
+  }
   HostCounters prev = first.value();
   std::set<int> pids;
   auto start = std::chrono::steady_clock::now();
@@ -168,12 +181,21 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
       }
     bool last = a.once || (a.duration_s > 0 && std::chrono::steady_clock::now() - start >=
                                                    std::chrono::nanoseconds(static_cast<int64_t>(a.duration_s * 1e9)));
-    if (a.json) {
-      if (a.once || last || a.prometheus.empty()) {
-        std::string out = renderMonitorJson(s, flags, !a.once);
+    if (!a.json.empty() && (a.once || last || a.prometheus.empty())) {
+      std::string out = renderMonitorJson(s, flags, !a.once);
+      if (json_stdout) {
         std::fwrite(out.data(), 1, out.size(), stdout);
+      } else if (a.once) {
+        if (Status st = writeFileAtomic(a.json, out); !st.ok()) {
+          rc = fail(st.message());
+          break;
+        }
+      } else {
+        std::fwrite(out.data(), 1, out.size(), json_file.get());
+        std::fflush(json_file.get());
       }
-    } else if (!a.quiet || a.once) {
+    }
+    if (!json_stdout && (!a.quiet || a.once)) {
       std::string out = renderMonitorView(s, flags);
       if (tty) out = "\x1b[H\x1b[2J" + out;
       else out += "\n";
@@ -202,7 +224,10 @@ std::function<int()> addMonitor(CLI::App& app) {
   cmd->add_option("-i,--interval", a->interval_s, "Seconds between samples")->capture_default_str();
   cmd->add_option("-d,--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")->capture_default_str();
   cmd->add_flag("--once", a->once, "One sample (over one interval), then exit");
-  cmd->add_flag("--json", a->json, "JSON instead of the view: one line per sample (JSON Lines); indented with --once");
+  cmd->add_option("--json", a->json,
+                  "Also write the samples as JSON to FILE ('-': instead of the view, on stdout): one line per sample "
+                  "(JSON Lines); with --once one indented document")
+      ->type_name("FILE|-");
   cmd->add_option("--record", a->record,
                   "Append every sample to FILE (one JSON line each; a kill loses at most the sample being written)");
   cmd->add_option("--sync-every", a->sync_every_s, "fdatasync the recording every S seconds (power-loss bound)")->capture_default_str();
@@ -214,7 +239,7 @@ std::function<int()> addMonitor(CLI::App& app) {
   cmd->add_flag("-q,--quiet", a->quiet, "No view and no notes (with --record or --prometheus)");
   auto* rep = cmd->add_subcommand("report", "Summarize a recording: time below / above each threshold, the bottleneck over time, per GPU");
   rep->add_option("file", a->report_file, "Recording written by --record")->required();
-  rep->add_flag("--json", a->report_json, "JSON output");
+  addJsonOption(rep, &a->report_json, "the summary");
   rep->add_option("--thresholds", a->thresholds, "TOML file overriding the thresholds");
   return [a, cmd, rep] {
     if (!cmd->parsed()) return -1;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/nccl_sweep.h"
 #include "common/byte_size.h"
 #include "common/launch_env.h"
@@ -19,7 +20,8 @@ namespace gpudoctor::cli {
 namespace {
 
 struct BenchArgs : SweepArgs {
-  bool no_check = false, json = false, out_of_place_only = false;
+  bool no_check = false, out_of_place_only = false;
+  std::string json;
   int check = 1;  // nccl-tests' -c 0|1
   int worker_rank = -1, worker_nranks = -1;
 };
@@ -61,9 +63,9 @@ int worker(const BenchArgs& a, int rank, int nranks, int device, const nccl::Uni
   auto rows = runNcclBench(o.value(), rank, nranks, device, id);
   if (!rows.ok()) return fail(rows.error().message, 1);
   if (rank == 0) {
-    std::string out = a.json ? renderNcclBenchJson(rows.value(), nranks)
-                             : renderNcclBenchTable(rows.value(), nranks, o.value().in_place);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::string json = a.json.empty() ? "" : renderNcclBenchJson(rows.value(), nranks);
+    std::string text = jsonOnly(a.json) ? "" : renderNcclBenchTable(rows.value(), nranks, o.value().in_place);
+    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
     std::fflush(stdout);
   }
   return wrongElements(rows.value()) ? 3 : 0;
@@ -135,7 +137,7 @@ std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std:
       ->check(CLI::IsMember({0, 1}));
   cmd->add_flag("--no-check", a->no_check, "Skip the correctness check (the same as -c 0)");
   cmd->add_flag("--out-of-place-only", a->out_of_place_only, "Skip the in-place measurements");
-  cmd->add_flag("--json", a->json, "JSON output");
+  addJsonOption(cmd, &a->json, "every size's times and bandwidths");
   cmd->add_option("--worker-rank", a->worker_rank)->group("");
   cmd->add_option("--worker-nranks", a->worker_nranks)->group("");
   return [a, cmd, argv] { return cmd->parsed() ? runBench(*a, argv()) : -1; };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "diagnosis/nccl_env_check.h"
 #include "diagnosis/nccl_log_check.h"
 #include "probes/host_net.h"
@@ -27,7 +28,8 @@ struct EnvArgs {
   std::string nccl_version;
   std::string sysfs_root;
   std::vector<std::string> keep;
-  bool json = false, multi_node = false, no_host = false, this_host = false, strict = false;
+  bool multi_node = false, no_host = false, this_host = false, strict = false;
+  std::string json;
 };
 
 int runEnv(const EnvArgs& a) {
@@ -90,8 +92,9 @@ int runEnv(const EnvArgs& a) {
                                              : "host checks skipped: the settings come from a file, for the job's machines "
                                                "(--this-host checks them against this one)";
   ctx.multi_node = a.multi_node;
-  std::string out = a.json ? renderNcclEnvJson(findings, ctx) : renderNcclEnvText(findings, ctx);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderNcclEnvJson(findings, ctx);
+  std::string text = jsonOnly(a.json) ? "" : renderNcclEnvText(findings, ctx);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   std::map<EnvVerdict, int> count;
   for (const auto& f : findings) ++count[f.verdict];
   if (a.strict && (count[EnvVerdict::kIgnored] || count[EnvVerdict::kWrong])) return 3;
@@ -102,7 +105,7 @@ int runEnv(const EnvArgs& a) {
 
 struct LogArgs {
   std::vector<std::string> files;
-  bool json = false;
+  std::string json;
 };
 
 int runLog(const LogArgs& a) {
@@ -112,8 +115,9 @@ int runLog(const LogArgs& a) {
     return 1;
   }
   auto findings = judgeNcclLog(f.value());
-  std::string out = a.json ? renderNcclLogJson(f.value(), findings) : renderNcclLogText(f.value(), findings);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderNcclLogJson(f.value(), findings);
+  std::string text = jsonOnly(a.json) ? "" : renderNcclLogText(f.value(), findings);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -139,7 +143,7 @@ std::function<int()> addNccl(CLI::App& app) {
                 "With --from: the file's settings are for this machine; check them against its interfaces and HCAs "
                 "(default: not, since a pod's or job's file usually describes other machines)");
   env->add_option("--sysfs-root", args->sysfs_root, "Read /sys from this folder instead (testing)")->group("");
-  env->add_flag("--json", args->json, "JSON output");
+  addJsonOption(env, &args->json, "the verdicts");
   env->add_flag("--strict", args->strict, "Exit with status 3 when a setting is ignored by NCCL or wrong");
   auto largs = std::make_shared<LogArgs>();
   auto* log = nccl->add_subcommand(
@@ -148,7 +152,7 @@ std::function<int()> addNccl(CLI::App& app) {
       "per channel (P2P, SHM, NET/IB with or without GPUDirect RDMA, sockets), channel counts, rings and trees, "
       "plugins, NVLS and settings; warns about what matters (multi-node on sockets, GDR off, no P2P, few channels).");
   log->add_option("files", largs->files, "NCCL log files")->required();
-  log->add_flag("--json", largs->json, "JSON output");
+  addJsonOption(log, &largs->json, "what the logs say");
 #ifdef GPUDOCTOR_HAVE_CUDA
   auto bench_only = addNcclBench(nccl, [] { return commandLine(); });
   auto tune = addNcclTune(nccl);

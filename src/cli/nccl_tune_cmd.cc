@@ -15,6 +15,7 @@
 
 #include "analysis/nccl_tune.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/nccl_sweep.h"
 #include "common/atomic_file.h"
 #include "launch/processes.h"
@@ -32,7 +33,8 @@ struct TuneArgs : SweepArgs {
   std::string out = "gpudoctor-tuner.csv";
   std::string algos = "default,ring,tree", protos = "default,ll,ll128,simple", ctas = "4,8,16,32";
   int repeats = 5;
-  bool json = false, no_validate = false;
+  bool no_validate = false;
+  std::string json;
   std::string plugin;  // libnccl-tuner-gpudoctor.so; default: beside the binary
 };
 
@@ -44,7 +46,7 @@ using SizeTimes = std::map<NcclSizeKey, std::vector<double>>;
 Result<int> benchOnce(const TuneArgs& a, const std::string& label, const std::vector<std::string>& env,
                       const std::string& collectives, SizeTimes& into) {
   auto run = runCaptured({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_TUNER_PLUGIN"}, env,
-                         fmt::format("/proc/{}/exe nccl bench --json --out-of-place-only {} -b {} -e {} -f {} --collectives {} -d {} -n {} -w {}",
+                         fmt::format("/proc/{}/exe nccl bench --json - --out-of-place-only {} -b {} -e {} -f {} --collectives {} -d {} -n {} -w {}",
                                      getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes,
                                      a.factor, collectives, a.dtype, a.iters, a.warmup));
   if (!run.ok()) return Error{"cannot start nccl bench"};
@@ -185,8 +187,9 @@ int runTuneWith(const TuneArgs& a) {
   std::fprintf(stderr, "\n");
   if (Status st = writeFileAtomic(a.out, ncclTunerConfig(d, run.nranks, 1)); !st.ok()) return fail(st.message());
   run.settings = times.size();
-  std::string o = a.json ? renderNcclTuneJson(d, run) : renderNcclTuneText(d, run);
-  std::fwrite(o.data(), 1, o.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderNcclTuneJson(d, run);
+  std::string text = jsonOnly(a.json) ? "" : renderNcclTuneText(d, run);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -205,7 +208,7 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
   cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
   cmd->add_option("--ctas", a->ctas, "CTA counts to try in stage 2 (\"\" skips it)")->capture_default_str();
   cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
-  cmd->add_flag("--json", a->json, "JSON output");
+  addJsonOption(cmd, &a->json, "the sweep and its choices");
   cmd->add_option("--plugin", a->plugin, "libnccl-tuner-gpudoctor.so for the validation runs (default: beside gpudoctor)");
   cmd->add_flag("--no-validate", a->no_validate, "Skip re-measuring the kept choices through the plugin");
   cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include "analysis/placement.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "report/text.h"
 #include "probes/topology_probe.h"
 #include "report/topo_report.h"
@@ -19,7 +20,8 @@ namespace {
 struct PlaceArgs {
   int gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string topology, free, sysfs_root, nvml_library;
-  bool json = false, include_busy = false;
+  bool include_busy = false;
+  std::string json;
 };
 
 // "0,1,4-7" -> {0,1,4,5,6,7}; false on anything else.
@@ -63,9 +65,9 @@ int runPlace(const PlaceArgs& a) {
       auto np = placeOnNode(c.node, a.gpus_per_node, {});
       if (np.ok()) per_node = std::make_unique<NodePlacement>(np.value());
     }
-    std::string out = a.json ? renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get())
-                             : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::string json = a.json.empty() ? "" : renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get());
+    std::string text = jsonOnly(a.json) ? "" : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
+    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
     return 0;
   }
   if (a.gpus <= 0) return fail("give --gpus K (one node) or --nodes N --gpus-per-node K (a cluster)", 2);
@@ -105,8 +107,9 @@ int runPlace(const PlaceArgs& a) {
   }
   auto r = placeOnNodeAndCompare(t, a.gpus, free);
   if (!r.ok()) return fail(where + r.error().message, 1);
-  std::string out = a.json ? renderNodePlacementJson(t, r.value()) : fitLines(renderNodePlacementText(t, r.value()));
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderNodePlacementJson(t, r.value());
+  std::string text = jsonOnly(a.json) ? "" : fitLines(renderNodePlacementText(t, r.value()));
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -129,7 +132,7 @@ std::function<int()> addPlace(CLI::App& app) {
   cmd->add_option("--free", a->free, "Free GPUs (default: the file's free list, or all), e.g. 0,1,4-7")->type_name("LIST");
   cmd->add_option("--nodes", a->nodes, "Nodes for the job (cluster placement)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (cluster placement)")->check(CLI::Range(1, 4096));
-  cmd->add_flag("--json", a->json, "JSON output");
+  addJsonOption(cmd, &a->json, "the placement");
   cmd->add_option("--sysfs-root", a->sysfs_root, "Root of /sys and /proc (tests)")->type_name("DIR")->group("");
   cmd->add_option("--nvml-library", a->nvml_library, "libnvidia-ml.so.1 to load")->type_name("PATH");
   return [a] { return runPlace(*a); };

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "report/text.h"
 #include "analysis/run_analysis.h"
 #include "planning/plan.h"
@@ -31,7 +32,7 @@ struct PlanArgs {
   int64_t micro_batch = -1;
   std::string recompute;
   size_t top = 5;
-  bool json = false;
+  std::string json;
   std::vector<std::string> from_trace;
   std::string config;
 };
@@ -168,6 +169,7 @@ int runPlan(const PlanArgs& a) {
     return usage("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
                 " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
   if (!a.from_trace.empty()) {
+    if (!a.json.empty()) return usage("--json with --from-trace: the plan-versus-trace comparison is text only");
     // Prediction against a measured run: the first configuration matching the pins is the job's.
     auto files = expandTracePaths(a.from_trace);
     if (!files.ok()) return usage(files.error().message) - 1;
@@ -187,8 +189,9 @@ int runPlan(const PlanArgs& a) {
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
-  std::string out = a.json ? renderPlanJson(m, c, t, plans, a.top) : fitLines(renderPlanText(m, c, t, plans, a.top));
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderPlanJson(m, c, t, plans, a.top);
+  std::string text = jsonOnly(a.json) ? "" : fitLines(renderPlanText(m, c, t, plans, a.top));
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return plans.front().fits ? 0 : 1;
 }
 
@@ -231,7 +234,7 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--micro-batch", a->micro_batch, "Pin the micro-batch")->group("Pin")->check(CLI::PositiveNumber);
   cmd->add_option("--recompute", a->recompute, "Pin recomputation: none, selective, full")->group("Pin");
   cmd->add_option("--top", a->top, "Configurations shown")->capture_default_str()->check(CLI::Range(1, 1000));
-  cmd->add_flag("--json", a->json, "JSON output");
+  addJsonOption(cmd, &a->json, "the plans");
   cmd->add_option("--config", a->config, "TOML file of the same settings (flag names, _ for -); flags win")
       ->type_name("FILE");
   cmd->add_option("--from-trace", a->from_trace,

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "common/atomic_file.h"
 #include "common/thousands.h"
 #include "probes/cuda/cuda_runtime_probe.h"
@@ -300,8 +301,7 @@ int runRecord(RecordArgs a) {
                         {"out", out_abs}, {"job_exit_code", job_code}, {"seconds", secs}, {"recordings", jf},
                         {"partial", partial}, {"errors", errors}, {"idle", idle}};
     std::string text = j.dump(2) + "\n";
-    if (a.json == "-") std::fputs(text.c_str(), stdout);
-    else if (auto st = writeFileAtomic(a.json, text); !st.ok()) return fail(st.message());
+    if (std::string e = writeDocument(a.json, text); !e.empty()) return fail(e);
   }
   return code;
 }
@@ -337,7 +337,7 @@ std::function<int()> addRecord(CLI::App& app) {
               "cudaStreamWaitEvent); measured +28 % step time on a PyTorch job where the default costs +1 %");
   r->add_flag("--all-api", a->all_api, "record every CUDA runtime and driver call (default: the timeline's calls)");
   r->add_option("--lib", a->lib, "path of libgpudoctor-record.so (default: beside the gpudoctor binary)");
-  r->add_option("--json", a->json, "write the summary as JSON to FILE, or - for stdout");
+  addJsonOption(r, &a->json, "the recordings' summary");
   r->add_flag("-q,--quiet", a->quiet, "print only errors");
   // Everything from the command on is the job's own (its flags are not record's).
   r->prefix_command();

@@ -41,7 +41,7 @@ TEST(CliTopo, RendersAFileAsNvidiaSmiDoes) {
   EXPECT_EQ(lines(nobus.err), 1) << nobus.err;
   EXPECT_NE(nobus.err.find("dgx_a100.toml: GPU 0 has no PCI bus id"), std::string::npos) << nobus.err;
   EXPECT_FALSE(fs::exists(xml));
-  auto j = run("topo --json --topology " + src("testdata/topology/workstation_4gpu_nvlink_pairs.toml"));
+  auto j = run("topo --json - --topology " + src("testdata/topology/workstation_4gpu_nvlink_pairs.toml"));
   ASSERT_EQ(j.rc, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["nvidia_smi_matrix"][0][1], "NV4");
 }
@@ -53,7 +53,7 @@ TEST(CliTopo, JsonRoundTripKeepsTheMatrix) {
     SCOPED_TRACE(f);
     auto a = run("topo --topology " + src(std::string("testdata/topology/") + f + ".toml"));
     ASSERT_EQ(a.rc, 0) << a.err;
-    auto j = run("topo --json --topology " + src(std::string("testdata/topology/") + f + ".toml"));
+    auto j = run("topo --json - --topology " + src(std::string("testdata/topology/") + f + ".toml"));
     ASSERT_EQ(j.rc, 0) << j.err;
     fs::path back = fs::temp_directory_path() / (std::string("gpudoctor_roundtrip_") + f + ".json");
     std::ofstream(back) << j.out;
@@ -88,7 +88,7 @@ TEST(CliTopo, FakeNvmlMachine) {
 TEST(CliTopo, PlaceLeavesBusyGpusOut) {
   std::string env = "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/h200_2gpu_busy.txt");
   std::string probe = std::string(" --nvml-library ") + GPUDOCTOR_FAKE_NVML + " --sysfs-root " + src("testdata/sysroot/topo_2gpu");
-  auto one = run("place --gpus 1 --json" + probe, env);
+  auto one = run("place --gpus 1 --json -" + probe, env);
   ASSERT_EQ(one.rc, 0) << one.err;
   auto j = nlohmann::json::parse(one.out);
   EXPECT_EQ(j["gpus"], nlohmann::json::array({1})) << one.out;
@@ -96,7 +96,7 @@ TEST(CliTopo, PlaceLeavesBusyGpusOut) {
   EXPECT_NE(one.err.find("GPU 0 runs 2 processes (4242, 4243): not offered"), std::string::npos) << one.err;
   auto two = run("place --gpus 2" + probe, env);
   EXPECT_EQ(two.rc, 1) << two.out;
-  auto busy = run("place --gpus 2 --include-busy --json" + probe, env);
+  auto busy = run("place --gpus 2 --include-busy --json -" + probe, env);
   ASSERT_EQ(busy.rc, 0) << busy.err;
   EXPECT_EQ(nlohmann::json::parse(busy.out)["gpus"], nlohmann::json::array({0, 1})) << busy.out;
 }
@@ -124,7 +124,7 @@ TEST(CliPlace, NodeWithBindings) {
   EXPECT_NE(r.out.find("numactl --cpunodebind=0 --membind=0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NCCL_IB_HCA=mlx5_0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("go-gpuallocator"), std::string::npos) << r.out;
-  auto j = run("place --json --gpus 8 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  auto j = run("place --json - --gpus 8 --topology " + src("testdata/topology/dgx1_v100.toml"));
   ASSERT_EQ(j.rc, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["score"]["ring_gbps"], 50.0);
   auto big = run("place --gpus 9 --topology " + src("testdata/topology/dgx1_v100.toml"));
@@ -138,7 +138,7 @@ TEST(CliPlace, NodeWithBindings) {
 // goes through a wrapper keyed on $LOCAL_RANK, with CUDA_VISIBLE_DEVICES the same for all ranks;
 // the wrapper is valid sh and picks, for each local rank, the i-th GPU's settings.
 TEST(CliPlace, TorchrunWrapperKeyedOnLocalRank) {
-  auto j = run("place --json --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
+  auto j = run("place --json - --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
   ASSERT_EQ(j.rc, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   const std::string w = doc["torchrun_wrapper"];
@@ -182,7 +182,7 @@ TEST(CliPlace, ClusterWithSchedulerHints) {
   EXPECT_NE(r.out.find("SwitchName=core Switches=spine0,spine1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("SwitchName=leaf0 Nodes=n01,n02"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--ntasks-per-node=8"), std::string::npos) << r.out;
-  auto j = run("place --json --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
+  auto j = run("place --json - --nodes 2 --gpus-per-node 8 --topology " + src("testdata/topology/cluster_small.toml"));
   ASSERT_EQ(j.rc, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_NE(doc["slurm"].get<std::string>().find("--ntasks-per-node=8"), std::string::npos);

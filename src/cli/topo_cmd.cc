@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
 #include "probes/topology_probe.h"
@@ -24,7 +25,8 @@ namespace {
 
 struct TopoArgs {
   std::string topology, nccl_xml, sysfs_root, nvml_library, measure_bytes = "256M";
-  bool json = false, measure = false;
+  bool measure = false;
+  std::string json;
   int repeats = 20;
 };
 
@@ -56,6 +58,7 @@ int runTopo(const TopoArgs& a) {
     return fail("--measure needs a build with CUDA (this gpudoctor was built without it)", 2);
 #endif
   }
+  if (a.nccl_xml == "-" && jsonOnly(a.json)) return fail("--nccl-xml - and --json - would both write to stdout: give one a file", 2);
   if (!a.nccl_xml.empty()) {
     if (std::string why = ncclXmlMissing(t); !why.empty())
       return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why, 1);
@@ -67,8 +70,9 @@ int runTopo(const TopoArgs& a) {
     if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), 1);
     std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(), a.nccl_xml.c_str());
   }
-  std::string out = a.json ? renderTopoJson(t, measured ? &m : nullptr) : renderTopoText(t, gpuCpuLists(t), measured ? &m : nullptr);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::string json = a.json.empty() ? "" : renderTopoJson(t, measured ? &m : nullptr);
+  std::string text = jsonOnly(a.json) ? "" : renderTopoText(t, gpuCpuLists(t), measured ? &m : nullptr);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
   return 0;
 }
 
@@ -83,7 +87,7 @@ std::function<int()> addTopo(CLI::App& app) {
       "matrix `nvidia-smi topo -m` prints (X, NV#, PIX, PXB, PHB, NODE, SYS). NVML is loaded at run time "
       "(GPUDOCTOR_NVML_LIBRARY to choose); without a driver use --topology FILE.");
   cmd->add_option("--topology", a->topology, "Show a topology file (TOML or JSON) instead of this machine")->type_name("FILE");
-  cmd->add_flag("--json", a->json, "JSON in the topology-file schema (feed it back with place --topology)");
+  addJsonOption(cmd, &a->json, "the topology, in the topology-file schema (feed it back with place --topology),");
   cmd->add_option("--nccl-xml", a->nccl_xml, "Also write NCCL's topology XML for NCCL_TOPO_FILE (- for stdout only)")
       ->type_name("FILE");
   cmd->add_flag("--measure", a->measure, "Measure GPU<->GPU copy bandwidth both ways and host<->GPU (CUDA builds)");
