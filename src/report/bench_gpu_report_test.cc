@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/schema_test_util.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +119,10 @@ TEST(BenchGpuReport, JsonParsesWithEveryPart) {
       EXPECT_DOUBLE_EQ(s["speedup"].get<double>(), 4.0);
     }
   EXPECT_TRUE(found);
+}
+
+TEST(BenchGpuReport, JsonValidatesAgainstItsSchema) {
+  EXPECT_EQ(testing::schemaProblems("bench_gpu", renderGpuBenchJson(sample(), gpuSpeedups(sample()))), "");
 }
 
 // scripts/gpu_bench_summary.py reads what renderGpuBenchJson writes (and a torch JSON beside it).

@@ -1,5 +1,7 @@
 #include "report/io_report.h"
 
+#include <cmath>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -98,7 +100,7 @@ std::string renderIoBenchJson(const StorageBenchResult& r, const IoAdvice* advic
   j["cold_cache"] = {{"measured", op.cold}, {"method", r.cold_method}, {"resident_share_after", r.cold_resident_share}};
   j["o_direct"] = {{"supported", r.o_direct}, {"note", r.o_direct_note}};
   j["staging"] = r.staging_kind;
-  j["open_stat_close_ns"] = r.open_stat_close_ns;
+  j["open_stat_close_ns"] = static_cast<int64_t>(std::llround(r.open_stat_close_ns));  // a mean, in whole ns
   j["pack_seconds"] = r.pack_seconds;
   j["inflate_bytes_per_s"] = r.inflate_bytes_per_s;
   j["compression_ratio"] = r.compression_ratio;

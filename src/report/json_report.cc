@@ -294,7 +294,10 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["plan"] = plan;
     if (thresholds) {
       ordered_json th = ordered_json::object();
-      for (const auto& t : thresholds->all()) th[std::string(t.key())] = t.value;
+      for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers
+        if (std::floor(t.value) == t.value && std::fabs(t.value) < 9e15) th[std::string(t.key())] = static_cast<int64_t>(t.value);
+        else th[std::string(t.key())] = t.value;
+      }
       dj["thresholds"] = th;
     }
     j["diagnosis"] = dj;

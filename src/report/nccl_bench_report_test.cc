@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/schema_test_util.h"
+
 #include <nlohmann/json.hpp>
 
 namespace gpudoctor {
@@ -37,6 +39,17 @@ TEST(NcclBenchReport, TableInNcclTestsColumns) {
 }
 
 TEST(NcclBenchReport, JsonHasEveryRow) {
+  EXPECT_EQ(testing::schemaProblems("nccl_bench", renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2)), "");
+  // The validator catches a changed document: a required field gone, a byte count as a float.
+  if (testing::schemaValidatorAvailable()) {
+    auto doc = nlohmann::json::parse(renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2));
+    auto gone = doc;
+    gone.erase("tool");
+    EXPECT_NE(testing::schemaProblems("nccl_bench", gone.dump()).find("'tool' is a required property"), std::string::npos);
+    auto floaty = doc;
+    floaty["results"][0]["bytes"] = 1024.5;
+    EXPECT_NE(testing::schemaProblems("nccl_bench", floaty.dump()).find("is not of type 'integer'"), std::string::npos);
+  }
   auto j = nlohmann::json::parse(renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2));
   EXPECT_EQ(j["tool"], "gpudoctor nccl bench");
   EXPECT_EQ(j["ranks"], 2);
@@ -67,6 +80,7 @@ TEST(NcclBenchReport, TuneTextAndJson) {
   EXPECT_NE(t.find("Not validated (--no-validate)"), std::string::npos) << t;
   EXPECT_NE(t.find("Environment lines: none: no setting is faster somewhere and never slower.\n"), std::string::npos) << t;
   EXPECT_NE(t.find("GPUDOCTOR_TUNER_CONFIG=t.csv\n"), std::string::npos) << t;
+  EXPECT_EQ(testing::schemaProblems("nccl_tune", renderNcclTuneJson(d, run)), "");
   auto j = nlohmann::json::parse(renderNcclTuneJson(d, run));
   EXPECT_EQ(j["settings"], 13);
   EXPECT_EQ(j["choices"][0]["best"], "ring/ll");

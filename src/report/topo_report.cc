@@ -144,6 +144,8 @@ std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m)
   using nlohmann::json;
   json j;
   j["format"] = "gpudoctor topology 1";
+  j["tool"] = "gpudoctor topo";
+  j["schema_version"] = 1;
   if (!t.name.empty()) j["name"] = t.name;
   j["nvlink_gbps"] = t.nvlink_gbps;
   if (t.pcie_gbps > 0) j["pcie_gbps"] = t.pcie_gbps;

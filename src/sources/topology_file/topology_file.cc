@@ -218,6 +218,8 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
   RETURN_IF_ERROR(top.integer("cpu_family", &t.cpu_family, false, 0));
   RETURN_IF_ERROR(top.integer("cpu_model", &t.cpu_model, false, 0));
   top.node("format");             // written by `topo --json`, informational
+  top.node("tool");               // written by `topo --json`, as every JSON document names its tool ...
+  top.node("schema_version");     // ... and schema version
   top.node("nvidia_smi_matrix");  // written by `topo --json` for reading; the links above are the data
   top.node("measured");           // written by `topo --json --measure`
 
