@@ -115,6 +115,40 @@ TEST(Cli, HtmlReportIsSelfContained) {
   fs::remove(out);
 }
 
+// What the HTML report was missing (issue 20): a per-rank table, the straggler in words, the step
+// time of every step, a timeline chosen by rank and step (not rank 0's first step only), axes with
+// ticks, and inline SVG that an HTML parser reads as written (no "class=x/>" that leaves an
+// element open and hides every chart after it).
+TEST(Cli, HtmlReportHasRanksStepsAndAChoiceOfTimelines) {
+  fs::path out = fs::temp_directory_path() / ("gpudoctor_cli_test_" + std::to_string(::getpid()) + ".html");
+  auto r = run("analyze -q --html " + out.string() + " " + src("examples/ddp_bf16_flash"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream f(out);
+  std::string html((std::istreambuf_iterator<char>(f)), {});
+  fs::remove(out);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The table: a header row and one row per rank.
+  size_t table = html.find("<table id=ranks>");
+  ASSERT_NE(table, std::string::npos);
+  std::string ranks = html.substr(table, html.find("</table>", table) - table);
+  size_t rows = 0;
+  for (size_t at = ranks.find("<tr>"); at != std::string::npos; at = ranks.find("<tr>", at + 1)) ++rows;
+  EXPECT_EQ(rows, 3u) << ranks;
+  EXPECT_NE(html.find("<p id=straggler>Rank 0 arrives last"), std::string::npos);
+  EXPECT_NE(html.find("id='chart-trend'"), std::string::npos);
+  // Each rank's median and slowest step; the first shown, the others hidden.
+  EXPECT_EQ(count("<option value='tl-"), 4u);
+  EXPECT_EQ(count("class='chart tl'"), 4u);
+  EXPECT_EQ(count("class='chart tl' viewBox='0 0 900 140' width=900 height=140 role=img style='display:none'"), 3u);
+  EXPECT_GE(count("class=tick"), 20u);  // axes with ticks, not "0" and an end label
+  EXPECT_EQ(count("class=grid/>"), 0u);
+  EXPECT_EQ(html.find("size unknown"), std::string::npos);
+}
+
 // A pod's or job's settings file describes the job's machines, not the one gpudoctor runs on (issue
 // 20: on a login node without HCAs, a correct NCCL_IB_HCA was called wrong): the host checks run on
 // --from files only with --this-host. And analyze --nccl-env counts what nccl env counts.

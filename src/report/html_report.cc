@@ -1,6 +1,10 @@
 #include "report/html_report.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,13 +43,44 @@ std::string legend() {
   return o + "</div>";
 }
 
+// A step of 1, 2 or 5 x 10^k giving 4-8 ticks up to `max`.
+double tickStep(double max) {
+  if (!(max > 0)) return 1;
+  double step = std::pow(10.0, std::floor(std::log10(max / 5)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (max / (step * m) <= 8) return step * m;
+  return step * 10;
+}
+
+std::string tickLabel(double v, double step) {
+  int digits = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
+  return fmt::format("{:.{}f}", v, std::min(digits, 6));
+}
+
+// A horizontal axis at y from x0 (value 0) to x0 + width (value max): ticks, grid lines up to
+// `grid_top`, labels, and the unit after the last label.
+std::string axis(double x0, double width, double max, int y, int grid_top, const char* unit) {
+  std::string o;
+  if (!(max > 0)) return o;
+  double step = tickStep(max);
+  for (double v = 0; v <= max * (1 + 1e-9); v += step) {
+    double x = x0 + v / max * width;
+    o += fmt::format("<line x1={0:.1f} x2={0:.1f} y1={1} y2={2} class='grid'/><text x={0:.1f} y={3} class=tick "
+                     "text-anchor=middle>{4}</text>",
+                     x, grid_top, y, y + 12, tickLabel(v, step));
+  }
+  o += fmt::format("<text x={:.1f} y={} class=tick>{}</text>", x0 + width + 6, y + 12, unit);
+  return o;
+}
+
 // Per-rank stacked bars of the mean step.
 std::string rankChart(const RunAnalysis& run) {
   const int W = 900, row = 26, left = 70;
   int h = static_cast<int>(run.ranks.size()) * row + 30;
   double max_ms = 0;
   for (const auto& r : run.ranks) max_ms = std::max(max_ms, ms(r.total.wall_ns / std::max<double>(1, r.steps.size())));
-  std::string o = fmt::format("<svg id='chart-ranks' class=chart width={} height={} role=img>", W, h);
+  std::string o = fmt::format("<svg id='chart-ranks' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, h);
+  o += axis(left, W - left - 80, max_ms, h - 24, 0, "ms");
   int y = 5;
   for (const auto& r : run.ranks) {
     double n = std::max<double>(1, r.steps.size());
@@ -69,8 +104,8 @@ std::string rankChart(const RunAnalysis& run) {
 }
 
 // One step of one rank: lanes of compute, NCCL, copies, DataLoader and syncs.
-std::string timeline(const RankAnalysis& r) {
-  const auto& w = r.windows.front();
+std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, bool shown) {
+  const auto& w = r.windows[step];
   const int W = 900, left = 90, lane = 22;
   struct Lane {
     const char* name;
@@ -83,7 +118,8 @@ std::string timeline(const RankAnalysis& r) {
                         {"DataLoader", &r.index.dataloader, "#f08c00"},
                         {"host sync", &r.index.host_sync, "#862e9c"}};
   double span = std::max<double>(1, w.length());
-  std::string o = fmt::format("<svg id='chart-timeline' class=chart width={} height={} role=img>", W, 5 * lane + 30);
+  std::string o = fmt::format("<svg id='{}' class='chart tl' viewBox='0 0 {} {}' width={} height={} role=img{}>", id, W,
+                              5 * lane + 30, W, 5 * lane + 30, shown ? "" : " style='display:none'");
   int y = 5;
   for (const auto& l : lanes) {
     o += fmt::format("<text x=0 y={} class=lbl>{}</text>", y + 14, l.name);
@@ -108,14 +144,151 @@ std::string timeline(const RankAnalysis& r) {
     flush();
     y += lane;
   }
-  o += fmt::format("<text x={} y={} class=lbl>0</text><text x={} y={} class=lbl text-anchor=end>{:.2f} ms</text>", left,
-                   y + 14, W - 2, y + 14, ms(span));
+  o += axis(left, W - left - 30, ms(span), y, 0, "ms");
   return o + "</svg>";
+}
+
+// Which timelines the report carries (a bounded set, so a 1,000-rank report stays small): up to 8
+// ranks (rank 0, the straggler, the slowest and fastest by mean step, then in rank order), for each
+// its median and its slowest step. The first is shown; a menu switches between them.
+std::string timelines(const RunAnalysis& run) {
+  std::vector<size_t> pick;
+  auto add = [&](size_t i) {
+    if (i < run.ranks.size() && std::find(pick.begin(), pick.end(), i) == pick.end() && pick.size() < 8) pick.push_back(i);
+  };
+  auto mean = [&](size_t i) { return run.ranks[i].total.wall_ns / std::max<double>(1, run.ranks[i].steps.size()); };
+  add(0);
+  for (size_t i = 0; i < run.ranks.size(); ++i)
+    if (run.ranks[i].trace->rank == run.straggler.straggler) add(i);
+  size_t slow = 0, fast = 0;
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    if (mean(i) > mean(slow)) slow = i;
+    if (mean(i) < mean(fast)) fast = i;
+  }
+  add(slow);
+  add(fast);
+  for (size_t i = 0; i < run.ranks.size(); ++i) add(i);
+  std::sort(pick.begin(), pick.end());
+  std::string menu = "<select id=timeline-pick>", svgs;
+  bool first = true;
+  for (size_t i : pick) {
+    const RankAnalysis& r = run.ranks[i];
+    if (r.steps.empty() || r.windows.size() != r.steps.size()) continue;
+    std::vector<size_t> order(r.steps.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.steps[a].wall_ns < r.steps[b].wall_ns; });
+    std::vector<std::pair<size_t, const char*>> steps = {{order[(order.size() - 1) / 2], "median"}};
+    if (order.back() != steps[0].first) steps.push_back({order.back(), "slowest"});
+    for (auto [k, what] : steps) {
+      const StepWindow& w = r.windows[k];
+      std::string id = fmt::format("tl-{}-{}", r.trace->rank, k);
+      menu += fmt::format("<option value='{}'>rank {}, step {} ({} step, {:.2f} ms)</option>", id, r.trace->rank,
+                          w.annotated ? std::to_string(w.number) : std::string("(all)"), what, ms(r.steps[k].wall_ns));
+      svgs += timeline(r, k, id, first);
+      first = false;
+    }
+  }
+  menu += "</select>";
+  return "<p>" + menu + "</p><div id=chart-timeline>" + svgs + "</div>";
+}
+
+// Step time of every step, one line per rank (up to 16 ranks; beyond, the fastest, median and
+// slowest rank of each step), against the step's position.
+std::string trendChart(const RunAnalysis& run) {
+  const int W = 900, H = 220, left = 60, top = 10, bottom = 40;
+  size_t steps = 0;
+  double max_ms = 0;
+  for (const auto& r : run.ranks) {
+    steps = std::max(steps, r.steps.size());
+    for (const auto& b : r.steps) max_ms = std::max(max_ms, ms(b.wall_ns));
+  }
+  if (steps < 2 || !(max_ms > 0)) return {};
+  max_ms = tickStep(max_ms) * std::ceil(max_ms / tickStep(max_ms));
+  const double pw = W - left - 40, ph = H - top - bottom;
+  auto xOf = [&](size_t k) { return left + pw * static_cast<double>(k) / static_cast<double>(steps - 1); };
+  auto yOf = [&](double v) { return top + ph * (1 - v / max_ms); };
+  std::string o = fmt::format("<svg id='chart-trend' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, H);
+  double ys = tickStep(max_ms);
+  for (double v = 0; v <= max_ms * (1 + 1e-9); v += ys)
+    o += fmt::format("<line x1={0} x2={1} y1={2:.1f} y2={2:.1f} class='grid'/><text x={3} y={4:.1f} class=tick "
+                     "text-anchor=end>{5}</text>",
+                     left, left + pw, yOf(v), left - 4, yOf(v) + 4, tickLabel(v, ys));
+  o += fmt::format("<text x=0 y={} class=tick>ms</text>", top + 10);
+  double xs = tickStep(static_cast<double>(steps - 1));
+  for (double v = 0; v <= static_cast<double>(steps - 1) + 1e-9; v += std::max(1.0, xs))
+    o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>{}</text>", xOf(static_cast<size_t>(v)), H - bottom + 14,
+                     static_cast<size_t>(v) + 1);
+  o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>step (in the order profiled)</text>", left + pw / 2,
+                   H - 6);
+  static constexpr const char* kColors[] = {"#1971c2", "#e8590c", "#2b8a3e", "#862e9c", "#c92a2a", "#0c8599", "#f08c00", "#495057"};
+  auto line = [&](const std::vector<double>& v, const char* color, const std::string& name) {
+    std::string pts;
+    for (size_t k = 0; k < v.size(); ++k) pts += fmt::format("{:.1f},{:.1f} ", xOf(k), yOf(v[k]));
+    o += fmt::format("<polyline points='{}' fill=none stroke='{}' stroke-width=1.5><title>{}</title></polyline>", pts, color,
+                     esc(name));
+  };
+  if (run.ranks.size() <= 16) {
+    for (size_t i = 0; i < run.ranks.size(); ++i) {
+      std::vector<double> v;
+      for (const auto& b : run.ranks[i].steps) v.push_back(ms(b.wall_ns));
+      line(v, kColors[i % 8], fmt::format("rank {}", run.ranks[i].trace->rank));
+    }
+  } else {
+    std::vector<double> lo(steps), mid(steps), hi(steps);
+    for (size_t k = 0; k < steps; ++k) {
+      std::vector<double> v;
+      for (const auto& r : run.ranks)
+        if (k < r.steps.size()) v.push_back(ms(r.steps[k].wall_ns));
+      std::sort(v.begin(), v.end());
+      lo[k] = v.front(), mid[k] = v[v.size() / 2], hi[k] = v.back();
+    }
+    line(lo, "#2b8a3e", "fastest rank");
+    line(mid, "#1971c2", "median rank");
+    line(hi, "#c92a2a", "slowest rank");
+  }
+  return o + "</svg>";
+}
+
+// One row per rank: the mean step's parts and, where the ranks' collectives were matched, how
+// long it waited for others and how often it arrived last.
+std::string rankTable(const RunAnalysis& run) {
+  std::string o = "<div class=wrap><table id=ranks><tr><th>rank</th><th>steps</th><th>step ms</th><th>GPU busy</th>"
+                  "<th>compute ms</th><th>exposed NCCL ms</th><th>copies ms</th><th>idle: host ms</th><th>idle: sync ms</th>"
+                  "<th>waits for others ms/step</th><th>arrives last</th></tr>";
+  for (const auto& r : run.ranks) {
+    double n = std::max<double>(1, r.steps.size());
+    const auto& t = r.total;
+    const RankWait* w = nullptr;
+    for (const auto& x : run.straggler.ranks)
+      if (x.rank == r.trace->rank) w = &x;
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.0f}%</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td>"
+                     "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>",
+                     r.trace->rank, r.steps.size(), ms(t.wall_ns / n), t.wall_ns > 0 ? 100.0 * t.gpu_busy_ns / t.wall_ns : 0,
+                     ms(t.compute_ns / n), ms(t.comm_exposed_ns / n), ms(t.copy_exposed_ns / n), ms(t.idle_host_ns / n),
+                     ms(t.idle_sync_ns / n), w ? fmt::format("{:.2f}", ms(w->wait_ns / n)) : std::string("&mdash;"),
+                     w ? fmt::format("{} of {}", w->last_arrivals, run.straggler.collectives) : std::string("&mdash;"));
+  }
+  return o + "</table></div>";
+}
+
+// Who holds the others back: the straggler verdict in words and the ranks' waits.
+std::string stragglerSection(const RunAnalysis& run) {
+  const StragglerReport& s = run.straggler;
+  if (run.ranks.size() < 2) return {};
+  std::string o = "<h2>Straggler</h2><p id=straggler>";
+  std::string note = s.note;
+  if (!note.empty()) note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
+  o += esc(note.empty() ? std::string("No rank holds the others back consistently") : note);
+  const double steps = std::max<double>(1, run.ranks.front().steps.size());
+  if (s.straggler >= 0 && note.find("per step") == std::string::npos)
+    o += fmt::format(": they wait {:.2f} ms per step for rank {} inside NCCL (mean over them; per rank in the table above)",
+                     ms(s.others_wait_ns / steps), s.straggler);
+  return o + ".</p>";
 }
 
 std::string classChart(const KernelSummary& k) {
   const int W = 900, left = 170, row = 20;
-  std::string o = fmt::format("<svg id='chart-classes' class=chart width={} height={} role=img>", W,
+  std::string o = fmt::format("<svg id='chart-classes' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
                               static_cast<int>(k.classes.size()) * row + 10);
   int y = 4;
   for (const auto& c : k.classes) {
@@ -130,20 +303,32 @@ std::string classChart(const KernelSummary& k) {
 }
 
 std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
-  const int W = 900, left = 260, row = 20;
+  // Labels as long as they need (about 6.6 px a character at 12 px), at most 44 characters; the
+  // full label in the bar's tooltip.
+  constexpr size_t kMaxLabel = 44;
+  std::vector<std::string> labels;
+  size_t longest = 0;
+  for (const auto& c : cs) {
+    std::string l = fmt::format("{} {} {} x{}", c.collective, c.dtype,
+                                c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size ?",
+                                c.dur.count);
+    longest = std::max(longest, std::min(l.size(), kMaxLabel));
+    labels.push_back(l);
+  }
+  const int W = 900, row = 20, left = static_cast<int>(longest * 6.6) + 10;
   double mx = 0;
   for (const auto& c : cs) mx = std::max(mx, c.busbw_gbps);
-  std::string o = fmt::format("<svg id='chart-collectives' class=chart width={} height={} role=img>", W,
+  std::string o = fmt::format("<svg id='chart-collectives' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
                               static_cast<int>(cs.size()) * row + 10);
   int y = 4;
-  for (const auto& c : cs) {
-    double wd = mx > 0 ? c.busbw_gbps / mx * (W - left - 160) : 0;
-    o += fmt::format("<text x=0 y={} class=lbl>{} {} {} x{}</text><rect x={} y={} width={:.1f} height={} "
-                     "fill='#e8590c'/><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
-                     y + 13, esc(c.collective), esc(c.dtype),
-                     c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size unknown",
-                     c.dur.count, left,
-                     y, wd, row - 5, left + wd + 4, y + 13, c.busbw_gbps, c.dur.mean_ns / 1e3);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const auto& c = cs[i];
+    std::string shown = labels[i].size() > kMaxLabel ? labels[i].substr(0, kMaxLabel - 3) + "..." : labels[i];
+    double wd = mx > 0 ? c.busbw_gbps / mx * (W - left - 240) : 0;
+    o += fmt::format("<text x=0 y={} class=lbl>{}<title>{}</title></text><rect x={} y={} width={:.1f} height={} "
+                     "fill='#e8590c'><title>{}</title></rect><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
+                     y + 13, esc(shown), esc(labels[i]), left, y, wd, row - 5, esc(labels[i]), left + wd + 4, y + 13,
+                     c.busbw_gbps, c.dur.mean_ns / 1e3);
     y += row;
   }
   return o + "</svg>";
@@ -211,8 +396,11 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
 .f{border-left:4px solid #adb5bd;padding:6px 12px;margin:10px 0;background:#f8f9fa}
 .critical{border-color:#c92a2a}.warning{border-color:#f08c00}.info{border-color:#1971c2}.ok{border-color:#2b8a3e}
-pre{background:#212529;color:#f8f9fa;padding:8px;overflow-x:auto}table{border-collapse:collapse}
+pre{background:#212529;color:#f8f9fa;padding:8px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
+table{border-collapse:collapse;max-width:100%}.wrap{overflow-x:auto;max-width:100%}
 td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12px}
+svg.chart{max-width:100%;height:auto}.tick{font-size:11px;fill:#495057}.grid{stroke:#e9ecef;stroke-width:1}
+td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywhere}
 .legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
 .pass{color:#2b8a3e}.fail{color:#c92a2a}
 </style></head><body>)";
@@ -261,11 +449,10 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12
                        p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck));
     o += "</table>";
   }
-  o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run);
-  const auto& r0 = run.ranks.front();
-  o += fmt::format("<h2>Timeline of rank {}, step {}</h2>", r0.trace->rank,
-                   r0.windows.front().annotated ? std::to_string(r0.windows.front().number) : std::string("(all)"));
-  o += timeline(r0);
+  o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run) + rankTable(run);
+  o += stragglerSection(run);
+  if (std::string t = trendChart(run); !t.empty()) o += "<h2>Step time, step by step</h2>" + t;
+  o += "<h2>Timeline of one step</h2>" + timelines(run);
   o += "<h2>Kernel classes (share of summed kernel time)</h2>" + classChart(run.kernels);
   if (!run.collectives.empty()) o += "<h2>NCCL collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
   o += "<h2>Checklist</h2><table id=checklist><tr><th>area</th><th>item</th><th>status</th><th>evidence</th></tr>";
@@ -273,13 +460,18 @@ td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12
     o += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", esc(c.area), esc(c.item),
                      c.status == CheckStatus::kPass ? "pass" : c.status == CheckStatus::kFail ? "fail" : "na",
                      checkStatusName(c.status), esc(c.evidence));
-  o += "</table><h2>Top kernels</h2><table><tr><th>kernel</th><th>class</th><th>count</th><th>total ms</th><th>share</th></tr>";
+  o += "</table><h2>Top kernels</h2><div class=wrap><table id=kernels><tr><th>kernel</th><th>class</th><th>count</th>"
+       "<th>total ms</th><th>share</th></tr>";
   for (const auto& k : run.kernels.top)
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>", esc(k.name.substr(0, 160)),
+    o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>", esc(k.name.substr(0, 300)),
                      kernelClassName(k.cls), k.dur.count, ms(static_cast<double>(k.dur.total_ns)), 100 * k.share);
-  o += "</table><p><small>Made by gpudoctor " GPUDOCTOR_VERSION
+  o += "</table></div><p><small>Made by gpudoctor " GPUDOCTOR_VERSION
        ". Definitions of every figure: the README's Definitions section.</small></p>"
-       "<script>document.body.dataset.rendered=document.querySelectorAll('svg.chart').length</script>"
+       "<script>(function(){var p=document.getElementById('timeline-pick');"
+       "if(p)p.onchange=function(){document.querySelectorAll('svg.tl').forEach(function(s){"
+       "s.style.display=s.id===p.value?'':'none';});};"
+       "var b=document.body;b.dataset.rendered=document.querySelectorAll('svg.chart').length;"
+       "b.dataset.overflow=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})()</script>"
        "</body></html>\n";
   return o;
 }
