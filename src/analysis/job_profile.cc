@@ -46,7 +46,28 @@ enum NameFlag : uint32_t {
   kAllGather = 1u << 15,
   kReduceScatter = 1u << 16,
   kCast = 1u << 17,          // aten::to / aten::_to_copy
+  kAtenKernel = 1u << 18,    // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
+  kXlaKernel = 1u << 19,     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
 };
+
+// XLA names its kernels after the fusion they run: loop_add_fusion, input_reduce_fusion_2,
+// gemm_fusion_dot_4, fusion_28, wrapped_transpose (seen in a JAX recording on an H200).
+bool xlaKernelName(std::string_view n) {
+  auto fusionNumber = [](std::string_view r) {  // "", or "_" followed by digits
+    if (r.empty()) return true;
+    if (r[0] != '_' || r.size() < 2) return false;
+    for (char c : r.substr(1))
+      if (c < '0' || c > '9') return false;
+    return true;
+  };
+  if (startsWith(n, "gemm_fusion") || startsWith(n, "wrapped_")) return true;
+  if (startsWith(n, "fusion")) return fusionNumber(n.substr(6));
+  if (startsWith(n, "loop_") || startsWith(n, "input_")) {
+    size_t at = n.rfind("_fusion");
+    return at != std::string_view::npos && fusionNumber(n.substr(at + 7));
+  }
+  return false;
+}
 
 // Forward operators that a backward formula does not call: seen inside a backward node, they are
 // the forward pass recomputed (activation checkpointing). Index + 1 is a bit of a node's mask.
@@ -61,6 +82,8 @@ uint32_t nameFlags(std::string_view n) {
   if (startsWith(n, "aten::") || startsWith(n, "autograd::") || startsWith(n, "ProfilerStep#") ||
       startsWith(n, "PyTorch Profiler"))
     f |= kPytorch;
+  if (has(n, "at::native::") || startsWith(n, "void at::")) f |= kAtenKernel;
+  if (xlaKernelName(n)) f |= kXlaKernel;
   if (startsWith(n, "autograd::engine::evaluate_function")) f |= kEvalFn;
   static constexpr std::string_view kGemmOps[] = {
       "aten::linear", "aten::matmul", "aten::mm",     "aten::bmm",    "aten::addmm",
@@ -443,9 +466,16 @@ JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recomput
   }
 
   // Framework.
-  if (seen & kPytorch) p.framework = "pytorch";
-  if (!p.framework.empty())
+  if (seen & kPytorch) {
+    p.framework = "pytorch";
     p.notes.push_back("framework version: not in the trace (Kineto records schemaVersion and CUDA versions only)");
+  } else if (seen & (kAtenKernel | kXlaKernel)) {
+    // A recording (gpudoctor record) has no framework operators: the kernels' names tell.
+    p.framework = (seen & kAtenKernel) ? "pytorch" : "jax";
+    p.notes.push_back(std::string("framework: from its kernels' names (") +
+                      ((seen & kAtenKernel) ? "PyTorch's ATen kernels" : "XLA fusion kernels") +
+                      "; no framework operators were recorded), version unknown");
+  }
 
   // Precision.
   PrecisionShares& s = p.precision_shares;

@@ -43,6 +43,24 @@ TEST(RealTrace, SampledRecordingStepsDoNotSpanTheDetachedGap) {
   EXPECT_LT(sum, r.windows.back().end_ns - r.windows.front().begin_ns);  // the gap is in no window
 }
 
+// Recordings have no framework operators: the framework comes from the kernels' names (issue 21:
+// "framework unknown" on every recording), and a plain CUDA program names none.
+TEST(RealTrace, RecordingsFrameworkFromKernelNames) {
+  auto torch = load({src("testdata/record/torch_small.gdrec.gz")});
+  auto jax = load({src("testdata/record/jax_small.gdrec.gz")});
+  auto cuda = load({src("testdata/record/cuda_program.gdrec.gz")});
+  ASSERT_FALSE(torch->run.ranks.empty() || jax->run.ranks.empty() || cuda->run.ranks.empty());
+  EXPECT_EQ(torch->run.job.framework, "pytorch");
+  EXPECT_EQ(jax->run.job.framework, "jax");
+  EXPECT_EQ(cuda->run.job.framework, "");
+  bool said = false;
+  for (const auto& n : jax->run.job.notes) said |= n.find("XLA fusion kernels") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A Kineto trace keeps its operators' word.
+  auto ex = load({src("examples/ddp_bf16_flash")});
+  EXPECT_EQ(ex->run.job.framework, "pytorch");
+}
+
 TEST(RealTrace, BundledExampleBf16FlashDdp) {
   auto l = load({src("examples/ddp_bf16_flash")});
   const auto& run = l->run;
