@@ -1,5 +1,7 @@
 #include "analysis/breakdown.h"
 
+#include "common/saturating.h"
+
 #include <algorithm>
 
 namespace gpudoctor {
@@ -55,7 +57,7 @@ namespace {
 void add(CopyStats& c, const Event& e, int64_t clipped, bool starts_here) {
   if (starts_here) {
     ++c.count;
-    c.bytes += e.bytes;
+    addSaturating(c.bytes, e.bytes);
   }
   c.dur_ns += clipped;
 }
@@ -193,7 +195,7 @@ void accumulate(StepBreakdown& s, const StepBreakdown& b) {
   s.idle_sync_in_loader_ns += b.idle_sync_in_loader_ns;
   auto addc = [](CopyStats& x, const CopyStats& y) {
     x.count += y.count;
-    x.bytes += y.bytes;
+    addSaturating(x.bytes, y.bytes);  // a trace's byte counts are its own word
     x.dur_ns += y.dur_ns;
   };
   for (int i = 0; i < kCopyDirCount; ++i) addc(s.copies[i], b.copies[i]);

@@ -1,5 +1,7 @@
 #include "analysis/efficiency.h"
 
+#include "common/saturating.h"
+
 #include <fmt/format.h>
 
 namespace gpudoctor {
@@ -107,7 +109,7 @@ Efficiency computeEfficiency(const RunAnalysis& run, const Ceilings& c, const Ef
     for (const auto& r : run.ranks) {
       const CopyStats& s = r.total.*k.field;
       ce.count += s.count;
-      ce.bytes += s.bytes;
+      addSaturating(ce.bytes, s.bytes);
       ce.dur_ns += s.dur_ns;
     }
     if (ce.count == 0 || ce.dur_ns <= 0) continue;

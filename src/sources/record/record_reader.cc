@@ -26,6 +26,7 @@ namespace {
 
 constexpr uint32_t kMaxRecordBytes = 1u << 20;          // a string or info record longer than this is corrupt
 constexpr uint64_t kMaxSpanNs = 400ull * 24 * 3600 * 1000000000ull;  // 400 days: a longer interval is corrupt
+constexpr uint64_t kMaxCopyBytes = 1ull << 50;  // 1 PiB: a larger copy or memset is a corrupt record
 constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;                      // any time (and clock) beyond is corrupt
 constexpr std::string_view kDefaultStepPattern = "^ProfilerStep#[0-9]+$";
 
@@ -264,6 +265,8 @@ class Reader {
         rec::Copy c;
         if (auto s = fixed(p, offset, c); !s.ok()) return s;
         if (auto s = span(c.start_ns, c.end_ns, offset); !s.ok()) return s;
+        if (c.bytes > kMaxCopyBytes)
+          return Error{name_ + ": corrupt byte count in the record at byte " + std::to_string(offset)};
         if (c.start_ns == 0) {
           ++facts.untimed_gpu_records;
           return {};
@@ -271,7 +274,7 @@ class Reader {
         Event& e = add(c.is_memset ? EventKind::kMemset : EventKind::kMemcpy, c.start_ns, c.end_ns,
                        tr_.strings.intern(copyName(c)), gpuTrack(c.device, c.stream));
         e.correlation = c.correlation;
-        e.bytes = static_cast<int64_t>(std::min<uint64_t>(c.bytes, INT64_MAX));
+        e.bytes = static_cast<int64_t>(c.bytes);
         return {};
       }
       case rec::Type::kApi: {
