@@ -232,6 +232,13 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
+  // --nccl-log takes every file after it: traces given after it land here.
+  for (const auto& l : a.nccl_logs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(l, ec))
+      return fail("--nccl-log " + l + ": a directory, not an NCCL log (--nccl-log takes every file after it: give the "
+                  "traces before it)", 2);
+  }
   Thresholds th = Thresholds::defaults();
   if (!a.thresholds.empty()) {
     auto text = readWholeFile(a.thresholds);

@@ -345,6 +345,15 @@ TEST(Cli, NoJsonLeftBehindOnError) {
 
 // NCCL INFO logs feed the findings and the checklist: the real 2 x H200 log passes, a 2-node job on
 // TCP sockets with 2 channels is a critical finding.
+// --nccl-log takes every file after it, so traces given after it were read as logs ("read failed"
+// on the directory): now one line that says so.
+TEST(Cli, TracesAfterNcclLogAreNamed) {
+  auto r = run("analyze --nccl-log " + src("testdata/nccl_logs/ddp_2xh200_info.log") + " " + src("examples/ddp_bf16_flash"));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("give the traces before it"), std::string::npos) << r.err;
+}
+
 TEST(Cli, NcclLogFeedsTheDiagnosis) {
   auto ok = run("analyze -q --json - --nccl-log " + src("testdata/nccl_logs/ddp_2xh200_info.log"));
   ASSERT_EQ(ok.rc, 0) << ok.err;
