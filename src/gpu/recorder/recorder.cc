@@ -185,6 +185,19 @@ class Recorder {
   int64_t delay_ms_ = 0, duration_ms_ = -1;
   int64_t sample_on_ms_ = -1, sample_every_ms_ = -1;  // --sample ON/EVERY: attached ON of every EVERY ms
   bool start_detached_ = false, all_api_ = false;
+  // GPUDOCTOR_RECORD_KEEP_API=1 (an experiment, not the default): the API calls are enabled once at
+  // initialization and stay on; attach and detach toggle only the GPU kinds, and the writer keeps
+  // the calls that start inside a window. Tests whether re-enabling the API kinds on every late
+  // attach is what made CUPTI repeat correlation ids (seen after a third attach, docs/record.md).
+  bool keep_api_ = false;
+  std::mutex windows_mu_;
+  std::vector<std::pair<uint64_t, uint64_t>> windows_seen_;  // closed windows, and the open one (end UINT64_MAX)
+  bool inWindow(uint64_t t) {
+    std::lock_guard<std::mutex> l(windows_mu_);
+    for (auto it = windows_seen_.rbegin(); it != windows_seen_.rend(); ++it)
+      if (t >= it->first && t <= it->second) return true;
+    return false;
+  }
   CUpti_SubscriberHandle subscriber_ = nullptr;
   // Writer-thread state.
   struct Hash {
@@ -358,6 +371,8 @@ std::string Recorder::init() {
   if (sample_on_ms_ <= 0 || sample_every_ms_ <= sample_on_ms_) sample_on_ms_ = sample_every_ms_ = -1;
   start_detached_ = envInt("GPUDOCTOR_RECORD_DETACHED") == 1;
   all_api_ = envInt("GPUDOCTOR_RECORD_ALL_API") == 1;
+  keep_api_ = envInt("GPUDOCTOR_RECORD_KEEP_API") == 1;
+  if (keep_api_) enableApis(true);  // at initialization: the per-call path, enabled once
   toggle_signal = static_cast<int>(envInt("GPUDOCTOR_RECORD_SIGNAL"));
   if (toggle_signal > 0) {
     struct sigaction sa {};
@@ -450,17 +465,21 @@ void Recorder::enableApis(bool on) {
 void Recorder::attach() {
   std::lock_guard<std::mutex> l(state_mu_);
   if (attached_ || finished_) return;
+  attach_ns_ = cuptiNow();
+  if (keep_api_) {
+    std::lock_guard<std::mutex> w(windows_mu_);
+    windows_seen_.push_back({attach_ns_, UINT64_MAX});
+  }
   for (auto k : kKinds)
     if (kindWanted(k.name)) g_cupti.cuptiActivityEnable(k.kind);
-  enableApis(true);
+  if (!keep_api_) enableApis(true);
   attached_ = true;
-  attach_ns_ = cuptiNow();
 }
 
 void Recorder::detach() {
   std::lock_guard<std::mutex> l(state_mu_);
   if (!attached_) return;
-  enableApis(false);
+  if (!keep_api_) enableApis(false);
   for (auto k : kKinds)
     if (kindWanted(k.name)) g_cupti.cuptiActivityDisable(k.kind);
   g_cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -468,6 +487,10 @@ void Recorder::detach() {
   Item w;
   w.window_start = attach_ns_;
   w.window_end = cuptiNow();
+  if (keep_api_) {
+    std::lock_guard<std::mutex> l(windows_mu_);
+    if (!windows_seen_.empty()) windows_seen_.back().second = w.window_end;
+  }
   ++windows_;
   attached_ns_ += w.window_end - w.window_start;
   {
@@ -677,6 +700,7 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(r);
+        if (keep_api_ && !inWindow(a->start)) break;  // a call made while detached
         rec::Api o{};
         o.start_ns = a->start;
         o.end_ns = a->end;
