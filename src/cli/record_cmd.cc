@@ -158,12 +158,11 @@ int runRecord(RecordArgs a) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv(*e);
-    // The recorder's settings are record's own; GPUDOCTOR_RECORD_KINDS and _CUPTI_ATTRS (what
-    // each part costs, scripts/record/overhead_matrix.sh) pass through.
-    if ((kv.starts_with("GPUDOCTOR_RECORD_") && !kv.starts_with("GPUDOCTOR_RECORD_KINDS=") &&
-         !kv.starts_with("GPUDOCTOR_RECORD_CUPTI_ATTRS=")) ||
-        kv.starts_with("GPUDOCTOR_CUPTI="))
-      continue;
+    // The recorder's settings are record's own; the measurement knobs GPUDOCTOR_RECORD_KINDS,
+    // _CUPTI_ATTRS (scripts/record/overhead_matrix.sh) and _KEEP_API (docs/record.md) pass through.
+    const bool knob = kv.starts_with("GPUDOCTOR_RECORD_KINDS=") || kv.starts_with("GPUDOCTOR_RECORD_CUPTI_ATTRS=") ||
+                      kv.starts_with("GPUDOCTOR_RECORD_KEEP_API=");
+    if ((kv.starts_with("GPUDOCTOR_RECORD_") && !knob) || kv.starts_with("GPUDOCTOR_CUPTI=")) continue;
     env.emplace_back(kv);
   }
   env.push_back("CUDA_INJECTION64_PATH=" + lib);
