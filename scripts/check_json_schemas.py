@@ -148,6 +148,7 @@ def main():
                 problems += 1
                 continue
             v = jsonschema.Draft202012Validator(schema)
+            before = problems
             for i, d in enumerate(docs):
                 errs = sorted(v.iter_errors(d), key=lambda e: list(e.absolute_path))
                 for e in errs[:5]:
@@ -155,7 +156,7 @@ def main():
                     print(f"{doc} #{i + 1}: {where}: {e.message[:200]}")
                 problems += len(errs)
             print(f"{doc}: {len(docs)} document{'s' if len(docs) != 1 else ''} "
-                  f"{'valid' if not problems else 'checked'} against {os.path.relpath(path, src)}")
+                  f"{'valid' if problems == before else 'INVALID'} against {os.path.relpath(path, src)}")
     sys.exit(1 if problems else 0)
 
 

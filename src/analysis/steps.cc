@@ -86,27 +86,16 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       all = std::vector<StepWindow>(all.begin() + static_cast<std::ptrdiff_t>(lo),
                                     all.begin() + static_cast<std::ptrdiff_t>(hi));
     }
-    // A step that ends a run of steps owns the GPU work it launched, which may finish after its
-    // host range; the steps of a run tile the timeline up to the next one's start.
-    auto ownEnd = [&](const StepWindow& w) {
-      int64_t end = w.cpu_end_ns;
-      for (uint32_t g : idx.gpu_work) {
-        const Event& e = t.events[g];
-        uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
-        if (l == IdMap::kNone) continue;
-        int64_t launched = t.events[l].start_ns;
-        if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns) end = std::max(end, e.end_ns());
-      }
-      return end;
-    };
     // A run breaks where the next step starts more than a step's length after this one's host
     // range ended: the recorder was detached in between (record --sample, a signal), so the gap
-    // is no part of either step.
+    // is no part of either step. The steps of a run tile the timeline up to the next one's start.
+    std::vector<size_t> run_ends;  // steps that end a run: each before a gap, and the last
     for (size_t k = 0; k + 1 < all.size(); ++k) {
       const int64_t host = all[k].cpu_end_ns - all[k].cpu_begin_ns;
-      if (host > 0 && all[k + 1].begin_ns - all[k].cpu_end_ns > host) all[k].end_ns = std::min(ownEnd(all[k]), all[k + 1].begin_ns);
+      if (host > 0 && all[k + 1].begin_ns - all[k].cpu_end_ns > host) run_ends.push_back(k);
       else all[k].end_ns = all[k + 1].begin_ns;
     }
+    run_ends.push_back(all.size() - 1);
     StepWindow& last = all.back();
     // A step annotation can outlive the recording (closed long after the profiler stopped): what
     // nothing recorded is no part of the step.
@@ -118,7 +107,24 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
       last.clipped_ns = last.cpu_end_ns - recorded_end;
       last.cpu_end_ns = recorded_end;
     }
-    last.end_ns = ownEnd(last);
+    // A step that ends a run also owns the GPU work it launched, which may finish after its host
+    // range: one pass over the GPU work for all of them (their host ranges are disjoint, in order).
+    std::vector<int64_t> owned(run_ends.size());
+    for (size_t i = 0; i < run_ends.size(); ++i) owned[i] = all[run_ends[i]].cpu_end_ns;
+    for (uint32_t g : idx.gpu_work) {
+      const Event& e = t.events[g];
+      uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+      if (l == IdMap::kNone) continue;
+      const int64_t launched = t.events[l].start_ns;
+      auto it = std::upper_bound(run_ends.begin(), run_ends.end(), launched,
+                                 [&](int64_t v, size_t k) { return v < all[k].cpu_begin_ns; });
+      if (it == run_ends.begin()) continue;
+      const size_t i = static_cast<size_t>(std::prev(it) - run_ends.begin());
+      if (launched < all[run_ends[i]].cpu_end_ns) owned[i] = std::max(owned[i], e.end_ns());
+    }
+    for (size_t i = 0; i + 1 < run_ends.size(); ++i)
+      all[run_ends[i]].end_ns = std::min(owned[i], all[run_ends[i] + 1].begin_ns);
+    last.end_ns = owned.back();
     // GPU work outside every window (before the first, in a gap, after the last) is in no figure.
     for (uint32_t g : idx.gpu_work) {
       const Event& e = t.events[g];

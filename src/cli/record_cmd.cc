@@ -232,20 +232,19 @@ int runRecord(RecordArgs a) {
     else if (ends(".idle")) idle.push_back(n);
   }
   std::sort(idle.begin(), idle.end());
-  for (const auto& f : idle) {
+  auto firstLine = [](const std::string& f) {  // what a recorder left in HOST-PID.error or .idle
     std::ifstream in(f);
     std::string line;
     std::getline(in, line);
-    std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(), line.c_str());
-  }
+    return line;
+  };
+  for (const auto& f : idle)
+    std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(), firstLine(f).c_str());
   std::sort(done.begin(), done.end());
   int code = job_code;
   nlohmann::json jf = nlohmann::json::array();
   for (const auto& f : errors) {
-    std::ifstream in(f);
-    std::string line;
-    std::getline(in, line);
-    std::fprintf(stderr, "gpudoctor: error: %s: %s\n", fs::path(f).filename().c_str(), line.c_str());
+    std::fprintf(stderr, "gpudoctor: error: %s: %s\n", fs::path(f).filename().c_str(), firstLine(f).c_str());
     if (code == 0) code = 1;
   }
   for (const auto& f : partial) {

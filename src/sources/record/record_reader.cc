@@ -377,10 +377,6 @@ class Reader {
     tr_.events = std::move(kept);
   }
 
-  // Every launch call with the GPU work it queued (the first kernel's or copy's name), in time
-  // order over all threads: PyTorch launches backward from autograd's thread, XLA from a pool, so
-  // one thread's launches are only part of the step's sequence. Launches during a stream capture
-  // queue no work (the graph replays it later) and are counted apart.
   // CUPTI gives every API call its own correlation id, and the call's GPU work carries it. Seen on
   // an H200 (CUDA 13.0, record --sample): after a late re-attach, thousands of calls of one window
   // carried one id, so their GPU work cannot be told apart. Calls sharing an id, and the GPU work
@@ -395,7 +391,6 @@ class Reader {
       if (n > 1) shared.insert(c);
     if (shared.empty()) return;
     std::vector<std::pair<uint64_t, uint64_t>> per_window(windows_.size());  // (calls, unlinked calls)
-    std::sort(windows_.begin(), windows_.end());
     for (Event& e : tr_.events) {
       if (e.correlation < 0 || !shared.count(e.correlation)) continue;
       e.correlation = -1;
@@ -420,6 +415,10 @@ class Reader {
   }
   bool badWindow(int64_t t) const { return !bad_windows_.empty() && bad_windows_.count(windowOf(t)) != 0; }
 
+  // Every launch call with the GPU work it queued (the first kernel's or copy's name), in time
+  // order over all threads: PyTorch launches backward from autograd's thread, XLA from a pool, so
+  // one thread's launches are only part of the step's sequence. Launches during a stream capture
+  // queue no work (the graph replays it later) and are counted apart.
   void countLaunches() {
     std::unordered_map<int64_t, std::pair<int64_t, uint32_t>> first;  // correlation -> (start, name)
     for (const Event& e : tr_.events) {
@@ -506,23 +505,24 @@ class Reader {
     // Each attach window is a continuous run of the loop (a sampled recording has several, with
     // the detached time between them): its period and phase are found on its own launches, and no
     // step spans two windows.
-    std::vector<std::vector<LaunchMark>> runs;
-    if (windows_.size() <= 1) {
-      runs.push_back(launches_);
-    } else {
-      runs.resize(windows_.size());
+    std::vector<std::vector<LaunchMark>> split;  // only when there are several windows
+    if (windows_.size() > 1) {
+      split.resize(windows_.size());
       size_t w = 0;
       for (const LaunchMark& l : launches_) {
         while (w + 1 < windows_.size() && l.start_ns >= windows_[w + 1].first) ++w;
-        runs[w].push_back(l);
+        split[w].push_back(l);
       }
     }
+    std::vector<const std::vector<LaunchMark>*> runs;
+    if (split.empty()) runs.push_back(&launches_);
+    for (const auto& r : split) runs.push_back(&r);
     const uint32_t main_track = main_track_;
     size_t number = 0, with_steps = 0;
     std::string first_note, why_none;
     for (size_t r = 0; r < runs.size(); ++r) {
       if (bad_windows_.count(r)) continue;
-      PeriodicSteps ps = findPeriodicSteps(runs[r]);
+      PeriodicSteps ps = findPeriodicSteps(*runs[r]);
       if (ps.period == 0) {
         if (why_none.empty()) why_none = ps.why_none;
         continue;
