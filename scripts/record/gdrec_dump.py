@@ -1,6 +1,7 @@
 """An independent reader of gpudoctor recordings (.gdrec, plain or gzip; src/model/recording.h), in
 plain Python, to check the C++ reader's counts: kernels, launch calls, launches without GPU work,
-graph kernels, per-thread launch counts. No dependencies.
+graph kernels, per-thread launch counts, NCCL calls (from NCCL's NVTX payloads) by kind, bytes and
+communicator. No dependencies.
   python3 gdrec_dump.py FILE [--json] [--seq]   (--seq prints the launch sequence: time, thread, kernel)
 """
 import gzip
@@ -13,6 +14,9 @@ REC = struct.Struct("<HHI")
 KERNEL = struct.Struct("<QQIIII3i3iIIIIQ")
 COPY = struct.Struct("<QQQIIIIBBBBI")
 API = struct.Struct("<QQIIIIB7x")
+NCCL = struct.Struct("<QIIQQii")
+NCCL_NAMES = {4: "allgather", 5: "allreduce", 6: "broadcast", 7: "reduce_scatter", 8: "reduce", 9: "send", 10: "recv",
+              16: "all_to_all", 17: "gather", 18: "scatter", 0: "comm_init", 2: "comm_destroy", 3: "comm_abort"}
 
 
 def read(path):
@@ -39,6 +43,10 @@ def read(path):
         elif typ == 6:
             a = API.unpack_from(p)
             out["api"].append({"start": a[0], "end": a[1], "corr": a[2], "tid": a[3], "name": a[5], "domain": a[6]})
+        elif typ == 12:
+            t, tid, schema, comm, nbytes, arg, arg2 = NCCL.unpack_from(p)
+            out.setdefault("nccl", []).append({"start": t, "tid": tid, "call": NCCL_NAMES.get(schema, str(schema)),
+                                               "comm": f"{comm:016x}", "bytes": nbytes, "arg": arg})
         elif typ == 10:
             out["windows"] = out.get("windows", 0) + 1
         elif typ == 11:
@@ -63,7 +71,10 @@ def main():
     summary = {"rank": r["rank"], "complete": r["end"], "windows": r.get("windows", 0), "kernels": len(r["kernels"]),
                "graph_kernels": sum(1 for k in r["kernels"] if k["graph"]), "launch_calls": len(launch),
                "launches_without_gpu_work": sum(1 for a in launch if a["corr"] not in gpu_corr),
-               "launches_per_thread": per_tid}
+               "launches_per_thread": per_tid, "nccl_calls": {}}
+    for c in r.get("nccl", []):
+        key = f'{c["call"]} {c["bytes"]} B comm {c["comm"]}'
+        summary["nccl_calls"][key] = summary["nccl_calls"].get(key, 0) + 1
     if "--seq" in sys.argv:
         for a in sorted(launch, key=lambda a: a["start"]):
             print(a["start"], a["tid"], gpu_corr.get(a["corr"], (0, "-"))[1][:60])

@@ -94,6 +94,7 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
         coll = std::string(t.strings.view(c.coll_name));
         dtype = std::string(t.strings.view(c.dtype));
         bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);
+        if (bytes == 0 && c.in_nelems < 0 && c.out_nelems < 0) bytes = e.bytes;  // a source that gives bytes (record)
         n = c.group_size;
         group = std::string(t.strings.view(c.process_group));
       }

@@ -30,6 +30,11 @@ TEST(RecordCli, UsageErrorsBeforeAnythingRuns) {
   expectUsage(run("record --sample 5/2 -- true"), "shorter than EVERY");
   expectUsage(run("record --sample 0.01/2 -- true"), "at least 0.1 s");
   expectUsage(run("record --sample 1/10 --signal USR1 -- true"), "not with --signal or --detached");
+  expectUsage(run("record --steps 5-3 -- true"), "expected 1 <= N <= M");
+  expectUsage(run("record --steps 0-3 -- true"), "expected 1 <= N <= M");
+  expectUsage(run("record --steps 3-x -- true"), "--steps 3-x: expected N-M");
+  expectUsage(run("record --steps -3 -- true"), "expected N-M");
+  expectUsage(run("record --steps 2-4 --delay 5 -- true"), "not with --delay");
   expectUsage(run("record --duration 0 -- true"), "--duration");
   expectUsage(run("record -- true", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so"), "CUDA_INJECTION64_PATH is already set");
   expectUsage(run("record --lib /nonexistent/libgpudoctor-record.so -- true"), "no such file");

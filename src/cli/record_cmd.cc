@@ -38,7 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct RecordArgs {
-  std::string out, signal, nvtx_step, lib, json, sample;
+  std::string out, signal, nvtx_step, lib, json, sample, steps;
   double delay_s = 0, duration_s = -1;
   bool detached = false, all_api = false, quiet = false, sync_events = false;
   std::vector<std::string> command;
@@ -106,6 +106,19 @@ int runRecord(RecordArgs a) {
       return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached", 2);
     sample_on_ms = std::llround(on * 1000);
     sample_every_ms = std::llround(every * 1000);
+  }
+  long long steps_first = 0, steps_last = 0;
+  if (!a.steps.empty()) {
+    char dash = 0, extra = 0;
+    int n = std::sscanf(a.steps.c_str(), "%lld %c %lld %c", &steps_first, &dash, &steps_last, &extra);
+    if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos) steps_last = steps_first;
+    else if (n != 3 || dash != '-' || a.steps.find_first_not_of("0123456789-") != std::string::npos)
+      return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", 2);
+    if (steps_first < 1 || steps_last < steps_first || steps_last > 100000000)
+      return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", 2);
+    if (a.delay_s > 0 || a.duration_s > 0 || !a.sample.empty() || a.detached || sig != 0)
+      return fail("--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
+                  "--sample, --detached or --signal", 2);
   }
   if (a.detached && sig == 0 && a.delay_s == 0)
     return fail("--detached records nothing unless --signal or --delay attaches the recorder", 2);
@@ -176,6 +189,10 @@ int runRecord(RecordArgs a) {
   if (sample_every_ms > 0) {
     env.push_back("GPUDOCTOR_RECORD_SAMPLE_ON_MS=" + std::to_string(sample_on_ms));
     env.push_back("GPUDOCTOR_RECORD_SAMPLE_EVERY_MS=" + std::to_string(sample_every_ms));
+  }
+  if (steps_first > 0) {
+    env.push_back("GPUDOCTOR_RECORD_STEPS_FIRST=" + std::to_string(steps_first));
+    env.push_back("GPUDOCTOR_RECORD_STEPS_LAST=" + std::to_string(steps_last));
   }
   if (a.detached) env.push_back("GPUDOCTOR_RECORD_DETACHED=1");
   if (a.all_api) env.push_back("GPUDOCTOR_RECORD_ALL_API=1");
@@ -269,8 +286,13 @@ int runRecord(RecordArgs a) {
       std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
       std::string captured = facts.captured_launches != 0 ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs" : "";
       std::string windows = facts.windows > 1 ? "  " + std::to_string(facts.windows) + " attach windows" : "";
+      if (facts.nccl_calls != 0)
+        captured += ", " + groupThousands(static_cast<double>(facts.nccl_calls)) + " NCCL calls (" +
+                    groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) + " NCCL kernels given their bytes)";
       if (facts.untimed_gpu_records != 0)  // CUPTI gave them no times: in flight when the recorder detached
         captured += ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
+      if (facts.untimed_calls != 0)
+        captured += ", " + groupThousands(static_cast<double>(facts.untimed_calls)) + " calls without times";
       std::printf("  %s  %s%s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
                   name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6, groupThousands(static_cast<double>(facts.kernels)).c_str(),
                   groupThousands(static_cast<double>(facts.launch_calls)).c_str(), groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(),
@@ -285,7 +307,9 @@ int runRecord(RecordArgs a) {
                   {"ranges", facts.ranges}, {"windows", facts.windows}, {"steps", facts.steps}, {"steps_from", facts.steps_from},
                   {"steps_note", facts.steps_note}, {"dropped_records", facts.dropped},
                   {"shared_correlation_calls", facts.shared_correlation_calls},
-                  {"untimed_gpu_records", facts.untimed_gpu_records}, {"process", facts.process}});
+                  {"untimed_gpu_records", facts.untimed_gpu_records}, {"untimed_calls", facts.untimed_calls},
+                  {"nccl_calls", facts.nccl_calls},
+                  {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls}, {"process", facts.process}});
   }
   if (done.empty() && errors.empty() && partial.empty()) {
     std::fprintf(stderr, idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
@@ -320,8 +344,13 @@ std::function<int()> addRecord(CLI::App& app) {
       "  gpudoctor record -o rec --delay 60 --duration 20 -- torchrun --nproc-per-node 8 train.py\n"
       "  gpudoctor record -o rec --detached --signal USR2 -- python train.py   # pkill -USR2 toggles\n"
       "  gpudoctor record -o rec --sample 2/30 -- python train.py   # 2 s of every 30 s\n"
+      "  gpudoctor record -o rec --steps 50-59 --nvtx-step '^train_step$' -- python train.py\n"
       "  gpudoctor analyze rec");
   r->add_option("-o,--out", a->out, "directory for the recordings (default gpudoctor-record-DATE-TIME)");
+  r->add_option("--steps", a->steps,
+                "N-M: attached from the start of step N to the start of step M+1 (counted from 1), steps being the "
+                "job's NVTX ranges that match --nvtx-step (torch.cuda.nvtx.range_push(\"train_step\") around each step, "
+                "with --nvtx-step '^train_step$'); without such ranges use --delay/--duration");
   r->add_option("--delay", a->delay_s, "attach after this many seconds (default 0)");
   r->add_option("--duration", a->duration_s, "detach after this many seconds of recording");
   r->add_option("--signal", a->signal, "USR1 or USR2: each such signal to a recorded process toggles recording");

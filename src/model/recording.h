@@ -55,6 +55,7 @@ enum class Type : uint16_t {
   kOverhead = 9,  // Overhead (CUPTI's own buffer and instrumentation work)
   kWindow = 10,   // Window: a span during which the recorder was attached
   kEnd = 11,      // End: written last; its absence means the process stopped before the recorder finished
+  kNcclCall = 12, // NcclCall: an NCCL API call as NCCL's NVTX range payload describes it
 };
 
 struct RecordHeader {
@@ -155,6 +156,30 @@ struct Window {
   uint64_t end_ns;
 };
 static_assert(sizeof(Window) == 16);
+
+// NCCL (2.19 and later, unless NCCL_NVTX_DISABLE=1) pushes an NVTX range for each API call with a
+// binary payload in one of its static schemas (NCCL's src/include/nvtx_payload_schemas.h, the same
+// layouts in 2.28 and 2.30): collectives begin {uint64 communicator hash; size_t bytes; int ...},
+// ncclCommDestroy / ncclCommAbort {uint64 hash; int nranks; int rank; int cudaDev}. The recorder
+// copies the fields from the range push; the reader gives each NCCL kernel the calls its launching
+// thread made since its previous NCCL launch (several in a group).
+enum class NcclSchema : uint32_t {  // NCCL's NVTX_SID_* (schema id minus NVTX's static start, 1 << 24)
+  kCommInitRank = 0, kCommInitAll = 1, kCommDestroy = 2, kCommAbort = 3, kAllGather = 4, kAllReduce = 5,
+  kBroadcast = 6, kReduceScatter = 7, kReduce = 8, kSend = 9, kRecv = 10, kAlltoAll = 16, kGather = 17, kScatter = 18,
+};
+inline bool isNcclCollectiveSchema(uint32_t s) { return (s >= 4 && s <= 10) || (s >= 16 && s <= 18); }
+inline bool isNcclCommSizeSchema(uint32_t s) { return s == 0 || s == 2 || s == 3 || s == 11 || s == 12; }
+
+struct NcclCall {
+  uint64_t start_ns;  // CUPTI timestamp at the range push
+  uint32_t tid;       // system thread id, as Api::tid
+  uint32_t schema;    // NcclSchema
+  uint64_t comm;      // the communicator's hash (the same on every member rank)
+  uint64_t bytes;     // collectives: NCCL's message bytes (allgather: sent per rank; reducescatter: received per rank)
+  int32_t arg;        // collectives: root, peer or reduction op (-1 none); comm calls: nranks
+  int32_t arg2;       // comm calls: this rank in the communicator; else -1
+};
+static_assert(sizeof(NcclCall) == 40);
 
 struct End {
   uint64_t records;          // records written before this one

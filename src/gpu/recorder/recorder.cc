@@ -14,6 +14,9 @@
 // CUPTI held by another tool) is written to DIR/<host>-<pid>.error, one line, for `record` to report.
 #include <cupti.h>
 #include <dlfcn.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExtPayload.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +32,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,7 +49,7 @@ namespace {
 struct Cupti {
   void* handle = nullptr;
   std::string path;
-#define GD_CUPTI_FUNCS(X) X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi) X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll) X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiSetThreadIdType) X(cuptiActivitySetAttribute)
+#define GD_CUPTI_FUNCS(X) X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi) X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll) X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiSetThreadIdType) X(cuptiActivitySetAttribute) X(cuptiEnableCallback)
 #define GD_DECLARE(name) decltype(&::name) name = nullptr;
   GD_CUPTI_FUNCS(GD_DECLARE)
 #undef GD_DECLARE
@@ -152,6 +156,9 @@ class Recorder {
   void completeBuffer(uint8_t* buf, size_t valid);
   void controlLoop();
 
+  void onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d);
+  std::string enableNvtxCallbacks();
+
   std::atomic<bool> forked_child{false};
   std::atomic<int> toggles{0};  // signals received
   int toggle_signal = 0;
@@ -179,6 +186,7 @@ class Recorder {
   std::mutex state_mu_;
   std::condition_variable state_cv_;
   bool attached_ = false, finished_ = false, initialized_ = false;
+  std::atomic<bool> attached_now_{false};  // attached_, read without the lock by the NVTX callback
   bool late_ = false;          // attaching after initialization
   bool api_kinds_on_ = false;  // the RUNTIME/DRIVER kinds are on (a late attach)
   uint64_t attach_ns_ = 0;
@@ -190,6 +198,22 @@ class Recorder {
   // the calls that start inside a window. Tests whether re-enabling the API kinds on every late
   // attach is what made CUPTI repeat correlation ids (seen after a third attach, docs/record.md).
   bool keep_api_ = false;
+  // --steps N-M: attached from the start of the N-th NVTX range matching the step pattern to the
+  // start of the (M+1)-th (counted from 1, in the order they begin, over all threads).
+  int64_t steps_first_ = -1, steps_last_ = -1;
+  std::regex step_re_;
+  std::atomic<int64_t> steps_seen_{0};
+  // The range whose start attached the recorder: CUPTI records no marker for the push that turned
+  // the marker kind on, only its pop, so the writer pairs the first unpaired end on its thread
+  // with it (the innermost range open at the attach is that step's).
+  std::mutex first_step_mu_;
+  struct FirstStep { uint64_t start_ns = 0; uint32_t tid = 0; std::string name; bool pending = false; } first_step_;
+  void stepRangeBegins(const char* msg);
+  // NCCL calls from NCCL's NVTX payloads, queued by the application's threads (a few per step),
+  // written by the writer thread.
+  std::mutex nccl_mu_;
+  std::vector<rec::NcclCall> nccl_calls_;
+  void writeNcclCalls();
   std::mutex windows_mu_;
   std::vector<std::pair<uint64_t, uint64_t>> windows_seen_;  // closed windows, and the open one (end UINT64_MAX)
   bool inWindow(uint64_t t) {
@@ -224,7 +248,10 @@ void CUPTIAPI onBufferRequested(uint8_t** buf, size_t* size, size_t* max_records
 void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buf, size_t, size_t valid) {
   g_rec->completeBuffer(buf, valid);
 }
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_NVTX && g_rec != nullptr && data != nullptr)
+    g_rec->onNvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+}
 
 void onSignal(int) {
   if (g_rec != nullptr) g_rec->toggles.fetch_add(1, std::memory_order_relaxed);
@@ -373,6 +400,24 @@ std::string Recorder::init() {
   all_api_ = envInt("GPUDOCTOR_RECORD_ALL_API") == 1;
   keep_api_ = envInt("GPUDOCTOR_RECORD_KEEP_API") == 1;
   if (keep_api_) enableApis(true);  // at initialization: the per-call path, enabled once
+  steps_first_ = envInt("GPUDOCTOR_RECORD_STEPS_FIRST");
+  steps_last_ = envInt("GPUDOCTOR_RECORD_STEPS_LAST");
+  if (steps_first_ >= 1 && steps_last_ >= steps_first_) {
+    const char* pat = std::getenv("GPUDOCTOR_RECORD_NVTX_STEP");
+    try {
+      step_re_ = std::regex(pat != nullptr && *pat != '\0' ? pat : "^ProfilerStep#[0-9]+$", std::regex::ECMAScript | std::regex::nosubs | std::regex::optimize);
+    } catch (const std::regex_error&) {
+      fail("--nvtx-step is not a regular expression");
+      return "regex";
+    }
+    start_detached_ = true;
+  } else {
+    steps_first_ = steps_last_ = -1;
+  }
+  if (std::string err = enableNvtxCallbacks(); !err.empty()) {
+    fail(err);
+    return err;
+  }
   toggle_signal = static_cast<int>(envInt("GPUDOCTOR_RECORD_SIGNAL"));
   if (toggle_signal > 0) {
     struct sigaction sa {};
@@ -474,6 +519,7 @@ void Recorder::attach() {
     if (kindWanted(k.name)) g_cupti.cuptiActivityEnable(k.kind);
   if (!keep_api_) enableApis(true);
   attached_ = true;
+  attached_now_.store(true, std::memory_order_release);
 }
 
 void Recorder::detach() {
@@ -484,6 +530,7 @@ void Recorder::detach() {
     if (kindWanted(k.name)) g_cupti.cuptiActivityDisable(k.kind);
   g_cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   attached_ = false;
+  attached_now_.store(false, std::memory_order_release);
   Item w;
   w.window_start = attach_ns_;
   w.window_end = cuptiNow();
@@ -498,6 +545,102 @@ void Recorder::detach() {
     queue_.push_back(w);
   }
   q_cv_.notify_one();
+}
+
+// NVTX callbacks (CUPTI's, on the application's threads): NCCL's range pushes, always (a few per
+// step: each carries the call's communicator and bytes), and with --steps the ranges that can be
+// steps. Nothing else of NVTX reaches us; ranges themselves come as activity records.
+std::string Recorder::enableNvtxCallbacks() {
+  std::vector<CUpti_CallbackId> ids = {CUPTI_CBID_NVTX_nvtxDomainRangePushEx};
+  if (steps_first_ > 0)
+    for (auto id : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangeStartA,
+                    CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx})
+      ids.push_back(id);
+  for (auto id : ids) {
+    CUptiResult r = g_cupti.cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, id);
+    if (r != CUPTI_SUCCESS) {
+      const char* m = "?";
+      g_cupti.cuptiGetResultString(r, &m);
+      // NCCL's payloads are a bonus; --steps cannot work without them.
+      if (steps_first_ > 0) return std::string("CUPTI refused the NVTX callbacks --steps needs: ") + m;
+      return {};
+    }
+  }
+  return {};
+}
+
+uint32_t systemTid() {
+  static thread_local uint32_t tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+void Recorder::onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
+  const void* p = d->functionParams;
+  if (p == nullptr) return;
+  const nvtxEventAttributes_t* a = nullptr;
+  const char* msg = nullptr;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: a = static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib; break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: a = static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib; break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: a = static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib; break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx: a = static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib; break;
+    case CUPTI_CBID_NVTX_nvtxRangePushA: msg = static_cast<const nvtxRangePushA_params*>(p)->message; break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA: msg = static_cast<const nvtxRangeStartA_params*>(p)->message; break;
+    default: return;
+  }
+  if (a != nullptr && a->payloadType == NVTX_PAYLOAD_TYPE_EXT && a->reserved0 >= 1 && a->payload.ullValue != 0) {
+    // NCCL's binary payload: one nvtxPayloadData_t naming a static schema of NCCL's.
+    const auto* pd = reinterpret_cast<const nvtxPayloadData_t*>(static_cast<uintptr_t>(a->payload.ullValue));
+    const uint64_t sid = pd->schemaId - NVTX_PAYLOAD_SCHEMA_ID_STATIC_START;
+    if (pd->schemaId < NVTX_PAYLOAD_SCHEMA_ID_STATIC_START || sid > 64 || pd->payload == nullptr) return;
+    const auto* b = static_cast<const uint8_t*>(pd->payload);
+    rec::NcclCall c{};
+    c.schema = static_cast<uint32_t>(sid);
+    c.arg = c.arg2 = -1;
+    if (rec::isNcclCollectiveSchema(c.schema) && pd->size >= 16) {
+      if (!attached_now_.load(std::memory_order_acquire)) return;
+      std::memcpy(&c.comm, b, 8);
+      std::memcpy(&c.bytes, b + 8, 8);
+      if (pd->size >= 20) std::memcpy(&c.arg, b + 16, 4);
+    } else if (rec::isNcclCommSizeSchema(c.schema) && pd->size >= 16) {  // kept detached too: sizes for later windows
+      std::memcpy(&c.comm, b, 8);
+      std::memcpy(&c.arg, b + 8, 4);
+      std::memcpy(&c.arg2, b + 12, 4);
+    } else {
+      return;
+    }
+    c.start_ns = cuptiNow();
+    c.tid = systemTid();
+    std::lock_guard<std::mutex> l(nccl_mu_);
+    nccl_calls_.push_back(c);
+    return;
+  }
+  if (steps_first_ <= 0) return;
+  if (a != nullptr && a->messageType == NVTX_MESSAGE_TYPE_ASCII) msg = a->message.ascii;
+  if (msg != nullptr) stepRangeBegins(msg);
+}
+
+// --steps N-M: the k-th step range begins (k from 1): attach at N, detach at M + 1.
+void Recorder::stepRangeBegins(const char* msg) {
+  if (!std::regex_search(msg, step_re_)) return;
+  int64_t k = steps_seen_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (k == steps_first_) {
+    {
+      std::lock_guard<std::mutex> l(first_step_mu_);
+      first_step_ = {cuptiNow(), systemTid(), msg, true};
+    }
+    attach();
+  }
+  else if (k == steps_last_ + 1) detach();
+}
+
+void Recorder::writeNcclCalls() {
+  std::vector<rec::NcclCall> calls;
+  {
+    std::lock_guard<std::mutex> l(nccl_mu_);
+    calls.swap(nccl_calls_);
+  }
+  for (const auto& c : calls) append(rec::Type::kNcclCall, &c, sizeof c);
 }
 
 // Attach after --delay, detach after --duration, toggle on the signal.
@@ -593,6 +736,7 @@ void Recorder::writerLoop() {
       rec::Window w{it.window_start, it.window_end};
       append(rec::Type::kWindow, &w, sizeof w);
     }
+    writeNcclCalls();
     if (out_.size() > (4u << 20)) flushOut();
   }
 }
@@ -734,7 +878,14 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
                                  intern(m->domain != nullptr ? m->domain : "")};
         } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
           auto it = open_ranges_.find(m->id);
-          if (it != open_ranges_.end()) {
+          if (it == open_ranges_.end()) {
+            std::lock_guard<std::mutex> l(first_step_mu_);
+            if (first_step_.pending && first_step_.tid == tid && m->timestamp >= first_step_.start_ns) {
+              rec::Range o{first_step_.start_ns, m->timestamp, tid, intern(first_step_.name), 0, 0};
+              append(rec::Type::kRange, &o, sizeof o);
+              first_step_.pending = false;
+            }
+          } else {
             rec::Range o{it->second.start, m->timestamp, it->second.tid, it->second.name, it->second.domain, 0};
             append(rec::Type::kRange, &o, sizeof o);
             open_ranges_.erase(it);
@@ -786,6 +937,7 @@ void Recorder::finish() {
   }
   q_cv_.notify_one();
   if (writer_.joinable()) writer_.join();
+  writeNcclCalls();
   size_t dropped = 0;
   g_cupti.cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
   end_.dropped = dropped;
@@ -804,7 +956,18 @@ void Recorder::finish() {
     std::remove((base_ + ".partial").c_str());
     // Attached but no GPU work ran in the windows (a --delay that ended before the job's first
     // kernel, a window during start-up): record says so instead of "no process used CUDA".
-    if (windows_ != 0 && (delay_ms_ > 0 || sample_every_ms_ > 0 || toggle_signal > 0 || start_detached_)) {
+    if (steps_first_ > 0 && windows_ == 0) {
+      std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".idle";
+      if (FILE* f = std::fopen(p.c_str(), "w")) {
+        const char* pat = std::getenv("GPUDOCTOR_RECORD_NVTX_STEP");
+        long long seen = static_cast<long long>(steps_seen_.load());
+        std::fprintf(f, "%lld NVTX range%s matched %s, and --steps began at %lld (steps are the job's NVTX ranges: "
+                        "torch.cuda.nvtx.range_push / nvtxRangePushA around each step, named by --nvtx-step)\n",
+                     seen, seen == 1 ? "" : "s", pat != nullptr && *pat != '\0' ? pat : "^ProfilerStep#[0-9]+$",
+                     static_cast<long long>(steps_first_));
+        std::fclose(f);
+      }
+    } else if (windows_ != 0 && (delay_ms_ > 0 || sample_every_ms_ > 0 || toggle_signal > 0 || start_detached_)) {
       std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".idle";
       if (FILE* f = std::fopen(p.c_str(), "w")) {
         std::fprintf(f, "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's first CUDA call)\n",

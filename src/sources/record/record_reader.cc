@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "model/comm_kernels.h"
 #include "model/recording.h"
 #include "sources/byte_stream.h"
 #include "sources/kineto/roles.h"
@@ -156,6 +157,9 @@ class Reader {
     std::memcpy(&out, p.data(), sizeof(T));  // a newer minor version may append fields: read the known prefix
     return {};
   }
+  // CUPTI leaves a record's times 0 when the work or call was still in flight as the recorder
+  // detached or the process ended: such a record is counted and left out, not a corrupt file.
+  static bool untimed(uint64_t start, uint64_t end) { return start == 0 || end == 0; }
   Status span(uint64_t start, uint64_t end, uint64_t offset) {
     if (end < start || end - start > kMaxSpanNs || end > kMaxTimeNs)
       return Error{name_ + ": corrupt times in the record at byte " + std::to_string(offset)};
@@ -250,12 +254,12 @@ class Reader {
       case rec::Type::kKernel: {
         rec::Kernel k;
         if (auto s = fixed(p, offset, k); !s.ok()) return s;
-        if (auto s = span(k.start_ns, k.end_ns, offset); !s.ok()) return s;
         ++facts.kernels;
-        if (k.start_ns == 0) {  // CUPTI gave no times: in flight when the recorder detached
+        if (untimed(k.start_ns, k.end_ns)) {  // CUPTI gave no times: in flight when the recorder detached
           ++facts.untimed_gpu_records;
           return {};
         }
+        if (auto s = span(k.start_ns, k.end_ns, offset); !s.ok()) return s;
         Event& e = add(EventKind::kKernel, k.start_ns, k.end_ns, str(k.name, true), gpuTrack(k.device, k.stream));
         e.correlation = k.correlation;
         if (k.graph_id != 0) ++facts.graph_kernels;
@@ -264,13 +268,13 @@ class Reader {
       case rec::Type::kCopy: {
         rec::Copy c;
         if (auto s = fixed(p, offset, c); !s.ok()) return s;
-        if (auto s = span(c.start_ns, c.end_ns, offset); !s.ok()) return s;
         if (c.bytes > kMaxCopyBytes)
           return Error{name_ + ": corrupt byte count in the record at byte " + std::to_string(offset)};
-        if (c.start_ns == 0) {
+        if (untimed(c.start_ns, c.end_ns)) {
           ++facts.untimed_gpu_records;
           return {};
         }
+        if (auto s = span(c.start_ns, c.end_ns, offset); !s.ok()) return s;
         Event& e = add(c.is_memset ? EventKind::kMemset : EventKind::kMemcpy, c.start_ns, c.end_ns,
                        tr_.strings.intern(copyName(c)), gpuTrack(c.device, c.stream));
         e.correlation = c.correlation;
@@ -280,6 +284,10 @@ class Reader {
       case rec::Type::kApi: {
         rec::Api a;
         if (auto s = fixed(p, offset, a); !s.ok()) return s;
+        if (untimed(a.start_ns, a.end_ns)) {
+          ++facts.untimed_calls;
+          return {};
+        }
         if (auto s = span(a.start_ns, a.end_ns, offset); !s.ok()) return s;
         bool driver = a.domain == static_cast<uint8_t>(rec::ApiDomain::kDriver);
         Event& e = add(driver ? EventKind::kDriverCall : EventKind::kRuntimeCall, a.start_ns, a.end_ns, str(a.name),
@@ -316,6 +324,14 @@ class Reader {
         ++facts.windows;
         last_window_end_ = std::max<int64_t>(last_window_end_, static_cast<int64_t>(w.end_ns));
         windows_.push_back({static_cast<int64_t>(w.start_ns), static_cast<int64_t>(w.end_ns)});
+        return {};
+      }
+      case rec::Type::kNcclCall: {
+        rec::NcclCall c;
+        if (auto s = fixed(p, offset, c); !s.ok()) return s;
+        if (c.start_ns > kMaxTimeNs || (rec::isNcclCollectiveSchema(c.schema) && c.bytes > kMaxCopyBytes))
+          return Error{name_ + ": corrupt NCCL call record at byte " + std::to_string(offset)};
+        nccl_calls_.push_back(c);
         return {};
       }
       case rec::Type::kEnd: {
@@ -414,6 +430,106 @@ class Reader {
     return t <= it->second ? static_cast<size_t>(it - windows_.begin()) : SIZE_MAX;
   }
   bool badWindow(int64_t t) const { return !bad_windows_.empty() && bad_windows_.count(windowOf(t)) != 0; }
+
+  // NCCL's own account of each collective (its NVTX payload: communicator, bytes) given to the NCCL
+  // kernel it launched: a kernel gets the calls its launching thread made after that thread's
+  // previous NCCL launch, up to its own launch call (one call, or the calls of an ncclGroup). The
+  // collective's bytes follow PyTorch's convention (the larger of input and output): NCCL gives
+  // allgather's sent and reducescatter's received bytes per rank, so those are multiplied by the
+  // communicator's size, known from ncclCommDestroy's payload or, with a single communicator, the
+  // recording's world size; unknown otherwise (0). The dtype is unknown (NCCL gives bytes only).
+  void attachNcclCalls() {
+    if (nccl_calls_.empty()) return;
+    std::unordered_map<uint64_t, int> comm_size;
+    std::unordered_set<uint64_t> comms;
+    std::unordered_map<uint32_t, std::vector<const rec::NcclCall*>> by_tid;
+    for (const auto& c : nccl_calls_) {
+      if (rec::isNcclCommSizeSchema(c.schema) && c.arg > 0 && c.arg <= (1 << 24)) comm_size[c.comm] = c.arg;
+      if (!rec::isNcclCollectiveSchema(c.schema)) continue;
+      comms.insert(c.comm);
+      by_tid[c.tid].push_back(&c);
+    }
+    for (auto& [tid, v] : by_tid)
+      std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    // The launch call (thread, start) of each correlation.
+    std::unordered_map<int64_t, std::pair<uint32_t, int64_t>> launch;
+    for (const Event& e : tr_.events)
+      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0 &&
+          rec::isLaunchCall(tr_.strings.view(e.name)))
+        launch.try_emplace(e.correlation, static_cast<uint32_t>(tr_.tracks[e.track].tid), e.start_ns);
+    struct Kern { int64_t launch_ns; uint32_t event; };
+    std::unordered_map<uint32_t, std::vector<Kern>> kernels;  // launching thread -> its NCCL kernels
+    std::unordered_map<uint32_t, bool> is_nccl;
+    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
+      const Event& e = tr_.events[i];
+      if (e.kind != EventKind::kKernel || e.correlation < 0) continue;
+      auto [n, fresh] = is_nccl.try_emplace(e.name, false);
+      if (fresh) n->second = commKernelLibrary(tr_.strings.view(e.name)) == "nccl";
+      if (!n->second) continue;
+      auto l = launch.find(e.correlation);
+      if (l != launch.end()) kernels[l->second.first].push_back({l->second.second, i});
+    }
+    const int world = tr_.world_size > 0 && comms.size() == 1 ? tr_.world_size : -1;
+    for (auto& [tid, ks] : kernels) {
+      auto calls = by_tid.find(tid);
+      if (calls == by_tid.end()) continue;
+      std::sort(ks.begin(), ks.end(), [](const Kern& a, const Kern& b) { return a.launch_ns < b.launch_ns; });
+      const auto& cs = calls->second;
+      size_t next = 0;
+      for (const Kern& k : ks) {
+        size_t from = next;
+        while (next < cs.size() && static_cast<int64_t>(cs[next]->start_ns) <= k.launch_ns) ++next;
+        if (next == from) continue;  // a kernel NCCL launched without a call of its own in the window
+        std::string kind;
+        uint64_t comm = cs[from]->comm;
+        int64_t bytes = 0;
+        int n = -1;
+        for (size_t j = from; j < next; ++j) {
+          const rec::NcclCall& c = *cs[j];
+          std::string_view k1 = ncclSchemaName(c.schema);
+          kind = j == from ? std::string(k1) : (kind == k1 ? kind : std::string("grouped"));
+          auto sz = comm_size.find(c.comm);
+          int size = sz != comm_size.end() ? sz->second : world;
+          if (c.comm != comm) comm = 0;
+          n = j == from ? size : (n == size ? n : -1);
+          bool per_rank = c.schema == static_cast<uint32_t>(rec::NcclSchema::kAllGather) ||
+                          c.schema == static_cast<uint32_t>(rec::NcclSchema::kReduceScatter);
+          if (bytes >= 0) bytes = per_rank ? (size > 0 ? bytes + static_cast<int64_t>(c.bytes) * size : -1)
+                                           : bytes + static_cast<int64_t>(c.bytes);
+        }
+        Collective col;
+        col.coll_name = tr_.strings.intern(kind);
+        col.group_size = n;
+        if (comm != 0) {
+          char h[32];
+          std::snprintf(h, sizeof h, "nccl:%016llx", static_cast<unsigned long long>(comm));
+          col.process_group = col.pg_name = tr_.strings.intern(h);
+        }
+        tr_.collectives.push_back(col);
+        Event& e = tr_.events[k.event];
+        e.collective = static_cast<uint32_t>(tr_.collectives.size());
+        e.bytes = std::max<int64_t>(0, bytes);
+        ++facts.nccl_kernels_with_calls;
+      }
+    }
+    facts.nccl_calls = 0;
+    for (auto& [tid, v] : by_tid) facts.nccl_calls += v.size();
+  }
+  static std::string_view ncclSchemaName(uint32_t s) {
+    switch (static_cast<rec::NcclSchema>(s)) {
+      case rec::NcclSchema::kAllGather: return "allgather";
+      case rec::NcclSchema::kAllReduce: return "allreduce";
+      case rec::NcclSchema::kBroadcast: return "broadcast";
+      case rec::NcclSchema::kReduceScatter: return "reduce_scatter";
+      case rec::NcclSchema::kReduce: return "reduce";
+      case rec::NcclSchema::kSend: return "send";
+      case rec::NcclSchema::kRecv: return "recv";
+      case rec::NcclSchema::kAlltoAll: return "all_to_all";
+      case rec::NcclSchema::kGather: return "gather";
+      case rec::NcclSchema::kScatter: return "scatter";
+      default: return "unknown";
+    }
+  }
 
   // Every launch call with the GPU work it queued (the first kernel's or copy's name), in time
   // order over all threads: PyTorch launches backward from autograd's thread, XLA from a pool, so
@@ -568,6 +684,7 @@ class Reader {
     dropNestedDriverCalls();
     std::sort(windows_.begin(), windows_.end());
     unlinkSharedCorrelations();
+    attachNcclCalls();
     countLaunches();
     findSteps();
     noteBadWindows();
@@ -607,6 +724,7 @@ class Reader {
   std::unordered_map<uint64_t, uint32_t> host_tracks_, gpu_tracks_;
   std::unordered_map<uint32_t, uint32_t> stream_device_;
   std::vector<rec::Sync> syncs_;
+  std::vector<rec::NcclCall> nccl_calls_;
   std::vector<uint32_t> step_events_;
   std::vector<LaunchMark> launches_;  // every thread's, in start order
   std::vector<std::pair<int64_t, int64_t>> windows_;  // attach windows (CUPTI ns), sorted before use

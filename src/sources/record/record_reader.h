@@ -24,6 +24,9 @@ struct RecordingFacts {
   uint64_t ranges = 0, windows = 0, dropped = 0, nested_driver_calls = 0;
   uint64_t shared_correlation_calls = 0;  // API calls whose correlation id another call also had (unlinked)
   uint64_t untimed_gpu_records = 0;       // kernels and copies CUPTI gave no times (in flight at a detach): left out
+  uint64_t untimed_calls = 0;             // API calls CUPTI gave no start or end (in flight at the end): left out
+  uint64_t nccl_calls = 0;                // NCCL collective calls from NCCL's NVTX payloads
+  uint64_t nccl_kernels_with_calls = 0;   // NCCL kernels given their call's communicator and bytes
   std::string steps_from;  // "nvtx", "periodicity" or "none"
   std::string steps_note;  // why none, or the period found
   size_t steps = 0;

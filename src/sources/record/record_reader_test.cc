@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "model/recording.h"
 #include "sources/byte_stream.h"
@@ -129,6 +131,32 @@ TEST(RecordReader, StepsFromNvtxRangesAndRanksFromTheLauncher) {
   EXPECT_EQ(set.value().size(), 2u);
 }
 
+// `record --steps 3-5 --nvtx-step '^train_step$'` on 2 + 6 NVTX steps of 130 kernels: attached
+// from the start of step 3 to the start of step 6; step 3's range (whose push attached the
+// recorder, so CUPTI recorded only its pop) is paired by the recorder.
+TEST(RecordReader, StepWindowHoldsStepsNToM) {
+  RecordingFacts f;
+  auto t = readRecording(data("torch_steps_3_5.gdrec.gz"), &f);
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(f.windows, 1u);
+  EXPECT_EQ(f.kernels, 390u);  // 3 x 130, counted by gdrec_dump.py
+  EXPECT_EQ(f.steps_from, "nvtx");
+  EXPECT_EQ(f.steps, 3u);
+}
+
+// DDP over NCCL with one rank (one GPU): NCCL's NVTX payloads give every collective call (the
+// counts and bytes gdrec_dump.py reads: 1 allgather, 1 broadcast, 15 allreduces of DDP's buckets),
+// but NCCL runs no kernel of its own for one rank, so no kernel is given a call.
+TEST(RecordReader, NcclCallsOfARealOneRankJob) {
+  RecordingFacts f;
+  auto t = readRecording(data("ddp_nccl_1rank.gdrec.gz"), &f);
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(f.nccl_calls, 17u);
+  EXPECT_EQ(f.nccl_kernels_with_calls, 0u);
+  EXPECT_EQ(f.kernels, 1329u);
+  EXPECT_TRUE(t.value().collectives.empty());
+}
+
 TEST(RecordReader, JaxGraphLaunchesAreSteps) {
   RecordingFacts f;
   auto t = readRecording(data("jax_small.gdrec.gz"), &f);
@@ -165,6 +193,144 @@ TEST(RecordReader, DamagedFilesAreOneClearError) {
   auto clocks = readRecording(std::string(GPUDOCTOR_SOURCE_DIR) + "/testdata/fuzz_regressions/record_header_clock_overflow.gdrec");
   ASSERT_FALSE(clocks.ok());
   EXPECT_NE(clocks.message().find("clock times out of range"), std::string::npos) << clocks.message();
+}
+
+// A recording built in memory, record by record, as the recorder writes it.
+class RecordingBytes {
+ public:
+  RecordingBytes(int rank, int world) {
+    recording::FileHeader h{};
+    std::memcpy(h.magic, recording::kMagic, sizeof h.magic);
+    h.version = recording::kVersion;
+    h.header_bytes = sizeof h;
+    h.pid = 42;
+    h.rank = rank;
+    h.local_rank = rank;
+    h.world_size = world;
+    h.cupti_start_ns = 1000;
+    h.realtime_start_ns = 1700000000000000000LL;
+    bytes_.append(reinterpret_cast<const char*>(&h), sizeof h);
+  }
+  template <class T>
+  void add(recording::Type t, const T& v, std::string_view tail = {}) {
+    recording::RecordHeader rh{static_cast<uint16_t>(t), 0, static_cast<uint32_t>(sizeof(T) + tail.size())};
+    bytes_.append(reinterpret_cast<const char*>(&rh), sizeof rh);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    bytes_.append(tail);
+  }
+  uint32_t str(std::string_view s) {
+    uint32_t id = ++strings_;
+    add(recording::Type::kString, id, s);
+    return id;
+  }
+  // A launch call on thread tid at t and the kernel it queued.
+  void launch(uint32_t tid, uint64_t t, uint32_t call_name, uint32_t kernel_name) {
+    ++corr_;
+    recording::Api a{};
+    a.start_ns = t;
+    a.end_ns = t + 5000;
+    a.correlation = corr_;
+    a.tid = tid;
+    a.name = call_name;
+    a.domain = static_cast<uint8_t>(recording::ApiDomain::kRuntime);
+    add(recording::Type::kApi, a);
+    recording::Kernel k{};
+    k.start_ns = t + 10000;
+    k.end_ns = t + 60000;
+    k.correlation = corr_;
+    k.stream = 7;
+    k.name = kernel_name;
+    add(recording::Type::kKernel, k);
+  }
+  void nccl(uint32_t tid, uint64_t t, recording::NcclSchema s, uint64_t comm, uint64_t bytes, int arg = -1) {
+    recording::NcclCall c{t, tid, static_cast<uint32_t>(s), comm, bytes, arg, -1};
+    add(recording::Type::kNcclCall, c);
+  }
+  std::string finish() {
+    recording::Window w{1000, 10000000};
+    add(recording::Type::kWindow, w);
+    recording::End e{};
+    add(recording::Type::kEnd, e);
+    return bytes_;
+  }
+
+ private:
+  std::string bytes_;
+  uint32_t strings_ = 0, corr_ = 0;
+};
+
+TEST(RecordReader, NcclPayloadsGiveKernelsTheirCollective) {
+  using S = recording::NcclSchema;
+  RecordingBytes b(1, 2);
+  const uint32_t launch = b.str("cudaLaunchKernelExC");
+  const uint32_t allreduce = b.str("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  const uint32_t allgather = b.str("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  const uint32_t gemm = b.str("sm90_xmma_gemm");
+  // Main thread: an allreduce of 4 MiB, a grouped pair of allgathers (one kernel), a GEMM between.
+  b.nccl(11, 100000, S::kAllReduce, 0xabc, 4 << 20, 0);
+  b.launch(11, 100500, launch, allreduce);
+  b.launch(11, 200000, launch, gemm);
+  b.nccl(11, 300000, S::kAllGather, 0xabc, 1000);
+  b.nccl(11, 300100, S::kAllGather, 0xabc, 3000);
+  b.launch(11, 300500, launch, allgather);
+  // An NCCL kernel whose call was not seen (before the window), and one on another thread.
+  b.launch(11, 400000, launch, allreduce);
+  b.nccl(12, 500000, S::kAllReduce, 0xabc, 64, 0);
+  b.launch(12, 500100, launch, allreduce);
+  std::string bytes = b.finish();
+  RecordingFacts f;
+  auto r = readRecordingFromMemory(bytes.data(), bytes.size(), "x.gdrec", &f);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const RankTrace& t = r.value();
+  EXPECT_EQ(f.nccl_calls, 4u);
+  EXPECT_EQ(f.nccl_kernels_with_calls, 3u);
+  std::vector<std::tuple<std::string, int64_t, int, std::string, int64_t>> seen;  // collective, bytes, n, group, seq
+  size_t nccl_kernels = 0;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::kKernel || t.strings.view(e.name).substr(0, 4) != "nccl") continue;
+    ++nccl_kernels;
+    EXPECT_TRUE(e.hasRole(kRoleCollective));
+    if (e.collective == 0) continue;
+    const Collective& c = t.collectives[e.collective - 1];
+    seen.emplace_back(std::string(t.strings.view(c.coll_name)), e.bytes, c.group_size,
+                      std::string(t.strings.view(c.process_group)), c.seq);
+  }
+  EXPECT_EQ(nccl_kernels, 4u);
+  // One communicator and world size 2: its size is 2; allgather's per-rank bytes times 2.
+  using Row = std::tuple<std::string, int64_t, int, std::string, int64_t>;
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], Row("allreduce", 4 << 20, 2, "nccl:0000000000000abc", 0));
+  EXPECT_EQ(seen[1], Row("allgather", 8000, 2, "nccl:0000000000000abc", 1));
+  EXPECT_EQ(seen[2], Row("allreduce", 64, 2, "nccl:0000000000000abc", 2));
+}
+
+TEST(RecordReader, NcclCommunicatorSizesFromTheirPayloads) {
+  using S = recording::NcclSchema;
+  RecordingBytes b(0, 8);
+  const uint32_t launch = b.str("cuLaunchKernelEx");
+  const uint32_t rs = b.str("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  // Two communicators (so the world size says nothing of either); only 0x2's size is known.
+  b.nccl(5, 100000, S::kReduceScatter, 0x1, 512, 0);
+  b.launch(5, 100100, launch, rs);
+  b.nccl(5, 200000, S::kReduceScatter, 0x2, 512, 0);
+  b.launch(5, 200100, launch, rs);
+  b.nccl(5, 900000, S::kCommDestroy, 0x2, 0, 4);
+  std::string bytes = b.finish();
+  auto r = readRecordingFromMemory(bytes.data(), bytes.size(), "x.gdrec");
+  ASSERT_TRUE(r.ok()) << r.message();
+  std::vector<std::pair<int64_t, int>> seen;
+  for (const Event& e : r.value().events)
+    if (e.collective != 0) seen.push_back({e.bytes, r.value().collectives[e.collective - 1].group_size});
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (std::pair<int64_t, int>(0, -1)));     // size unknown: total bytes unknown
+  EXPECT_EQ(seen[1], (std::pair<int64_t, int>(2048, 4)));  // 512 per rank x 4
+  // A collective's byte count beyond 1 PiB is a corrupt record.
+  RecordingBytes bad(0, 1);
+  bad.nccl(5, 100000, S::kAllReduce, 0x1, 1ull << 60);
+  std::string bb = bad.finish();
+  auto e = readRecordingFromMemory(bb.data(), bb.size(), "bad.gdrec");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message().find("corrupt NCCL call record"), std::string::npos) << e.message();
 }
 
 }  // namespace
