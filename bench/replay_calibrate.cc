@@ -7,7 +7,9 @@
 // both with the fitted profiler cost removed.
 // With --max-median-error PCT / --max-worst-error PCT it exits 1 when the fix scores are worse (a
 // regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
-//   replay_calibrate testdata/whatif [--max-median-error 10] [--max-worst-error 40]
+//   replay_calibrate testdata/whatif [--holdout] [--paths] [--max-median-error 10] [--max-worst-error 40]
+// --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
+// critical path of the edited base's replayed step by category (ms).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,16 +34,16 @@ using namespace gpudoctor;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: replay_calibrate DIR [--holdout] [--max-median-error PCT] [--max-worst-error PCT]\n");
+    std::fprintf(stderr, "usage: replay_calibrate DIR [--holdout] [--paths] [--max-median-error PCT] [--max-worst-error PCT]\n");
     return 2;
   }
   std::string dir = argv[1];
   double max_median = -1, max_worst = -1;
-  bool holdout = false;
+  bool holdout = false, paths = false;
   for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
-    if (flag == "--holdout") {
-      holdout = true;
+    if (flag == "--holdout" || flag == "--paths") {
+      (flag == "--holdout" ? holdout : paths) = true;
       --a;
       continue;
     }
@@ -105,12 +107,17 @@ int main(int argc, char** argv) {
   // none moves), minimizing the mean |error| of the un-profiled steps of `use`d traces.
   struct Params {
     int64_t ev = kProfilerHostEventNs, call = kProfilerApiCallNs, gap = kProfilerGpuGapNs;
+    int64_t shp = kProfilerShapesEventNs, py = kProfilerPythonEventNs;
+    int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : k == 2 ? &gap : k == 3 ? &shp : &py; }
   };
+  constexpr int kParams = 5;
   auto editsOf = [](const Params& p) {
     ReplayEdits ed = unprofiledEdits();  // the CUDA graph constants as committed
     ed.host_event_overhead_ns = p.ev;
     ed.api_call_overhead_ns = p.call;
     ed.gpu_gap_overhead_ns = p.gap;
+    ed.shapes_event_overhead_ns = p.shp;
+    ed.python_event_overhead_ns = p.py;
     return ed;
   };
   auto errors = [&](const Params& p, const std::function<bool(const Job&)>& use) {
@@ -130,12 +137,12 @@ int main(int argc, char** argv) {
     double cost = mean(errors(p, use));
     for (int round = 0; round < 6; ++round) {
       bool moved = false;
-      for (int which = 0; which < 3; ++which) {
-        int64_t* v = which == 0 ? &p.ev : which == 1 ? &p.call : &p.gap;
-        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 ? 12000 : which == 1 ? 10000 : 8000;
+      for (int which = 0; which < kParams; ++which) {
+        int64_t* v = p.at(which);
+        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 || which >= 3 ? 12000 : which == 1 ? 10000 : 8000;
         for (int64_t x = 0; x <= hi; x += step) {
           Params q = p;
-          *(which == 0 ? &q.ev : which == 1 ? &q.call : &q.gap) = x;
+          *q.at(which) = x;
           double c = mean(errors(q, use));
           if (c < cost - 1e-12) cost = c, *v = x, moved = true;
         }
@@ -150,9 +157,9 @@ int main(int argc, char** argv) {
   auto summary = [&](const Params& p) {
     std::vector<double> e = errors(p, all);
     std::sort(e.begin(), e.end());
-    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap: median |error| {:.1f} %, mean "
-                       "{:.1f} %, worst {:.1f} %",
-                       p.ev, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
+    return fmt::format("{} ns per host event (+{} with shapes; Python events {}), {} ns per API call, {} ns per GPU gap: "
+                       "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
+                       p.ev, p.shp, p.py, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
   };
   std::printf("fitted:    %s\n", summary(best).c_str());
   std::printf("committed: %s (diagnosis/what_if.h; the tables below use these)\n", summary(committed).c_str());
@@ -165,7 +172,7 @@ int main(int argc, char** argv) {
     for (const auto& name : names) {
       Params p = fit([&](const Job& j) { return j.job != name; });
       std::vector<double> mine = errors(p, [&](const Job& j) { return j.job == name; });
-      std::printf("  %-26s %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap,
+      std::printf("  %-26s %5ld %5ld %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap, p.shp, p.py,
                   100 * mean(mine), 100 * *std::max_element(mine.begin(), mine.end()));
       e.insert(e.end(), mine.begin(), mine.end());
     }
@@ -225,6 +232,14 @@ int main(int argc, char** argv) {
       continue;
     }
     double predicted = base->model->replay(ed).replayed_step_ns / base->model->replay(e2).replayed_step_ns;
+    std::string edited_path;  // --paths: where the edited base's replayed step goes
+    if (paths) {
+      Replay r = base->model->replay(e2);
+      for (int c = 0; c < kPathCategoryCount; ++c)
+        if (r.path_ns[c] >= 0.005 * r.replayed_step_ns)
+          edited_path += fmt::format(" {} {:.2f}", pathCategoryName(static_cast<PathCategory>(c)), r.path_ns[c] / 1e6);
+      edited_path = fmt::format("    edited base {:.2f} ms:{}\n", r.replayed_step_ns / 1e6, edited_path);
+    }
     double err = predicted / measured - 1;
     errs.push_back(std::abs(err));
     // The measurement's own spread: the speedup from the other timed pass of the same process.
@@ -237,6 +252,7 @@ int main(int argc, char** argv) {
     band_errs.push_back(std::abs(band_err));
     std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%   %5.2f-%5.2fx %+7.1f%%\n", j.job.c_str(), j.variant.c_str(),
                 measured, predicted, 100 * err, lo, hi, 100 * band_err);
+    std::fputs(edited_path.c_str(), stdout);
   }
   // The plan of each job's base trace (the whole diagnosis, built-in ceilings) against the single
   // fix that measured best; the healthy job must be promised nothing above 5 %.

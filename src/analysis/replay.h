@@ -28,12 +28,17 @@ struct ReplayEdits {
   std::array<int64_t, kKernelClassCount> kernel_floor_ns{};
   std::array<int64_t, kKernelClassCount> kernel_add_ns{};
   double memcpy_scale = 1, memset_scale = 1;
-  double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too)
+  double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too) ...
+  double pageable_htod_gbps = 0;   // ... or, > 0, at this rate where the copy's bytes are known (never longer)
   // The profiler's own host cost, removed to replay the job as it runs un-profiled: per recorded
   // host event (operator, annotation, Python function) taken from the host gap it starts in, and
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
+  // ... plus this per operator whose input shapes were recorded (record_shapes=True), and this
+  // instead of host_event_overhead_ns per Python function event (with_stack=True); -1: as other events.
+  int64_t shapes_event_overhead_ns = 0;
+  int64_t python_event_overhead_ns = -1;
   // ... and on the GPU: CUPTI's kernel records stretch the gap before each piece of GPU work that
   // follows other work on its stream (or on another stream it waited for) by up to this.
   int64_t gpu_gap_overhead_ns = 0;
