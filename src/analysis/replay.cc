@@ -261,6 +261,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       if (w.kind == EventKind::kKernel && sc > 0) {
         const size_t k = static_cast<size_t>(g.ra->index.class_of_event[g.ops[e.aux - g.calls.size()]]);
         d = std::max(d, std::min(w.dur_ns, ed.kernel_floor_ns[k])) + ed.kernel_add_ns[k];
+        if (ed.optimizer_kernel_add_ns != 0 && (g.item_flags[e.aux] & RankGraph::kInOptimizer)) d += ed.optimizer_kernel_add_ns;
         if (ed.micro_batch_merge > 1 && !(g.item_flags[e.aux] & (RankGraph::kInOptimizer | RankGraph::kCollective)) &&
             !isCommunication(static_cast<KernelClass>(k)))
           d -= std::min(d, ed.merge_kernel_fixed_ns) * (ed.micro_batch_merge - 1) / ed.micro_batch_merge;

@@ -60,6 +60,9 @@ struct ReplayEdits {
   // ... except the optimizer steps' operators and launches, which stay eager (GradScaler's step
   // reads found_inf on the host: not capturable; forward and backward graphed alone).
   bool graph_keeps_optimizer = false;
+  // GPU time added to each kernel of the optimizer steps (a captured per-parameter loop runs with
+  // capturable=True: its bias corrections become kernels of their own).
+  int64_t optimizer_kernel_add_ns = 0;
   // Fused optimizer: the host time of each optimizer step from its first operator to its last
   // operator's end (the per-parameter or foreach operators and their launches) becomes the cost of
   // two operators there (the step counters' update and the fused kernel's launch, at the median

@@ -60,6 +60,13 @@ inline constexpr int64_t kKernelFixedNs = 3000;
 // (foreach or per parameter) make about 25 such accesses (12 passes over 1-3 tensors): the
 // optimizer's GPU work x 7/25.
 inline constexpr double kFusedOptimizerGpuScale = 7.0 / 25.0;
+// CUDA graphs need capturable=True for the optimizer. Adam's and AdamW's per-parameter loop
+// (foreach=False) then computes its bias corrections on the GPU: 22 kernels per parameter instead
+// of 8 (Adam 21 instead of 7), which adds 2.4-3.6 us of GPU time per kernel of the eager loop
+// (scripts/capturable_optimizer_cost.py on an H200, torch 2.11: 50 and 200 parameters of 1 Ki to
+// 1 Mi elements, the graph replay timed with CUDA events against the eager kernels' time; median
+// 2.9 us). The foreach and fused implementations add a few kernels per step, not per parameter.
+inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
 
 // Adds the edit of a fix to `edits`: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise
 // kernels at half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the
