@@ -593,16 +593,24 @@ void Recorder::onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
     const auto* pd = reinterpret_cast<const nvtxPayloadData_t*>(static_cast<uintptr_t>(a->payload.ullValue));
     const uint64_t sid = pd->schemaId - NVTX_PAYLOAD_SCHEMA_ID_STATIC_START;
     if (pd->schemaId < NVTX_PAYLOAD_SCHEMA_ID_STATIC_START || sid > 64 || pd->payload == nullptr) return;
+    // Another library's static schema with the same id would need NCCL's exact struct size too:
+    // {u64 comm; size_t bytes} for allgather and alltoall, 24 bytes (padded) for the others.
+    const uint32_t sid32 = static_cast<uint32_t>(sid);
+    const size_t want = sid32 == static_cast<uint32_t>(rec::NcclSchema::kAllGather) ||
+                                sid32 == static_cast<uint32_t>(rec::NcclSchema::kAlltoAll)
+                            ? 16
+                            : 24;
+    if (pd->size != want) return;
     const auto* b = static_cast<const uint8_t*>(pd->payload);
     rec::NcclCall c{};
     c.schema = static_cast<uint32_t>(sid);
     c.arg = c.arg2 = -1;
-    if (rec::isNcclCollectiveSchema(c.schema) && pd->size >= 16) {
+    if (rec::isNcclCollectiveSchema(c.schema)) {
       if (!attached_now_.load(std::memory_order_acquire)) return;
       std::memcpy(&c.comm, b, 8);
       std::memcpy(&c.bytes, b + 8, 8);
       if (pd->size >= 20) std::memcpy(&c.arg, b + 16, 4);
-    } else if (rec::isNcclCommSizeSchema(c.schema) && pd->size >= 16) {  // kept detached too: sizes for later windows
+    } else if (rec::isNcclCommSizeSchema(c.schema)) {  // kept detached too: sizes for later windows
       std::memcpy(&c.comm, b, 8);
       std::memcpy(&c.arg, b + 8, 4);
       std::memcpy(&c.arg2, b + 12, 4);
