@@ -312,8 +312,9 @@ int runRecord(RecordArgs a) {
                   {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls}, {"process", facts.process}});
   }
   if (done.empty() && errors.empty() && partial.empty()) {
-    std::fprintf(stderr, idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
-                                      : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
+    std::fprintf(stderr, idle.empty()       ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
+                         : steps_first > 0 ? "gpudoctor: error: nothing recorded in the --steps window (the line above says why)\n"
+                                           : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
     if (code == 0) code = 1;
   } else if (!done.empty() && !a.quiet) {
     std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
