@@ -107,17 +107,14 @@ int main(int argc, char** argv) {
   // none moves), minimizing the mean |error| of the un-profiled steps of `use`d traces.
   struct Params {
     int64_t ev = kProfilerHostEventNs, call = kProfilerApiCallNs, gap = kProfilerGpuGapNs;
-    int64_t shp = kProfilerShapesEventNs, py = kProfilerPythonEventNs;
-    int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : k == 2 ? &gap : k == 3 ? &shp : &py; }
+    int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : &gap; }
   };
-  constexpr int kParams = 5;
+  constexpr int kParams = 3;
   auto editsOf = [](const Params& p) {
     ReplayEdits ed = unprofiledEdits();  // the CUDA graph constants as committed
     ed.host_event_overhead_ns = p.ev;
     ed.api_call_overhead_ns = p.call;
     ed.gpu_gap_overhead_ns = p.gap;
-    ed.shapes_event_overhead_ns = p.shp;
-    ed.python_event_overhead_ns = p.py;
     return ed;
   };
   auto errors = [&](const Params& p, const std::function<bool(const Job&)>& use) {
@@ -139,7 +136,7 @@ int main(int argc, char** argv) {
       bool moved = false;
       for (int which = 0; which < kParams; ++which) {
         int64_t* v = p.at(which);
-        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 || which >= 3 ? 12000 : which == 1 ? 10000 : 8000;
+        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 ? 12000 : which == 1 ? 10000 : 8000;
         for (int64_t x = 0; x <= hi; x += step) {
           Params q = p;
           *q.at(which) = x;
@@ -157,9 +154,9 @@ int main(int argc, char** argv) {
   auto summary = [&](const Params& p) {
     std::vector<double> e = errors(p, all);
     std::sort(e.begin(), e.end());
-    return fmt::format("{} ns per host event (+{} with shapes; Python events {}), {} ns per API call, {} ns per GPU gap: "
-                       "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
-                       p.ev, p.shp, p.py, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
+    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap: median |error| {:.1f} %, mean "
+                       "{:.1f} %, worst {:.1f} %",
+                       p.ev, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
   };
   std::printf("fitted:    %s\n", summary(best).c_str());
   std::printf("committed: %s (diagnosis/what_if.h; the tables below use these)\n", summary(committed).c_str());
@@ -172,7 +169,7 @@ int main(int argc, char** argv) {
     for (const auto& name : names) {
       Params p = fit([&](const Job& j) { return j.job != name; });
       std::vector<double> mine = errors(p, [&](const Job& j) { return j.job == name; });
-      std::printf("  %-26s %5ld %5ld %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap, p.shp, p.py,
+      std::printf("  %-26s %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap,
                   100 * mean(mine), 100 * *std::max_element(mine.begin(), mine.end()));
       e.insert(e.end(), mine.begin(), mine.end());
     }

@@ -70,8 +70,6 @@ struct RankGraph {
   // Per track (index into RankTrace::tracks): a rank has tens of tracks, so plain vectors.
   std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
-  std::vector<std::vector<int64_t>> shaped_starts;    // ... of the operators with recorded input shapes
-  std::vector<std::vector<int64_t>> python_starts;    // ... of the Python function events (with_stack)
   std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
   // The same without Python frames (with_stack): what shows a thread working rather than waiting;
   // a frame such as Tensor.backward spans the wait for autograd's thread.
@@ -134,15 +132,10 @@ struct RankGraph {
       int64_t eager = free_host && ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0;
       span = (free_host ? eager : span - in) + (loader_off ? 0 : in);
     }
-    if (ed.host_event_overhead_ns != 0 || ed.shapes_event_overhead_ns != 0 || ed.python_event_overhead_ns >= 0) {
-      auto count = [&](const std::vector<int64_t>& v) {
-        return static_cast<int64_t>(std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from));
-      };
-      const int64_t n = count(host_starts[track]);
-      const int64_t py = ed.python_event_overhead_ns >= 0 ? count(python_starts[track]) : 0;
-      const int64_t cost = (n - py) * ed.host_event_overhead_ns + py * std::max<int64_t>(0, ed.python_event_overhead_ns) +
-                           (ed.shapes_event_overhead_ns != 0 ? count(shaped_starts[track]) * ed.shapes_event_overhead_ns : 0);
-      span = std::max<int64_t>(0, span - cost);
+    if (ed.host_event_overhead_ns != 0) {
+      const auto& v = host_starts[track];
+      auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+      span = std::max<int64_t>(0, span - n * ed.host_event_overhead_ns);
     }
     if (ed.fused_optimizer && !free_host && span > 0) {
       // Host time inside optimizer regions scales to their kept share.
@@ -346,8 +339,6 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   const size_t tracks = t.tracks.size();
   g.calls_on_track.assign(tracks, {});
   g.host_starts.assign(tracks, {});
-  g.shaped_starts.assign(tracks, {});
-  g.python_starts.assign(tracks, {});
   g.host_ends.assign(tracks, {});
   g.work_starts.assign(tracks, {});
   g.work_ends.assign(tracks, {});
@@ -392,8 +383,6 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction) {
       g.host_starts[e.track].push_back(e.start_ns);
       g.host_ends[e.track].push_back(e.end_ns());
-      if (e.kind == EventKind::kHostOp && e.shapes != 0) g.shaped_starts[e.track].push_back(e.start_ns);
-      if (e.kind == EventKind::kHostFunction) g.python_starts[e.track].push_back(e.start_ns);
       if (e.kind != EventKind::kHostFunction) {
         g.work_starts[e.track].push_back(e.start_ns);
         g.work_ends[e.track].push_back(e.end_ns());

@@ -35,10 +35,6 @@ struct ReplayEdits {
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
-  // ... plus this per operator whose input shapes were recorded (record_shapes=True), and this
-  // instead of host_event_overhead_ns per Python function event (with_stack=True); -1: as other events.
-  int64_t shapes_event_overhead_ns = 0;
-  int64_t python_event_overhead_ns = -1;
   // ... and on the GPU: CUPTI's kernel records stretch the gap before each piece of GPU work that
   // follows other work on its stream (or on another stream it waited for) by up to this.
   int64_t gpu_gap_overhead_ns = 0;

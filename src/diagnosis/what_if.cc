@@ -156,8 +156,6 @@ ReplayEdits unprofiledEdits() {
   ed.host_event_overhead_ns = kProfilerHostEventNs;
   ed.api_call_overhead_ns = kProfilerApiCallNs;
   ed.gpu_gap_overhead_ns = kProfilerGpuGapNs;
-  ed.shapes_event_overhead_ns = kProfilerShapesEventNs;
-  ed.python_event_overhead_ns = kProfilerPythonEventNs;
   ed.graph_node_overhead_ns = kProfilerGraphNodeNs;
   ed.graph_gap_cap_ns = kProfilerGraphGapCapNs;
   return ed;

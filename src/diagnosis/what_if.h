@@ -21,14 +21,9 @@ struct Diagnosis;
 inline constexpr int64_t kProfilerHostEventNs = 5000;
 inline constexpr int64_t kProfilerApiCallNs = 1250;
 inline constexpr int64_t kProfilerGpuGapNs = 1600;
-// Per profiler option (session 11): an extra cost per operator with recorded shapes and a cost of
-// its own per Python function event. Fitted with the three above (replay_calibrate), they cut the
-// un-profiled steps' error (median 9.4 -> 5.2 %, held out by job 9.6 -> 8.5 %; 4,750 ns per event,
-// +9,500 with shapes, 1,000 per Python event, 250 per call, 1,300 per gap) but made the fixes'
-// predictions worse (median 12.6 -> 13.4 %, one plan miss), so they are off: 0, and Python events
-// cost as other events (-1).
-inline constexpr int64_t kProfilerShapesEventNs = 0;
-inline constexpr int64_t kProfilerPythonEventNs = -1;
+// Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
+// option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
+// it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
 // CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
 // 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node), and the GPU idled up to
 // 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at

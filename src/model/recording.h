@@ -26,6 +26,9 @@ inline bool isLaunchCall(std::string_view n) {
 }
 inline bool isGraphLaunchCall(std::string_view n) { return n == "cudaGraphLaunch" || n == "cuGraphLaunch"; }
 
+// The NVTX ranges that are steps when the recording names no pattern (PyTorch's profiler steps).
+inline constexpr char kDefaultStepPattern[] = "^ProfilerStep#[0-9]+$";
+
 inline constexpr char kMagic[8] = {'G', 'D', 'R', 'E', 'C', '\0', '\r', '\n'};
 inline constexpr uint32_t kVersion = 1;  // a reader refuses any other major version
 
@@ -169,6 +172,11 @@ enum class NcclSchema : uint32_t {  // NCCL's NVTX_SID_* (schema id minus NVTX's
 };
 inline bool isNcclCollectiveSchema(uint32_t s) { return (s >= 4 && s <= 10) || (s >= 16 && s <= 18); }
 inline bool isNcclCommSizeSchema(uint32_t s) { return s == 0 || s == 2 || s == 3 || s == 11 || s == 12; }
+// The payload's size, sizeof NCCL's struct: {u64 comm; size_t bytes} for allgather and alltoall,
+// 24 bytes (padded) for the others. Another library's static schema with the same id is refused.
+inline uint32_t ncclPayloadBytes(uint32_t s) {
+  return s == static_cast<uint32_t>(NcclSchema::kAllGather) || s == static_cast<uint32_t>(NcclSchema::kAlltoAll) ? 16 : 24;
+}
 
 struct NcclCall {
   uint64_t start_ns;  // CUPTI timestamp at the range push

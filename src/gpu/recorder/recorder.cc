@@ -169,7 +169,8 @@ class Recorder {
   void append(rec::Type t, const void* payload, uint32_t size, const void* tail = nullptr, uint32_t tail_size = 0);
   uint32_t intern(std::string_view s);
   void flushOut();
-  void fail(const std::string& line);
+  void writeNote(const char* ext, const std::string& line);
+  void fail(const std::string& line) { writeNote(".error", line); }
   void enableApis(bool on);
 
   std::string dir_, host_, base_;
@@ -201,6 +202,7 @@ class Recorder {
   // --steps N-M: attached from the start of the N-th NVTX range matching the step pattern to the
   // start of the (M+1)-th (counted from 1, in the order they begin, over all threads).
   int64_t steps_first_ = -1, steps_last_ = -1;
+  std::string step_pattern_;  // --nvtx-step, else rec::kDefaultStepPattern
   std::regex step_re_;
   std::atomic<int64_t> steps_seen_{0};
   // The range whose start attached the recorder: CUPTI records no marker for the push that turned
@@ -309,8 +311,10 @@ std::string setCuptiAttributes() {
   return {};
 }
 
-void Recorder::fail(const std::string& line) {
-  std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".error";
+// DIR/HOST-PID.EXT holding one line, for `record` to report: .error (nothing recorded because of a
+// problem) or .idle (attached, but nothing to record).
+void Recorder::writeNote(const char* ext, const std::string& line) {
+  std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ext;
   FILE* f = std::fopen(p.c_str(), "w");
   if (f != nullptr) {
     std::fprintf(f, "%s\n", line.c_str());
@@ -404,8 +408,9 @@ std::string Recorder::init() {
   steps_last_ = envInt("GPUDOCTOR_RECORD_STEPS_LAST");
   if (steps_first_ >= 1 && steps_last_ >= steps_first_) {
     const char* pat = std::getenv("GPUDOCTOR_RECORD_NVTX_STEP");
+    step_pattern_ = pat != nullptr && *pat != '\0' ? pat : rec::kDefaultStepPattern;
     try {
-      step_re_ = std::regex(pat != nullptr && *pat != '\0' ? pat : "^ProfilerStep#[0-9]+$", std::regex::ECMAScript | std::regex::nosubs | std::regex::optimize);
+      step_re_ = std::regex(step_pattern_, std::regex::ECMAScript | std::regex::nosubs | std::regex::optimize);
     } catch (const std::regex_error&) {
       fail("--nvtx-step is not a regular expression");
       return "regex";
@@ -593,23 +598,16 @@ void Recorder::onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
     const auto* pd = reinterpret_cast<const nvtxPayloadData_t*>(static_cast<uintptr_t>(a->payload.ullValue));
     const uint64_t sid = pd->schemaId - NVTX_PAYLOAD_SCHEMA_ID_STATIC_START;
     if (pd->schemaId < NVTX_PAYLOAD_SCHEMA_ID_STATIC_START || sid > 64 || pd->payload == nullptr) return;
-    // Another library's static schema with the same id would need NCCL's exact struct size too:
-    // {u64 comm; size_t bytes} for allgather and alltoall, 24 bytes (padded) for the others.
-    const uint32_t sid32 = static_cast<uint32_t>(sid);
-    const size_t want = sid32 == static_cast<uint32_t>(rec::NcclSchema::kAllGather) ||
-                                sid32 == static_cast<uint32_t>(rec::NcclSchema::kAlltoAll)
-                            ? 16
-                            : 24;
-    if (pd->size != want) return;
-    const auto* b = static_cast<const uint8_t*>(pd->payload);
     rec::NcclCall c{};
     c.schema = static_cast<uint32_t>(sid);
+    if (pd->size != rec::ncclPayloadBytes(c.schema)) return;
+    const auto* b = static_cast<const uint8_t*>(pd->payload);
     c.arg = c.arg2 = -1;
     if (rec::isNcclCollectiveSchema(c.schema)) {
       if (!attached_now_.load(std::memory_order_acquire)) return;
       std::memcpy(&c.comm, b, 8);
       std::memcpy(&c.bytes, b + 8, 8);
-      if (pd->size >= 20) std::memcpy(&c.arg, b + 16, 4);
+      if (pd->size == 24) std::memcpy(&c.arg, b + 16, 4);
     } else if (rec::isNcclCommSizeSchema(c.schema)) {  // kept detached too: sizes for later windows
       std::memcpy(&c.comm, b, 8);
       std::memcpy(&c.arg, b + 8, 4);
@@ -964,25 +962,20 @@ void Recorder::finish() {
     std::remove((base_ + ".partial").c_str());
     // Attached but no GPU work ran in the windows (a --delay that ended before the job's first
     // kernel, a window during start-up): record says so instead of "no process used CUDA".
+    char line[512];
     if (steps_first_ > 0 && windows_ == 0) {
-      std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".idle";
-      if (FILE* f = std::fopen(p.c_str(), "w")) {
-        const char* pat = std::getenv("GPUDOCTOR_RECORD_NVTX_STEP");
-        long long seen = static_cast<long long>(steps_seen_.load());
-        std::fprintf(f, "%lld NVTX range%s matched %s, and --steps began at %lld (steps are the job's NVTX ranges: "
-                        "torch.cuda.nvtx.range_push / nvtxRangePushA around each step, named by --nvtx-step)\n",
-                     seen, seen == 1 ? "" : "s", pat != nullptr && *pat != '\0' ? pat : "^ProfilerStep#[0-9]+$",
-                     static_cast<long long>(steps_first_));
-        std::fclose(f);
-      }
+      long long seen = static_cast<long long>(steps_seen_.load());
+      std::snprintf(line, sizeof line,
+                    "%lld NVTX range%s matched %s, and --steps began at %lld (steps are the job's NVTX ranges: "
+                    "torch.cuda.nvtx.range_push / nvtxRangePushA around each step, named by --nvtx-step)",
+                    seen, seen == 1 ? "" : "s", step_pattern_.c_str(), static_cast<long long>(steps_first_));
+      writeNote(".idle", line);
     } else if (windows_ != 0 && (delay_ms_ > 0 || sample_every_ms_ > 0 || toggle_signal > 0 || start_detached_)) {
-      std::string p = dir_ + "/" + host_ + "-" + std::to_string(getpid()) + ".idle";
-      if (FILE* f = std::fopen(p.c_str(), "w")) {
-        std::fprintf(f, "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's first CUDA call)\n",
-                     static_cast<double>(attached_ns_) / 1e9, static_cast<unsigned long long>(windows_), windows_ == 1 ? "" : "s",
-                     windows_ == 1 ? "it" : "them");
-        std::fclose(f);
-      }
+      std::snprintf(line, sizeof line,
+                    "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's first CUDA call)",
+                    static_cast<double>(attached_ns_) / 1e9, static_cast<unsigned long long>(windows_), windows_ == 1 ? "" : "s",
+                    windows_ == 1 ? "it" : "them");
+      writeNote(".idle", line);
     }
   }
   else if (ok) std::rename((base_ + ".partial").c_str(), base_.c_str());

@@ -29,7 +29,6 @@ constexpr uint32_t kMaxRecordBytes = 1u << 20;          // a string or info reco
 constexpr uint64_t kMaxSpanNs = 400ull * 24 * 3600 * 1000000000ull;  // 400 days: a longer interval is corrupt
 constexpr uint64_t kMaxCopyBytes = 1ull << 50;  // 1 PiB: a larger copy or memset is a corrupt record
 constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;                      // any time (and clock) beyond is corrupt
-constexpr std::string_view kDefaultStepPattern = "^ProfilerStep#[0-9]+$";
 
 std::string demangle(std::string_view s) {
   if (s.substr(0, 2) != "_Z") return std::string(s);
@@ -593,12 +592,12 @@ class Reader {
 
   // Steps: NVTX ranges matching the pattern, else the launch period of the thread that launches most.
   void findSteps() {
-    std::string pattern = facts.nvtx_step.empty() ? std::string(kDefaultStepPattern) : facts.nvtx_step;
+    std::string pattern = facts.nvtx_step.empty() ? std::string(rec::kDefaultStepPattern) : facts.nvtx_step;
     std::regex re;
     try {
       re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error&) {
-      re = std::regex(std::string(kDefaultStepPattern));
+      re = std::regex(std::string(rec::kDefaultStepPattern));
     }
     std::unordered_map<uint32_t, bool> matches;
     for (uint32_t i = 0; i < tr_.events.size(); ++i) {
