@@ -808,6 +808,30 @@ def env_info():
                 cudnn_allow_tf32=bool(torch.backends.cudnn.allow_tf32))
 
 
+def retime_job(job, out, cfg, rep):
+    """Pass 2's un-profiled timing alone, in a fresh process: each variant built, warmed up and timed
+    (n_recheck steps) on its own, one after another; no profiler runs in this process."""
+    _imports()
+    spec = JOBS[job]
+    torch.cuda.init()
+    got = {}
+    for variant, fixes in spec["variants"].items():
+        try:
+            r, _, _ = build(job, fixes)
+            time_steps(r, cfg["warmup"])
+            ts = time_steps(r, max(1, cfg["n_recheck"]))
+            r.close()
+            del r
+            got[variant] = dict(median=int(statistics.median(ts)), steps_ns=ts)
+            print(f"[{job} retime {rep}] {variant:40s} {got[variant]['median'] / 1e6:8.3f} ms", flush=True)
+        except Exception as ex:
+            got[variant] = dict(error=f"{ex!r}")
+            print(f"[{job} retime {rep}] {variant}: FAILED {ex!r}", flush=True)
+        cleanup()
+    with open(os.path.join(out, f".{job}.retime{rep}.part.json"), "w") as f:
+        json.dump(got, f)
+
+
 def run_job(job, out, cfg):
     _imports()
     spec = JOBS[job]
@@ -922,6 +946,46 @@ def run_job(job, out, cfg):
 # ----------------------------------------------------------------------------------------------------
 # Driver: one process per job, then measurements.json
 # ----------------------------------------------------------------------------------------------------
+def retime_all(args, jobs, cmd_line, child_env, cfg):
+    """Rounds of fresh processes, jobs interleaved within a round (a drift of the machine's speed falls on
+    every job's variants alike); retime.json: per job and variant, each round's median."""
+    t_all = time.time()
+    out = {}
+    for rep in range(args.retime):
+        for j in jobs:
+            cmd = [sys.executable, os.path.abspath(__file__), "--job", j, "--out", args.out, "--retime", "1",
+                   "--rep", str(rep)] + (["--quick"] if args.quick else [])
+            try:
+                rc = subprocess.run(cmd, timeout=args.job_timeout, env=child_env).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            part = os.path.join(args.out, f".{j}.retime{rep}.part.json")
+            got = {}
+            if os.path.exists(part):
+                with open(part) as f:
+                    got = json.load(f)
+                os.remove(part)
+            for v, r in got.items():
+                out.setdefault(j, {}).setdefault(v, []).append(dict(r, round=rep, rc=rc))
+            print(f"== retime round {rep} {j}: rc={rc} ({time.time() - t_all:.0f} s)", flush=True)
+        write_retime(args, jobs, cmd_line, cfg, out, rep + 1)  # after each round: a cut run keeps its rounds
+    print(f"retime: {args.retime} rounds of {len(jobs)} jobs in {time.time() - t_all:.1f} s")
+
+
+def write_retime(args, jobs, cmd_line, cfg, out, rounds_done):
+    doc = dict(generator="scripts/whatif_jobs.py --retime", command=cmd_line,
+               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               settings=dict(warmup=cfg["warmup"], steps=cfg["n_recheck"], rounds=rounds_done),
+               timing=("each round: one fresh process per job (TEARDOWN_CUPTI=1, no profiler); in it every variant "
+                       "built, warmed up and timed alone, one after another, as pass 2 times it before the trace; "
+                       "each step bracketed by torch.cuda.synchronize() + time.perf_counter_ns()"),
+               jobs=out)
+    tmp = os.path.join(args.out, ".retime.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, os.path.join(args.out, "retime.json"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="output folder (testdata/whatif)")
@@ -929,11 +993,18 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke run: few warm-up and timed steps")
     ap.add_argument("--job", help=argparse.SUPPRESS)  # internal: run one job in this process
     ap.add_argument("--job-timeout", type=int, default=150, help="seconds per job process")
+    ap.add_argument("--retime", type=int, default=0, metavar="R",
+                    help="only re-time: R rounds, each a fresh process per job in which every variant is built, "
+                         "warmed up and timed alone (pass 2's un-profiled timing, no profiler); writes retime.json")
+    ap.add_argument("--rep", type=int, default=0, help=argparse.SUPPRESS)  # internal: the round of --retime
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
     os.makedirs(args.out, exist_ok=True)
     if args.job:
-        run_job(args.job, args.out, cfg)
+        if args.retime:
+            retime_job(args.job, args.out, cfg, args.rep)
+        else:
+            run_job(args.job, args.out, cfg)
         return
     jobs = [j for j in args.jobs.split(",") if j]
     for j in jobs:
@@ -946,6 +1017,9 @@ def main():
     child_env = dict(os.environ)
     child_env.setdefault("TEARDOWN_CUPTI", "1")
     t_all = time.time()
+    if args.retime:
+        retime_all(args, jobs, cmd_line, child_env, cfg)
+        return
     results, failures = [], []
     for j in jobs:
         t0 = time.time()
