@@ -47,7 +47,8 @@ enum NameFlag : uint32_t {
   kReduceScatter = 1u << 16,
   kCast = 1u << 17,          // aten::to / aten::_to_copy
   kAtenKernel = 1u << 18,    // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
-  kXlaKernel = 1u << 19,     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
+  kXlaKernel = 1u << 19,
+  kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
 };
 
 // XLA names its kernels after the fusion they run: loop_add_fusion, input_reduce_fusion_2,
@@ -106,6 +107,7 @@ uint32_t nameFlags(std::string_view n) {
       startsWith(n, "void triton_"))
     f |= kCompile;
   if (has(n, "CheckpointFunction") || has(n, "torch/utils/checkpoint.py")) f |= kCheckpoint;
+  if (n == "_NoopSaveInputs") f |= kCheckpointEntry;
   if (startsWith(n, "aten::_fused_")) f |= kFusedOpt;
   if (startsWith(n, "aten::_foreach_")) f |= kForeach;
   if (n == "aten::item" || n == "aten::_local_scalar_dense" || n == "aten::to" || n == "aten::_to_copy" ||
@@ -226,7 +228,7 @@ struct Frame {
 
 // A top-level backward node being read (one per thread at a time).
 struct BackwardNode {
-  int64_t end = INT64_MIN;
+  int64_t begin = INT64_MIN, end = INT64_MIN;
   uint32_t forward_mask = 0;      // forward operators seen inside it
   bool named_checkpoint = false;  // a reentrant checkpoint's backward node
   bool in_window = false;
@@ -242,6 +244,7 @@ struct ThreadState {
   int64_t optimizer_end = INT64_MIN;
   bool scaler_pending = false;            // between GradScaler's unscale and the optimizer step
   uint32_t last_sync_op = UINT32_MAX;     // the operator whose sync was last counted
+  int64_t last_top_end = INT64_MIN;       // the end of the thread's last top-level operator
 };
 
 struct SyncAcc {
@@ -258,19 +261,25 @@ std::string optimizerNameOf(std::string_view range) {
 }
 
 void finishNode(ThreadState& ts, uint32_t track, int64_t& recompute_nodes, int64_t& recompute_gpu_ns,
-                std::vector<HostRegion>* regions) {
+                CheckpointRegions* regions) {
   BackwardNode& n = ts.node;
   if (n.end != INT64_MIN && n.in_window && (n.named_checkpoint || std::popcount(n.forward_mask) >= 2)) {
     ++recompute_nodes;
     recompute_gpu_ns += n.recompute_gpu_ns;
-    if (regions && n.first_forward < n.last_forward_end) regions->push_back({track, n.first_forward, n.last_forward_end});
+    if (regions && n.first_forward < n.last_forward_end) {
+      regions->recompute.push_back({track, n.first_forward, n.last_forward_end});
+      // The node's host time around the re-run forward: the unpack hook that starts it, the
+      // recomputation's bookkeeping after it, and the node's own backward (which the edit keeps).
+      if (n.begin < n.first_forward) regions->wrapper.push_back({track, n.begin, n.first_forward});
+      if (n.last_forward_end < n.end) regions->wrapper.push_back({track, n.last_forward_end, n.end});
+    }
   }
   n = BackwardNode{};
   ts.forward_entry_end = INT64_MIN;
 }
 }  // namespace
 
-JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recompute) {
+JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* recompute) {
   JobProfile p;
   const RankTrace& t = *ra.trace;
   const TraceIndex& ix = ra.index;
@@ -298,6 +307,7 @@ JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recomput
   auto hostEnd = [&](size_t w) { return std::max(ra.windows[w].cpu_end_ns, ra.windows[w].cpu_begin_ns + 1); };
 
   int64_t backward_passes = 0, optimizer_steps = 0, recompute_nodes = 0, recompute_gpu_ns = 0, forward_gpu_ns = 0;
+  int64_t checkpoint_entries = 0;
   int64_t optimizer_launches = 0, fused_ops = 0, foreach_ops = 0, loop_ops = 0;
   int64_t gemm_ops = 0, autocast_hits = 0, loaders = 0, loaders_in_process = 0, graph_launches = 0,
           graph_launches_all = 0;
@@ -346,6 +356,7 @@ JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recomput
         if (f & kEvalFn) {
           if (top) {
             finishNode(ts, e.track, recompute_nodes, recompute_gpu_ns, recompute);
+            ts.node.begin = e.start_ns;
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
             if (!in_burst && in_win) ++backward_passes;
@@ -354,6 +365,15 @@ JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recomput
         } else if (top && step_track[e.track]) {
           in_burst = false;
         }
+        // A non-reentrant checkpoint's entry in forward: its setup (RNG state, hooks) in the host
+        // time before it, and the entry itself.
+        if ((f & kCheckpointEntry) && in_win && !in_node && recompute) {
+          ++checkpoint_entries;
+          recompute->wrapper.push_back(
+              {e.track, top && ts.last_top_end != INT64_MIN ? std::max(ts.last_top_end, hostBegin(win)) : e.start_ns,
+               e.end_ns()});
+        }
+        if (top) ts.last_top_end = e.end_ns();
         if (in_node) {
           if (f & kCheckpoint) ts.node.named_checkpoint = true;
           if (fwd[e.name] && ts.forward_entry_end == INT64_MIN) {
@@ -438,10 +458,17 @@ JobProfile profileRank(const RankAnalysis& ra, std::vector<HostRegion>* recomput
     }
   }
   for (uint32_t tr = 0; tr < threads.size(); ++tr) finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, recompute);
-  if (recompute)
-    std::sort(recompute->begin(), recompute->end(), [](const HostRegion& a, const HostRegion& b) {
+  if (recompute) {
+    auto byStart = [](const HostRegion& a, const HostRegion& b) {
       return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.track < b.track;
-    });
+    };
+    std::sort(recompute->recompute.begin(), recompute->recompute.end(), byStart);
+    // The wrapper's host cost was measured for the non-reentrant implementation only: without its
+    // entries in forward, no wrapper regions.
+    if (checkpoint_entries == 0) recompute->wrapper.clear();
+    std::sort(recompute->wrapper.begin(), recompute->wrapper.end(), byStart);
+    recompute->blocks = static_cast<int64_t>(recompute->recompute.size());
+  }
 
   // GPU side: precision of the eligible kernels, inside the windows.
   int64_t prec_ns[kNotEligible] = {};

@@ -79,11 +79,21 @@ struct HostRegion {
   int64_t begin_ns = 0, end_ns = 0;
 };
 
-// The profile of one analyzed rank (its index and step windows must be built). `recompute`, when
-// given, receives per recomputing backward node the host span from the first to the last end of
-// the forward operators it re-runs (activation checkpointing: the Python between them included),
-// in start order: what removing checkpointing removes.
-JobProfile profileRank(const RankAnalysis& rank, std::vector<HostRegion>* recompute = nullptr);
+// Where activation checkpointing spends host time, in the selected steps (each list in start order).
+struct CheckpointRegions {
+  // Per recomputing backward node: the host span from the first start to the last end of the
+  // forward operators it re-runs (the Python between them included): what the re-run costs.
+  std::vector<HostRegion> recompute;
+  // Where the checkpoint wrapper's own host work runs, for the non-reentrant implementation (empty
+  // otherwise): each recomputing node's host time outside its re-run span, and each checkpoint
+  // entry in forward (_NoopSaveInputs) with the host time before it since the last operator.
+  std::vector<HostRegion> wrapper;
+  int64_t blocks = 0;  // checkpointed blocks: the recomputing nodes
+};
+
+// The profile of one analyzed rank (its index and step windows must be built). `checkpoint`, when
+// given, receives where activation checkpointing spends host time: what removing it removes.
+JobProfile profileRank(const RankAnalysis& rank, CheckpointRegions* checkpoint = nullptr);
 // The fields that a change of the job shows in, as (key, value) text ("unknown" where the trace
 // cannot tell): what `compare` diffs, and what analyze --json keeps of them (job_summary).
 std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& job);

@@ -76,6 +76,8 @@ struct RankGraph {
   std::vector<std::vector<int64_t>> work_starts, work_ends;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
+  int64_t ckpt_wrapper_ns = 0, ckpt_blocks = 0;  // the wrapper regions' host time in all, checkpointed blocks
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
   std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
@@ -125,6 +127,12 @@ struct RankGraph {
     if (to <= from) return to - from;
     int64_t span = to - from;
     if (ed.drop_recompute && !recompute[track].empty()) span -= overlap(recompute[track], from, to);
+    if (ed.drop_recompute && ed.checkpoint_block_ns > 0 && ckpt_wrapper_ns > 0 && !ckpt_wrapper[track].empty()) {
+      const double share = std::min(1.0, static_cast<double>(ckpt_blocks) * static_cast<double>(ed.checkpoint_block_ns) /
+                                             static_cast<double>(ckpt_wrapper_ns));
+      span = std::max<int64_t>(
+          0, span - std::llround(share * static_cast<double>(overlap(ckpt_wrapper[track], from, to))));
+    }
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
@@ -343,13 +351,21 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.work_starts.assign(tracks, {});
   g.work_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
-  g.recompute.assign(tracks, {});
-  for (const HostRegion& r : g.ra->recompute)
-    if (r.track < tracks) {
-      auto& v = g.recompute[r.track];
-      if (!v.empty() && r.begin_ns < v.back().second) v.back().second = std::max(v.back().second, r.end_ns);
-      else v.push_back({r.begin_ns, r.end_ns});
-    }
+  // Sorted, disjoint ranges per thread from regions in start order.
+  auto merge = [&](const std::vector<HostRegion>& regions, std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) {
+    out.assign(tracks, {});
+    for (const HostRegion& r : regions)
+      if (r.track < tracks && r.begin_ns < r.end_ns) {
+        auto& v = out[r.track];
+        if (!v.empty() && r.begin_ns < v.back().second) v.back().second = std::max(v.back().second, r.end_ns);
+        else v.push_back({r.begin_ns, r.end_ns});
+      }
+  };
+  merge(g.ra->checkpoint.recompute, g.recompute);
+  merge(g.ra->checkpoint.wrapper, g.ckpt_wrapper);
+  for (const auto& v : g.ckpt_wrapper)
+    for (const auto& [b, e] : v) g.ckpt_wrapper_ns += e - b;
+  g.ckpt_blocks = g.ra->checkpoint.blocks;
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread

@@ -76,6 +76,10 @@ struct ReplayEdits {
   // (RankAnalysis::recompute), their host time, launches and GPU work cost nothing; the backward
   // math stays (it is the same with saved activations).
   bool drop_recompute = false;
+  // ... and the checkpoint wrapper's own host work (RankAnalysis::checkpoint.wrapper: hooks, RNG
+  // state, the recomputation's bookkeeping), this much per checkpointed block, taken evenly from
+  // the host time of the wrapper's regions (at most all of it). 0: kept.
+  int64_t checkpoint_block_ns = 0;
   // Gradient accumulation merged: the A micro-batches of each optimizer step become one of A times
   // the size (micro_batch_merge = A; 1: off). Host time, calls and launches outside the optimizer
   // step and the in-process loader x 1/A (one forward and backward pass instead of A); each kernel

@@ -30,7 +30,7 @@ struct RankAnalysis {
   std::vector<CollectiveStats> collectives;
   JobProfile job;  // what this rank's job does (see job_profile.h)
   StepCoverage coverage;  // GPU work outside the annotated steps
-  std::vector<HostRegion> recompute;  // forward operators re-run in backward (see profileRank)
+  CheckpointRegions checkpoint;  // activation checkpointing's re-run forward and wrapper (see profileRank)
 };
 
 // A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.

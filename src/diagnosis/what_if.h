@@ -16,8 +16,8 @@ struct Diagnosis;
 
 // The profiler's own cost: per recorded host event (operator, annotation, Python function), per
 // runtime/driver call and per gap between GPU work on a stream, fitted together by
-// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 8.9 % median, 30 %
-// worst (the healthy job, which the profiler made host bound), on 37 traces of 11 jobs.
+// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 9.4 % median, 45 %
+// worst (grad_accum_fp16's base, whose profiler cost was below the average), on 42 traces of 13 jobs.
 inline constexpr int64_t kProfilerHostEventNs = 5000;
 inline constexpr int64_t kProfilerApiCallNs = 1250;
 inline constexpr int64_t kProfilerGpuGapNs = 1600;
@@ -62,6 +62,14 @@ inline constexpr double kFusedOptimizerGpuScale = 7.0 / 25.0;
 // 1 Mi elements, the graph replay timed with CUDA events against the eager kernels' time; median
 // 2.9 us). The foreach and fused implementations add a few kernels per step, not per parameter.
 inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
+
+// Non-reentrant activation checkpointing (torch.utils.checkpoint(use_reentrant=False)) costs host
+// time besides the forward it re-runs: saved-tensor pack hooks and RNG state in forward, the unpack
+// and recomputation hooks in backward. scripts/checkpoint_host_cost.py on the H200 machine (torch
+// 2.11; stacks of 4 and 16 GPT or MLP blocks, FP32 and bf16, tiny tensors so that the host sets the
+// step; testdata/whatif/checkpoint_host_cost_h200.jsonl): 0.92-1.67 ms per checkpointed block,
+// median 1.08 ms, of which 0.27-0.58 ms in forward; un-profiled, on that machine's host.
+inline constexpr int64_t kCheckpointWrapperBlockNs = 1083000;
 
 // Adds the edit of a fix to `edits`: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise
 // kernels at half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the

@@ -57,7 +57,8 @@ TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
                         Case{"gpt_launch_bound", "base", "cuda_graphs", "launch.overhead", 0.20},
                         Case{"foreach_false_optimizer", "base", "fused", "optimizer.unfused", 0.20},
                         Case{"mask_nonzero", "base", "bf16", "precision.fp32_gemm", 0.25},
-                        Case{"gpt_fp32_naive", "base", "sdpa", "attention.materialized", 0.10}}) {
+                        Case{"gpt_fp32_naive", "base", "sdpa", "attention.materialized", 0.10},
+                        Case{"activation_checkpointing", "base", "no_checkpointing", "memory.recomputation", 0.15}}) {
     std::unique_ptr<testing::Loaded> keep;
     const std::string name = std::string(c.job) + "__" + c.traced;
     Diagnosis d = diagnoseJob(name, keep);
@@ -73,6 +74,33 @@ TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
     // Graded by the prediction: every case here saves at least 10 % of the step.
     EXPECT_EQ(f->severity, f->what_if.speedup >= 1 / 0.9 ? Severity::kCritical : Severity::kWarning) << name;
   }
+}
+
+// Without checkpointing, the non-reentrant wrapper's own host work goes too: at most its measured
+// cost per checkpointed block, and only with the re-run forward it belongs to.
+TEST(WhatIf, TheCheckpointWrapperLeavesWithTheRecompute) {
+  auto l = testing::loadRun({testing::srcPath("testdata/whatif/activation_checkpointing__base.pt.trace.json.gz")});
+  const RunAnalysis& run = l->run;
+  ReplayEdits with = unprofiledEdits();
+  std::string basis;
+  ASSERT_TRUE(fixEdit("no_checkpointing", nullptr, &run, with, basis));
+  EXPECT_EQ(with.checkpoint_block_ns, kCheckpointWrapperBlockNs);
+  EXPECT_NE(basis.find("wrapper"), std::string::npos);
+  ReplayEdits without = with;
+  without.checkpoint_block_ns = 0;
+  ReplayEdits wrapper_only = unprofiledEdits();
+  wrapper_only.checkpoint_block_ns = kCheckpointWrapperBlockNs;  // no drop_recompute: nothing removed
+  const ReplayModel model(run);
+  const double base = model.replay(unprofiledEdits()).replayed_step_ns;
+  const double a = model.replay(without).replayed_step_ns, b = model.replay(with).replayed_step_ns;
+  EXPECT_LT(b, a);
+  const double blocks_per_step = static_cast<double>(run.ranks[0].checkpoint.blocks) / run.ranks[0].windows.size();
+  EXPECT_LE(a - b, blocks_per_step * static_cast<double>(kCheckpointWrapperBlockNs) + 1);
+  EXPECT_DOUBLE_EQ(model.replay(wrapper_only).replayed_step_ns, base);
+  // A trace without checkpointing has nothing to edit.
+  auto off = testing::loadRun({testing::srcPath("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz")});
+  ReplayEdits none = unprofiledEdits();
+  EXPECT_FALSE(fixEdit("no_checkpointing", nullptr, &off->run, none, basis));
 }
 
 TEST(WhatIf, TheHealthyJobIsPromisedNothing) {
