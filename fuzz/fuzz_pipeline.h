@@ -47,6 +47,7 @@ inline void fuzzPipeline(RankTrace&& trace) {
     all.rank_host_scale = {0.5};
     all.fused_attention = all.drop_recompute = all.graph_keeps_optimizer = true;
     all.attention_gemm_scale = 0.5;
+    all.checkpoint_block_ns = 1000000;
     all.pageable_htod_scale = 0.1;
     ReplayEdits merge = ed;  // gradient accumulation merged, alone (its own host-span path)
     merge.micro_batch_merge = 4;

@@ -388,6 +388,38 @@ TEST(Ranks, NoStragglerWhenNobodyIsConsistentlyLast) {
   EXPECT_DOUBLE_EQ(r.straggler_share, 0.5);
 }
 
+TEST(Ranks, TiedCollectivesHaveNoLastArrival) {
+  // Rank 2 holds the first collective of each pair back; at the second all durations tie (copies
+  // of one trace: nobody waited). The ties are nobody's last arrival (they went to rank 0, the first
+  // of the tied, which then arrived "last" at half the collectives, as often as rank 2).
+  std::vector<RankTrace> traces;
+  traces.reserve(3);
+  traces.push_back(ncclRank(0, {3000, 500, 3000, 500}));
+  traces.push_back(ncclRank(1, {3000, 500, 3000, 500}));
+  traces.push_back(ncclRank(2, {100, 500, 100, 500}));
+  std::vector<TraceIndex> idx{buildIndex(traces[0]), buildIndex(traces[1]), buildIndex(traces[2])};
+  std::vector<std::vector<StepWindow>> w;
+  for (size_t k = 0; k < 3; ++k) w.push_back(findSteps(traces[k], idx[k], {}).value());
+  StragglerReport r = findStraggler({{&idx[0], &w[0]}, {&idx[1], &w[1]}, {&idx[2], &w[2]}}, {0, 1, 2});
+  ASSERT_TRUE(r.matched);
+  EXPECT_EQ(r.straggler, 2) << r.note;
+  EXPECT_DOUBLE_EQ(r.straggler_share, 1.0);
+  EXPECT_EQ(r.ranks[0].last_arrivals, 0);
+  EXPECT_EQ(r.ranks[2].last_arrivals, 2);
+  EXPECT_NE(r.note.find("of the 2 collectives where a rank waited (4 matched)"), std::string::npos) << r.note;
+  // All tied: no straggler, no share.
+  std::vector<RankTrace> same;
+  same.reserve(2);
+  same.push_back(ncclRank(0, {500, 500}));
+  same.push_back(ncclRank(1, {500, 500}));
+  std::vector<TraceIndex> sidx{buildIndex(same[0]), buildIndex(same[1])};
+  std::vector<std::vector<StepWindow>> sw{findSteps(same[0], sidx[0], {}).value(), findSteps(same[1], sidx[1], {}).value()};
+  StragglerReport t = findStraggler({{&sidx[0], &sw[0]}, {&sidx[1], &sw[1]}}, {0, 1});
+  ASSERT_TRUE(t.matched);
+  EXPECT_EQ(t.straggler, -1);
+  EXPECT_DOUBLE_EQ(t.straggler_share, 0.0);
+}
+
 TEST(RunAnalysis, TraceWithoutGpuWorkIsAnError) {
   TraceBuilder b;
   b.step(1, 0, 1000);

@@ -50,21 +50,25 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
   r.collectives = static_cast<int64_t>(n);
   r.ranks.resize(ranks.size());
   for (size_t k = 0; k < ranks.size(); ++k) r.ranks[k].rank = rank_ids[k];
+  // A rank arrives last where it has the shortest kernel and another rank waited for it: where all
+  // durations tie (copies of one trace, a collective nobody waited at) nobody arrived last.
+  int64_t waited_at = 0;
   for (size_t i = 0; i < n; ++i) {
     size_t argmin = 0;
     for (size_t k = 1; k < durs.size(); ++k)
       if (durs[k][i] < durs[argmin][i]) argmin = k;
-    int64_t mn = durs[argmin][i];
-    ++r.ranks[argmin].last_arrivals;
+    int64_t mn = durs[argmin][i], waited = 0;
     for (size_t k = 0; k < durs.size(); ++k) {
       r.ranks[k].nccl_ns += durs[k][i];
       r.ranks[k].wait_ns += durs[k][i] - mn;
+      waited += durs[k][i] - mn;
     }
+    if (waited > 0) ++r.ranks[argmin].last_arrivals, ++waited_at;
   }
   size_t best = 0;
   for (size_t k = 1; k < r.ranks.size(); ++k)
     if (r.ranks[k].last_arrivals > r.ranks[best].last_arrivals) best = k;
-  double share = static_cast<double>(r.ranks[best].last_arrivals) / static_cast<double>(n);
+  double share = waited_at ? static_cast<double>(r.ranks[best].last_arrivals) / static_cast<double>(waited_at) : 0;
   int64_t others_wait = 0, others_nccl = 0;
   for (size_t k = 0; k < r.ranks.size(); ++k)
     if (k != best) {
@@ -77,13 +81,14 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
   r.straggler_share = share;
   if (share >= min_share && frac >= min_wait_fraction) {
     r.straggler = r.ranks[best].rank;
-    r.note = fmt::format("rank {} arrives last at {:.0f}% of {} collectives; the other ranks wait {:.0f}% of their "
-                         "NCCL time for it",
-                         r.straggler, 100 * share, n, 100 * frac);
+    r.note = fmt::format("rank {} arrives last at {:.0f}% of the {} collectives where a rank waited ({} matched); the "
+                         "other ranks wait {:.0f}% of their NCCL time for it",
+                         r.straggler, 100 * share, waited_at, n, 100 * frac);
   } else {
     r.note = fmt::format("no consistent straggler (the most frequent last arrival, rank {}, comes last at {:.0f}% "
-                         "of {} collectives; waiting is {:.0f}% of the others' NCCL time)",
-                         r.ranks[best].rank, 100 * share, n, 100 * frac);
+                         "of the {} collectives where a rank waited ({} matched); waiting is {:.0f}% of the others' "
+                         "NCCL time)",
+                         r.ranks[best].rank, 100 * share, waited_at, n, 100 * frac);
   }
   return r;
 }

@@ -15,7 +15,7 @@ struct RankWait {
   int rank = -1;
   int64_t nccl_ns = 0;        // summed NCCL kernel time of the matched collectives
   int64_t wait_ns = 0;        // Σ (own duration − shortest duration among ranks)
-  int64_t last_arrivals = 0;  // collectives where this rank's kernel was the shortest (it came last)
+  int64_t last_arrivals = 0;  // collectives where this rank's kernel was the shortest and another rank waited
 };
 
 struct StragglerReport {
@@ -24,7 +24,7 @@ struct StragglerReport {
   int64_t collectives = 0;    // matched collectives
   std::vector<RankWait> ranks;
   int straggler = -1;         // rank, or -1 when none is consistent
-  double straggler_share = 0; // fraction of collectives where that rank arrived last (share_of says of what)
+  double straggler_share = 0; // share of the collectives with waiting where that rank arrived last (share_of says of what)
   std::string share_of = "collectives";  // "steps" when judged per process group (analysis/fleet)
   int64_t others_wait_ns = 0; // mean over the other ranks of their wait_ns
 };
