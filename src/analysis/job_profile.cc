@@ -47,8 +47,8 @@ enum NameFlag : uint32_t {
   kReduceScatter = 1u << 16,
   kCast = 1u << 17,          // aten::to / aten::_to_copy
   kAtenKernel = 1u << 18,    // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
-  kXlaKernel = 1u << 19,
-  kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
+  kXlaKernel = 1u << 19,     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
+  kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward
 };
 
 // XLA names its kernels after the fusion they run: loop_add_fusion, input_reduce_fusion_2,
@@ -279,7 +279,7 @@ void finishNode(ThreadState& ts, uint32_t track, int64_t& recompute_nodes, int64
 }
 }  // namespace
 
-JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* recompute) {
+JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
   JobProfile p;
   const RankTrace& t = *ra.trace;
   const TraceIndex& ix = ra.index;
@@ -355,7 +355,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* recompute) {
         const bool top = ts.ops.empty();
         if (f & kEvalFn) {
           if (top) {
-            finishNode(ts, e.track, recompute_nodes, recompute_gpu_ns, recompute);
+            finishNode(ts, e.track, recompute_nodes, recompute_gpu_ns, checkpoint);
             ts.node.begin = e.start_ns;
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
@@ -367,9 +367,9 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* recompute) {
         }
         // A non-reentrant checkpoint's entry in forward: its setup (RNG state, hooks) in the host
         // time before it, and the entry itself.
-        if ((f & kCheckpointEntry) && in_win && !in_node && recompute) {
+        if ((f & kCheckpointEntry) && in_win && !in_node && checkpoint) {
           ++checkpoint_entries;
-          recompute->wrapper.push_back(
+          checkpoint->wrapper.push_back(
               {e.track, top && ts.last_top_end != INT64_MIN ? std::max(ts.last_top_end, hostBegin(win)) : e.start_ns,
                e.end_ns()});
         }
@@ -457,17 +457,16 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* recompute) {
         break;
     }
   }
-  for (uint32_t tr = 0; tr < threads.size(); ++tr) finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, recompute);
-  if (recompute) {
+  for (uint32_t tr = 0; tr < threads.size(); ++tr) finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, checkpoint);
+  if (checkpoint) {
     auto byStart = [](const HostRegion& a, const HostRegion& b) {
       return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.track < b.track;
     };
-    std::sort(recompute->recompute.begin(), recompute->recompute.end(), byStart);
+    std::sort(checkpoint->recompute.begin(), checkpoint->recompute.end(), byStart);
     // The wrapper's host cost was measured for the non-reentrant implementation only: without its
     // entries in forward, no wrapper regions.
-    if (checkpoint_entries == 0) recompute->wrapper.clear();
-    std::sort(recompute->wrapper.begin(), recompute->wrapper.end(), byStart);
-    recompute->blocks = static_cast<int64_t>(recompute->recompute.size());
+    if (checkpoint_entries == 0) checkpoint->wrapper.clear();
+    std::sort(checkpoint->wrapper.begin(), checkpoint->wrapper.end(), byStart);
   }
 
   // GPU side: precision of the eligible kernels, inside the windows.

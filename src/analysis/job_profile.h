@@ -88,7 +88,8 @@ struct CheckpointRegions {
   // otherwise): each recomputing node's host time outside its re-run span, and each checkpoint
   // entry in forward (_NoopSaveInputs) with the host time before it since the last operator.
   std::vector<HostRegion> wrapper;
-  int64_t blocks = 0;  // checkpointed blocks: the recomputing nodes
+  // Checkpointed blocks: the recomputing nodes.
+  int64_t blocks() const { return static_cast<int64_t>(recompute.size()); }
 };
 
 // The profile of one analyzed rank (its index and step windows must be built). `checkpoint`, when

@@ -127,7 +127,7 @@ TEST(JobProfile, CheckpointRegions) {
   // wrapper's regions (12 _NoopSaveInputs entries in the steps, counted by a Python reading of the
   // raw events, and the nodes' time on either side of their re-run span).
   const RankAnalysis& ra = load("testdata/whatif/activation_checkpointing__base.pt.trace.json.gz").run.ranks[0];
-  EXPECT_EQ(ra.checkpoint.blocks, 12);
+  EXPECT_EQ(ra.checkpoint.blocks(), 12);
   ASSERT_EQ(ra.checkpoint.recompute.size(), 12u);
   EXPECT_GE(ra.checkpoint.wrapper.size(), 12u + 12u);
   EXPECT_LE(ra.checkpoint.wrapper.size(), 12u + 24u);
@@ -135,11 +135,14 @@ TEST(JobProfile, CheckpointRegions) {
     EXPECT_LE(ra.checkpoint.wrapper[k - 1].begin_ns, ra.checkpoint.wrapper[k].begin_ns);
   for (const HostRegion& w : ra.checkpoint.wrapper) {
     EXPECT_LT(w.begin_ns, w.end_ns);
-    for (const HostRegion& r : ra.checkpoint.recompute)  // never inside a re-run span
-      if (r.track == w.track) EXPECT_TRUE(w.end_ns <= r.begin_ns || w.begin_ns >= r.end_ns);
+    for (const HostRegion& r : ra.checkpoint.recompute) {  // never inside a re-run span
+      if (r.track == w.track) {
+        EXPECT_TRUE(w.end_ns <= r.begin_ns || w.begin_ns >= r.end_ns);
+      }
+    }
   }
   const RankAnalysis& off = load("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz").run.ranks[0];
-  EXPECT_EQ(off.checkpoint.blocks, 0);
+  EXPECT_EQ(off.checkpoint.blocks(), 0);
   EXPECT_TRUE(off.checkpoint.wrapper.empty());
 }
 

@@ -77,7 +77,7 @@ struct RankGraph {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
-  int64_t ckpt_wrapper_ns = 0, ckpt_blocks = 0;  // the wrapper regions' host time in all, checkpointed blocks
+  double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
   std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
@@ -127,9 +127,8 @@ struct RankGraph {
     if (to <= from) return to - from;
     int64_t span = to - from;
     if (ed.drop_recompute && !recompute[track].empty()) span -= overlap(recompute[track], from, to);
-    if (ed.drop_recompute && ed.checkpoint_block_ns > 0 && ckpt_wrapper_ns > 0 && !ckpt_wrapper[track].empty()) {
-      const double share = std::min(1.0, static_cast<double>(ckpt_blocks) * static_cast<double>(ed.checkpoint_block_ns) /
-                                             static_cast<double>(ckpt_wrapper_ns));
+    if (ed.drop_recompute && ed.checkpoint_block_ns > 0 && !ckpt_wrapper[track].empty()) {
+      const double share = std::min(1.0, ckpt_blocks_per_ns * static_cast<double>(ed.checkpoint_block_ns));
       span = std::max<int64_t>(
           0, span - std::llround(share * static_cast<double>(overlap(ckpt_wrapper[track], from, to))));
     }
@@ -363,9 +362,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   };
   merge(g.ra->checkpoint.recompute, g.recompute);
   merge(g.ra->checkpoint.wrapper, g.ckpt_wrapper);
+  int64_t wrapper_ns = 0;
   for (const auto& v : g.ckpt_wrapper)
-    for (const auto& [b, e] : v) g.ckpt_wrapper_ns += e - b;
-  g.ckpt_blocks = g.ra->checkpoint.blocks;
+    for (const auto& [b, e] : v) wrapper_ns += e - b;
+  if (wrapper_ns > 0) g.ckpt_blocks_per_ns = static_cast<double>(g.ra->checkpoint.blocks()) / static_cast<double>(wrapper_ns);
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread

@@ -244,7 +244,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, {:.2f} us per runtime call, "
       "{:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of the "
-      "validation set: median error 9.4 %, worst 45 %); what leads afterwards: the category with the most time on the replayed step's critical path",
+      "validation set: median error 9.4 %, worst 45 %); what leads afterwards: the category with the most time on "
+      "the replayed step's critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerGpuGapNs / 1e3,
       kProfilerGraphNodeNs / 1e3);
   for (const Candidate& k : cands) {

@@ -94,7 +94,7 @@ TEST(WhatIf, TheCheckpointWrapperLeavesWithTheRecompute) {
   const double base = model.replay(unprofiledEdits()).replayed_step_ns;
   const double a = model.replay(without).replayed_step_ns, b = model.replay(with).replayed_step_ns;
   EXPECT_LT(b, a);
-  const double blocks_per_step = static_cast<double>(run.ranks[0].checkpoint.blocks) / run.ranks[0].windows.size();
+  const double blocks_per_step = static_cast<double>(run.ranks[0].checkpoint.blocks()) / run.ranks[0].windows.size();
   EXPECT_LE(a - b, blocks_per_step * static_cast<double>(kCheckpointWrapperBlockNs) + 1);
   EXPECT_DOUBLE_EQ(model.replay(wrapper_only).replayed_step_ns, base);
   // A trace without checkpointing has nothing to edit.
