@@ -7,10 +7,11 @@
 // both with the fitted profiler cost removed.
 // With --max-median-error PCT / --max-worst-error PCT it exits 1 when the fix scores are worse (a
 // regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
-//   replay_calibrate testdata/whatif [--holdout] [--paths] [--max-median-error 10] [--max-worst-error 40]
-//                    [--max-outside-band 25]
+//   replay_calibrate testdata/whatif [--holdout] [--paths] [--host-path] [--max-median-error 10]
+//                    [--max-worst-error 40] [--max-outside-band 25]
 // --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
-// critical path of the edited base's replayed step by category (ms).
+// critical path of the edited base's replayed step by category (ms) and the edit against the variant's own
+// trace; --host-path each trace's host path (its GPU work free) and autocast's casts per step.
 // With DIR/retime.json (scripts/whatif_jobs.py --retime: the same un-profiled timing in fresh
 // processes), a fix's measured speedup is the median over processes of base / variant timed in the
 // same process (the trace's process and each re-time round), and its band spans them and pass 1.
@@ -37,18 +38,22 @@
 using namespace gpudoctor;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: replay_calibrate DIR [--holdout] [--paths] [--max-median-error PCT] [--max-worst-error PCT] "
-                         "[--max-outside-band PCT]\n");
-    return 2;
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::fprintf(argc < 2 ? stderr : stdout,
+                 "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
+                 "[--max-worst-error PCT] [--max-outside-band PCT]\n"
+                 "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
+                 "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
+                 "and each job's plan. Example: replay_calibrate testdata/whatif --paths\n");
+    return argc < 2 ? 2 : 0;
   }
   std::string dir = argv[1];
   double max_median = -1, max_worst = -1, max_outside = -1;
-  bool holdout = false, paths = false;
+  bool holdout = false, paths = false, host_path = false;
   for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
-    if (flag == "--holdout" || flag == "--paths") {
-      (flag == "--holdout" ? holdout : paths) = true;
+    if (flag == "--holdout" || flag == "--paths" || flag == "--host-path") {
+      (flag == "--holdout" ? holdout : flag == "--paths" ? paths : host_path) = true;
       --a;
       continue;
     }
@@ -257,6 +262,22 @@ int main(int argc, char** argv) {
     std::string basis;
     return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, run, ed, basis);
   };
+  if (host_path) {  // the host's own path, un-profiled: every piece of GPU work free
+    ReplayEdits h = ed;
+    h.kernel_scale.fill(0);
+    h.memcpy_scale = h.memset_scale = 0;
+    std::printf("\nhost path (un-profiled, GPU work free) and where bf16 autocast would cast (RankAnalysis::autocast_casts)\n");
+    for (const auto& j : jobs) {
+      double casts = 0;
+      size_t windows = 0;
+      for (const auto& rk : j.run.ranks) {
+        for (const auto& c : rk.autocast_casts) casts += c.casts;
+        windows += rk.windows.size();
+      }
+      std::printf("%-40s %8.2f ms  casts per step %.1f\n", j.name.c_str(), j.model->replay(h).replayed_step_ns / 1e6,
+                  windows ? casts / static_cast<double>(windows) : 0.0);
+    }
+  }
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
   std::printf("%s\n", retimed ? "measured: the median over processes (the trace's and each re-time round's) of base / variant "
                                "in one process; band: every process and pass 1"
@@ -264,6 +285,8 @@ int main(int argc, char** argv) {
   std::printf("%-26s %-26s %9s %9s %8s   %12s %8s %s\n", "job", "fix", "measured", "predicted", "error", "band",
               "outside", "n");
   std::vector<double> errs, band_errs, pass2_errs;  // pass2: against the trace's process alone
+  std::vector<double> edit_errs;  // the edited base's step against the variant trace's, both replayed
+  std::string edit_note;
   for (const auto& j : jobs) {
     if (j.variant == "base" || j.variant == "rerun") continue;
     const Job* base = nullptr;
@@ -297,6 +320,12 @@ int main(int argc, char** argv) {
     }
     double err = predicted / measured - 1;
     errs.push_back(std::abs(err));
+    // The edit against the variant's own trace, both replayed un-profiled: what the edit misses,
+    // free of the timing's noise (the two traces come from one process each).
+    const double edited = base->model->replay(e2).replayed_step_ns, own = j.model->replay(ed).replayed_step_ns;
+    edit_errs.push_back(std::abs(edited / own - 1));
+    edit_note = fmt::format("edit {:.2f} ms, variant's trace {:.2f} ms: {:+.1f}%", edited / 1e6, own / 1e6,
+                            100 * (edited / own - 1));
     pass2_errs.push_back(std::abs(predicted / each.front() - 1));
     // The measurement's own spread: the speedup from the other timed pass of the same process.
     double lo = *std::min_element(each.begin(), each.end()), hi = *std::max_element(each.begin(), each.end());
@@ -306,8 +335,8 @@ int main(int argc, char** argv) {
     }
     double band_err = predicted < lo ? predicted / lo - 1 : predicted > hi ? predicted / hi - 1 : 0;
     band_errs.push_back(std::abs(band_err));
-    std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%   %5.2f-%5.2fx %+7.1f%% %zu\n", j.job.c_str(), j.variant.c_str(),
-                measured, predicted, 100 * err, lo, hi, 100 * band_err, each.size());
+    std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%   %5.2f-%5.2fx %+7.1f%% %zu  %s\n", j.job.c_str(), j.variant.c_str(),
+                measured, predicted, 100 * err, lo, hi, 100 * band_err, each.size(), paths ? edit_note.c_str() : "");
     std::fputs(edited_path.c_str(), stdout);
   }
   // The plan of each job's base trace (the whole diagnosis, built-in ceilings) against the single
@@ -355,6 +384,9 @@ int main(int argc, char** argv) {
     if (retimed)
       std::printf("against the trace's process alone (pass 2): median |error| %.1f %%, worst %.1f %%\n",
                   100 * pass2_errs[pass2_errs.size() / 2], 100 * pass2_errs.back());
+    std::sort(edit_errs.begin(), edit_errs.end());
+    std::printf("each edited base against the variant's own trace, both replayed un-profiled: median |error| %.1f %%, "
+                "worst %.1f %%\n", 100 * edit_errs[edit_errs.size() / 2], 100 * edit_errs.back());
     std::sort(band_errs.begin(), band_errs.end());
     const double outside = 100 * band_errs.back();
     std::printf("outside the measured band (every timed process and pass 1): median %.1f %%, worst %.1f %%\n",

@@ -808,6 +808,19 @@ def env_info():
                 cudnn_allow_tf32=bool(torch.backends.cudnn.allow_tf32))
 
 
+def host_probe(n=2000):
+    """The host's speed right now: median ns of one tiny CPU operator (torch.add on 1-element CPU
+    tensors) over 5 batches of n. The H200 machine's host has been seen at two speeds 1.7x apart."""
+    a, b = torch.ones(1), torch.ones(1)
+    meds = []
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            torch.add(a, b)
+        meds.append((time.perf_counter_ns() - t0) / n)
+    return round(statistics.median(meds), 1)
+
+
 def retime_job(job, out, cfg, rep):
     """Pass 2's un-profiled timing alone, in a fresh process: each variant built, warmed up and timed
     (n_recheck steps) on its own, one after another; no profiler runs in this process."""
@@ -822,7 +835,7 @@ def retime_job(job, out, cfg, rep):
             ts = time_steps(r, max(1, cfg["n_recheck"]))
             r.close()
             del r
-            got[variant] = dict(median=int(statistics.median(ts)), steps_ns=ts)
+            got[variant] = dict(median=int(statistics.median(ts)), steps_ns=ts, host_probe_ns=host_probe())
             print(f"[{job} retime {rep}] {variant:40s} {got[variant]['median'] / 1e6:8.3f} ms", flush=True)
         except Exception as ex:
             got[variant] = dict(error=f"{ex!r}")
@@ -950,8 +963,16 @@ def retime_all(args, jobs, cmd_line, child_env, cfg):
     """Rounds of fresh processes, jobs interleaved within a round (a drift of the machine's speed falls on
     every job's variants alike); retime.json: per job and variant, each round's median."""
     t_all = time.time()
-    out = {}
-    for rep in range(args.retime):
+    out, first, earlier = {}, 0, {}
+    # Rounds accumulate: an OUT/retime.json from earlier runs keeps its rounds (and its notes), the new
+    # ones follow.
+    if os.path.exists(os.path.join(args.out, "retime.json")):
+        with open(os.path.join(args.out, "retime.json")) as f:
+            earlier = json.load(f)
+        out = earlier.get("jobs", {})
+        first = 1 + max((r.get("round", -1) for vs in out.values() for rs in vs.values() for r in rs), default=-1)
+        print(f"retime: {first} earlier rounds in {args.out}/retime.json; new rounds from {first}", flush=True)
+    for rep in range(first, first + args.retime):
         for j in jobs:
             cmd = [sys.executable, os.path.abspath(__file__), "--job", j, "--out", args.out, "--retime", "1",
                    "--rep", str(rep)] + (["--quick"] if args.quick else [])
@@ -968,18 +989,22 @@ def retime_all(args, jobs, cmd_line, child_env, cfg):
             for v, r in got.items():
                 out.setdefault(j, {}).setdefault(v, []).append(dict(r, round=rep, rc=rc))
             print(f"== retime round {rep} {j}: rc={rc} ({time.time() - t_all:.0f} s)", flush=True)
-        write_retime(args, jobs, cmd_line, cfg, out, rep + 1)  # after each round: a cut run keeps its rounds
+        write_retime(args, cmd_line, cfg, out, rep + 1, earlier, first)  # after each round: a cut run keeps its rounds
     print(f"retime: {args.retime} rounds of {len(jobs)} jobs in {time.time() - t_all:.1f} s")
 
 
-def write_retime(args, jobs, cmd_line, cfg, out, rounds_done):
-    doc = dict(generator="scripts/whatif_jobs.py --retime", command=cmd_line,
-               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+def write_retime(args, cmd_line, cfg, out, rounds_done, earlier, first):
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    runs = earlier.get("runs") or ([dict(command=earlier["command"], date=earlier.get("date"))] if "command" in earlier else [])
+    doc = dict(generator="scripts/whatif_jobs.py --retime", command=cmd_line, date=now,
+               runs=runs + [dict(command=cmd_line, date=now, rounds=[first, rounds_done - 1])],
                settings=dict(warmup=cfg["warmup"], steps=cfg["n_recheck"], rounds=rounds_done),
                timing=("each round: one fresh process per job (TEARDOWN_CUPTI=1, no profiler); in it every variant "
                        "built, warmed up and timed alone, one after another, as pass 2 times it before the trace; "
                        "each step bracketed by torch.cuda.synchronize() + time.perf_counter_ns()"),
                jobs=out)
+    if "note" in earlier:
+        doc["note"] = earlier["note"]
     tmp = os.path.join(args.out, ".retime.json.tmp")
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)

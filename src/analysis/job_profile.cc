@@ -49,6 +49,7 @@ enum NameFlag : uint32_t {
   kAtenKernel = 1u << 18,    // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
   kXlaKernel = 1u << 19,     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
   kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward
+  kAutocastFp32 = 1u << 21,     // on autocast's FP32 list: its output is FP32 (normalization, softmax, losses)
 };
 
 // XLA names its kernels after the fusion they run: loop_add_fusion, input_reduce_fusion_2,
@@ -93,6 +94,12 @@ uint32_t nameFlags(std::string_view n) {
       "aten::scaled_dot_product_attention"};
   for (auto g : kGemmOps)
     if (n == g) f |= kGemmOp;
+  static constexpr std::string_view kFp32Ops[] = {
+      "aten::layer_norm", "aten::group_norm", "aten::rms_norm", "aten::softmax", "aten::log_softmax",
+      "aten::cross_entropy_loss", "aten::nll_loss", "aten::mse_loss", "aten::l1_loss", "aten::smooth_l1_loss",
+      "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::cosine_similarity", "aten::norm"};
+  for (auto g : kFp32Ops)
+    if (n == g) f |= kAutocastFp32;
   if (has(n, "_amp_foreach_non_finite_check_and_unscale") || has(n, "amp_update_scale") ||
       has(n, "_amp_non_finite_check_and_unscale"))
     f |= kScaler;
@@ -245,6 +252,12 @@ struct ThreadState {
   bool scaler_pending = false;            // between GradScaler's unscale and the optimizer step
   uint32_t last_sync_op = UINT32_MAX;     // the operator whose sync was last counted
   int64_t last_top_end = INT64_MIN;       // the end of the thread's last top-level operator
+  // Autocast's casts (CastSite): are the activations FP32 here (under autocast), in which window, the
+  // forward site of the open top-level operator (for a linear's bias), the open backward node's site.
+  bool act_fp32 = true;
+  size_t cast_window = SIZE_MAX;
+  size_t open_site = SIZE_MAX;
+  bool node_has_gemm = false;
 };
 
 struct SyncAcc {
@@ -279,7 +292,7 @@ void finishNode(ThreadState& ts, uint32_t track, int64_t& recompute_nodes, int64
 }
 }  // namespace
 
-JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
+JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, std::vector<CastSite>* casts) {
   JobProfile p;
   const RankTrace& t = *ra.trace;
   const TraceIndex& ix = ra.index;
@@ -311,6 +324,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
   int64_t optimizer_launches = 0, fused_ops = 0, foreach_ops = 0, loop_ops = 0;
   int64_t gemm_ops = 0, autocast_hits = 0, loaders = 0, loaders_in_process = 0, graph_launches = 0,
           graph_launches_all = 0;
+  std::vector<CastSite> fwd_casts, bwd_casts;  // CastSite: forward operators, backward nodes (casts set below)
   bool in_burst = false;
   std::map<std::string, int64_t> optimizer_names;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, SyncAcc> syncs;
@@ -356,6 +370,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
         if (f & kEvalFn) {
           if (top) {
             finishNode(ts, e.track, recompute_nodes, recompute_gpu_ns, checkpoint);
+            ts.node_has_gemm = false;
             ts.node.begin = e.start_ns;
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
@@ -386,6 +401,31 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
         if (f & kGemmOp) {
           if (!ts.ops.empty() && ev[ts.ops.back().event].name == e.name) ++autocast_hits;
           else if (in_win) ++gemm_ops;
+        }
+        if (casts && in_win && !in_optimizer) {
+          if (in_node) {
+            if ((f & kGemmOp) && !ts.node_has_gemm) {
+              ts.node_has_gemm = true;
+              bwd_casts.push_back({e.track, ts.node.begin, 0});
+            }
+          } else {
+            if (ts.cast_window != win) ts.cast_window = win, ts.act_fp32 = true;  // a step starts from FP32 data
+            if (top) ts.open_site = SIZE_MAX;
+            if (top && (f & kGemmOp)) {
+              const std::string_view n = t.strings.view(e.name);
+              const bool conv = has(n, "conv"), linear = n == "aten::linear";
+              const int inputs = n == "aten::scaled_dot_product_attention" ? 3 : (linear || conv) ? 1 : 2;
+              const int params = linear || conv ? 1 : 0;  // the bias: when aten::addmm runs under it
+              fwd_casts.push_back({e.track, e.start_ns, static_cast<double>(params + (ts.act_fp32 ? inputs : 0))});
+              if (linear) ts.open_site = fwd_casts.size() - 1;
+              ts.act_fp32 = false;
+            } else if (top && (f & kAutocastFp32)) {
+              ts.act_fp32 = true;
+            } else if (!top && ts.open_site != SIZE_MAX && t.strings.view(e.name) == "aten::addmm") {
+              fwd_casts[ts.open_site].casts += 1;
+              ts.open_site = SIZE_MAX;
+            }
+          }
         }
         if (f & kUnscale) ts.scaler_pending = true;
         if (in_optimizer && in_win) {
@@ -467,6 +507,19 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint) {
     // entries in forward, no wrapper regions.
     if (checkpoint_entries == 0) checkpoint->wrapper.clear();
     std::sort(checkpoint->wrapper.begin(), checkpoint->wrapper.end(), byStart);
+  }
+  if (casts) {  // none where autocast already runs (its operators re-dispatched under their own name)
+    casts->clear();
+    double total = 0;
+    for (const CastSite& c : fwd_casts) total += c.casts;
+    if (autocast_hits == 0 && total > 0) {
+      for (CastSite& c : bwd_casts) c.casts = total / static_cast<double>(bwd_casts.size());
+      casts->reserve(fwd_casts.size() + bwd_casts.size());
+      for (const auto* v : {&fwd_casts, &bwd_casts})
+        for (const CastSite& c : *v)
+          if (c.casts > 0) casts->push_back(c);
+      std::sort(casts->begin(), casts->end(), [](const CastSite& a, const CastSite& b) { return a.at_ns < b.at_ns; });
+    }
   }
 
   // GPU side: precision of the eligible kernels, inside the windows.

@@ -92,9 +92,27 @@ struct CheckpointRegions {
   int64_t blocks() const { return static_cast<int64_t>(recompute.size()); }
 };
 
+// Where torch.autocast would add casts to a job whose matrix work runs without it (FP32/TF32), in
+// the selected steps: the host work that turning bf16 autocast on adds. Each forward operator that
+// autocast re-dispatches in lower precision (linear, matmul, bmm, convolution, attention) casts its
+// parameters (a linear's weight and, with bias, its bias; a convolution's weight) and, where its
+// input is FP32, its activation inputs: the activations stay BF16 from such an operator's output
+// until an operator on autocast's FP32 list (normalization, softmax, losses) makes them FP32 again
+// (an elementwise mix of BF16 and FP32, a residual add, is not seen: read as BF16). Each cast of a
+// tensor that needs a gradient has its own backward node, a cast back: the backward casts are as
+// many as the forward ones, spread over the backward nodes that run matrix work. Empty where the
+// trace shows autocast already in use, or no such operators.
+struct CastSite {
+  uint32_t track = 0;
+  int64_t at_ns = 0;  // the operator's (or backward node's) start
+  double casts = 0;
+};
+
 // The profile of one analyzed rank (its index and step windows must be built). `checkpoint`, when
-// given, receives where activation checkpointing spends host time: what removing it removes.
-JobProfile profileRank(const RankAnalysis& rank, CheckpointRegions* checkpoint = nullptr);
+// given, receives where activation checkpointing spends host time: what removing it removes;
+// `casts`, where autocast would cast (sorted by time).
+JobProfile profileRank(const RankAnalysis& rank, CheckpointRegions* checkpoint = nullptr,
+                       std::vector<CastSite>* casts = nullptr);
 // The fields that a change of the job shows in, as (key, value) text ("unknown" where the trace
 // cannot tell): what `compare` diffs, and what analyze --json keeps of them (job_summary).
 std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& job);

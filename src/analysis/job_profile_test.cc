@@ -146,6 +146,41 @@ TEST(JobProfile, CheckpointRegions) {
   EXPECT_TRUE(off.checkpoint.wrapper.empty());
 }
 
+TEST(JobProfile, AutocastCastSites) {
+  // Where bf16 autocast would cast, read from each FP32 job's base trace, against the casts its bf16
+  // variant's trace shows (a Python reading of the raw events, per step: top-level forward casts =
+  // aten::_to_copy less those under ToCopyBackward0 nodes; backward casts = ToCopyBackward0 nodes).
+  // The reading sees no residual add's promotion to FP32 nor a normalization's cast of a BF16 input,
+  // so it may count fewer forward casts, never many more.
+  struct Case {
+    const char* job;
+    double forward, backward;
+  };
+  for (const Case& c : {Case{"gpt_fp32_naive", 59, 51}, Case{"loader_bound", 51, 43}, Case{"pageable_copies", 8, 7},
+                        Case{"mask_nonzero", 99, 83}, Case{"foreach_false_optimizer", 200, 150}, Case{"resnet_fp32", 24, 23}}) {
+    const RankAnalysis& ra = load(std::string("testdata/whatif/") + c.job + "__base.pt.trace.json.gz").run.ranks[0];
+    ASSERT_FALSE(ra.autocast_casts.empty()) << c.job;
+    // The forward sites are on the training thread, the backward ones on autograd's.
+    const uint32_t main = ra.autocast_casts.front().track;
+    double forward = 0, backward = 0;
+    for (size_t k = 0; k < ra.autocast_casts.size(); ++k) {
+      const CastSite& s = ra.autocast_casts[k];
+      (s.track == main ? forward : backward) += s.casts;
+      if (k > 0) EXPECT_LE(ra.autocast_casts[k - 1].at_ns, s.at_ns) << c.job;
+    }
+    const double steps = static_cast<double>(ra.windows.size());
+    EXPECT_GE(forward / steps, 0.74 * c.forward) << c.job;
+    EXPECT_LE(forward / steps, 1.05 * c.forward) << c.job;
+    EXPECT_NEAR(backward, forward, 1e-6) << c.job;  // as many casts back
+    EXPECT_GE(backward / steps, 0.8 * c.backward) << c.job;
+    EXPECT_LE(backward / steps, 1.2 * c.backward) << c.job;
+  }
+  // Jobs already under autocast: nothing to add.
+  for (const char* name : {"healthy__base", "grad_accum_fp16__base", "gpt_fp32_naive__bf16"})
+    EXPECT_TRUE(load(std::string("testdata/whatif/") + name + ".pt.trace.json.gz").run.ranks[0].autocast_casts.empty())
+        << name;
+}
+
 TEST(JobProfile, OptimizerImplementation) {
   // AdamW(foreach=False): 200 parameters, a per-parameter loop of ops; foreach=True; fused=True.
   const auto& loop = whatif("foreach_false_optimizer__base");

@@ -76,6 +76,11 @@ bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(
 
 bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
 
+bool isFp32FusedAttentionKernel(std::string_view name) {
+  std::string ln = lower(name);
+  return !has(ln, "cudnn") && (has(ln, "_f32") || has(ln, "float>") || has(ln, "fp32"));
+}
+
 bool isNcclKernel(std::string_view name) { return commKernelLibrary(name) == "nccl"; }
 
 KernelClass classifyKernel(std::string_view name, std::string_view op, std::string_view dtype) {

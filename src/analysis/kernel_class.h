@@ -37,6 +37,9 @@ bool isGemmKernelName(std::string_view name);
 // True for cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwcKernel / nhwcToNchwKernel): a
 // convolution run on contiguous (NCHW) tensors.
 bool isLayoutTransposeKernel(std::string_view name);
+// True for a fused attention kernel that computes in FP32 by its name (PyTorch's memory-efficient
+// fmha_cutlassF_f32 / fmha_cutlassB_f32; flash and cuDNN fused attention have no FP32 kernels).
+bool isFp32FusedAttentionKernel(std::string_view name);
 // True for NCCL kernels (ncclDevKernel_*, ncclKernel_*).
 // Communication kernels: kNccl and kCommOther (the breakdown counts both as communication).
 inline bool isCommunication(KernelClass c) { return c == KernelClass::kNccl || c == KernelClass::kCommOther; }

@@ -91,6 +91,18 @@ TEST(ClassifyKernel, GemmPrecisionFromTheName) {
   EXPECT_CLASS(KernelClass::kGemmFp32Simt, "ampere_sgemm_128x64_nn", "aten::mm", "c10::BFloat16");
 }
 
+TEST(ClassifyKernel, Fp32FusedAttention) {
+  // PyTorch's memory-efficient kernels in FP32 (the what-if validation jobs' SDPA in FP32, H200).
+  EXPECT_TRUE(isFp32FusedAttentionKernel("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
+                                         "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"));
+  EXPECT_TRUE(isFp32FusedAttentionKernel("fmha_cutlassB_f32_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel)"));
+  EXPECT_FALSE(isFp32FusedAttentionKernel("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)"));
+  // cuDNN's fused attention has no FP32 kernel (its names say f16 for bf16 too).
+  EXPECT_FALSE(isFp32FusedAttentionKernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64"));
+  EXPECT_FALSE(isFp32FusedAttentionKernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, "
+                                          "false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)"));
+}
+
 TEST(ClassifyKernel, Attention) {
   EXPECT_CLASS(KernelClass::kAttentionFused,
                "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0",

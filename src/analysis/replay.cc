@@ -78,6 +78,15 @@ struct RankGraph {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
+  // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
+  // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
+  std::vector<std::vector<int64_t>> cast_at;
+  std::vector<std::vector<double>> cast_cum;
+  double castsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = cast_at[track];
+    const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(), b = std::lower_bound(v.begin(), v.end(), to) - v.begin();
+    return cast_cum[track][b] - cast_cum[track][a];
+  }
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
   std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
@@ -86,11 +95,11 @@ struct RankGraph {
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
   // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
   // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
-  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD.
+  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32.
   std::vector<uint16_t> item_flags;
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
-                            kPageableHtoD = 512, kInRecompute = 1024;
+                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
@@ -156,6 +165,8 @@ struct RankGraph {
       }
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     }
+    if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
+      span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
     if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends
       const int64_t kept = loaderOverlap(track, from, to) + optOverlap(track, from, to);
       const double passes = static_cast<double>(std::max<int64_t>(0, to - from - kept)) / static_cast<double>(to - from);
@@ -232,9 +243,9 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   } else {
     const uint16_t flags = g.item_flags[item];
     if (ed.fused_attention && (flags & RankGraph::kAttnScores)) return 0;
-    s = (flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1
-            ? ed.attention_gemm_scale
-            : ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
+    s = (flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1         ? ed.attention_gemm_scale
+        : (flags & RankGraph::kAttnFusedFp32) && ed.fused_attention_fp32_scale != 1 ? ed.fused_attention_fp32_scale
+                                                                                   : ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
   }
   if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
@@ -366,6 +377,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   for (const auto& v : g.ckpt_wrapper)
     for (const auto& [b, e] : v) wrapper_ns += e - b;
   if (wrapper_ns > 0) g.ckpt_blocks_per_ns = static_cast<double>(g.ra->checkpoint.blocks()) / static_cast<double>(wrapper_ns);
+  g.cast_at.assign(tracks, {});
+  g.cast_cum.assign(tracks, {0.0});
+  for (const CastSite& c : g.ra->autocast_casts)  // in time order
+    if (c.track < tracks) g.cast_at[c.track].push_back(c.at_ns), g.cast_cum[c.track].push_back(g.cast_cum[c.track].back() + c.casts);
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops(tracks);  // top-level operators per thread
@@ -465,6 +480,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (e.kind == EventKind::kMemcpy) {
       const std::string_view name = t.strings.view(e.name);
       if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) flags |= RankGraph::kPageableHtoD;
+    } else if (e.kind == EventKind::kKernel && idx.class_of_event[w] == KernelClass::kAttentionFused &&
+               isFp32FusedAttentionKernel(t.strings.view(e.name))) {
+      flags |= RankGraph::kAttnFusedFp32;
     }
     if (li >= 0) {
       uint16_t& lf = g.item_flags[static_cast<uint32_t>(li)];

@@ -72,6 +72,14 @@ struct ReplayEdits {
   // (the fused kernel does their math) x attention_gemm_scale (another precision's rate).
   bool fused_attention = false;
   double attention_gemm_scale = 1;
+  // Fused attention kernels that run in FP32 (PyTorch's memory-efficient fmha_cutlass*_f32: the only
+  // FP32 fused attention) x this (another precision's rate; kernel_floor_ns of the fused-attention
+  // class bounds it below).
+  double fused_attention_fp32_scale = 1;
+  // bf16 autocast's casts on the host: this much host time per cast where autocast would cast
+  // (RankAnalysis::autocast_casts: before each lower-precision forward operator, at each backward
+  // node with matrix work), inside the host gap that holds the site. 0: none.
+  int64_t autocast_cast_ns = 0;
   // No activation checkpointing: the forward operators that backward passes re-run
   // (RankAnalysis::recompute), their host time, launches and GPU work cost nothing; the backward
   // math stays (it is the same with saved activations).

@@ -103,6 +103,29 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
+// Autocast's casts on the host: in a host-bound step (the per-parameter optimizer job, its critical
+// path all host) every cast's host time lands on the step.
+TEST(Replay, AutocastCastsAddHostTimeWhereTheyRun) {
+  auto l = load({"testdata/whatif/foreach_false_optimizer__base.pt.trace.json.gz"});
+  const RankAnalysis& ra = l->run.ranks[0];
+  double casts = 0;
+  for (const CastSite& c : ra.autocast_casts) casts += c.casts;
+  const double per_step = casts / static_cast<double>(ra.windows.size());
+  ASSERT_GT(per_step, 100);
+  ReplayModel m(l->run);
+  Replay base = m.replay();
+  ReplayEdits ed;
+  ed.autocast_cast_ns = 10000;
+  Replay with = m.replay(ed);
+  ASSERT_TRUE(base.available && with.available);
+  EXPECT_NEAR(with.replayed_step_ns - base.replayed_step_ns, per_step * 10000, 0.05 * per_step * 10000);
+  // Graphed (CUDA graphs), the casts are kernels in the graph: no host time.
+  ed.free_launches = true;
+  ReplayEdits graphed;
+  graphed.free_launches = true;
+  EXPECT_NEAR(m.replay(ed).replayed_step_ns, m.replay(graphed).replayed_step_ns, 1);
+}
+
 // The critical path's parts add up to the replayed step, edited or not, and name what limits it.
 TEST(Replay, CriticalPathPartsAddUpToTheStep) {
   auto sum = [](const Replay& r) {

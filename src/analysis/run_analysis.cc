@@ -67,7 +67,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   std::vector<RankWindows> me{{&ra.index, &ra.windows}};
   ra.kernels = summarizeKernels(me, opt.top_n);
   ra.collectives = summarizeCollectives(me);
-  ra.job = profileRank(ra, &ra.checkpoint);
+  ra.job = profileRank(ra, &ra.checkpoint, &ra.autocast_casts);
   return {};
 }
 }  // namespace

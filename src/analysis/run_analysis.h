@@ -31,6 +31,7 @@ struct RankAnalysis {
   JobProfile job;  // what this rank's job does (see job_profile.h)
   StepCoverage coverage;  // GPU work outside the annotated steps
   CheckpointRegions checkpoint;  // activation checkpointing's re-run forward and wrapper (see profileRank)
+  std::vector<CastSite> autocast_casts;  // where bf16 autocast would cast (see CastSite)
 };
 
 // A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.

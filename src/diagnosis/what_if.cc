@@ -24,14 +24,21 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
       ed.kernel_add_ns[i] = kAutocastCastNs;
     }
     ed.attention_gemm_scale = 0.5;  // a head's K of 64-128: memory bound, half the bytes
+    // FP32 fused attention (SIMT) becomes a BF16 tensor-core one (flash / cuDNN).
+    ed.fused_attention_fp32_scale = c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
+    ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kAttentionFused)] = kBf16GemmFloorNs;
+    ed.autocast_cast_ns = kAutocastCastHostNs;
     ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = kBf16ElementwiseScale;
     basis = fmt::format(
         "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
-        "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM; elementwise kernels x {:.2f}, a "
-        "materialized attention's batched GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the "
-        "optimizer stay FP32 (autocast's FP32 list, FP32 master weights)",
+        "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
+        "(before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
+        "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f}, a materialized attention's batched "
+        "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
+        "list, FP32 master weights)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
-        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kBf16ElementwiseScale);
+        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency,
+        kBf16ElementwiseScale);
     return true;
   }
   if (fix == "sdpa") {

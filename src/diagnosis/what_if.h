@@ -46,6 +46,22 @@ inline constexpr int64_t kBf16GemmFloorNs = 3000;
 inline constexpr int64_t kAutocastCastNs = 2000;
 inline constexpr double kAutocastCastShare = 0.04;
 inline constexpr double kBf16ElementwiseScale = 0.85;
+// Fused attention: PyTorch runs scaled_dot_product_attention in FP32 on its memory-efficient SIMT
+// kernels (fmha_cutlassF/B_f32) and in BF16 on flash / cuDNN tensor-core kernels. The same jobs'
+// FP32 and BF16 traces (testdata/whatif, H200): the BF16 kernels took 0.107x (gpt_fp32_naive sdpa),
+// 0.126x (loader_bound) and 0.169x (mask_nonzero) of the FP32 ones' time, 0.47x where they are tiny
+// (gpt_launch_bound, 11 us each in FP32). FP32 peak / (BF16 peak x this) = 0.126 on the H200's
+// measured ceilings: a fused attention reaches about half the share of the BF16 peak that a GEMM does.
+inline constexpr double kBf16AttentionEfficiency = 0.5;
+// Autocast's casts on the host (ReplayEdits::autocast_cast_ns; where they run: CastSite). A cast
+// (aten::to -> _to_copy -> empty_strided + copy_ and its copy kernel's launch) took 20-26 us traced in
+// the validation jobs' bf16 traces, its backward node (ToCopyBackward0: 6 operators and a launch)
+// 23-37 us, medians 23 and 33. Less the profiler's own cost measured apart
+// (scripts/profiler_event_cost.py: about 1.1 us per operator, 4.5 us per launch with its kernel
+// record): 14 and 21 us un-profiled, 17.5 us for a forward cast and its backward on average. Within
+// what scripts/autocast_host_cost.py measured without the profiler (7.4 and 24 us per cast for 16 and
+// 64 Linear layers; the host runs at two speeds there).
+inline constexpr int64_t kAutocastCastHostNs = 17500;
 
 // A kernel's fixed cost (launch, ramp-up, tail) that does not grow with its work: the shortest
 // kernels on an H200 run about this long (the same floor as kBf16GemmFloorNs).
