@@ -40,6 +40,8 @@ inline void fuzzPipeline(RankTrace&& trace) {
     ed.gpu_gap_overhead_ns = 1400;
     ed.graph_node_overhead_ns = 2000;
     ed.graph_gap_cap_ns = 3000;
+    ed.autocast_cast_ns = 17500;  // autocast's casts on the host (not graphed: `all` frees the launches)
+    ed.fused_attention_fp32_scale = 0.1;
     ReplayEdits all = ed;
     all.loader_off_thread = all.drop_sync_waits = all.free_launches = all.fused_optimizer = true;
     all.optimizer_gpu_scale = 0.28;
