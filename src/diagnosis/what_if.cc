@@ -11,6 +11,20 @@
 
 namespace gpudoctor {
 
+namespace {
+// "N casts a step, " where autocast would cast in the run's traced steps (mean over ranks), or "".
+std::string castsPerStep(const RunAnalysis* run) {
+  if (!run) return "";
+  double casts = 0;
+  size_t windows = 0;
+  for (const RankAnalysis& r : run->ranks) {
+    for (const CastSite& c : r.autocast_casts) casts += c.casts;
+    windows += r.windows.size();
+  }
+  return windows ? fmt::format("{:.0f} casts a step in this trace, ", casts / static_cast<double>(windows)) : "";
+}
+}  // namespace
+
 bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, ReplayEdits& ed, std::string& basis) {
   if (fix == "bf16") {
     if (!c || c->peak(GemmPrecision::kFp32) <= 0 || c->peak(GemmPrecision::kBf16) <= 0) return false;
@@ -32,12 +46,13 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
     basis = fmt::format(
         "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
         "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
-        "(before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
+        "({}before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
         "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f}, a materialized attention's batched "
         "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
         "list, FP32 master weights)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
-        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency,
+        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
+        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency,
         kBf16ElementwiseScale);
     return true;
   }
