@@ -309,20 +309,20 @@ int main(int argc, char** argv) {
       std::printf("%-26s %-26s %8.2fx %9s\n", j.job.c_str(), j.variant.c_str(), measured, "not modeled");
       continue;
     }
-    double predicted = base->model->replay(ed).replayed_step_ns / base->model->replay(e2).replayed_step_ns;
+    const Replay r = base->model->replay(e2);  // the edited base
+    const double edited = r.replayed_step_ns, predicted = base->model->replay(ed).replayed_step_ns / edited;
     std::string edited_path;  // --paths: where the edited base's replayed step goes
     if (paths) {
-      Replay r = base->model->replay(e2);
       for (int c = 0; c < kPathCategoryCount; ++c)
-        if (r.path_ns[c] >= 0.005 * r.replayed_step_ns)
+        if (r.path_ns[c] >= 0.005 * edited)
           edited_path += fmt::format(" {} {:.2f}", pathCategoryName(static_cast<PathCategory>(c)), r.path_ns[c] / 1e6);
-      edited_path = fmt::format("    edited base {:.2f} ms:{}\n", r.replayed_step_ns / 1e6, edited_path);
+      edited_path = fmt::format("    edited base {:.2f} ms:{}\n", edited / 1e6, edited_path);
     }
     double err = predicted / measured - 1;
     errs.push_back(std::abs(err));
     // The edit against the variant's own trace, both replayed un-profiled: what the edit misses,
     // free of the timing's noise (the two traces come from one process each).
-    const double edited = base->model->replay(e2).replayed_step_ns, own = j.model->replay(ed).replayed_step_ns;
+    const double own = j.model->replay(ed).replayed_step_ns;
     edit_errs.push_back(std::abs(edited / own - 1));
     edit_note = fmt::format("edit {:.2f} ms, variant's trace {:.2f} ms: {:+.1f}%", edited / 1e6, own / 1e6,
                             100 * (edited / own - 1));

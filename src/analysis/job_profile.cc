@@ -196,7 +196,7 @@ Prec precisionOf(std::string_view name, KernelClass cls, std::string_view dtype)
   if (!has(low, "cudnn")) {
     if (has(low, "bf16") || has(low, "bfloat16")) return kBf16;
     if (has(low, "_f16") || has(low, "half") || has(low, "fp16")) return kFp16;
-    if (has(low, "_f32") || has(low, "float>") || has(low, "fp32")) return kFp32;
+    if (isFp32FusedAttentionKernel(name)) return kFp32;
   }
   return ofDtype(dtype);
 }

@@ -78,7 +78,9 @@ bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNh
 
 bool isFp32FusedAttentionKernel(std::string_view name) {
   std::string ln = lower(name);
-  return !has(ln, "cudnn") && (has(ln, "_f32") || has(ln, "float>") || has(ln, "fp32"));
+  if (has(ln, "cudnn") || has(ln, "bf16") || has(ln, "bfloat16") || has(ln, "_f16") || has(ln, "half") || has(ln, "fp16"))
+    return false;
+  return has(ln, "_f32") || has(ln, "float>") || has(ln, "fp32");
 }
 
 bool isNcclKernel(std::string_view name) { return commKernelLibrary(name) == "nccl"; }

@@ -243,9 +243,12 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   } else {
     const uint16_t flags = g.item_flags[item];
     if (ed.fused_attention && (flags & RankGraph::kAttnScores)) return 0;
-    s = (flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1         ? ed.attention_gemm_scale
-        : (flags & RankGraph::kAttnFusedFp32) && ed.fused_attention_fp32_scale != 1 ? ed.fused_attention_fp32_scale
-                                                                                   : ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
+    if ((flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1)
+      s = ed.attention_gemm_scale;
+    else if ((flags & RankGraph::kAttnFusedFp32) && ed.fused_attention_fp32_scale != 1)
+      s = ed.fused_attention_fp32_scale;
+    else
+      s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
   }
   if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
