@@ -53,15 +53,14 @@ inline constexpr double kBf16ElementwiseScale = 0.85;
 // (gpt_launch_bound, 11 us each in FP32). FP32 peak / (BF16 peak x this) = 0.126 on the H200's
 // measured ceilings: a fused attention reaches about half the share of the BF16 peak that a GEMM does.
 inline constexpr double kBf16AttentionEfficiency = 0.5;
-// Autocast's casts on the host (ReplayEdits::autocast_cast_ns; where they run: CastSite). A cast
-// (aten::to -> _to_copy -> empty_strided + copy_ and its copy kernel's launch) took 20-26 us traced in
-// the validation jobs' bf16 traces, its backward node (ToCopyBackward0: 6 operators and a launch)
-// 23-37 us, medians 23 and 33. Less the profiler's own cost measured apart
-// (scripts/profiler_event_cost.py: about 1.1 us per operator, 4.5 us per launch with its kernel
-// record): 14 and 21 us un-profiled, 17.5 us for a forward cast and its backward on average. Within
-// what scripts/autocast_host_cost.py measured without the profiler (7.4 and 24 us per cast for 16 and
-// 64 Linear layers; the host runs at two speeds there).
-inline constexpr int64_t kAutocastCastHostNs = 17500;
+// Autocast's casts on the host (ReplayEdits::autocast_cast_ns; where they run: CastSite): the host
+// time autocast adds to a step, per cast it makes. Measured without the profiler by
+// scripts/autocast_host_cost.py --interleave 20 on the H200 machine (torch 2.11; MLPs of 4, 16 and 64
+// Linear+GELU layers, tiny tensors so that the host sets the step, FP32 and bf16 rounds alternated with
+// a probe of the host's speed before each; testdata/whatif/autocast_interleaved_h200.jsonl): medians
+// 29.6, 25.9 and 23.0 us per cast (19, 67 and 259 casts a step), 22-34 us at either host speed. The
+// validation jobs' bf16 traces agree in size: a cast 20-26 us traced, its backward node 23-37 us.
+inline constexpr int64_t kAutocastCastHostNs = 25900;
 
 // A kernel's fixed cost (launch, ramp-up, tail) that does not grow with its work: the shortest
 // kernels on an H200 run about this long (the same floor as kBf16GemmFloorNs).
