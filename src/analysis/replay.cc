@@ -468,6 +468,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.ops.reserve(idx.gpu_work.size());
   g.launch_item.assign(nc, -1);
   g.work_count.assign(nc, 0);
+  // Per kernel name (the pool's id), whether it is FP32 fused attention: -1 not yet known.
+  std::vector<int8_t> fp32_attention(t.strings.size(), -1);
   for (uint32_t w : idx.gpu_work) {
     const Event& e = t.events[w];
     const uint32_t j = static_cast<uint32_t>(g.calls.size() + g.ops.size());
@@ -483,9 +485,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (e.kind == EventKind::kMemcpy) {
       const std::string_view name = t.strings.view(e.name);
       if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) flags |= RankGraph::kPageableHtoD;
-    } else if (e.kind == EventKind::kKernel && idx.class_of_event[w] == KernelClass::kAttentionFused &&
-               isFp32FusedAttentionKernel(t.strings.view(e.name))) {
-      flags |= RankGraph::kAttnFusedFp32;
+    } else if (e.kind == EventKind::kKernel && idx.class_of_event[w] == KernelClass::kAttentionFused) {
+      int8_t& fp32 = fp32_attention[e.name];
+      if (fp32 < 0) fp32 = isFp32FusedAttentionKernel(t.strings.view(e.name)) ? 1 : 0;
+      if (fp32) flags |= RankGraph::kAttnFusedFp32;
     }
     if (li >= 0) {
       uint16_t& lf = g.item_flags[static_cast<uint32_t>(li)];
