@@ -199,6 +199,7 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     c.notes.push_back("one step on a side: no step-to-step spread, so no noise band (record 3 or more steps)");
   if (base.unprofiled_step_ns > 0 && next.unprofiled_step_ns > 0) {
     c.basis = "un-profiled (replay)";
+    c.band = std::max(c.band, kUnprofiledEstimateError);
     c.base_verdict_ns = base.unprofiled_step_ns;
     c.new_verdict_ns = next.unprofiled_step_ns;
     if (!base.unprofiled_path.empty() && !next.unprofiled_path.empty()) {

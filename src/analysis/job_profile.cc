@@ -26,6 +26,7 @@ namespace {
 
 bool has(std::string_view s, std::string_view w) { return s.find(w) != std::string_view::npos; }
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
 enum NameFlag : uint32_t {
   kPytorch = 1u << 0,        // aten::*, autograd::*, ProfilerStep#*, "PyTorch Profiler"
@@ -320,6 +321,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   auto hostEnd = [&](size_t w) { return std::max(ra.windows[w].cpu_end_ns, ra.windows[w].cpu_begin_ns + 1); };
 
   int64_t backward_passes = 0, optimizer_steps = 0, recompute_nodes = 0, recompute_gpu_ns = 0, forward_gpu_ns = 0;
+  int64_t accumulate_grads = 0;  // AccumulateGrad nodes in the steps
   int64_t checkpoint_entries = 0;
   int64_t optimizer_launches = 0, fused_ops = 0, foreach_ops = 0, loop_ops = 0;
   int64_t gemm_ops = 0, autocast_hits = 0, loaders = 0, loaders_in_process = 0, graph_launches = 0,
@@ -375,6 +377,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
             if (!in_burst && in_win) ++backward_passes;
+            if (in_win && endsWith(t.strings.view(e.name), "AccumulateGrad")) ++accumulate_grads;
             in_burst = true;
           }
         } else if (top && step_track[e.track]) {
@@ -586,6 +589,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
 
   // Accumulation.
   p.backward_passes_per_step = backward_passes * per_step;
+  if (backward_passes > 0) p.param_tensors = static_cast<double>(accumulate_grads) / static_cast<double>(backward_passes);
   p.optimizer_steps_per_step = optimizer_steps * per_step;
   if (backward_passes > 0 && optimizer_steps > 0) {
     if (backward_passes % optimizer_steps == 0)
@@ -799,6 +803,7 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
     j.backward_passes_per_step += p.backward_passes_per_step * k;
     j.optimizer_steps_per_step += p.optimizer_steps_per_step * k;
     j.optimizer_launches_per_step += p.optimizer_launches_per_step * k;
+    j.param_tensors += p.param_tensors * k;
     auto& s = j.precision_shares;
     const auto& q = p.precision_shares;
     s.fp32 += q.fp32 * k, s.tf32 += q.tf32 * k, s.bf16 += q.bf16 * k, s.fp16 += q.fp16 * k, s.fp8 += q.fp8 * k;

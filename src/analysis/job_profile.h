@@ -63,6 +63,9 @@ struct JobProfile {
   std::string optimizer;          // "AdamW" (from Optimizer.step#AdamW.step); empty: unknown
   std::string optimizer_impl;     // "fused", "foreach", "loop"; empty: unknown
   double optimizer_launches_per_step = 0;  // kernel launches inside the optimizer step
+  // Parameter tensors that receive gradients: AccumulateGrad backward nodes per backward pass
+  // (mean over ranks); 0: no backward pass seen.
+  double param_tensors = 0;
   bool dataloader = false;        // DataLoader fetches were recorded
   std::optional<int> loader_workers;       // 0 (in-process loading); nullopt: workers of unknown number, or no loader
   std::optional<bool> loader_multiprocess; // fetches from worker processes; nullopt: no loader

@@ -197,6 +197,10 @@ TEST(JobProfile, OptimizerImplementation) {
   EXPECT_EQ(whatif("gpt_fp32_naive__base").optimizer_impl, "foreach");
   EXPECT_EQ(loop.precision, "fp32");
   EXPECT_EQ(loop.autocast, std::optional<bool>(false));
+  // Parameters that receive gradients: one AccumulateGrad node each per backward pass (the deep narrow
+  // net has 200 parameter tensors; four micro-batches a step count once).
+  EXPECT_DOUBLE_EQ(loop.param_tensors, 200.0);
+  EXPECT_DOUBLE_EQ(whatif("grad_accum_fp16__base").param_tensors, whatif("grad_accum_fp16__microbatch8_no_accum").param_tensors);
 }
 
 TEST(JobProfile, CudaGraphsHideTheOperators) {

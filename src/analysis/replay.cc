@@ -251,7 +251,7 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
       s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
   }
-  if (ed.fused_optimizer && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
+  if (ed.optimizer_gpu_scale != 1 && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
   if (ed.drop_recompute && (g.item_flags[item] & RankGraph::kInRecompute)) return 0;
   return s;
 }
@@ -655,11 +655,19 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   };
   // The GPU work a call waited for, or -1: its own copy when the copy finished inside the call
   // (pageable memory, cudaMemcpy; a kernel finishing inside its launch call did not hold the call
-  // up), and for a synchronizing call the work that ended last before it returned.
+  // up, nor did a memset or a copy between pinned or device memory: an idle GPU, as under a
+  // host-bound profiler, runs them inside the call), and for a synchronizing call the work that
+  // ended last before it returned.
+  auto mayHoldCall = [&](const Event& op) {
+    if (op.kind != EventKind::kMemcpy) return false;
+    const std::string_view name = t.strings.view(op.name);
+    // Kineto names the memory kinds ("Memcpy HtoD (Pageable -> Device)"); without them, any copy.
+    return name.find('(') == std::string_view::npos || isPageableCopy(name);
+  };
   auto awaitedBy = [&](uint32_t c) -> int32_t {
     const Event& e = g.ev(c);
     int32_t await = -1;
-    if (int32_t own = last_own_op[c]; own >= 0 && g.ev(static_cast<uint32_t>(own)).kind != EventKind::kKernel) {
+    if (int32_t own = last_own_op[c]; own >= 0 && mayHoldCall(g.ev(static_cast<uint32_t>(own)))) {
       const Event& oe = g.ev(static_cast<uint32_t>(own));
       // GPU copy ends are seen up to tens of microseconds after the call returns (pageable copies
       // on H200: 17 us); a call as long as half its copy that returns about when it ends waited.

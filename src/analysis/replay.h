@@ -56,15 +56,16 @@ struct ReplayEdits {
   // ... except the optimizer steps' operators and launches, which stay eager (GradScaler's step
   // reads found_inf on the host: not capturable; forward and backward graphed alone).
   bool graph_keeps_optimizer = false;
-  // GPU time added to each kernel of the optimizer steps (a captured per-parameter loop runs with
+  // GPU time added to each kernel of the optimizer steps (a captured loop or foreach step runs with
   // capturable=True: its bias corrections become kernels of their own).
   int64_t optimizer_kernel_add_ns = 0;
   // Fused optimizer: the host time of each optimizer step from its first operator to its last
   // operator's end (the per-parameter or foreach operators and their launches) becomes the cost of
   // two operators there (the step counters' update and the fused kernel's launch, at the median
   // operator cost of that step); the time before the first operator (gathering the parameters)
-  // stays. GPU work launched inside the step x optimizer_gpu_scale.
+  // stays.
   bool fused_optimizer = false;
+  // GPU work launched inside the optimizer steps x this (fused, or a captured foreach step).
   double optimizer_gpu_scale = 1;
   // Fused attention (scaled_dot_product_attention) in place of a materialized one: the score
   // matrix's kernels (the softmax and its backward, and the masking, scaling and dropout kernels

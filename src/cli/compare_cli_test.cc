@@ -41,23 +41,28 @@ void expectPartsAddUp(const nlohmann::json& j) {
 
 // Each change against its base: faster, the parts add up, and the group it targets moves most on the
 // un-profiled step (the verdict's basis). Measured speedups: bf16 1.82x, sdpa 1.22x, workers 1.43x
-// (after bf16), CUDA graphs 8.3x, fused optimizer 2.0x.
+// (after bf16), CUDA graphs 8.3x, fused optimizer 2.0x. The workers' pair is estimated 21.8 % faster
+// un-profiled, inside the 24 % step-to-step spread of its base (an in-process loader whose batches
+// take uneven time): the verdict stays within noise, the change and its group still show.
 TEST(Compare, EachChangeMovesTheGroupItTargets) {
   struct Pair {
     const char *base, *next, *group, *job_change;
+    bool beyond_noise;
   };
   const Pair pairs[] = {
-      {"gpt_fp32_naive__base", "gpt_fp32_naive__bf16", "compute", "precision: fp32 -> bf16"},
-      {"gpt_fp32_naive__base", "gpt_fp32_naive__sdpa", "compute", ""},
-      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers"},
-      {"gpt_launch_bound__base", "gpt_launch_bound__cuda_graphs", "host", "cuda_graphs: no -> yes"},
-      {"foreach_false_optimizer__base", "foreach_false_optimizer__fused", "host", "optimizer: AdamW loop -> AdamW fused"},
+      {"gpt_fp32_naive__base", "gpt_fp32_naive__bf16", "compute", "precision: fp32 -> bf16", true},
+      {"gpt_fp32_naive__base", "gpt_fp32_naive__sdpa", "compute", "", true},
+      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers", false},
+      {"gpt_launch_bound__base", "gpt_launch_bound__cuda_graphs", "host", "cuda_graphs: no -> yes", true},
+      {"foreach_false_optimizer__base", "foreach_false_optimizer__fused", "host", "optimizer: AdamW loop -> AdamW fused", true},
   };
   for (const auto& p : pairs) {
     auto j = compareJson(w(p.base), w(p.next));
     if (j.empty()) continue;
     expectPartsAddUp(j);
-    EXPECT_EQ(j["verdict"]["result"], "faster") << p.next;
+    EXPECT_LT(j["verdict"]["change"].get<double>(), -0.15) << p.next;
+    if (p.beyond_noise) EXPECT_EQ(j["verdict"]["result"], "faster") << p.next;
+    else EXPECT_LE(std::abs(j["verdict"]["change"].get<double>()), j["noise"]["band"].get<double>()) << p.next;
     EXPECT_EQ(j["verdict"]["basis"], "un-profiled (replay)") << p.next;
     EXPECT_EQ(top(j["unprofiled_groups"]), p.group) << p.next;
     if (*p.job_change) {

@@ -136,13 +136,24 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
       basis += fmt::format("; the captured {} per-parameter loop runs with capturable=True, its bias corrections on the "
                            "GPU: +{:.1f} us per optimizer kernel (22 kernels per parameter instead of 8, measured)",
                            run->job.optimizer, kCapturableLoopKernelAddNs / 1e3);
+    } else if (run && !ed.fused_optimizer && run->job.optimizer_impl == "foreach" &&
+               (run->job.optimizer == "Adam" || run->job.optimizer == "AdamW") && run->job.param_tensors > 0 &&
+               run->job.optimizer_launches_per_step > 0) {
+      // Spread over the optimizer's kernels: the replay adds time to kernels, not kernels.
+      ed.optimizer_kernel_add_ns = std::llround(run->job.param_tensors * static_cast<double>(kCapturableForeachParamNs) /
+                                                run->job.optimizer_launches_per_step);
+      ed.optimizer_gpu_scale = kCapturableForeachGpuScale;
+      basis += fmt::format("; the captured foreach {} runs with capturable=True, beta ** step per parameter on the GPU: "
+                           "+{:.1f} us per parameter ({:.0f} parameters) and its kernels x {:.2f} (measured)",
+                           run->job.optimizer, kCapturableForeachParamNs / 1e3, run->job.param_tensors,
+                           kCapturableForeachGpuScale);
     }
     return true;
   }
   if (fix == "fused_optimizer") {
     ed.fused_optimizer = true;
     ed.optimizer_gpu_scale = kFusedOptimizerGpuScale;
-    ed.optimizer_kernel_add_ns = 0;  // fused, the step is capturable without the per-parameter loop's extra kernels
+    ed.optimizer_kernel_add_ns = 0;  // fused, the step is capturable without the loop's or foreach's extra kernels
     basis = fmt::format("each optimizer step's operators and launches replaced by two operators at its median "
                         "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
                         "over 7 tensors per parameter instead of about 25 accesses)",

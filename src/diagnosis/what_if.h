@@ -16,11 +16,13 @@ struct Diagnosis;
 
 // The profiler's own cost: per recorded host event (operator, annotation, Python function), per
 // runtime/driver call and per gap between GPU work on a stream, fitted together by
-// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 9.4 % median, 45 %
-// worst (grad_accum_fp16's base, whose profiler cost was below the average), on 42 traces of 13 jobs.
+// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 5.6 % median, 45 %
+// worst (grad_accum_fp16's base, whose profiler cost was below the average), on 42 traces of 13 jobs
+// (session 14, after async memsets and pinned copies stopped counting as waits: the GPU gap's cost
+// went from 1,600 to 400 ns, the other two stayed).
 inline constexpr int64_t kProfilerHostEventNs = 5000;
 inline constexpr int64_t kProfilerApiCallNs = 1250;
-inline constexpr int64_t kProfilerGpuGapNs = 1600;
+inline constexpr int64_t kProfilerGpuGapNs = 400;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
@@ -79,8 +81,16 @@ inline constexpr double kFusedOptimizerGpuScale = 7.0 / 25.0;
 // of 8 (Adam 21 instead of 7), which adds 2.4-3.6 us of GPU time per kernel of the eager loop
 // (scripts/capturable_optimizer_cost.py on an H200, torch 2.11: 50 and 200 parameters of 1 Ki to
 // 1 Mi elements, the graph replay timed with CUDA events against the eager kernels' time; median
-// 2.9 us). The foreach and fused implementations add a few kernels per step, not per parameter.
+// 2.9 us).
 inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
+// The foreach implementation, capturable, computes beta ** step per parameter (no multi-tensor
+// kernel for a scalar base): 2.2-2.5 kernels per parameter instead of 0.1-0.4, and the graph replay
+// takes 3.6, 5.5 and 8.3 us more GPU time per parameter than the eager foreach kernels at 4 Ki,
+// 256 Ki and 1 Mi elements a parameter (the same script, --impl foreach, 76 and 200 parameters,
+// AdamW and Adam alike; testdata/whatif/capturable_foreach_h200.jsonl): 3.6 us a parameter plus
+// 21 % of the eager optimizer's GPU time (3.6 + 0.21 x 0.3, 6.2 and 22.4 us: 3.7, 4.9 and 8.3).
+inline constexpr int64_t kCapturableForeachParamNs = 3600;
+inline constexpr double kCapturableForeachGpuScale = 1.21;
 
 // Non-reentrant activation checkpointing (torch.utils.checkpoint(use_reentrant=False)) costs host
 // time besides the forward it re-runs: saved-tensor pack hooks and RNG state in forward, the unpack

@@ -32,8 +32,11 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
                                           100 * std::abs(r.change),
                                           r.new_verdict_ns > 0 ? r.base_verdict_ns / r.new_verdict_ns : 0.0, 100 * r.band);
   o += (r.basis == "traced" ? "Verdict on the traced step (median): " : "Verdict on the un-profiled step (replay): ") + verdict + "\n";
-  o += fmt::format("  noise: step-to-step spread {:.1f} % (base) and {:.1f} % (new), largest over ranks\n",
-                   100 * r.base_spread, 100 * r.new_spread);
+  o += fmt::format("  noise: step-to-step spread {:.1f} % (base) and {:.1f} % (new), largest over ranks{}\n",
+                   100 * r.base_spread, 100 * r.new_spread,
+                   r.basis == "traced" ? ""
+                                       : fmt::format("; the un-profiled estimate's own error {:.1f} % (median, validation set)",
+                                                     100 * kUnprofiledEstimateError));
   if (l.fail_if_slower_pct >= 0)
     o += fmt::format("  gate --fail-if-slower {:g} %: {}\n", l.fail_if_slower_pct,
                      slowerThan(r, l.fail_if_slower_pct) ? "FAILED (slower beyond the noise band)" : "passed");
@@ -182,6 +185,7 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
     per.push_back({{"rank", r.rank_ids[i]}, {"categories", deltas(r.rank_categories[i])}});
   j["per_rank"] = per;
   j["noise"] = {{"base_spread", r.base_spread}, {"new_spread", r.new_spread}, {"band", r.band}};
+  if (r.basis != "traced") j["noise"]["estimate_error"] = kUnprofiledEstimateError;
   j["traced_median_ns"] = {{"base", r.base_median_ns}, {"new", r.new_median_ns}};
   j["verdict"] = {{"basis", r.basis},
                   {"base_ns", r.base_verdict_ns},
