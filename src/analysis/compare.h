@@ -16,7 +16,7 @@ namespace gpudoctor {
 // The replay's un-profiled step estimate is off the measured un-profiled step by 5.6 % (median
 // |error| over the 42 traces of testdata/whatif, bench/replay_calibrate, session 14): two such
 // estimates closer than this are not told apart (healthy's base and rerun, the same job measured at
-// 14.54 and 14.53 ms, are estimated 4.7 % apart).
+// 14.54 and 14.53 ms, are estimated 4.9 % apart).
 inline constexpr double kUnprofiledEstimateError = 0.056;
 
 // One side of a comparison from analyzed traces; unprofiled_step_ns and path: the what-if's estimate
