@@ -30,7 +30,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,16 +53,7 @@ CONFIGS = {
 
 def count_events(runner, popts):
     """Events per traced step (3 active steps after wait=1 warmup=1), by the kinds the replay charges."""
-    torch = W.torch
-    fd, tmp = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    sched = torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1)
-    with torch.profiler.profile(schedule=sched, on_trace_ready=lambda p: p.export_chrome_trace(tmp),
-                                **W.profiler_kwargs(popts)) as prof:
-        for _ in range(5):
-            runner.step()
-            torch.cuda.synchronize()
-            prof.step()
+    tmp = W.export_trace(runner, popts)
     with open(tmp) as f:
         ev = json.load(f)["traceEvents"]
     os.remove(tmp)

@@ -761,7 +761,9 @@ def profiler_kwargs(popts):
     return kw
 
 
-def record_trace(runner, popts, path):
+def export_trace(runner, popts):
+    """Records ProfilerStep#2..#4 (schedule wait=1 warmup=1 active=3) into a temporary JSON file; returns
+    its path (the caller removes it)."""
     fd, tmp = tempfile.mkstemp(suffix=".json", prefix="whatif_")
     os.close(fd)
     sched = torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1)
@@ -771,6 +773,11 @@ def record_trace(runner, popts, path):
             runner.step()
             torch.cuda.synchronize()
             prof.step()
+    return tmp
+
+
+def record_trace(runner, popts, path):
+    tmp = export_trace(runner, popts)
     with open(tmp, "rb") as src, gzip.open(path, "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     raw = os.path.getsize(tmp)
