@@ -57,8 +57,8 @@ def count_events(runner, popts):
     with open(tmp) as f:
         ev = json.load(f)["traceEvents"]
     os.remove(tmp)
-    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev
-             if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev  # the host's step ranges (not the GPU-side copies)
+             if e.get("ph") == "X" and e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")]
     n = max(1, len(steps))
 
     def inside(e):

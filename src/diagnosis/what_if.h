@@ -27,9 +27,10 @@ inline constexpr int64_t kProfilerGpuGapNs = 400;
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
 // Measured since on the jobs' own steps (session 14, scripts/profiler_job_cost.py): record_shapes
-// and profile_memory add nothing measurable, the default options cost 4.4-11.6 us per operator
-// (median 9.1), a Python event 0.7 us (median over jobs, each job's figure at the host's noise):
-// charged so, one with_stack job gains what another loses, so they stay at the per-event cost.
+// and profile_memory add nothing measurable, the default options cost 2.2-5.8 us per operator
+// (median 4.6: the 5 us per host event here), a Python event 0.36 us (median over jobs, each job's
+// figure at the host's noise): charged so, one with_stack job gains what another loses, so they
+// stay at the per-event cost.
 // CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
 // 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node), and the GPU idled up to
 // 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at
