@@ -365,7 +365,8 @@ std::string jobSection(const JobProfile& p) {
                                                                      100 * *p.recompute_share)
                                                        : ""));
   row("optimizer", orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
-                       (p.optimizer_impl.empty() ? "" : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)));
+                       (p.optimizer_impl.empty() ? "" : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)) +
+                       (p.param_tensors > 0 ? fmt::format(", {:.0f} parameter tensors", p.param_tensors) : ""));
   row("DataLoader", !p.dataloader ? std::string("none recorded")
                     : p.loader_workers == 0 ? std::string("0 workers (loads in the training process)")
                                             : std::string("worker processes (number not in the trace)"));

@@ -143,7 +143,7 @@ ordered_json jobJson(const JobProfile& p) {
   j["activation_checkpointing"] = optJson(p.activation_checkpointing);
   j["recompute_share"] = optJson(p.recompute_share);
   j["optimizer"] = {{"name", orNull(p.optimizer)}, {"impl", orNull(p.optimizer_impl)},
-                    {"launches_per_step", p.optimizer_launches_per_step}};
+                    {"launches_per_step", p.optimizer_launches_per_step}, {"param_tensors", p.param_tensors}};
   j["dataloader"] = {{"present", p.dataloader}, {"workers", optJson(p.loader_workers)},
                      {"multiprocess", optJson(p.loader_multiprocess)}, {"pin_memory", optJson(p.pin_memory)}};
   ordered_json hs = ordered_json::array();
