@@ -26,7 +26,6 @@ namespace {
 
 bool has(std::string_view s, std::string_view w) { return s.find(w) != std::string_view::npos; }
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool endsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
 enum NameFlag : uint32_t {
   kPytorch = 1u << 0,        // aten::*, autograd::*, ProfilerStep#*, "PyTorch Profiler"
@@ -377,7 +376,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
             ts.node.end = e.end_ns();
             ts.node.in_window = in_win;
             if (!in_burst && in_win) ++backward_passes;
-            if (in_win && endsWith(t.strings.view(e.name), "AccumulateGrad")) ++accumulate_grads;
+            if (in_win && t.strings.view(e.name).ends_with("AccumulateGrad")) ++accumulate_grads;
             in_burst = true;
           }
         } else if (top && step_track[e.track]) {

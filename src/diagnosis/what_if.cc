@@ -126,18 +126,19 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
     ed.free_launches = true;
     basis = "launch calls and the host gaps between them cost nothing (the step replayed as a graph); the "
             "loader's and the syncs' host time stay";
+    // Captured, an unfused Adam(W) step runs with capturable=True: its bias corrections on the GPU.
+    const bool captured_adam = run && !run->job.grad_scaler && !ed.fused_optimizer &&
+                               (run->job.optimizer == "Adam" || run->job.optimizer == "AdamW");
     if (run && run->job.grad_scaler) {
       ed.graph_keeps_optimizer = true;
       basis += "; GradScaler's step reads its inf check on the host, so the optimizer step stays eager (forward "
                "and backward graphed, e.g. torch.cuda.make_graphed_callables)";
-    } else if (run && !ed.fused_optimizer && run->job.optimizer_impl == "loop" &&
-               (run->job.optimizer == "Adam" || run->job.optimizer == "AdamW")) {
+    } else if (captured_adam && run->job.optimizer_impl == "loop") {
       ed.optimizer_kernel_add_ns = kCapturableLoopKernelAddNs;
       basis += fmt::format("; the captured {} per-parameter loop runs with capturable=True, its bias corrections on the "
                            "GPU: +{:.1f} us per optimizer kernel (22 kernels per parameter instead of 8, measured)",
                            run->job.optimizer, kCapturableLoopKernelAddNs / 1e3);
-    } else if (run && !ed.fused_optimizer && run->job.optimizer_impl == "foreach" &&
-               (run->job.optimizer == "Adam" || run->job.optimizer == "AdamW") && run->job.param_tensors > 0 &&
+    } else if (captured_adam && run->job.optimizer_impl == "foreach" && run->job.param_tensors > 0 &&
                run->job.optimizer_launches_per_step > 0) {
       // Spread over the optimizer's kernels: the replay adds time to kernels, not kernels.
       ed.optimizer_kernel_add_ns = std::llround(run->job.param_tensors * static_cast<double>(kCapturableForeachParamNs) /
