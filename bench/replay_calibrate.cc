@@ -8,7 +8,7 @@
 // With --max-median-error PCT / --max-worst-error PCT it exits 1 when the fix scores are worse (a
 // regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
 //   replay_calibrate testdata/whatif [--holdout] [--paths] [--host-path] [--max-median-error 10]
-//                    [--max-worst-error 40] [--max-outside-band 25]
+//                    [--max-worst-error 40] [--max-outside-band 25] [--max-unprofiled-worst 30]
 // --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
 // critical path of the edited base's replayed step by category (ms) and the edit against the variant's own
 // trace; --host-path each trace's host path (its GPU work free) and autocast's casts per step.
@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/compare.h"
 #include "analysis/replay.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/what_if.h"
@@ -41,14 +42,14 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::fprintf(argc < 2 ? stderr : stdout,
                  "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
-                 "[--max-worst-error PCT] [--max-outside-band PCT]\n"
+                 "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
                  "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
                  "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
                  "and each job's plan. Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
   }
   std::string dir = argv[1];
-  double max_median = -1, max_worst = -1, max_outside = -1;
+  double max_median = -1, max_worst = -1, max_outside = -1, max_unprofiled = -1;
   bool holdout = false, paths = false, host_path = false;
   for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     if (flag == "--max-median-error") max_median = v;
     else if (flag == "--max-worst-error") max_worst = v;
     else if (flag == "--max-outside-band") max_outside = v;
+    else if (flag == "--max-unprofiled-worst") max_unprofiled = v;
     else {
       std::fprintf(stderr, "replay_calibrate: unknown flag %s\n", flag.c_str());
       return 2;
@@ -148,21 +150,22 @@ int main(int argc, char** argv) {
   // none moves), minimizing the mean |error| of the un-profiled steps of `use`d traces.
   struct Params {
     int64_t ev = kProfilerHostEventNs, call = kProfilerApiCallNs, gap = kProfilerGpuGapNs;
-    int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : &gap; }
+    int64_t speed = std::llround(100 * kProfilerSpeedExponent);  // x 100
+    int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : k == 2 ? &gap : &speed; }
   };
-  constexpr int kParams = 3;
-  auto editsOf = [](const Params& p) {
+  constexpr int kParams = 4;
+  auto editsOf = [](const Params& p, const Job& j) {
     ReplayEdits ed = unprofiledEdits();  // the CUDA graph constants as committed
     ed.host_event_overhead_ns = p.ev;
     ed.api_call_overhead_ns = p.call;
     ed.gpu_gap_overhead_ns = p.gap;
+    ed.rank_profiler_scale = profilerSpeedScale(*j.model, static_cast<double>(p.speed) / 100);
     return ed;
   };
   auto errors = [&](const Params& p, const std::function<bool(const Job&)>& use) {
     std::vector<double> err;
-    ReplayEdits ed = editsOf(p);
     for (const auto& j : jobs)
-      if (use(j)) err.push_back(std::abs(j.model->replay(ed).replayed_step_ns / j.measured - 1));
+      if (use(j)) err.push_back(std::abs(j.model->replay(editsOf(p, j)).replayed_step_ns / j.measured - 1));
     return err;
   };
   auto mean = [](const std::vector<double>& v) {
@@ -177,7 +180,8 @@ int main(int argc, char** argv) {
       bool moved = false;
       for (int which = 0; which < kParams; ++which) {
         int64_t* v = p.at(which);
-        const int64_t step = which == 2 ? 100 : 250, hi = which == 0 ? 12000 : which == 1 ? 10000 : 8000;
+        const int64_t step = which == 2 ? 100 : which == 3 ? 10 : 250,
+                      hi = which == 0 ? 12000 : which == 1 ? 10000 : which == 2 ? 8000 : 150;
         for (int64_t x = 0; x <= hi; x += step) {
           Params q = p;
           *q.at(which) = x;
@@ -195,12 +199,20 @@ int main(int argc, char** argv) {
   auto summary = [&](const Params& p) {
     std::vector<double> e = errors(p, all);
     std::sort(e.begin(), e.end());
-    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap: median |error| {:.1f} %, mean "
-                       "{:.1f} %, worst {:.1f} %",
-                       p.ev, p.call, p.gap, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
+    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap, x (host gap p25 / {} ns)^{:.2f}: "
+                       "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
+                       p.ev, p.call, p.gap, kProfilerSpeedRefNs, static_cast<double>(p.speed) / 100, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
   };
   std::printf("fitted:    %s\n", summary(best).c_str());
   std::printf("committed: %s (diagnosis/what_if.h; the tables below use these)\n", summary(committed).c_str());
+  if (max_unprofiled >= 0) {  // the un-profiled steps' gate
+    std::vector<double> e = errors(committed, all);
+    const double worst = 100 * *std::max_element(e.begin(), e.end());
+    if (worst > max_unprofiled) {
+      std::printf("FAIL: an un-profiled step is %.1f %% off, above the gate's %.1f %%\n", worst, max_unprofiled);
+      return 1;
+    }
+  }
   if (holdout) {  // each job predicted with the costs fitted on the other jobs
     std::vector<double> e;
     std::printf("held out (fitted without the job's own traces):\n");
@@ -210,7 +222,8 @@ int main(int argc, char** argv) {
     for (const auto& name : names) {
       Params p = fit([&](const Job& j) { return j.job != name; });
       std::vector<double> mine = errors(p, [&](const Job& j) { return j.job == name; });
-      std::printf("  %-26s %5ld %5ld %5ld  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call, p.gap,
+      std::printf("  %-26s %5ld %5ld %5ld %4.2f  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call,
+                  p.gap, static_cast<double>(p.speed) / 100,
                   100 * mean(mine), 100 * *std::max_element(mine.begin(), mine.end()));
       e.insert(e.end(), mine.begin(), mine.end());
     }
@@ -219,7 +232,6 @@ int main(int argc, char** argv) {
                 100 * mean(e), 100 * e.back());
   }
   std::printf("%-36s %10s %10s %10s %8s  %s\n", "job", "traced ms", "unprof ms", "predicted", "error", "critical path (>= 10 %)");
-  ReplayEdits ed = editsOf(committed);
   std::vector<double> all_runs_errs;  // against the median of every process's timing of the variant
   double all_runs_spread = 0;         // the largest max/min - 1 of one variant's timings over processes
   std::string all_runs_worst;
@@ -229,17 +241,29 @@ int main(int argc, char** argv) {
     for (const auto& [round, ns] : j.rounds) t.push_back(ns);
     const double spread = *std::max_element(t.begin(), t.end()) / *std::min_element(t.begin(), t.end()) - 1;
     if (spread > all_runs_spread) all_runs_spread = spread, all_runs_worst = j.name;
-    all_runs_errs.push_back(std::abs(j.model->replay(ed).replayed_step_ns / medianOf(t) - 1));
+    all_runs_errs.push_back(std::abs(j.model->replay(editsOf(committed, j)).replayed_step_ns / medianOf(t) - 1));
   }
+  std::vector<double> signed_errs;  // each trace's un-profiled estimate / measured
   for (const auto& j : jobs) {
-    Replay base = j.model->replay(), r = j.model->replay(ed);
+    Replay base = j.model->replay(), r = j.model->replay(editsOf(committed, j));
+    signed_errs.push_back(r.replayed_step_ns / j.measured);
+    std::string speed = j.model->hostGapP25().empty() ? "" : fmt::format("gap p25 {:.2f} us; ", j.model->hostGapP25()[0] / 1e3);
     std::string path;  // the un-profiled critical path's largest parts
     for (int c = 0; c < kPathCategoryCount; ++c)
       if (r.path_ns[c] >= 0.1 * r.replayed_step_ns)
         path += fmt::format("{}{} {:.0f}%", path.empty() ? "" : ", ", pathCategoryName(static_cast<PathCategory>(c)),
                             100 * r.path_ns[c] / r.replayed_step_ns);
-    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%  %s\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
-                r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1), path.c_str());
+    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%  %s%s\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
+                r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1), speed.c_str(), path.c_str());
+  }
+  {  // how far apart two estimates of one step typically are (compare's kUnprofiledEstimateError)
+    std::vector<double> apart;
+    for (size_t a = 0; a < signed_errs.size(); ++a)
+      for (size_t b = a + 1; b < signed_errs.size(); ++b) apart.push_back(std::abs(signed_errs[a] / signed_errs[b] - 1));
+    if (!apart.empty())
+      std::printf("two traces' estimates, each against its measured step, are apart by a median of %.1f %% over all %zu "
+                  "pairs (compare's noise floor, analysis/compare.h: %.1f %%)\n",
+                  100 * medianOf(apart), apart.size(), 100 * kUnprofiledEstimateError);
   }
   if (!all_runs_errs.empty()) {
     std::sort(all_runs_errs.begin(), all_runs_errs.end());
@@ -263,9 +287,6 @@ int main(int argc, char** argv) {
     return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, run, ed, basis);
   };
   if (host_path) {  // the host's own path, un-profiled: every piece of GPU work free
-    ReplayEdits h = ed;
-    h.kernel_scale.fill(0);
-    h.memcpy_scale = h.memset_scale = 0;
     std::printf("\nhost path (un-profiled, GPU work free) and where bf16 autocast would cast (RankAnalysis::autocast_casts)\n");
     for (const auto& j : jobs) {
       double casts = 0;
@@ -274,6 +295,9 @@ int main(int argc, char** argv) {
         for (const auto& c : rk.autocast_casts) casts += c.casts;
         windows += rk.windows.size();
       }
+      ReplayEdits h = editsOf(committed, j);
+      h.kernel_scale.fill(0);
+      h.memcpy_scale = h.memset_scale = 0;
       std::printf("%-40s %8.2f ms  casts per step %.1f\n", j.name.c_str(), j.model->replay(h).replayed_step_ns / 1e6,
                   windows ? casts / static_cast<double>(windows) : 0.0);
     }
@@ -293,6 +317,7 @@ int main(int argc, char** argv) {
     for (const auto& b : jobs)
       if (b.job == j.job && b.variant == "base") base = &b;
     if (!base) continue;
+    const ReplayEdits ed = editsOf(committed, *base);
     ReplayEdits e2 = ed;
     bool modeled = true;
     size_t from = 0;
@@ -322,7 +347,7 @@ int main(int argc, char** argv) {
     errs.push_back(std::abs(err));
     // The edit against the variant's own trace, both replayed un-profiled: what the edit misses,
     // free of the timing's noise (the two traces come from one process each).
-    const double own = j.model->replay(ed).replayed_step_ns;
+    const double own = j.model->replay(editsOf(committed, j)).replayed_step_ns;
     edit_errs.push_back(std::abs(edited / own - 1));
     edit_note = fmt::format("edit {:.2f} ms, variant's trace {:.2f} ms: {:+.1f}%", edited / 1e6, own / 1e6,
                             100 * (edited / own - 1));

@@ -3,6 +3,7 @@
 #include "analysis/breakdown.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -61,6 +62,8 @@ struct OptRegion {
   int64_t begin, end, kept_ns;
 };
 
+int64_t scaled(int64_t ns, double s);
+
 struct RankGraph {
   const RankAnalysis* ra = nullptr;
   uint16_t index = 0;                 // into RunAnalysis::ranks
@@ -77,7 +80,10 @@ struct RankGraph {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
+  // Autograd's AccumulateGrad nodes' starts per thread: one per parameter per backward pass.
+  std::vector<std::vector<int64_t>> accum_grad;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
+  int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
   // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
   // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
   std::vector<std::vector<int64_t>> cast_at;
@@ -141,17 +147,27 @@ struct RankGraph {
       span = std::max<int64_t>(
           0, span - std::llround(share * static_cast<double>(overlap(ckpt_wrapper[track], from, to))));
     }
+    // The profiler's cost of the events that start in the gap ...
+    int64_t removal = 0;
+    if (ed.host_event_overhead_ns != 0) {
+      const auto& v = host_starts[track];
+      removal = (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) *
+                profilerCost(ed.host_event_overhead_ns, ed);
+    }
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
       // Graphed: what stays eager is the loader and, where the optimizer cannot be captured, its step.
       int64_t eager = free_host && ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0;
-      span = (free_host ? eager : span - in) + (loader_off ? 0 : in);
+      const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
+      // ... of the part that stays, pro rata.
+      removal = span > 0 ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span)) : 0;
+      span = kept;
     }
-    if (ed.host_event_overhead_ns != 0) {
-      const auto& v = host_starts[track];
-      auto n = std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
-      span = std::max<int64_t>(0, span - n * ed.host_event_overhead_ns);
+    span = std::max<int64_t>(0, span - removal);
+    if (free_host && ed.graphed_param_ns > 0) {  // the graphed calls' own cost, per AccumulateGrad node
+      const auto& v = accum_grad[track];
+      span += (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
     }
     if (ed.fused_optimizer && !free_host && span > 0) {
       // Host time inside optimizer regions scales to their kept share.
@@ -175,6 +191,10 @@ struct RankGraph {
     if (index < ed.rank_host_scale.size() && ed.rank_host_scale[index] != 1.0)
       span = static_cast<int64_t>(std::llround(static_cast<double>(span) * ed.rank_host_scale[index]));
     return span;
+  }
+  // A profiler cost per event at this rank's host speed.
+  int64_t profilerCost(int64_t ns, const ReplayEdits& ed) const {
+    return index < ed.rank_profiler_scale.size() ? scaled(ns, ed.rank_profiler_scale[index]) : ns;
   }
   static double keptShare(const OptRegion& r) {
     return r.end > r.begin ? std::min(1.0, static_cast<double>(r.kept_ns) / static_cast<double>(r.end - r.begin)) : 1.0;
@@ -302,7 +322,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const RankGraph& g = graphs[e.rank];
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
-      int64_t d = std::max<int64_t>(0, ce.dur_ns - ed.api_call_overhead_ns);
+      int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(ed.api_call_overhead_ns, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
           !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
         d = 0;  // a launch inside the graph
@@ -323,7 +343,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     }
     case kSyncTail: case kSyncAwait: {
       int64_t tail = e.c;
-      const int64_t oh = ed.api_call_overhead_ns;
+      const int64_t oh = graphs[e.rank].profilerCost(ed.api_call_overhead_ns, ed);
       if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
       return e.kind == kSyncTail ? std::max<int64_t>(0, tail) : tail;
     }
@@ -364,6 +384,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.work_starts.assign(tracks, {});
   g.work_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
+  g.accum_grad.assign(tracks, {});
+  std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known
+  std::vector<int64_t> accum_end(tracks, INT64_MIN);
   // Sorted, disjoint ranges per thread from regions in start order.
   auto merge = [&](const std::vector<HostRegion>& regions, std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) {
     out.assign(tracks, {});
@@ -393,8 +416,28 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   // under a runtime call, is part of it).
   std::vector<int64_t> track_end(tracks, INT64_MIN);
   std::vector<uint32_t> track_last(tracks, 0);
+  // The host time before each recorded host event since the thread's last event start or end
+  // (calls included): ReplayModel::hostGapP25.
+  std::vector<std::vector<int64_t>> open_ends(tracks);
+  std::vector<int64_t> cursor(tracks, INT64_MIN);
+  std::vector<int64_t> gaps;
   for (uint32_t i = 0; i < t.events.size(); ++i) {  // in start order, so each list is sorted
     const Event& e = t.events[i];
+    const bool host_event = e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction;
+    if ((host_event || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.track < tracks) {
+      auto& ends = open_ends[e.track];
+      int64_t& at = cursor[e.track];
+      // A min-heap of the open events' ends (they nest on a thread, but need not).
+      while (!ends.empty() && ends.front() <= e.start_ns) {
+        at = std::max(at, ends.front());
+        std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+        ends.pop_back();
+      }
+      if (host_event && at != INT64_MIN && !e.hasRole(kRoleStep)) gaps.push_back(e.start_ns - at);
+      at = e.start_ns;
+      ends.push_back(e.end_ns());
+      std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+    }
     if (e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) {
       if (e.start_ns < track_end[e.track]) {
         g.item_of[i] = static_cast<int32_t>(track_last[e.track]);
@@ -423,6 +466,12 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       }
     }
     if (e.kind == EventKind::kHostOp) {
+      int8_t& accum = accum_name[e.name];
+      if (accum < 0) accum = t.strings.view(e.name).ends_with("AccumulateGrad") ? 1 : 0;
+      if (accum) {  // the node (autograd::engine::evaluate_function: ...), not the operator inside it
+        auto& v = g.accum_grad[e.track];
+        if (v.empty() || e.start_ns >= accum_end[e.track]) v.push_back(e.start_ns), accum_end[e.track] = e.end_ns();
+      }
       auto& v = host_ops[e.track];
       if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
     }
@@ -436,6 +485,11 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       if (!v.empty() && e.start_ns < v.back().second) v.back().second = std::max(v.back().second, e.end_ns());
       else v.push_back({e.start_ns, e.end_ns()});
     }
+  }
+  if (gaps.size() >= 100) {  // fewer (a graphed step): too few to tell the host's speed
+    auto q = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 4);
+    std::nth_element(gaps.begin(), q, gaps.end());
+    g.host_gap_p25 = *q;
   }
   // Each optimizer step: from its first operator to its last operator's end, and two operators'
   // cost at its median operator duration (what a fused step keeps).
@@ -999,7 +1053,11 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
           raw = sp[1] - sp[0] + sp[3] - sp[2];
           in = g.loaderOverlap(track, sp[0], sp[1]) + g.loaderOverlap(track, sp[2], sp[3]);
         }
-        double input = raw > 0 ? std::min(part, ed.free_launches ? part : part * static_cast<double>(in) / static_cast<double>(raw)) : 0;
+        // Graphed, what stays of the gap is the loader's (at most its traced time), the optimizer's
+        // where it stays eager, and the graphed calls' own cost.
+        double input = raw > 0 ? std::min(part, ed.free_launches ? static_cast<double>(in)
+                                                                 : part * static_cast<double>(in) / static_cast<double>(raw))
+                               : 0;
         acc[static_cast<size_t>(PathCategory::kInput)] += input;
         part -= input;
       }
@@ -1075,6 +1133,12 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
 }
 
 Replay ReplayModel::replay(const ReplayEdits& edits) const { return impl_->evaluate(edits); }
+
+std::vector<int64_t> ReplayModel::hostGapP25() const {
+  std::vector<int64_t> v;
+  for (const RankGraph& g : impl_->graphs) v.push_back(g.host_gap_p25);
+  return v;
+}
 
 std::vector<Replay> ReplayModel::replayAll(const std::vector<ReplayEdits>& edits, unsigned threads) const {
   std::vector<Replay> out(edits.size());

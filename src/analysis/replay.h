@@ -35,6 +35,9 @@ struct ReplayEdits {
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
+  // ... per rank (index into RunAnalysis::ranks) x this: the profiler's cost at that process's host
+  // speed (ReplayModel::hostGapP25). Empty: the same everywhere.
+  std::vector<double> rank_profiler_scale;
   // ... and on the GPU: CUPTI's kernel records stretch the gap before each piece of GPU work that
   // follows other work on its stream (or on another stream it waited for) by up to this.
   int64_t gpu_gap_overhead_ns = 0;
@@ -56,6 +59,11 @@ struct ReplayEdits {
   // ... except the optimizer steps' operators and launches, which stay eager (GradScaler's step
   // reads found_inf on the host: not capturable; forward and backward graphed alone).
   bool graph_keeps_optimizer = false;
+  // ... and what each graphed call still costs the host (the model graphed alone: static inputs
+  // copied in, the graph launched, an output detached per parameter, and each parameter's gradient
+  // added into .grad by autograd), this much per AccumulateGrad node (one per parameter per
+  // backward pass), where that node was. 0: nothing.
+  int64_t graphed_param_ns = 0;
   // GPU time added to each kernel of the optimizer steps (a captured loop or foreach step runs with
   // capturable=True: its bias corrections become kernels of their own).
   int64_t optimizer_kernel_add_ns = 0;
@@ -168,6 +176,11 @@ class ReplayModel {
   ReplayModel(const ReplayModel&) = delete;
   ReplayModel& operator=(const ReplayModel&) = delete;
   Replay replay(const ReplayEdits& edits = {}) const;
+  // Per rank: the 25th percentile of the host time on a thread before each recorded host event
+  // (since the thread's last event start or end), ns. Under the profiler
+  // these gaps hold its per-event cost and the dispatch around it: the host's speed as traced.
+  // 0 also where a rank has fewer than 100 such events (a graphed step: too few to tell).
+  std::vector<int64_t> hostGapP25() const;
   // One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4).
   std::vector<Replay> replayAll(const std::vector<ReplayEdits>& edits, unsigned threads = 0) const;
 

@@ -103,6 +103,73 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
+// Two steps of 200 operators, each followed by a 1 us kernel's launch; the host time before the
+// k-th operator (since the launch before it ended) cycles through 1, 2, 3 and 4 us; the last
+// `accum_nodes` operators of each step are AccumulateGrad nodes.
+RankTrace hostGapSteps(int accum_nodes = 0) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t step_begin = t;
+    for (int k = 0; k < 200; ++k, ++corr) {
+      t += 1000 * (1 + k % 4);
+      const bool accum = k >= 200 - accum_nodes;
+      b.add(EventKind::kHostOp, TraceBuilder::kHost,
+            accum ? "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad" : "aten::mul", t, t + 3000);
+      t += 3000;
+      b.launch(corr, t, t + 4000, EventKind::kKernel, TraceBuilder::kStream7, "my_add", t + 6000, t + 7000);
+      t += 4000;
+    }
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
+    t += 10000;
+    b.step(step, step_begin, t);
+  }
+  return b.done();
+}
+
+// The host's speed as traced: the quarter-point of the host time before each operator; and the
+// profiler's cost per event scaled by it, rank by rank.
+TEST(Replay, HostGapQuarterPointScalesTheProfilersCost) {
+  std::vector<RankTrace> v;
+  v.push_back(hostGapSteps());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  ASSERT_EQ(m.hostGapP25().size(), 1u);
+  EXPECT_EQ(m.hostGapP25()[0], 2000);  // 100 of the 400 gaps are 1 us, the next 100 are 2 us
+  Replay traced = m.replay();
+  ReplayEdits ed;
+  ed.host_event_overhead_ns = 500;
+  Replay one = m.replay(ed);
+  ed.rank_profiler_scale = {2.0};
+  Replay two = m.replay(ed);
+  ASSERT_TRUE(traced.available && one.available && two.available);
+  // Host-bound: each operator's cost comes off the step, 0.5 us and then 1 us of it.
+  EXPECT_NEAR(traced.replayed_step_ns - one.replayed_step_ns, 200 * 500, 1000);
+  EXPECT_NEAR(traced.replayed_step_ns - two.replayed_step_ns, 200 * 1000, 1000);
+}
+
+// Graphed with the optimizer eager (GradScaler): the launches and host gaps go, and each
+// AccumulateGrad node brings the graphed calls' own cost where it ran.
+TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
+  std::vector<RankTrace> v;
+  v.push_back(hostGapSteps(10));
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  ReplayEdits graphed;
+  graphed.free_launches = graphed.graph_keeps_optimizer = true;
+  Replay free = m.replay(graphed);
+  graphed.graphed_param_ns = 50000;
+  Replay charged = m.replay(graphed);
+  ASSERT_TRUE(free.available && charged.available);
+  EXPECT_LT(free.replayed_step_ns, 300000);  // 200 kernels of 1 us and the closing sync
+  // The ten nodes' 0.5 ms run on the host before the last ten launches, the earlier kernels under
+  // them: the step is that, the last kernels and the sync.
+  EXPECT_GE(charged.replayed_step_ns, 10 * 50000);
+  EXPECT_LT(charged.replayed_step_ns, 10 * 50000 + 20000);
+}
+
 // Autocast's casts on the host: in a host-bound step (the per-parameter optimizer job, its critical
 // path all host) every cast's host time lands on the step.
 TEST(Replay, AutocastCastsAddHostTimeWhereTheyRun) {

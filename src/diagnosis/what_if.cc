@@ -133,6 +133,15 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
       ed.graph_keeps_optimizer = true;
       basis += "; GradScaler's step reads its inf check on the host, so the optimizer step stays eager (forward "
                "and backward graphed, e.g. torch.cuda.make_graphed_callables)";
+      if (run->job.param_tensors > 0 && !run->job.cuda_graphs) {
+        // What each graphed pass still costs the host, charged at its AccumulateGrad nodes (a job
+        // that graphs already has that cost in its trace).
+        ed.graphed_param_ns = kGraphedParamNs + std::llround(kGraphedPassNs / run->job.param_tensors);
+        basis += fmt::format("; each graphed forward and backward pass still costs the host {:.0f} us + {:.1f} us per "
+                             "parameter ({:.0f} parameters: static inputs copied in, two graph launches, an output "
+                             "detached and a gradient accumulated per parameter; measured un-profiled)",
+                             kGraphedPassNs / 1e3, kGraphedParamNs / 1e3, run->job.param_tensors);
+      }
     } else if (captured_adam && run->job.optimizer_impl == "loop") {
       ed.optimizer_kernel_add_ns = kCapturableLoopKernelAddNs;
       basis += fmt::format("; the captured {} per-parameter loop runs with capturable=True, its bias corrections on the "
@@ -195,8 +204,17 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   return false;
 }
 
-ReplayEdits unprofiledEdits() {
+std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent) {
+  std::vector<double> scale;
+  if (exponent == 0) return scale;
+  for (int64_t p25 : model.hostGapP25())
+    scale.push_back(p25 > 0 ? std::pow(static_cast<double>(p25) / kProfilerSpeedRefNs, exponent) : 1.0);
+  return scale;
+}
+
+ReplayEdits unprofiledEdits(const ReplayModel* model) {
   ReplayEdits ed;
+  if (model) ed.rank_profiler_scale = profilerSpeedScale(*model);
   ed.host_event_overhead_ns = kProfilerHostEventNs;
   ed.api_call_overhead_ns = kProfilerApiCallNs;
   ed.gpu_gap_overhead_ns = kProfilerGpuGapNs;
@@ -239,7 +257,7 @@ constexpr double kMinPlanGain = 0.01;
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
-  const ReplayEdits unprofiled = unprofiledEdits();
+  const ReplayEdits unprofiled = unprofiledEdits(&model);
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   struct Candidate {
     std::string finding, fix, basis;
@@ -276,11 +294,14 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
     d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
-      "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, {:.2f} us per runtime call, "
-      "{:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of the "
-      "validation set: median error 9.4 %, worst 45 %); what leads afterwards: the category with the most time on "
+      "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event and {:.2f} us per runtime call "
+      "at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} us, to the "
+      "power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of the "
+      "validation set: median error 4.0 %, worst 27 %); what leads afterwards: the category with the most time on "
       "the replayed step's critical path",
-      100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerGpuGapNs / 1e3,
+      100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
+      unprofiled.rank_profiler_scale.empty() ? 1.0 : unprofiled.rank_profiler_scale[0],
+      model.hostGapP25().empty() ? 0.0 : model.hostGapP25()[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
       kProfilerGraphNodeNs / 1e3);
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];

@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/replay.h"
 #include "analysis/run_analysis.h"
@@ -15,14 +16,14 @@ namespace gpudoctor {
 struct Diagnosis;
 
 // The profiler's own cost: per recorded host event (operator, annotation, Python function), per
-// runtime/driver call and per gap between GPU work on a stream, fitted together by
-// bench/replay_calibrate on testdata/whatif: un-profiled steps predicted within 5.6 % median, 45 %
-// worst (grad_accum_fp16's base, whose profiler cost was below the average), on 42 traces of 13 jobs
-// (session 14, after async memsets and pinned copies stopped counting as waits: the GPU gap's cost
-// went from 1,600 to 400 ns, the other two stayed).
-inline constexpr int64_t kProfilerHostEventNs = 5000;
-inline constexpr int64_t kProfilerApiCallNs = 1250;
-inline constexpr int64_t kProfilerGpuGapNs = 400;
+// runtime/driver call and per gap between GPU work on a stream, the first two at each process's
+// host speed (kProfilerSpeed* below), fitted together by bench/replay_calibrate on testdata/whatif:
+// un-profiled steps predicted within 4.4 % median, 27 % worst (ckpt_large's base, GPU-bound), on 42
+// traces of 13 jobs (session 15; 5.6 % and 45 % with one cost for every host: grad_accum_fp16's
+// base, traced on a fast host, lost twice its profiler's cost).
+inline constexpr int64_t kProfilerHostEventNs = 4500;
+inline constexpr int64_t kProfilerApiCallNs = 250;
+inline constexpr int64_t kProfilerGpuGapNs = 600;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
@@ -38,8 +39,19 @@ inline constexpr int64_t kProfilerGpuGapNs = 400;
 inline constexpr int64_t kProfilerGraphNodeNs = 2000;
 inline constexpr int64_t kProfilerGraphGapCapNs = 3000;
 
-// The edits that remove the profiler's own cost (the un-profiled job), with the constants above.
-ReplayEdits unprofiledEdits();
+// The profiler's cost per event at each process's host speed: x (ReplayModel::hostGapP25 /
+// kProfilerSpeedRefNs)^kProfilerSpeedExponent (0: the same everywhere). The quarter-point of the
+// host time before each recorded event ran 0.46-2.46 us over the validation traces (the same job
+// 0.68-1.03 us from one process to the next); the host runs at two speeds about 2x apart, and the
+// profiler's cost follows it. The exponent is fitted with the costs above (session 15): with it,
+// held out by job, the un-profiled steps' median error went 6.0 -> 5.4 %, the worst 45.7 -> 33.4 %.
+inline constexpr int64_t kProfilerSpeedRefNs = 1000;
+inline constexpr double kProfilerSpeedExponent = 0.8;
+std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent = kProfilerSpeedExponent);
+
+// The edits that remove the profiler's own cost (the un-profiled job), with the constants above;
+// with a model, at each of its ranks' host speed.
+ReplayEdits unprofiledEdits(const ReplayModel* model = nullptr);
 
 // bf16 autocast, from the validation jobs' FP32 and bf16 traces (testdata/whatif, H200): BF16
 // tensor-core GEMMs ran 11.6-13.5x faster than the FP32 SIMT ones of the same model where the
@@ -92,6 +104,17 @@ inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
 // 21 % of the eager optimizer's GPU time (3.6 + 0.21 x 0.3, 6.2 and 22.4 us: 3.7, 4.9 and 8.3).
 inline constexpr int64_t kCapturableForeachParamNs = 3600;
 inline constexpr double kCapturableForeachGpuScale = 1.21;
+// The model graphed alone (torch.cuda.make_graphed_callables, where GradScaler keeps the optimizer
+// step eager): each forward and backward pass still costs the host a graphed call's work, a fixed
+// part plus a part per parameter (an output detached, and an eager AccumulateGrad node that records
+// and waits for an event and launches the add into .grad). scripts/graphed_callables_cost.py on the
+// H200 machine (torch 2.11, fp16 autocast; stacks of 2, 8, 24 and 64 Linear+GELU layers, 4-128
+// parameters, tensors so small that the host sets the pace, 7 rounds alternating eager and graphed;
+// testdata/whatif/graphed_callables_h200.jsonl): 0.71, 1.19, 2.79 and 5.17 ms a graphed pass
+// (eager 1.23, 3.02, 9.33, 22.9 ms), least squares 715 us + 35.7 us per parameter. The fixed part
+// holds the small loss of the benchmark and its backward too.
+inline constexpr int64_t kGraphedPassNs = 715000;
+inline constexpr int64_t kGraphedParamNs = 35700;
 
 // Non-reentrant activation checkpointing (torch.utils.checkpoint(use_reentrant=False)) costs host
 // time besides the forward it re-runs: saved-tensor pack hooks and RNG state in forward, the unpack

@@ -35,7 +35,7 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
   o += fmt::format("  noise: step-to-step spread {:.1f} % (base) and {:.1f} % (new), largest over ranks{}\n",
                    100 * r.base_spread, 100 * r.new_spread,
                    r.basis == "traced" ? ""
-                                       : fmt::format("; the un-profiled estimate's own error {:.1f} % (median, validation set)",
+                                       : fmt::format("; two un-profiled estimates of one step {:.1f} % apart (median, validation set)",
                                                      100 * kUnprofiledEstimateError));
   if (l.fail_if_slower_pct >= 0)
     o += fmt::format("  gate --fail-if-slower {:g} %: {}\n", l.fail_if_slower_pct,

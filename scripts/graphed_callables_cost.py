@@ -1,0 +1,103 @@
+"""What a forward and backward pass costs the host when only the model is graphed (issue 17's
+cuda_graphs edit where GradScaler keeps the optimizer step eager): torch.cuda.make_graphed_callables
+replaces the model's operators and launches with two graph replays per pass, but each call still
+copies its inputs into static buffers, launches the graph, detaches one output per parameter, and
+autograd still adds each parameter's gradient into .grad (an AccumulateGrad node per parameter).
+
+For MLP stacks of L Linear+GELU layers (2 parameters each) with tensors so small that the host sets
+the pace, fp16 autocast (cache disabled, as the CUDA-graphs docs require), gradients accumulated:
+
+  eager:   out = model(x); loss = out.float().square().mean(); loss.backward()
+  graphed: the same with model = make_graphed_callables(model, (x,))
+
+Each mode is timed per pass (wall time of N passes, synchronized at both ends: the GPU work is
+microseconds) in R rounds that alternate the modes, with a probe of the host's speed (the median
+of 200 one-element torch.add calls) before each round. One JSON line per configuration: the
+median ns per pass of each mode, the parameters P, and the eager pass's recorded host events.
+The replay's edit charges graphed_pass = a + b * P per backward pass (fit: scripts prints it).
+  python3 graphed_callables_cost.py [--layers 2,8,24,64] [--rounds 7] [--passes 200]
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+
+def host_probe():
+    a = torch.ones(1)
+    ts = []
+    for _ in range(200):
+        t0 = time.perf_counter_ns()
+        torch.add(a, a)
+        ts.append(time.perf_counter_ns() - t0)
+    return statistics.median(ts)
+
+
+def make(layers, width):
+    mods = []
+    for _ in range(layers):
+        mods += [torch.nn.Linear(width, width), torch.nn.GELU()]
+    return torch.nn.Sequential(*mods).cuda()
+
+
+def per_pass(fn, x, passes):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter_ns()
+    for _ in range(passes):
+        with torch.autocast("cuda", dtype=torch.float16, cache_enabled=False):
+            out = fn(x)
+        out.float().square().mean().backward()
+    torch.cuda.synchronize()
+    return (time.perf_counter_ns() - t0) / passes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", default="2,8,24,64")
+    ap.add_argument("--width", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--passes", type=int, default=200)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("graphed_callables_cost.py: no CUDA device")
+    rows = []
+    for layers in [int(v) for v in a.layers.split(",")]:
+        torch.manual_seed(0)
+        x = torch.randn(a.batch, a.width, device="cuda")
+        eager = make(layers, a.width)
+        graphed_model = make(layers, a.width)
+        with torch.autocast("cuda", dtype=torch.float16, cache_enabled=False):
+            graphed = torch.cuda.make_graphed_callables(graphed_model, (x.clone().requires_grad_(False),))
+        params = sum(1 for p in eager.parameters() if p.requires_grad)
+        per_pass(eager, x, 20)
+        per_pass(graphed, x, 20)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            per_pass(eager, x, 1)
+        host_events = len(prof.events())
+        t = {"eager": [], "graphed": []}
+        probes = []
+        for r in range(a.rounds):
+            probes.append(host_probe())
+            for mode in (("eager", "graphed") if r % 2 == 0 else ("graphed", "eager")):
+                t[mode].append(per_pass(eager if mode == "eager" else graphed, x, a.passes))
+        row = dict(layers=layers, params=params, width=a.width, batch=a.batch, eager_host_events=host_events,
+                   eager_pass_ns=statistics.median(t["eager"]), graphed_pass_ns=statistics.median(t["graphed"]),
+                   eager_rounds_ns=t["eager"], graphed_rounds_ns=t["graphed"], host_probe_ns=probes,
+                   torch=torch.__version__, gpu=torch.cuda.get_device_name())
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    # graphed_pass = a + b * P, least squares over the configurations.
+    ps = [r["params"] for r in rows]
+    gs = [r["graphed_pass_ns"] for r in rows]
+    if len(rows) >= 2:
+        mp, mg = statistics.mean(ps), statistics.mean(gs)
+        b = sum((p - mp) * (g - mg) for p, g in zip(ps, gs)) / sum((p - mp) ** 2 for p in ps)
+        print(json.dumps(dict(fit="graphed_pass_ns = a + b * params", a=mg - b * mp, b=b)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
