@@ -106,6 +106,21 @@ JOBS = {
         desc="well-configured GPT: bf16, SDPA, fused AdamW, DataLoader with 2 workers and pinned memory",
         variants={"base": [], "rerun": []},
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    # Held out in session 15 (added after the profiler's per-host-speed cost and the graphed passes'
+    # cost were fitted and measured): other sizes and profiler options of three jobs above.
+    "scaler_graphs_mid": dict(
+        desc="GPT (d 384, 3 layers, seq 128), 2-step gradient accumulation at micro-batch 4, fp16 + GradScaler",
+        variants={"base": [], "cuda_graphs": ["cuda_graphs"], "bf16_no_scaler": ["bf16_no_scaler"],
+                  "microbatch8_no_accum": ["microbatch8_no_accum"]},
+        profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
+    "launch_bound_mid": dict(
+        desc="small GPT (d 128, 4 layers, seq 64) at batch 4: the host's launches limit the step",
+        variants={"base": [], "cuda_graphs": ["cuda_graphs"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=True)),
+    "mask_small": dict(
+        desc="GPT (FP32, SDPA, d 256, 4 layers) with boolean-mask indexing every other layer",
+        variants={"base": [], "where": ["where"], "bf16": ["bf16"], "fused": ["fused"]},
+        profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
 }
 
 FULL = dict(warmup=8, n_unprofiled=30, rounds=5, n_recheck=15, n_profiled=20)
@@ -495,9 +510,9 @@ def build(job, fixes):
                         attention=attn, optimizer="AdamW " + impl, data="pre-made pinned batches, non_blocking copy")
         return r, info, batch
 
-    if job == "gpt_launch_bound":
-        vocab, d, heads, layers, seq = 1024, 64, 2, 6, 32
-        batch = 8 if "batch8" in fx else 2
+    if job in ("gpt_launch_bound", "launch_bound_mid"):
+        vocab, d, heads, layers, seq = (1024, 64, 2, 6, 32) if job == "gpt_launch_bound" else (2048, 128, 4, 4, 64)
+        batch = 8 if "batch8" in fx else 2 if job == "gpt_launch_bound" else 4
         model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
         info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
@@ -585,17 +600,18 @@ def build(job, fixes):
                         if every == 100 else "loss.item() every step, then the host work")
         return r, info, batch
 
-    if job == "mask_nonzero":
-        vocab, d, heads, layers, seq, batch = 4096, 320, 5, 8, 256, 32
+    if job in ("mask_nonzero", "mask_small"):
+        vocab, d, heads, layers, seq, batch = ((4096, 320, 5, 8, 256, 32) if job == "mask_nonzero"
+                                               else (2048, 256, 4, 4, 128, 16))
         mode = "where" if "where" in fx else "index"
         model = GPT(vocab, d, heads, layers, attn="sdpa", center=mode, center_every=2).cuda()
-        opt = adamw(model.parameters(), "foreach")
+        opt = adamw(model.parameters(), "fused" if "fused" in fx else "foreach")
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True, pad=True))
         amp = torch.bfloat16 if "bf16" in fx else None
         r = Runner(model, opt, src, gpt_prep_mask, gpt_loss_pad, amp=amp, non_blocking=True)
         info = gpt_info(model, vocab, d, heads, layers, seq, batch,
                         precision="bf16 autocast" if amp else "fp32", attention="sdpa",
-                        optimizer="AdamW foreach", masked_layers=layers // 2,
+                        optimizer="AdamW fused" if "fused" in fx else "AdamW foreach", masked_layers=layers // 2,
                         masking="x - x[mask].mean(0) (boolean-mask indexing)" if mode == "index"
                         else "x - torch.where(mask, x, 0).sum / mask.sum()")
         return r, info, batch
@@ -656,11 +672,11 @@ def build(job, fixes):
                     data="pre-made pinned batches, non_blocking copy")
         return r, info, batch
 
-    if job == "grad_accum_fp16":
-        vocab, d, heads, layers, seq = 8192, 512, 8, 2, 256
+    if job in ("grad_accum_fp16", "scaler_graphs_mid"):
+        vocab, d, heads, layers, seq = (8192, 512, 8, 2, 256) if job == "grad_accum_fp16" else (4096, 384, 6, 3, 128)
         bf16 = "bf16_no_scaler" in fx
         mb8 = "microbatch8_no_accum" in fx
-        micro, accum = (8, 1) if mb8 else (2, 4)
+        micro, accum = (8, 1) if mb8 else (2, 4) if job == "grad_accum_fp16" else (4, 2)
         model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
         opt = adamw(model.parameters(), "foreach")
         scaler = None if bf16 else torch.amp.GradScaler("cuda")

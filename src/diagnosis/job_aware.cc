@@ -33,8 +33,16 @@ std::vector<InUse> featuresInUse(const JobProfile& job) {
                  "# FSDP: prefetch the next all-gather and bound the ones in flight:\n"
                  "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, "
                  "limit_all_gathers=True)"});
-  // Not in use but out of reach: FSDP's hooks, allocations and collectives per step keep the step
-  // out of stock CUDA-graph capture.
+  // Not in use but out of reach: a data-dependent shape (boolean-mask indexing, nonzero, unique)
+  // syncs the step and cannot be captured; ...
+  if (hasDataDependentShapes(job))
+    v.push_back({"data-dependent shapes (aten::nonzero: not capturable into CUDA graphs)",
+                 {"CUDAGraph", "cuda.graph", "reduce-overhead"},
+                 "# boolean-mask indexing (aten::nonzero) gives tensors data-dependent shapes and syncs the "
+                 "step: CUDA graphs cannot capture it; replace it with torch.where (see the sync finding), "
+                 "then capture the step"});
+  // ... and FSDP's hooks, allocations and collectives per step keep the step out of stock CUDA-graph
+  // capture.
   if (job.data_parallel == "fsdp")
     v.push_back({"FSDP (not capturable into CUDA graphs)", {"CUDAGraph", "cuda.graph", "reduce-overhead"},
                  "# FSDP's per-step hooks and collectives keep it out of CUDA graphs: compile each block "
@@ -50,6 +58,14 @@ const InUse* match(const std::vector<InUse>& in_use, const std::string& line) {
 }
 
 }  // namespace
+
+bool hasDataDependentShapes(const JobProfile& job) {
+  for (const HostSync& h : job.host_syncs)
+    if (h.op == "aten::nonzero" || h.op == "aten::masked_select" || h.op.starts_with("aten::_unique") ||
+        h.op.starts_with("aten::unique"))
+      return true;
+  return false;
+}
 
 bool advisesFeatureInUse(const JobProfile& job, const std::string& fix_line, std::string* feature) {
   const std::vector<InUse> in_use = featuresInUse(job);

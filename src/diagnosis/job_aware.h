@@ -12,6 +12,10 @@ namespace gpudoctor {
 
 void respectJobProfile(const JobProfile& job, std::vector<Finding>& findings);
 
+// Whether the step syncs on a data-dependent shape (boolean-mask indexing: aten::nonzero,
+// masked_select, unique): CUDA graphs cannot capture it until that goes.
+bool hasDataDependentShapes(const JobProfile& job);
+
 // Whether `fix_line` advises a feature `job` already uses; `feature` gets its name.
 bool advisesFeatureInUse(const JobProfile& job, const std::string& fix_line, std::string* feature = nullptr);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/job_aware.h"
 
 namespace gpudoctor {
 
@@ -267,7 +268,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   for (const Finding& f : d.findings) {
     std::string_view fix = fixOfFinding(f.id);
     if (fix.empty()) continue;
-    if (fix == "cuda_graphs" && run.job.data_parallel == "fsdp") continue;  // not capturable (job_aware)
+    if (fix == "cuda_graphs" && (run.job.data_parallel == "fsdp" || hasDataDependentShapes(run.job)))
+      continue;  // not capturable (job_aware)
     ReplayEdits ed = unprofiled;
     std::string basis;
     if (!fixEdit(fix, c, &run, ed, basis)) continue;
