@@ -45,6 +45,37 @@ TEST(JobAware, AFeatureInUseIsNotAdvisedAndTheAdviceFitsTheJob) {
   EXPECT_EQ(w[0].fix, f.fix);
 }
 
+// Boolean-mask indexing syncs the step on a data-dependent shape: CUDA graphs cannot capture it, so
+// the advice says what must go first, and the replay predicts no graphed step for it (the held-out
+// mask_small job: its launch-bound finding keeps its bound).
+TEST(JobAware, DataDependentShapesKeepCudaGraphsOut) {
+  JobProfile job;
+  EXPECT_FALSE(hasDataDependentShapes(job));
+  job.host_syncs.push_back({"aten::item", "cudaStreamSynchronize", "", "DtoH", 1, 1000, 500});
+  EXPECT_FALSE(hasDataDependentShapes(job));
+  job.host_syncs.push_back({"aten::nonzero", "cudaStreamSynchronize", "aten::index", "DtoH", 2, 1000, 500});
+  EXPECT_TRUE(hasDataDependentShapes(job));
+  Finding f;
+  f.id = "launch.overhead";
+  f.fix = {"# or capture the step yourself: g = torch.cuda.CUDAGraph(); with torch.cuda.graph(g): ..."};
+  std::vector<Finding> v = {f};
+  respectJobProfile(job, v);
+  ASSERT_EQ(v[0].fix.size(), 1u);
+  EXPECT_NE(v[0].fix[0].find("torch.where"), std::string::npos) << v[0].fix[0];
+  auto l = testing::loadRun({testing::srcPath("testdata/whatif/mask_small__base.pt.trace.json.gz")});
+  ASSERT_TRUE(hasDataDependentShapes(l->run.job));
+  Diagnosis d = diagnose(l->run, Thresholds::defaults());
+  ASSERT_TRUE(d.what_if.available) << d.what_if.basis;
+  bool launch = false;
+  for (const auto& x : d.findings)
+    if (x.id == "launch.overhead") {
+      launch = true;
+      EXPECT_FALSE(x.what_if.available);
+    }
+  EXPECT_TRUE(launch);
+  for (const auto& p : d.plan) EXPECT_NE(p.fix, "cuda_graphs");
+}
+
 TEST(JobAware, FsdpJobsGetFsdpAdviceNotDdp) {
   JobProfile job;
   job.data_parallel = "fsdp";
