@@ -3,9 +3,9 @@
 #include "analysis/breakdown.h"
 
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <thread>

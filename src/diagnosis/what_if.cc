@@ -294,16 +294,17 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
   d.what_if.bottleneck = pathCategoryName(base.leading);
   for (int k = 0; k < kPathCategoryCount; ++k)
     d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
+  const std::vector<int64_t> p25 = model.hostGapP25();
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event and {:.2f} us per runtime call "
       "at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} us, to the "
       "power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of the "
-      "validation set: median error 4.0 %, worst 27 %); what leads afterwards: the category with the most time on "
+      "validation set: median error 4.4 %, worst 27 %); what leads afterwards: the category with the most time on "
       "the replayed step's critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
       unprofiled.rank_profiler_scale.empty() ? 1.0 : unprofiled.rank_profiler_scale[0],
-      model.hostGapP25().empty() ? 0.0 : model.hostGapP25()[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
+      p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
       kProfilerGraphNodeNs / 1e3);
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];
