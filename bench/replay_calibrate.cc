@@ -310,6 +310,7 @@ int main(int argc, char** argv) {
   std::printf("%-26s %-26s %9s %9s %8s   %12s %8s %s\n", "job", "fix", "measured", "predicted", "error", "band",
               "outside", "n");
   std::vector<double> errs, band_errs, pass2_errs;  // pass2: against the trace's process alone
+  std::vector<double> anchored_errs;  // the base anchored to its process's measured step
   std::vector<double> edit_errs;  // the edited base's step against the variant trace's, both replayed
   std::string edit_note;
   for (const auto& j : jobs) {
@@ -346,6 +347,22 @@ int main(int argc, char** argv) {
     }
     double err = predicted / measured - 1;
     errs.push_back(std::abs(err));
+    // The base anchored to the step its own process measured un-profiled (what a user's logs give).
+    ReplayEdits anchored = ed;
+    const ProfilerAnchor anchor = anchorProfilerCost(*base->model, base->measured, anchored);
+    ReplayEdits anchored_fix = anchored;
+    for (size_t from2 = 0; from2 <= j.variant.size();) {
+      size_t plus = j.variant.find('+', from2);
+      editFor(j.variant.substr(from2, plus == std::string::npos ? std::string::npos : plus - from2), anchored_fix,
+              &base->run);
+      if (plus == std::string::npos) break;
+      from2 = plus + 1;
+    }
+    const double anchored_pred = anchor.step_ns / base->model->replay(anchored_fix).replayed_step_ns;
+    anchored_errs.push_back(std::abs(anchored_pred / measured - 1));
+    const std::string anchored_col = fmt::format("{:5.2f}x {:+6.1f}% (x{:.2f}{})", anchored_pred,
+                                                 100 * (anchored_pred / measured - 1), anchor.factor,
+                                                 anchor.reached ? "" : " not reached");
     // The edit against the variant's own trace, both replayed un-profiled: what the edit misses,
     // free of the timing's noise (the two traces come from one process each).
     const double own = j.model->replay(editsOf(committed, j)).replayed_step_ns;
@@ -361,8 +378,9 @@ int main(int argc, char** argv) {
     }
     double band_err = predicted < lo ? predicted / lo - 1 : predicted > hi ? predicted / hi - 1 : 0;
     band_errs.push_back(std::abs(band_err));
-    std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%   %5.2f-%5.2fx %+7.1f%% %zu  %s\n", j.job.c_str(), j.variant.c_str(),
-                measured, predicted, 100 * err, lo, hi, 100 * band_err, each.size(), paths ? edit_note.c_str() : "");
+    std::printf("%-26s %-26s %8.2fx %8.2fx %+7.1f%%   %5.2f-%5.2fx %+7.1f%% %-2zu %s  %s\n", j.job.c_str(),
+                j.variant.c_str(), measured, predicted, 100 * err, lo, hi, 100 * band_err, each.size(),
+                anchored_col.c_str(), paths ? edit_note.c_str() : "");
     std::fputs(edited_path.c_str(), stdout);
   }
   // The plan of each job's base trace (the whole diagnosis, built-in ceilings) against the single
@@ -410,6 +428,9 @@ int main(int argc, char** argv) {
     if (retimed)
       std::printf("against the trace's process alone (pass 2): median |error| %.1f %%, worst %.1f %%\n",
                   100 * pass2_errs[pass2_errs.size() / 2], 100 * pass2_errs.back());
+    std::sort(anchored_errs.begin(), anchored_errs.end());
+    std::printf("with the base anchored to the step its process measured (analyze --measured-step-ms): median |error| %.1f %%, "
+                "worst %.1f %%\n", 100 * anchored_errs[anchored_errs.size() / 2], 100 * anchored_errs.back());
     std::sort(edit_errs.begin(), edit_errs.end());
     std::printf("each edited base against the variant's own trace, both replayed un-profiled: median |error| %.1f %%, "
                 "worst %.1f %%\n", 100 * edit_errs[edit_errs.size() / 2], 100 * edit_errs.back());

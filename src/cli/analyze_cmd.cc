@@ -23,6 +23,7 @@
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/nccl_log_check.h"
+#include "diagnosis/what_if.h"
 #include "probes/nccl_library.h"
 #include "sources/nccl_env/settings_reader.h"
 #include "report/bench_gpu_report.h"
@@ -58,6 +59,7 @@ struct AnalyzeArgs {
   unsigned threads = 0;
   bool quiet = false;
   bool no_what_if = false;
+  double measured_step_ms = 0;  // --measured-step-ms: the step timed without the profiler
   std::string ceilings;        // --ceilings FILE: efficiency figures against measured ceilings
   double flops_per_step = 0;   // --flops-per-step: training FLOPs per step per rank, for MFU
   std::string mfu_precision;   // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
@@ -291,6 +293,10 @@ int runAnalyze(const AnalyzeArgs& a) {
     for (const auto& f : files.value())
       if ((any_summary = isSummaryFile(f))) break;
   if (a.mpi || a.stream || any_summary || files.value().size() > kInMemoryMax) {
+    if (a.measured_step_ms > 0)
+      return fail("--measured-step-ms: the streaming mode has no replay to anchor (analyze at most " +
+                      std::to_string(kInMemoryMax) + " traces, without --stream, --mpi or summaries)",
+                  2);
     if (!a.quiet && !a.mpi && !a.stream && !any_summary)
       std::fprintf(stderr, "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
                            "thread; per-rank detail: analyze one rank's trace)\n", files.value().size());
@@ -329,6 +335,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     }
   }
   DiagnosisInputs inputs;
+  inputs.measured_step_ns = a.measured_step_ms * 1e6;
   std::vector<EnvFinding> env_findings;
   if (!a.nccl_env.empty()) {
     auto settings = readNcclSettingsFile(a.nccl_env);
@@ -356,6 +363,20 @@ int runAnalyze(const AnalyzeArgs& a) {
   Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
                                 : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
   if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
+  if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
+    const double miss = std::abs(static_cast<double>(diag.what_if.unprofiled_step_ns) /
+                                     static_cast<double>(diag.what_if.measured_step_ns) - 1);
+    if (!diag.what_if.available || miss > kAnchorMaxMiss)
+      return fail(fmt::format("--measured-step-ms {:g}: {}", a.measured_step_ms,
+                              diag.what_if.available ? diag.what_if.anchor_note +
+                                                           ": is it the traced job's (same model, batch and machine)?"
+                                                     : "no replay to anchor: " + diag.what_if.basis),
+                  2);
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: %s; predicting from the nearest, %.2f ms\n",
+                   a.measured_step_ms, diag.what_if.anchor_note.c_str(),
+                   static_cast<double>(diag.what_if.unprofiled_step_ns) / 1e6);
+  }
   if (!a.html.empty())  // '-' writes the page to stdout, as --json -
     if (std::string e = writeDocument(a.html, renderHtml(run.value(), diag)); !e.empty()) return fail(e);
   std::optional<Efficiency> eff;
@@ -449,6 +470,22 @@ std::function<int()> addAnalyze(CLI::App& app) {
       "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
   addCommonOptions(cmd, args.get());
   cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str();
+  cmd->add_option("--measured-step-ms", args->measured_step_ms,
+                  "The step time the job logs when it runs without the profiler (same model, batch and machine), "
+                  "in ms: the replay's un-profiled step is matched to it (the profiler's estimated cost scaled) "
+                  "and every predicted speedup starts from it. Without it the profiler's cost is estimated from "
+                  "the trace (e.g. --measured-step-ms 18.4)")
+      ->type_name("MS")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            return end != s.c_str() && *end == '\0' && v >= 1e-3 && v <= 3.6e6
+                       ? ""
+                       : s + " is not a step time in ms (0.001 to 3600000)";
+          },
+          "MS", "step time"))
+      ->excludes("--no-what-if");
   cmd->add_option("--ceilings", args->ceilings,
                   "Ceilings JSON (gpudoctor bench gpu --ceilings-out, or --datasheet H200): adds MFU and % of bandwidth")
       ->type_name("FILE");

@@ -407,4 +407,38 @@ TEST(Cli, NcclBenchFlagsAndNoGpu) {
 }
 
 }  // namespace
+// --measured-step-ms: the step the job's logs give anchors the replay; a number the trace cannot
+// give, or that is no step time, is one error line and exit 2, with no JSON written.
+TEST(Cli, MeasuredStepAnchorsTheReplay) {
+  const std::string trace = src("testdata/whatif/ckpt_large__base.pt.trace.json.gz");
+  auto ok = run("analyze -q " + trace + " --measured-step-ms 33.14 --json -");
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  const auto& w = j["diagnosis"]["what_if"];
+  ASSERT_TRUE(w.contains("anchor")) << w.dump();
+  EXPECT_EQ(w["anchor"]["measured_step_ns"], 33'140'000);
+  EXPECT_EQ(w["anchor"]["matched"], true);
+  EXPECT_TRUE(w["anchor"]["note"].is_null());
+  EXPECT_NEAR(w["unprofiled_step_ns"].get<double>() / 33.14e6, 1.0, 0.002);
+  EXPECT_LT(w["anchor"]["profiler_cost_factor"].get<double>(), 1.0);
+  auto plain = nlohmann::json::parse(run("analyze -q " + trace + " --json -").out);
+  EXPECT_FALSE(plain["diagnosis"]["what_if"].contains("anchor"));
+  auto text = run("analyze -q " + trace + " --measured-step-ms 33.14");
+  EXPECT_NE(text.out.find("matched to the measured 33.14 ms"), std::string::npos) << text.out;
+  const auto out = scratch() / "anchored.json";
+  for (const char* bad : {"5", "500", "nan", "-3", "0", "1e9", "12abc"}) {
+    fs::remove(out);
+    auto r = run("analyze " + trace + " --measured-step-ms " + bad + " --json " + out.string());
+    EXPECT_EQ(r.rc, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--measured-step-ms"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
+  auto both = run("analyze " + trace + " --measured-step-ms 33 --no-what-if");
+  EXPECT_EQ(both.rc, 2);
+  auto stream = run("analyze --stream " + trace + " --measured-step-ms 33");
+  EXPECT_EQ(stream.rc, 2);
+  EXPECT_NE(stream.err.find("streaming mode"), std::string::npos) << stream.err;
+}
+
 }  // namespace gpudoctor

@@ -114,7 +114,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     builtin = builtinCeilings(run.ranks.front().trace->devices.front().name);
     if (builtin) ceilings = &*builtin;
   }
-  predictFixes(run, ceilings, d);
+  predictFixes(run, ceilings, d, in.measured_step_ns);
   // A finding with a prediction is graded by it, not by its bound: the step share the fix saves
   // (under 5 %, the replay's own accuracy, info; from critical_gain_share up, critical).
   for (Finding& f : d.findings) {

@@ -22,6 +22,12 @@ struct StepWhatIf {
   // The un-profiled step's critical path by category (ns per step; the parts add up to the step).
   std::vector<std::pair<std::string, double>> unprofiled_path;
   std::string basis;  // how, or why unavailable
+  // With a step measured without the profiler (DiagnosisInputs::measured_step_ns): that step, the
+  // factor on the estimated profiler cost that the replay needed to match it, and whether it did.
+  int64_t measured_step_ns = 0;
+  double profiler_cost_factor = 1;
+  bool anchored = false;
+  std::string anchor_note;  // where the replay could not match the measured step: why
 };
 
 // One fix of the plan: the fixes applied one after another, the one that gains most first; each

@@ -99,6 +99,9 @@ struct Facts {
 struct DiagnosisInputs {
   const std::vector<EnvFinding>* nccl_env = nullptr;  // `nccl env` verdicts on the job's settings
   const std::vector<Finding>* nccl_log = nullptr;     // what the job's NCCL INFO logs reveal
+  // The job's step timed without the profiler (its own logs), ns; 0: unknown. Anchors the replay's
+  // un-profiled step (diagnosis/what_if: anchorProfilerCost).
+  double measured_step_ns = 0;
 };
 
 // Builds the facts once (the ranking included).

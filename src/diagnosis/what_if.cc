@@ -224,6 +224,68 @@ ReplayEdits unprofiledEdits(const ReplayModel* model) {
   return ed;
 }
 
+ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, ReplayEdits& ed) {
+  const std::vector<double> scale0 =
+      ed.rank_profiler_scale.empty() ? std::vector<double>(model.hostGapP25().size(), 1.0) : ed.rank_profiler_scale;
+  // The host's part: what the host speed sets, and what the estimate from the trace gets wrong
+  // (its GPU part, CUPTI's records, does not follow the host).
+  auto at = [&](double factor) {
+    ReplayEdits e = ed;
+    e.rank_profiler_scale = scale0;
+    for (double& s : e.rank_profiler_scale) s *= factor;
+    return std::pair{e, model.replay(e)};
+  };
+  ProfilerAnchor a;
+  auto take = [&](double factor, std::pair<ReplayEdits, Replay> r) {
+    a.factor = factor;
+    a.step_ns = r.second.replayed_step_ns;
+    a.reached = std::abs(a.step_ns / measured_ns - 1) <= kAnchorTolerance;
+    ed = std::move(r.first);
+    return a;
+  };
+  auto one = at(1.0);
+  if (!one.second.available) {
+    a.note = one.second.reason;
+    return a;
+  }
+  if (std::abs(one.second.replayed_step_ns / measured_ns - 1) <= kAnchorTolerance) return take(1.0, std::move(one));
+  // The step falls as the cost removed grows (never below the GPU's own work): bisect on the factor.
+  double lo = 0, hi = kAnchorMaxFactor;
+  if (one.second.replayed_step_ns > measured_ns) {
+    lo = 1.0;
+    auto top = at(hi);
+    if (top.second.replayed_step_ns > measured_ns * (1 + kAnchorTolerance)) {
+      take(hi, std::move(top));
+      a.note = fmt::format("the measured step ({:.2f} ms) is below the shortest the trace gives without its profiler "
+                           "({:.2f} ms, {}x its estimated cost removed)",
+                           measured_ns / 1e6, a.step_ns / 1e6, kAnchorMaxFactor);
+      return a;
+    }
+  } else {
+    hi = 1.0;
+    auto none = at(0.0);
+    if (none.second.replayed_step_ns < measured_ns * (1 - kAnchorTolerance)) {
+      take(0.0, std::move(none));
+      a.note = fmt::format("the measured step ({:.2f} ms) is above the traced step as replayed with the profiler's "
+                           "host cost in it ({:.2f} ms)",
+                           measured_ns / 1e6, a.step_ns / 1e6);
+      return a;
+    }
+  }
+  double f = (lo + hi) / 2;
+  auto mid = at(f);
+  for (int i = 0; i < 40 && std::abs(mid.second.replayed_step_ns / measured_ns - 1) > kAnchorTolerance; ++i) {
+    (mid.second.replayed_step_ns > measured_ns ? lo : hi) = f;
+    f = (lo + hi) / 2;
+    mid = at(f);
+  }
+  take(f, std::move(mid));
+  if (!a.reached)  // a jump: the step changes by more than the tolerance at one factor (a flipped critical path)
+    a.note = fmt::format("the replayed step jumps past the measured one ({:.2f} ms) at {:.2f}x the estimated cost",
+                         measured_ns / 1e6, f);
+  return a;
+}
+
 std::string_view fixOfFinding(std::string_view id) {
   if (id == "precision.fp32_gemm") return "bf16";
   if (id == "input.loader_on_critical_path") return "loader_workers";
@@ -255,10 +317,18 @@ constexpr double kMinPlanGain = 0.01;
 
 }  // namespace
 
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns) {
   const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
-  const ReplayEdits unprofiled = unprofiledEdits(&model);
+  ReplayEdits unprofiled = unprofiledEdits(&model);
+  const std::vector<double> estimated_scale = unprofiled.rank_profiler_scale;
+  if (measured_step_ns > 0) {
+    const ProfilerAnchor a = anchorProfilerCost(model, measured_step_ns, unprofiled);
+    d.what_if.measured_step_ns = std::llround(measured_step_ns);
+    d.what_if.profiler_cost_factor = a.factor;
+    d.what_if.anchored = a.reached;
+    d.what_if.anchor_note = a.note;
+  }
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   struct Candidate {
     std::string finding, fix, basis;
@@ -303,9 +373,15 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d) {
       "validation set: median error 4.4 %, worst 27 %); what leads afterwards: the category with the most time on "
       "the replayed step's critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
-      unprofiled.rank_profiler_scale.empty() ? 1.0 : unprofiled.rank_profiler_scale[0],
+      estimated_scale.empty() ? 1.0 : estimated_scale[0],
       p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
       kProfilerGraphNodeNs / 1e3);
+  if (d.what_if.measured_step_ns > 0)
+    d.what_if.basis += fmt::format(
+        "; anchored to the measured un-profiled step of {:.2f} ms: the profiler's estimated host cost x {:.3f}{}",
+        d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor,
+        d.what_if.anchored ? fmt::format(" (replayed {:.2f} ms)", base.replayed_step_ns / 1e6)
+                           : " — not matched: " + d.what_if.anchor_note);
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];
     if (!e.available || e.replayed_step_ns <= 0) continue;

@@ -53,6 +53,25 @@ std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent
 // with a model, at each of its ranks' host speed.
 ReplayEdits unprofiledEdits(const ReplayModel* model = nullptr);
 
+// A step measured without the profiler (the job's own logs: its iteration time at the same
+// configuration) anchors the profiler's host cost (per host event and runtime call, every rank's;
+// the part that follows the host's speed) x one factor, found by bisection,
+// so that the replayed un-profiled step matches it. The trace alone estimates that cost from its
+// host's speed (above); a measured step removes that estimate's error from every prediction.
+struct ProfilerAnchor {
+  bool reached = false;  // the replay matches measured_ns within kAnchorTolerance
+  double factor = 1;     // the profiler's cost x this (0: none removed)
+  double step_ns = 0;    // the replayed un-profiled step at that factor
+  std::string note;      // where not reached: why (the measured step outside what the replay can give)
+};
+inline constexpr double kAnchorTolerance = 0.002;
+// A measured step further than this from the nearest the replay can give is not the traced job's
+// (another batch, model or machine): analyze refuses it. Within it, the nearest is kept, with a note.
+inline constexpr double kAnchorMaxMiss = 0.10;
+inline constexpr double kAnchorMaxFactor = 8;
+// Rescales `ed` (the un-profiled edits: unprofiledEdits(&model)) in place.
+ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, ReplayEdits& ed);
+
 // bf16 autocast, from the validation jobs' FP32 and bf16 traces (testdata/whatif, H200): BF16
 // tensor-core GEMMs ran 11.6-13.5x faster than the FP32 SIMT ones of the same model where the
 // peaks' ratio is 15.4x (80 % of it), tiny ones (5 us in FP32) only 1.8-2.4x (about 3 us each);
@@ -143,6 +162,8 @@ std::string_view categoryOfFix(std::string_view fix);
 
 // Replays the run unedited, un-profiled, and once per finding with an editable fix; fills
 // d.what_if, each such finding's what_if, and d.plan. `c`: ceilings for the edits (null: unknown GPU).
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d);
+// measured_step_ns > 0: the job's step timed without the profiler, which anchors the un-profiled
+// step (anchorProfilerCost) in place of the estimate from the trace's host speed.
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns = 0);
 
 }  // namespace gpudoctor

@@ -117,6 +117,46 @@ TEST(WhatIf, TheHealthyJobIsPromisedNothing) {
   EXPECT_NEAR(d.what_if.unprofiled_step_ns / measuredNs("healthy", "base"), 1.0, 0.35);
 }
 
+// A step measured without the profiler anchors the un-profiled replay: the factor on the estimated
+// profiler cost is found so that the replay matches it, the predictions start from it, and a step the
+// trace cannot give (below its GPU's own work, above the traced step) is reported, not matched.
+TEST(WhatIf, AMeasuredStepAnchorsTheProfilersCost) {
+  auto l = testing::loadRun({testing::srcPath("testdata/whatif/ckpt_large__base.pt.trace.json.gz")});
+  const ReplayModel model(l->run);
+  const double estimated = model.replay(unprofiledEdits(&model)).replayed_step_ns;
+  const double traced = model.replay().replayed_step_ns;
+  for (double target : {estimated, 1.2 * estimated, 0.5 * (estimated + traced)}) {
+    ReplayEdits ed = unprofiledEdits(&model);
+    const ProfilerAnchor a = anchorProfilerCost(model, target, ed);
+    ASSERT_TRUE(a.reached) << target << ": " << a.note;
+    EXPECT_NEAR(a.step_ns / target, 1.0, kAnchorTolerance);
+    EXPECT_DOUBLE_EQ(model.replay(ed).replayed_step_ns, a.step_ns);  // `ed` holds the factor found
+    if (target > estimated * (1 + kAnchorTolerance)) EXPECT_LT(a.factor, 1.0);  // less removed: a longer step
+    if (target == estimated) EXPECT_EQ(a.factor, 1.0);
+  }
+  ReplayEdits below = unprofiledEdits(&model), above = unprofiledEdits(&model);
+  const ProfilerAnchor lo = anchorProfilerCost(model, 0.1 * estimated, below);
+  EXPECT_FALSE(lo.reached);
+  EXPECT_EQ(lo.factor, kAnchorMaxFactor);
+  EXPECT_NE(lo.note.find("below"), std::string::npos);
+  const ProfilerAnchor hi = anchorProfilerCost(model, 2 * traced, above);
+  EXPECT_FALSE(hi.reached);
+  EXPECT_EQ(hi.factor, 0.0);
+  EXPECT_NEAR(hi.step_ns / traced, 1.0, 0.001);  // its host cost kept: the traced step less CUPTI's GPU gaps
+  // Through the diagnosis: the measured step (ckpt_large's own, 33.14 ms) moves the base and the
+  // prediction of its fix with it; the estimate from the trace alone is 27 % short of it.
+  const double measured = measuredNs("ckpt_large", "base");
+  Diagnosis d = diagnose(l->run, Thresholds::defaults(), DiagnosisInputs{.measured_step_ns = measured});
+  ASSERT_TRUE(d.what_if.anchored) << d.what_if.anchor_note;
+  EXPECT_NEAR(d.what_if.unprofiled_step_ns / measured, 1.0, kAnchorTolerance);
+  EXPECT_NE(d.what_if.basis.find("anchored to the measured"), std::string::npos);
+  const Finding* f = finding(d, "memory.recomputation");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->what_if.available);
+  const double fixed = measured / measuredNs("ckpt_large", "no_checkpointing");
+  EXPECT_NEAR(f->what_if.speedup / fixed, 1.0, 0.10);  // 1.49x against 1.58x; 1.18x from the trace alone
+}
+
 // The plan applies fixes one after another, the best first; each step gains, the speedups are
 // cumulative and each names what leads afterwards.
 TEST(WhatIf, ThePlanOrdersFixesByWhatTheyBuy) {

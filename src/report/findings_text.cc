@@ -44,8 +44,14 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                       ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
                       : "Findings, ranked by the step time a fix can save (upper bounds)\n";
   if (d.what_if.available)
-    o += wrapText(fmt::format("un-profiled step (replay): {:.2f} ms (traced {:.2f} ms), limited by {}",
+    o += wrapText(fmt::format("un-profiled step (replay): {:.2f} ms (traced {:.2f} ms{}), limited by {}",
                               d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
+                              d.what_if.measured_step_ns <= 0 ? ""
+                              : d.what_if.anchored
+                                  ? fmt::format("; matched to the measured {:.2f} ms, the profiler's estimated host cost x {:.2f}",
+                                                d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor)
+                                  : fmt::format("; the measured {:.2f} ms NOT matched: {}", d.what_if.measured_step_ns / 1e6,
+                                                d.what_if.anchor_note),
                               d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
                   "  ", 100);
   size_t n = 0;

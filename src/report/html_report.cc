@@ -440,7 +440,10 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
   if (!d.plan.empty()) {
     o += "<h2>Plan (fixes applied one after another, predicted by replay";
     if (d.what_if.available)
-      o += fmt::format("; un-profiled step {:.2f} ms", ms(static_cast<double>(d.what_if.unprofiled_step_ns)));
+      o += fmt::format("; un-profiled step {:.2f} ms{}", ms(static_cast<double>(d.what_if.unprofiled_step_ns)),
+                       d.what_if.anchored ? fmt::format(", matched to the measured {:.2f} ms",
+                                                        ms(static_cast<double>(d.what_if.measured_step_ns)))
+                                          : "");
     o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
          "<th>then limited by</th></tr>";
     int n = 0;

@@ -43,7 +43,10 @@ const char* const kDefinitions[] = {
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
     "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns. "
-    "unprofiled_path_ns: the un-profiled step's critical path by category (ns per step, adding up to the step).",
+    "unprofiled_path_ns: the un-profiled step's critical path by category (ns per step, adding up to the step). "
+    "anchor (only with --measured-step-ms): the step measured without the profiler, the factor on the estimated host "
+    "profiler cost that makes the replayed un-profiled step match it (every prediction uses that factor), whether "
+    "it matched within 0.2 %, and why not (null when it did).",
     "job_summary: the job profile's fields as [key, text] pairs, what `gpudoctor compare` reads of a saved document.",
     "job: what the job already does, from the trace alone (null: the trace cannot tell). precision: of the GEMM, "
     "convolution and attention kernel time (one precision >= 90 % of the known time, else mixed); autocast: GEMM "
@@ -287,6 +290,11 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                                 : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
                                                {"unprofiled_step_ns", nullptr}, {"unprofiled_path_ns", nullptr},
                                                {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
+    if (w.available && w.measured_step_ns > 0)
+      dj["what_if"]["anchor"] = {{"measured_step_ns", w.measured_step_ns},
+                                 {"profiler_cost_factor", w.profiler_cost_factor},
+                                 {"matched", w.anchored},
+                                 {"note", orNull(w.anchor_note)}};
     ordered_json plan = ordered_json::array();
     for (const auto& p : d.plan)
       plan.push_back({{"finding", p.finding}, {"fix", p.fix}, {"step_ns", p.step_ns}, {"speedup", p.speedup},
