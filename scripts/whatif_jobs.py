@@ -121,6 +121,26 @@ JOBS = {
         desc="GPT (FP32, SDPA, d 256, 4 layers) with boolean-mask indexing every other layer",
         variants={"base": [], "where": ["where"], "bf16": ["bf16"], "fused": ["fused"]},
         profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
+    # Held out in session 16 (added after --measured-step-ms; nothing fitted on them): other models and
+    # sizes for the loader, sync, pinning and attention edits.
+    "resnet_loader": dict(
+        desc="ResNet-18 on 112x112 images in FP32 whose DataLoader decodes each image on the CPU in the main "
+             "process (num_workers=0)",
+        variants={"base": [], "workers4": ["workers4"], "bf16": ["bf16"], "bf16+workers4": ["bf16", "workers4"]},
+        profiler=dict(record_shapes=False, with_stack=True, profile_memory=False)),
+    "item_sync_bf16": dict(
+        desc="GPT (bf16, SDPA, d 512, 4 layers, seq 256, batch 16) that calls loss.item() every step, then does "
+             "~4 ms of Python host work",
+        variants={"base": [], "log_every_100": ["log_every_100"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=True)),
+    "pageable_mid": dict(
+        desc="MLP 2048-2048-2048-10 in bf16 fed 16 MiB input batches copied from pageable host memory",
+        variants={"base": [], "pinned": ["pinned"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
+    "naive_attn_bf16": dict(
+        desc="GPT (bf16 autocast, d 384, 6 layers, seq 512, batch 8) with hand-written attention",
+        variants={"base": [], "sdpa": ["sdpa"]},
+        profiler=dict(record_shapes=False, with_stack=True, profile_memory=False)),
 }
 
 FULL = dict(warmup=8, n_unprofiled=30, rounds=5, n_recheck=15, n_profiled=20)
@@ -325,6 +345,22 @@ def make_datasets():
             g = torch.Generator().manual_seed(i)
             return torch.randint(1, self.vocab, (self.seq + 1,), generator=g)
 
+    class ImageDecodeDataset(DecodeDataset):
+        """Images 'decoded' on the CPU the same way (the sorted bytes as pixels) with a label."""
+
+        def __init__(self, n, res, classes, work):
+            super().__init__(n, 3 * res * res, classes, work)
+            self.res, self.classes = res, classes
+
+        def __getitem__(self, i):
+            rng = np.random.default_rng(i)
+            raw = rng.integers(0, 256, size=self.work, dtype=np.uint8)
+            srt = np.sort(raw)
+            hdr = sum(int(v) for v in raw[:64])
+            img = (srt[: self.seq].astype(np.float32) * (1.0 / 255)).reshape(3, self.res, self.res)
+            return torch.from_numpy(img), hdr % self.classes
+
+    DecodeDataset.Image = ImageDecodeDataset
     return DecodeDataset, TokenDataset
 
 
@@ -561,6 +597,80 @@ def build(job, fixes):
                                         persistent_workers=workers > 0),
                         decode_bytes_per_sample=work, decode_ms_per_sample=round(per_sample * 1e3, 4),
                         decode_ms_per_batch=round(per_sample * batch * 1e3, 3))
+        return r, info, batch
+
+    if job == "resnet_loader":
+        batch, res, classes, per_batch_s = 64, 112, 100, 0.012
+        amp = torch.bfloat16 if "bf16" in fx else None
+        workers = 4 if "workers4" in fx else 0
+        ds = DecodeDataset.Image(1_000_000, res, classes, 1 << 17)
+        work, per_sample = calibrate_decode(ds, per_batch_s / batch)
+        try:
+            import torchvision
+            model = torchvision.models.resnet18(num_classes=classes)
+            name = f"torchvision {torchvision.__version__} resnet18"
+        except Exception:
+            model = SmallResNet(classes)
+            name = "hand-written ResNet-18 layout (torchvision missing)"
+        model = model.cuda()
+        opt = adamw(model.parameters(), "foreach")
+        dl = torch.utils.data.DataLoader(ds, batch_size=batch, shuffle=False, num_workers=workers,
+                                         pin_memory=workers > 0, persistent_workers=workers > 0)
+        r = Runner(model, opt, LoaderSource(dl), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy, amp=amp,
+                   non_blocking=workers > 0)
+        n, t = count_params(model)
+        info = dict(model=name, params=n, param_tensors=t, batch=batch, seq=None, image=[3, res, res],
+                    precision="bf16 autocast" if amp else "fp32 (cuDNN TF32 convolutions as PyTorch's default)",
+                    optimizer="AdamW foreach",
+                    dataloader=dict(num_workers=workers, pin_memory=workers > 0, persistent_workers=workers > 0),
+                    decode_bytes_per_sample=work, decode_ms_per_sample=round(per_sample * 1e3, 4),
+                    decode_ms_per_batch=round(per_sample * batch * 1e3, 3))
+        return r, info, batch
+
+    if job == "pageable_mid":
+        feat, hidden, classes, batch = 2048, 2048, 10, 2048
+        pinned = "pinned" in fx
+        g = torch.Generator().manual_seed(SEED)
+        batches = []
+        for _ in range(4):
+            x = torch.randn(batch, feat, generator=g)
+            y = torch.randint(0, classes, (batch,), generator=g)
+            batches.append((x.pin_memory(), y.pin_memory()) if pinned else (x, y))
+        model = nn.Sequential(nn.Linear(feat, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+                              nn.Linear(hidden, classes)).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy,
+                   amp=torch.bfloat16, non_blocking=pinned)
+        n, t = count_params(model)
+        info = dict(model="MLP 2048-2048-2048-10", params=n, param_tensors=t, batch=batch, seq=None,
+                    input_bytes_per_step=batch * feat * 4 + batch * 8, precision="bf16 autocast",
+                    optimizer="AdamW foreach",
+                    data="host batches held in pinned memory (pinned once at start), copy non_blocking=True"
+                    if pinned else "host batches in pageable memory, blocking .cuda() copy")
+        return r, info, batch
+
+    if job == "item_sync_bf16":
+        vocab, d, heads, layers, seq, batch = 8192, 512, 8, 4, 256, 16
+        host_s = 0.004
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "foreach")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        every = 100 if "log_every_100" in fx else 1
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True, item_every=every,
+                   host_s=host_s)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3)
+        return r, info, batch
+
+    if job == "naive_attn_bf16":
+        vocab, d, heads, layers, seq, batch = 8192, 384, 6, 6, 512, 8
+        attn = "sdpa" if "sdpa" in fx else "naive"
+        model = GPT(vocab, d, heads, layers, attn=attn).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention=attn,
+                        optimizer="AdamW foreach")
         return r, info, batch
 
     if job == "pageable_copies":
