@@ -131,7 +131,7 @@ JOBS = {
     "item_sync_bf16": dict(
         desc="GPT (bf16, SDPA, d 512, 4 layers, seq 256, batch 16) that calls loss.item() every step, then does "
              "~4 ms of Python host work",
-        variants={"base": [], "log_every_100": ["log_every_100"]},
+        variants={"base": [], "log_every_100": ["log_every_100"], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=True)),
     "pageable_mid": dict(
         desc="MLP 2048-2048-2048-10 in bf16 fed 16 MiB input batches copied from pageable host memory",
@@ -139,7 +139,7 @@ JOBS = {
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
     "naive_attn_bf16": dict(
         desc="GPT (bf16 autocast, d 384, 6 layers, seq 512, batch 8) with hand-written attention",
-        variants={"base": [], "sdpa": ["sdpa"]},
+        variants={"base": [], "sdpa": ["sdpa"], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=False, with_stack=True, profile_memory=False)),
 }
 
@@ -465,8 +465,8 @@ class GraphRunner:
     (the recipe of the PyTorch CUDA-graphs docs: warm-up on a side stream, grads set to None before the
     capture so that backward allocates them inside the graph's pool, AdamW(capturable=True))."""
 
-    def __init__(self, model, opt, source, prep, loss_fn, amp=None):
-        self.source = source
+    def __init__(self, model, opt, source, prep, loss_fn, amp=None, item_every=0, host_s=0.0):
+        self.source, self.item_every, self.host_s, self.n = source, item_every, host_s, 0
         ac = lambda: torch.autocast("cuda", dtype=amp or torch.float32, enabled=amp is not None)
         first = source.next()
         self.static = tuple(t.to("cuda").clone() for t in first)
@@ -498,6 +498,11 @@ class GraphRunner:
             st.copy_(t, non_blocking=True)
         self.graph.replay()
         self.cur = self.source.next()
+        self.n += 1
+        if self.item_every and self.n % self.item_every == 0:
+            self.last_loss = self.static_loss.item()  # logging the loss: a host sync
+        if self.host_s:
+            host_work(self.host_s)
 
     def close(self):
         self.source.close()
@@ -656,21 +661,33 @@ def build(job, fixes):
         opt = adamw(model.parameters(), "foreach")
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
         every = 100 if "log_every_100" in fx else 1
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True, item_every=every,
-                   host_s=host_s)
         info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
                         optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3)
+        if "cuda_graphs" in fx:  # the whole step captured; loss.item() and the host work stay eager after it
+            opt = adamw(model.parameters(), "foreach", capturable=True)
+            r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, item_every=every, host_s=host_s)
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
+            return r, info, batch
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True, item_every=every,
+                   host_s=host_s)
         return r, info, batch
 
     if job == "naive_attn_bf16":
         vocab, d, heads, layers, seq, batch = 8192, 384, 6, 6, 512, 8
         attn = "sdpa" if "sdpa" in fx else "naive"
         model = GPT(vocab, d, heads, layers, attn=attn).cuda()
-        opt = adamw(model.parameters(), "foreach")
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
         info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention=attn,
                         optimizer="AdamW foreach")
+        if "cuda_graphs" in fx:
+            opt = adamw(model.parameters(), "foreach", capturable=True)
+            r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16)
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
+            return r, info, batch
+        opt = adamw(model.parameters(), "foreach")
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
         return r, info, batch
 
     if job == "pageable_copies":
