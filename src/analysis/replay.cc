@@ -80,6 +80,10 @@ struct RankGraph {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
+  // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
+  // that launches GPU work to its last one's end (any thread). Host work outside (logging, metrics,
+  // Python between steps) stays eager when the step is graphed.
+  std::vector<std::pair<int64_t, int64_t>> launch_spans;
   // Autograd's AccumulateGrad nodes' starts per thread: one per parameter per backward pass.
   std::vector<std::vector<int64_t>> accum_grad;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
@@ -157,8 +161,13 @@ struct RankGraph {
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
-      // Graphed: what stays eager is the loader and, where the optimizer cannot be captured, its step.
-      int64_t eager = free_host && ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0;
+      // Graphed: what stays eager is the loader, the host work outside the steps' launch spans and,
+      // where the optimizer cannot be captured, its step.
+      int64_t eager = 0;
+      if (free_host) {
+        eager = (to - from) - overlap(launch_spans, from, to) + (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0);
+        eager = std::min(eager, span - in);
+      }
       const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
       // ... of the part that stays, pro rata.
       removal = span > 0 ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span)) : 0;
@@ -556,6 +565,28 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   }
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
+  {  // the steps' launch spans: each launching call to the step window its start falls in
+    std::vector<std::pair<int64_t, int64_t>> win;  // the windows' host ranges, by start
+    for (const StepWindow& w : g.ra->windows)
+      win.push_back(w.annotated ? std::pair{w.cpu_begin_ns, w.cpu_end_ns} : std::pair{INT64_MIN, INT64_MAX});
+    std::sort(win.begin(), win.end());
+    std::vector<std::pair<int64_t, int64_t>> span(win.size(), {INT64_MAX, INT64_MIN});
+    for (uint32_t c = 0; c < nc; ++c) {
+      if (!(g.item_flags[c] & RankGraph::kOwnsWork)) continue;
+      const int64_t s = g.item_start[c];
+      auto it = std::upper_bound(win.begin(), win.end(), s, [](int64_t x, const auto& w) { return x < w.first; });
+      if (it == win.begin() || s >= std::prev(it)->second) continue;
+      auto& sp = span[static_cast<size_t>(std::prev(it) - win.begin())];
+      sp.first = std::min(sp.first, s), sp.second = std::max(sp.second, g.item_end[c]);
+    }
+    for (const auto& sp : span)
+      if (sp.first < sp.second) g.launch_spans.push_back(sp);
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& s : g.launch_spans)
+      if (!merged.empty() && s.first <= merged.back().second) merged.back().second = std::max(merged.back().second, s.second);
+      else merged.push_back(s);
+    g.launch_spans = std::move(merged);
+  }
   auto launchOf = [&](uint32_t op_item) { return g.launch_item[op_item]; };
   // A materialized attention: its batched GEMMs and softmax kernels (the unfused-attention class),
   // and the score matrix's other kernels, up to 8 non-GEMM kernels between two of those on a stream.
@@ -1068,9 +1099,13 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
     if (node >= 0 && value[static_cast<size_t>(node)] > begin)
       acc[static_cast<size_t>(PathCategory::kOtherIdle)] += static_cast<double>(value[static_cast<size_t>(node)] - begin);
   };
-  // Step windows, traced and replayed.
-  double traced_sum = 0, replayed_sum = 0, n = 0;
-  std::array<double, kPathCategoryCount> path{};
+  // Step windows, traced and replayed; per window position (the k-th step of each rank), the sums
+  // over ranks.
+  struct Row {
+    double traced = 0, replayed = 0, ranks = 0;
+    std::array<double, kPathCategoryCount> path{};
+  };
+  std::vector<Row> rows;
   for (const RankGraph& g : graphs) {
     const RankAnalysis& ra = *g.ra;
     const RankTrace& t = *ra.trace;
@@ -1109,22 +1144,40 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
         }
       }
       ReplayedWindow x{w.number, w.length(), re - rb};
-      traced_sum += static_cast<double>(x.traced_ns);
-      replayed_sum += static_cast<double>(x.replayed_ns);
-      n += 1;
+      if (rows.size() <= rr.windows.size()) rows.resize(rr.windows.size() + 1);
+      Row& row = rows[rr.windows.size()];
+      row.traced += static_cast<double>(x.traced_ns);
+      row.replayed += static_cast<double>(x.replayed_ns);
+      row.ranks += 1;
       if (x.traced_ns > 0)
         out.worst_error = std::max(out.worst_error, std::abs(static_cast<double>(x.replayed_ns - x.traced_ns)) /
                                                         static_cast<double>(x.traced_ns));
-      walk(end.node, end.after, rb, path);
+      walk(end.node, end.after, rb, row.path);
       rr.windows.push_back(x);
     }
     out.ranks.push_back(std::move(rr));
   }
-  if (n > 0) {
-    out.traced_step_ns = traced_sum / n;
-    out.replayed_step_ns = replayed_sum / n;
-    for (size_t c = 0; c < path.size(); ++c) {
-      out.path_ns[c] = path[c] / n;
+  // The step: the median over the steps (each the mean over ranks), so that one stalled step of a
+  // short trace (a DataLoader worker late once) does not set it; two middle steps averaged.
+  for (Row& r : rows) {
+    r.traced /= r.ranks;
+    r.replayed /= r.ranks;
+    for (double& p : r.path) p /= r.ranks;
+  }
+  if (!rows.empty()) {
+    auto middle = [&](auto key) {  // the middle rows by `key`: one, or two to average
+      std::vector<size_t> order(rows.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(rows[a]) < key(rows[b]); });
+      const size_t n = order.size();
+      return n % 2 ? std::pair{order[n / 2], order[n / 2]} : std::pair{order[n / 2 - 1], order[n / 2]};
+    };
+    auto [t1, t2] = middle([](const Row& r) { return r.traced; });
+    out.traced_step_ns = (rows[t1].traced + rows[t2].traced) / 2;
+    auto [r1, r2] = middle([](const Row& r) { return r.replayed; });
+    out.replayed_step_ns = (rows[r1].replayed + rows[r2].replayed) / 2;
+    for (size_t c = 0; c < kPathCategoryCount; ++c) {
+      out.path_ns[c] = (rows[r1].path[c] + rows[r2].path[c]) / 2;
       if (out.path_ns[c] > out.path_ns[static_cast<size_t>(out.leading)]) out.leading = static_cast<PathCategory>(c);
     }
   }

@@ -157,7 +157,7 @@ struct Replay {
   bool available = false;
   std::string reason;  // why not, when unavailable
   std::vector<RankReplay> ranks;
-  double traced_step_ns = 0;    // mean over ranks and windows
+  double traced_step_ns = 0;    // the median over steps of each step's mean over ranks
   double replayed_step_ns = 0;
   double worst_error = 0;       // largest |replayed - traced| / traced over windows
   // The critical path of the replayed steps by category, mean ns per step (the parts add up to

@@ -366,7 +366,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
     const double miss = std::abs(static_cast<double>(diag.what_if.unprofiled_step_ns) /
                                      static_cast<double>(diag.what_if.measured_step_ns) - 1);
-    if (!diag.what_if.available || miss > kAnchorMaxMiss)
+    if (!diag.what_if.available || (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss))
       return fail(fmt::format("--measured-step-ms {:g}: {}", a.measured_step_ms,
                               diag.what_if.available ? diag.what_if.anchor_note +
                                                            ": is it the traced job's (same model, batch and machine)?"

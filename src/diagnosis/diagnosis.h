@@ -27,6 +27,7 @@ struct StepWhatIf {
   int64_t measured_step_ns = 0;
   double profiler_cost_factor = 1;
   bool anchored = false;
+  bool anchor_possible = true;  // false: the trace cannot give the measured step at all
   std::string anchor_note;  // where the replay could not match the measured step: why
 };
 

@@ -256,6 +256,7 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     auto top = at(hi);
     if (top.second.replayed_step_ns > measured_ns * (1 + kAnchorTolerance)) {
       take(hi, std::move(top));
+      a.possible = false;
       a.note = fmt::format("the measured step ({:.2f} ms) is below the shortest the trace gives without its profiler "
                            "({:.2f} ms, {}x its estimated cost removed)",
                            measured_ns / 1e6, a.step_ns / 1e6, kAnchorMaxFactor);
@@ -266,6 +267,7 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     auto none = at(0.0);
     if (none.second.replayed_step_ns < measured_ns * (1 - kAnchorTolerance)) {
       take(0.0, std::move(none));
+      a.possible = false;
       a.note = fmt::format("the measured step ({:.2f} ms) is above the traced step as replayed with the profiler's "
                            "host cost in it ({:.2f} ms)",
                            measured_ns / 1e6, a.step_ns / 1e6);
@@ -278,6 +280,17 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     (mid.second.replayed_step_ns > measured_ns ? lo : hi) = f;
     f = (lo + hi) / 2;
     mid = at(f);
+  }
+  if (f < 1 / kAnchorFactorRange || f > kAnchorFactorRange) {
+    // Beyond what the host's speed explains: the rest of the difference is not the profiler's.
+    const double kept = std::clamp(f, 1 / kAnchorFactorRange, kAnchorFactorRange);
+    take(kept, at(kept));
+    a.reached = false;
+    a.note = fmt::format("matching the measured step ({:.2f} ms) needs {:.2f}x the profiler's estimated host cost, "
+                         "beyond the {:.1f}x that the host's speed explains; kept {:.2f}x ({:.2f} ms): the rest of the "
+                         "difference is the job's own (its timing's noise, or its GPU or loader running differently)",
+                         measured_ns / 1e6, f, kAnchorFactorRange, kept, a.step_ns / 1e6);
+    return a;
   }
   take(f, std::move(mid));
   if (!a.reached)  // a jump: the step changes by more than the tolerance at one factor (a flipped critical path)
@@ -327,6 +340,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.measured_step_ns = std::llround(measured_step_ns);
     d.what_if.profiler_cost_factor = a.factor;
     d.what_if.anchored = a.reached;
+    d.what_if.anchor_possible = a.possible;
     d.what_if.anchor_note = a.note;
   }
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};

@@ -60,15 +60,21 @@ ReplayEdits unprofiledEdits(const ReplayModel* model = nullptr);
 // host's speed (above); a measured step removes that estimate's error from every prediction.
 struct ProfilerAnchor {
   bool reached = false;  // the replay matches measured_ns within kAnchorTolerance
+  bool possible = true;  // false: no factor in [0, kAnchorMaxFactor] gives the measured step
   double factor = 1;     // the profiler's cost x this (0: none removed)
   double step_ns = 0;    // the replayed un-profiled step at that factor
   std::string note;      // where not reached: why (the measured step outside what the replay can give)
 };
 inline constexpr double kAnchorTolerance = 0.002;
-// A measured step further than this from the nearest the replay can give is not the traced job's
-// (another batch, model or machine): analyze refuses it. Within it, the nearest is kept, with a note.
+// A measured step that no factor in [0, kAnchorMaxFactor] gives, further than this from the nearest,
+// is not the traced job's (another batch, model or machine): analyze refuses it. Otherwise the
+// nearest within the factor's range is kept, with a note.
 inline constexpr double kAnchorMaxMiss = 0.10;
 inline constexpr double kAnchorMaxFactor = 8;
+// The factor is kept within [1/this, this]: the host runs at speeds up to about 2x apart (kProfilerSpeed*
+// above), and a measured step further off is the job's own difference (noise in its timing, a loader or
+// GPU running differently), which a larger factor would only push into the predictions.
+inline constexpr double kAnchorFactorRange = 2;
 // Rescales `ed` (the un-profiled edits: unprofiledEdits(&model)) in place.
 ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, ReplayEdits& ed);
 

@@ -125,7 +125,7 @@ TEST(WhatIf, AMeasuredStepAnchorsTheProfilersCost) {
   const ReplayModel model(l->run);
   const double estimated = model.replay(unprofiledEdits(&model)).replayed_step_ns;
   const double traced = model.replay().replayed_step_ns;
-  for (double target : {estimated, 1.2 * estimated, 0.5 * (estimated + traced)}) {
+  for (double target : {estimated, 1.1 * estimated, 1.2 * estimated}) {
     ReplayEdits ed = unprofiledEdits(&model);
     const ProfilerAnchor a = anchorProfilerCost(model, target, ed);
     ASSERT_TRUE(a.reached) << target << ": " << a.note;
@@ -134,6 +134,13 @@ TEST(WhatIf, AMeasuredStepAnchorsTheProfilersCost) {
     if (target > estimated * (1 + kAnchorTolerance)) EXPECT_LT(a.factor, 1.0);  // less removed: a longer step
     if (target == estimated) EXPECT_EQ(a.factor, 1.0);
   }
+  // Further than the host's speed explains: the factor stays within its range, and says so.
+  ReplayEdits far = unprofiledEdits(&model);
+  const ProfilerAnchor clamped = anchorProfilerCost(model, 0.5 * (estimated + traced), far);
+  EXPECT_FALSE(clamped.reached);
+  EXPECT_EQ(clamped.factor, 1 / kAnchorFactorRange);
+  EXPECT_NE(clamped.note.find("beyond"), std::string::npos) << clamped.note;
+  EXPECT_DOUBLE_EQ(model.replay(far).replayed_step_ns, clamped.step_ns);
   ReplayEdits below = unprofiledEdits(&model), above = unprofiledEdits(&model);
   const ProfilerAnchor lo = anchorProfilerCost(model, 0.1 * estimated, below);
   EXPECT_FALSE(lo.reached);
