@@ -325,8 +325,8 @@ int main(int argc, char** argv) {
   std::printf("%s\n", retimed ? "measured: the median over processes (the trace's and each re-time round's) of base / variant "
                                "in one process; band: every process and pass 1"
                              : "measured: pass 2 (the trace's process); band: pass 2 and pass 1");
-  std::printf("%-26s %-26s %9s %9s %8s   %12s %8s %s\n", "job", "fix", "measured", "predicted", "error", "band",
-              "outside", "n");
+  std::printf("%-26s %-26s %9s %9s %8s   %12s %8s %-2s %s\n", "job", "fix", "measured", "predicted", "error", "band",
+              "outside", "n", "anchored: predicted, error (factor on the profiler's host cost)");
   std::vector<double> errs, band_errs, pass2_errs;  // pass2: against the trace's process alone
   std::vector<double> anchored_errs;  // the base anchored to its process's measured step
   std::vector<double> edit_errs;  // the edited base's step against the variant trace's, both replayed

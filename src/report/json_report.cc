@@ -37,7 +37,8 @@ const char* const kDefinitions[] = {
     "straggler: the k-th NCCL kernel of each rank is matched across ranks; waiting = own duration − shortest; "
     "the rank with the shortest kernel arrived last.",
     "what_if: the traced step replayed as a dependency graph (host order and gaps, launches, streams, cross-stream "
-    "waits, thread hand-offs, syncs, collectives joined by process group and sequence); unprofiled_step_ns removes "
+    "waits, thread hand-offs, syncs, collectives joined by process group and sequence); its steps are the median "
+    "over the traced steps (each the mean over ranks), so one stalled step does not set them; unprofiled_step_ns removes "
     "the profiler's own cost (per recorded host event, runtime call, GPU gap and CUDA graph node); a finding's what_if.step_ns is the un-profiled step after "
     "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns. "
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
