@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   const std::optional<Ceilings> h200 = builtinCeilings("NVIDIA H200");
   // A variant's fix (scripts/whatif_jobs.py) as the diagnosis names it; the ones missing have no edit.
   static const std::map<std::string, std::string> kFixOfVariant = {
-      {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"log_every_100", "no_host_syncs"},
+      {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"workers2", "loader_workers"},   {"log_every_100", "no_host_syncs"},
       {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
       {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"},
       {"microbatch8_no_accum", "micro_batch"}, {"microbatch16_no_accum", "micro_batch"}};
