@@ -538,6 +538,15 @@ def gpt_info(model, vocab, d, heads, layers, seq, batch, **kw):
                 seq=seq, batch=batch, **kw)
 
 
+def resnet18(classes):
+    """torchvision's ResNet-18 (or the hand-written layout where torchvision is missing) and its name."""
+    try:
+        import torchvision
+        return torchvision.models.resnet18(num_classes=classes), f"torchvision {torchvision.__version__} resnet18"
+    except Exception:
+        return make_model_classes()[2](classes), "hand-written ResNet-18 layout (torchvision missing)"
+
+
 def adamw(params, impl, capturable=False):
     if impl == "fused":
         return torch.optim.AdamW(params, lr=1e-4, fused=True, capturable=capturable)
@@ -625,13 +634,7 @@ def build(job, fixes):
         workers = 4 if "workers4" in fx else 0
         ds = DecodeDataset.Image(1_000_000, res, classes, 1 << 17)
         work, per_sample = calibrate_decode(ds, per_batch_s / batch)
-        try:
-            import torchvision
-            model = torchvision.models.resnet18(num_classes=classes)
-            name = f"torchvision {torchvision.__version__} resnet18"
-        except Exception:
-            model = SmallResNet(classes)
-            name = "hand-written ResNet-18 layout (torchvision missing)"
+        model, name = resnet18(classes)
         model = model.cuda()
         opt = adamw(model.parameters(), "foreach")
         dl = torch.utils.data.DataLoader(ds, batch_size=batch, shuffle=False, num_workers=workers,
@@ -696,47 +699,6 @@ def build(job, fixes):
                     cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+fused AdamW) captured" if graphs else "off")
         return r, info, batch
 
-    if job == "pageable_mid":
-        feat, hidden, classes, batch = 2048, 2048, 10, 2048
-        pinned = "pinned" in fx
-        g = torch.Generator().manual_seed(SEED)
-        batches = []
-        for _ in range(4):
-            x = torch.randn(batch, feat, generator=g)
-            y = torch.randint(0, classes, (batch,), generator=g)
-            batches.append((x.pin_memory(), y.pin_memory()) if pinned else (x, y))
-        model = nn.Sequential(nn.Linear(feat, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
-                              nn.Linear(hidden, classes)).cuda()
-        opt = adamw(model.parameters(), "foreach")
-        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy,
-                   amp=torch.bfloat16, non_blocking=pinned)
-        n, t = count_params(model)
-        info = dict(model="MLP 2048-2048-2048-10", params=n, param_tensors=t, batch=batch, seq=None,
-                    input_bytes_per_step=batch * feat * 4 + batch * 8, precision="bf16 autocast",
-                    optimizer="AdamW foreach",
-                    data="host batches held in pinned memory (pinned once at start), copy non_blocking=True"
-                    if pinned else "host batches in pageable memory, blocking .cuda() copy")
-        return r, info, batch
-
-    if job == "item_sync_bf16":
-        vocab, d, heads, layers, seq, batch = 8192, 512, 8, 4, 256, 16
-        host_s = 0.004
-        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
-        opt = adamw(model.parameters(), "foreach")
-        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
-        every = 100 if "log_every_100" in fx else 1
-        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
-                        optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3)
-        if "cuda_graphs" in fx:  # the whole step captured; loss.item() and the host work stay eager after it
-            opt = adamw(model.parameters(), "foreach", capturable=True)
-            r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, item_every=every, host_s=host_s)
-            info.update(optimizer="AdamW foreach capturable",
-                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
-            return r, info, batch
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True, item_every=every,
-                   host_s=host_s)
-        return r, info, batch
-
     if job == "naive_attn_bf16":
         vocab, d, heads, layers, seq, batch = 8192, 384, 6, 6, 512, 8
         attn = "sdpa" if "sdpa" in fx else "naive"
@@ -754,8 +716,8 @@ def build(job, fixes):
         r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True)
         return r, info, batch
 
-    if job == "pageable_copies":
-        feat, hidden, classes, batch = 4096, 1024, 16, 4096
+    if job in ("pageable_copies", "pageable_mid"):
+        feat, hidden, classes, batch = (4096, 1024, 16, 4096) if job == "pageable_copies" else (2048, 2048, 10, 2048)
         pinned = "pinned" in fx
         g = torch.Generator().manual_seed(SEED)
         batches = []
@@ -766,29 +728,35 @@ def build(job, fixes):
         model = nn.Sequential(nn.Linear(feat, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
                               nn.Linear(hidden, classes)).cuda()
         opt = adamw(model.parameters(), "foreach")
-        amp = torch.bfloat16 if "bf16" in fx else None
+        amp = torch.bfloat16 if "bf16" in fx or job == "pageable_mid" else None
         r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy,
                    amp=amp, non_blocking=pinned)
         n, t = count_params(model)
-        info = dict(model="MLP 4096-1024-1024-16", params=n, param_tensors=t, batch=batch, seq=None,
+        info = dict(model=f"MLP {feat}-{hidden}-{hidden}-{classes}", params=n, param_tensors=t, batch=batch, seq=None,
                     input_bytes_per_step=batch * feat * 4 + batch * 8,
                     precision="bf16 autocast" if amp else "fp32", optimizer="AdamW foreach",
                     data="host batches held in pinned memory (pinned once at start), copy non_blocking=True"
                     if pinned else "host batches in pageable memory, blocking .cuda() copy")
         return r, info, batch
 
-    if job == "item_sync":
-        vocab, d, heads, layers, seq, batch = 8192, 1024, 16, 2, 512, 4
-        host_s = 0.010
+    if job in ("item_sync", "item_sync_bf16"):
+        vocab, d, heads, layers, seq, batch, host_s, amp = ((8192, 1024, 16, 2, 512, 4, 0.010, None) if job == "item_sync"
+                                                            else (8192, 512, 8, 4, 256, 16, 0.004, torch.bfloat16))
         model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
-        opt = adamw(model.parameters(), "foreach")
         src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
         every = 100 if "log_every_100" in fx else 1
-        r = Runner(model, opt, src, gpt_prep, gpt_loss, non_blocking=True, item_every=every, host_s=host_s)
-        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="fp32", attention="sdpa",
-                        optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3,
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast" if amp else "fp32",
+                        attention="sdpa", optimizer="AdamW foreach", loss_item_every=every, host_work_ms=host_s * 1e3,
                         note="log_every_100: no loss.item() in any measured step (fewer than 100 per pass)"
                         if every == 100 else "loss.item() every step, then the host work")
+        if "cuda_graphs" in fx:  # the whole step captured; loss.item() and the host work stay eager after it
+            opt = adamw(model.parameters(), "foreach", capturable=True)
+            r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=amp, item_every=every, host_s=host_s)
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
+            return r, info, batch
+        opt = adamw(model.parameters(), "foreach")
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=True, item_every=every, host_s=host_s)
         return r, info, batch
 
     if job in ("mask_nonzero", "mask_small"):
@@ -835,13 +803,7 @@ def build(job, fixes):
         batch, res, classes = 96, 224, 1000
         amp = torch.bfloat16 if "bf16" in fx else None
         cl = "channels_last" in fx
-        try:
-            import torchvision
-            model = torchvision.models.resnet18(num_classes=classes)
-            name = f"torchvision {torchvision.__version__} resnet18"
-        except Exception:
-            model = SmallResNet(classes)
-            name = "hand-written ResNet-18 layout (torchvision missing)"
+        model, name = resnet18(classes)
         model = model.cuda()
         if cl:
             model = model.to(memory_format=torch.channels_last)
