@@ -363,14 +363,17 @@ int runAnalyze(const AnalyzeArgs& a) {
   Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
                                 : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
   if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
-  if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
+  if (diag.what_if.measured_step_ns > 0 && !diag.what_if.available) {
+    // The trace cannot be replayed: the rest of the analysis stands, without predictions.
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: no replay to anchor (%s)\n", a.measured_step_ms,
+                   diag.what_if.basis.c_str());
+  } else if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
     const double miss = std::abs(static_cast<double>(diag.what_if.unprofiled_step_ns) /
                                      static_cast<double>(diag.what_if.measured_step_ns) - 1);
-    if (!diag.what_if.available || (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss))
-      return fail(fmt::format("--measured-step-ms {:g}: {}", a.measured_step_ms,
-                              diag.what_if.available ? diag.what_if.anchor_note +
-                                                           ": is it the traced job's (same model, batch and machine)?"
-                                                     : "no replay to anchor: " + diag.what_if.basis),
+    if (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss)
+      return fail(fmt::format("--measured-step-ms {:g}: {}: is it the traced job's (same model, batch and machine)?",
+                              a.measured_step_ms, diag.what_if.anchor_note),
                   2);
     if (!a.quiet)
       std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: %s; predicting from the nearest, %.2f ms\n",

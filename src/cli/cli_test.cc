@@ -436,6 +436,22 @@ TEST(Cli, MeasuredStepAnchorsTheReplay) {
   }
   auto both = run("analyze " + trace + " --measured-step-ms 33 --no-what-if");
   EXPECT_EQ(both.rc, 2);
+  // A trace the replay cannot model keeps its analysis: a warning, exit 0, what_if unavailable.
+  const auto nolaunch = scratch() / "nolaunch.json";
+  {
+    std::string ev = R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1000,"dur":100000})";
+    for (int k = 0; k < 10; ++k)
+      ev += fmt::format(R"(,{{"ph":"X","cat":"kernel","name":"my_gemm","pid":0,"tid":7,"ts":{},"dur":4000,)"
+                        R"("args":{{"device":0,"stream":7}}}})",
+                        2000 + 5000 * k);
+    std::ofstream(nolaunch) << R"({"schemaVersion":1,"traceEvents":[)" << ev << "]}";
+  }
+  auto unmodeled = run("analyze " + nolaunch.string() + " --measured-step-ms 0.05 --json -");
+  EXPECT_EQ(unmodeled.rc, 0) << unmodeled.err;
+  EXPECT_NE(unmodeled.err.find("no replay to anchor"), std::string::npos) << unmodeled.err;
+  auto uj = nlohmann::json::parse(unmodeled.out);
+  EXPECT_TRUE(uj["diagnosis"]["what_if"]["unprofiled_step_ns"].is_null());
+  EXPECT_FALSE(uj["diagnosis"]["what_if"].contains("anchor"));
   auto stream = run("analyze --stream " + trace + " --measured-step-ms 33");
   EXPECT_EQ(stream.rc, 2);
   EXPECT_NE(stream.err.find("streaming mode"), std::string::npos) << stream.err;
