@@ -287,7 +287,16 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
 
 int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const {
   switch (e.kind) {
-    case kRoot: case kLaunch:
+    case kRoot:
+      return e.c;
+    case kLaunch:
+      // Under the profiler a graph's work trickles out of its launch call while CUPTI instruments
+      // each node (the call's cost per node: graph_node_overhead_ns); without it, the work follows
+      // the launch as fast as the GPU runs it: a node's latency after the launch call's start is
+      // capped as the gaps between the graph's nodes are.
+      if (ed.graph_gap_cap_ns >= 0 && e.c > ed.graph_gap_cap_ns &&
+          (graphs[e.rank].item_flags[graphs[e.rank].itemOfNode(e.node)] & RankGraph::kInGraph))
+        return ed.graph_gap_cap_ns;
       return e.c;
     case kStream: case kCross: {
       if (e.c <= 0) return e.c;

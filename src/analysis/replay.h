@@ -43,8 +43,8 @@ struct ReplayEdits {
   int64_t gpu_gap_overhead_ns = 0;
   // ... and in CUDA graph replays: CUPTI instruments each node as the graph is launched, so the
   // launch call takes this much longer per node it launched, and the GPU idles between the graph's
-  // kernels while the call is still submitting them: such gaps are capped at graph_gap_cap_ns
-  // (negative: kept as traced).
+  // kernels while the call is still submitting them: such gaps, and the wait from the launch
+  // call's start to each of its nodes, are capped at graph_gap_cap_ns (negative: kept as traced).
   int64_t graph_node_overhead_ns = 0;
   int64_t graph_gap_cap_ns = -1;
   // Fixes as graph edits. Loader workers: the host time inside in-process DataLoader ranges leaves

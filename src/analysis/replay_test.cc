@@ -170,6 +170,49 @@ TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
   EXPECT_LT(charged.replayed_step_ns, 10 * 50000 + 20000);
 }
 
+// A graphed step as the profiler records it: one cudaGraphLaunch of 100 kernels of 10 us, the
+// first starting 200 us after the call does and every tenth 4 us after the one before (CUPTI
+// instruments the nodes while the call submits them), the others 0.3 us apart; then the sync.
+RankTrace graphedSteps() {
+  TraceBuilder b;
+  int64_t t = 1000;
+  for (int step = 1; step <= 2; ++step, ++t) {
+    const int64_t begin = t, corr = step;
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaGraphLaunch", t + 1000, t + 301000, corr);
+    int64_t k = t + 201000;
+    for (int n = 0; n < 100; ++n) {
+      b.add(EventKind::kKernel, TraceBuilder::kStream7, "graph_kernel", k, k + 10000, corr);
+      k += 10000 + (n % 10 == 9 ? 4000 : 300);
+    }
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t + 302000, k + 1000, 100 + step);
+    t = k + 2000;
+    b.step(step, begin, t);
+  }
+  return b.done();
+}
+
+// Without the profiler the graph's nodes follow the launch and each other at the GPU's pace: the
+// wait from the call's start to each node, and the gaps between them, are capped.
+TEST(Replay, AGraphsWorkFollowsItsLaunchWithoutTheProfiler) {
+  std::vector<RankTrace> v;
+  v.push_back(graphedSteps());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  Replay traced = m.replay();
+  ReplayEdits ed;
+  ed.graph_node_overhead_ns = 2000;
+  ed.graph_gap_cap_ns = 400;
+  Replay un = m.replay(ed);
+  ASSERT_TRUE(traced.available && un.available) << traced.reason << un.reason;
+  EXPECT_LT(traced.worst_error, 1e-9);
+  // Traced: 1 us to the call, 200 us to the first node, 100 x 10 us, 9 x 4 + 90 x 0.3 us between
+  // them, and 6 us from the last node's end to the step's (the sync's end 5 us after it).
+  EXPECT_NEAR(traced.replayed_step_ns, 1000 + 200000 + 1000000 + 36000 + 27000 + 6000, 1000);
+  // Un-profiled: the first node 0.4 us after the call, the gaps 0.3 and 0.4 us.
+  EXPECT_NEAR(un.replayed_step_ns, 1000 + 400 + 1000000 + 3600 + 27000 + 6000, 1000);
+}
+
 // Autocast's casts on the host: in a host-bound step (the per-parameter optimizer job, its critical
 // path all host) every cast's host time lands on the step.
 TEST(Replay, AutocastCastsAddHostTimeWhereTheyRun) {

@@ -33,11 +33,17 @@ inline constexpr int64_t kProfilerGpuGapNs = 600;
 // figure at the host's noise): charged so, one with_stack job gains what another loses, so they
 // stay at the per-event cost.
 // CUDA graph replays under the profiler (testdata/whatif cuda_graphs traces): cudaGraphLaunch took
-// 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node), and the GPU idled up to
-// 9 ms between the graph's kernels while it submitted them, where the graph's other gaps are at
-// most 3.4 us (99th percentile).
+// 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node); the graph's first
+// kernel started up to 0.34 ms after the call did, and the GPU idled up to 9 ms between the graph's
+// kernels while the call submitted them (3-4 us every 9-11 kernels). Without the profiler the GPU
+// idles 0.29-0.47 us between a graph's nodes, median 0.33 (scripts/graph_gap_cost.py, graphs of
+// 1,000-4,000 nodes, testdata/whatif/graph_gap_h200.jsonl): longer gaps, and a longer wait from the
+// launch call's start to a node, are the profiler's, capped at kProfilerGraphGapCapNs. With it the
+// eight graphed traces' un-profiled steps are within -0.5..+7.9 % but for the host-bound
+// scaler_graphs_mid (+10.5 %); with the 3 us cap used until session 17, and the launch's wait kept,
+// +3.7..+21.3 %.
 inline constexpr int64_t kProfilerGraphNodeNs = 2000;
-inline constexpr int64_t kProfilerGraphGapCapNs = 3000;
+inline constexpr int64_t kProfilerGraphGapCapNs = 400;
 
 // The profiler's cost per event at each process's host speed: x (ReplayModel::hostGapP25 /
 // kProfilerSpeedRefNs)^kProfilerSpeedExponent (0: the same everywhere). The quarter-point of the
