@@ -25,6 +25,7 @@ Writes one JSON line per (job, variant) to OUT/profiler_job_cost.jsonl as each f
   python3 scripts/profiler_job_cost.py --out DIR [--rounds 5] [--steps 8] [--only job/variant,...]
 """
 import argparse
+import gzip
 import json
 import os
 import statistics
@@ -51,11 +52,15 @@ CONFIGS = {
 }
 
 
-def count_events(runner, popts):
-    """Events per traced step (3 active steps after wait=1 warmup=1), by the kinds the replay charges."""
+def count_events(runner, popts, keep=None):
+    """Events per traced step (3 active steps after wait=1 warmup=1), by the kinds the replay charges.
+    keep: a path to keep the trace at, gzipped (else it is removed)."""
     tmp = W.export_trace(runner, popts)
     with open(tmp) as f:
         ev = json.load(f)["traceEvents"]
+    if keep:
+        with open(tmp, "rb") as f, gzip.open(keep, "wb") as g:
+            g.write(f.read())
     os.remove(tmp)
     steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev  # the host's step ranges (not the GPU-side copies)
              if e.get("ph") == "X" and e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")]
@@ -80,7 +85,7 @@ def count_events(runner, popts):
     return {key: round(v / n, 1) for key, v in k.items()}
 
 
-def run_one(spec, rounds, steps, out):
+def run_one(spec, rounds, steps, out, keep_dir=None):
     job, variant = spec.split("/")
     W._imports()
     torch = W.torch
@@ -98,7 +103,9 @@ def run_one(spec, rounds, steps, out):
         for c in order:
             ts = W.time_steps(r, steps) if CONFIGS[c] is None else W.time_profiled(r, CONFIGS[c], steps)
             got[c].append(int(statistics.median(ts)))
-    counts = {c: count_events(r, CONFIGS[c]) for c in names if CONFIGS[c] is not None}
+    def keep(c):
+        return os.path.join(keep_dir, f"{job}__{variant}__{c}.pt.trace.json.gz") if keep_dir else None
+    counts = {c: count_events(r, CONFIGS[c], keep(c)) for c in names if CONFIGS[c] is not None}
     r.close()
     med = {c: int(statistics.median(v)) for c, v in got.items()}
     line = dict(job=job, variant=variant, trace_profiler=W.JOBS[job]["profiler"], rounds=rounds, steps=steps,
@@ -120,14 +127,19 @@ def main():
     ap.add_argument("--only", default=",".join(VARIANTS), help="comma-separated job/variant list")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per variant's process")
     ap.add_argument("--budget", type=int, default=0, help="stop starting variants after this many seconds (0: none)")
+    ap.add_argument("--keep-traces", metavar="DIR",
+                    help="keep each configuration's trace there, gzipped (JOB__VARIANT__CONFIG.pt.trace.json.gz): "
+                         "bench/replay_calibrate --option-traces scores the un-profiled estimate of each against 'none'")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one job/variant in this process
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1:
         sys.exit("profiler_job_cost: --rounds and --steps must be at least 1")
     os.makedirs(a.out, exist_ok=True)
     out = os.path.join(a.out, "profiler_job_cost.jsonl")
+    if a.keep_traces:
+        os.makedirs(a.keep_traces, exist_ok=True)
     if a.one:
-        run_one(a.one, a.rounds, a.steps, out)
+        run_one(a.one, a.rounds, a.steps, out, a.keep_traces)
         return
     specs = [s for s in a.only.split(",") if s]
     for s in specs:
@@ -142,7 +154,7 @@ def main():
             print(f"budget of {a.budget} s spent; not started: {s}", flush=True)
             continue
         cmd = [sys.executable, os.path.abspath(__file__), "--one", s, "--out", a.out,
-               "--rounds", str(a.rounds), "--steps", str(a.steps)]
+               "--rounds", str(a.rounds), "--steps", str(a.steps)] + (["--keep-traces", a.keep_traces] if a.keep_traces else [])
         try:
             rc = subprocess.run(cmd, timeout=a.timeout, env=env).returncode
         except subprocess.TimeoutExpired:
