@@ -343,6 +343,29 @@ TEST(Cli, NoJsonLeftBehindOnError) {
   EXPECT_NE(r2.err.find("/nonexistent_dir/x.json"), std::string::npos) << r2.err;
 }
 
+// `analyze --json TRACE` (the trace meant as input) analyzed the bundled example and replaced TRACE
+// with its document: a file that is a trace or gzip is never overwritten.
+TEST(Cli, JsonNeverOverwritesATrace) {
+  const fs::path dir = fs::temp_directory_path() / "gpudoctor_cli_json_trace";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path gz = dir / "a.pt.trace.json.gz", plain = dir / "a.json";
+  fs::copy_file(src("testdata/whatif/launch_bound_mid__base.pt.trace.json.gz"), gz);
+  { std::ofstream(plain) << "{\"schemaVersion\": 1, \"traceEvents\": []}"; }
+  for (const fs::path& p : {gz, plain}) {
+    const auto size = fs::file_size(p);
+    auto r = run("analyze -q --json " + p.string());
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("exists and is a trace"), std::string::npos) << r.err;
+    EXPECT_EQ(fs::file_size(p), size);
+  }
+  // A document written before is replaced as usual.
+  const fs::path doc = dir / "report.json";
+  ASSERT_EQ(run("analyze -q --json " + doc.string() + " " + gz.string()).rc, 0);
+  EXPECT_EQ(run("analyze -q --json " + doc.string() + " " + gz.string()).rc, 0);
+  fs::remove_all(dir);
+}
+
 // NCCL INFO logs feed the findings and the checklist: the real 2 x H200 log passes, a 2-node job on
 // TCP sockets with 2 channels is a critical finding.
 // --nccl-log takes every file after it, so traces given after it were read as logs ("read failed"
