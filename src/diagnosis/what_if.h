@@ -39,7 +39,7 @@ inline constexpr int64_t kProfilerGpuGapNs = 600;
 // idles 0.29-0.47 us between a graph's nodes, median 0.33 (scripts/graph_gap_cost.py, graphs of
 // 1,000-4,000 nodes, testdata/whatif/graph_gap_h200.jsonl): longer gaps, and a longer wait from the
 // launch call's start to a node, are the profiler's, capped at kProfilerGraphGapCapNs. With it the
-// eight graphed traces' un-profiled steps are within -0.5..+7.9 % but for the host-bound
+// nine graphed traces' un-profiled steps are within -0.5..+7.9 % but for the host-bound
 // scaler_graphs_mid (+10.5 %); with the 3 us cap used until session 17, and the launch's wait kept,
 // +3.7..+21.3 %.
 inline constexpr int64_t kProfilerGraphNodeNs = 2000;
