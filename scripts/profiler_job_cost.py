@@ -129,7 +129,7 @@ def main():
     ap.add_argument("--budget", type=int, default=0, help="stop starting variants after this many seconds (0: none)")
     ap.add_argument("--keep-traces", metavar="DIR",
                     help="keep each configuration's trace there, gzipped (JOB__VARIANT__CONFIG.pt.trace.json.gz): "
-                         "bench/replay_calibrate --option-traces scores the un-profiled estimate of each against 'none'")
+                         "scripts/option_trace_score.py scores the replay's un-profiled estimate of each against 'none'")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one job/variant in this process
     a = ap.parse_args()
     if a.rounds < 1 or a.steps < 1:
