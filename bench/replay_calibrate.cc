@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     std::vector<RankTrace> traces;
     RunAnalysis run;
     std::unique_ptr<ReplayModel> model;
+    bool compiled_graphs = false;  // the variant's CUDA graphs are torch.compile's (the model alone graphed)
   };
   std::vector<Job> jobs;
   for (const auto& e : m["entries"]) {
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
     const double pass2 = e.value("unprofiled_recheck_step_ns_median", 0.0);
     Job j{job, e.value("variant", ""), job + "/" + e.value("variant", ""), pass2 > 0 ? pass2 : pass1, pass1, {},
           std::move(t.value()), {}, nullptr};
+    if (e.contains("model") && e["model"].is_object() && e["model"].contains("cuda_graphs") &&
+        e["model"]["cuda_graphs"].is_string())
+      j.compiled_graphs = e["model"]["cuda_graphs"].get<std::string>().starts_with("torch.compile");
     jobs.push_back(std::move(j));
   }
   // The re-time rounds, where the folder has them.
@@ -299,7 +303,13 @@ int main(int argc, char** argv) {
       {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"workers2", "loader_workers"},   {"log_every_100", "no_host_syncs"},
       {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
       {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"},
-      {"microbatch8_no_accum", "micro_batch"}, {"microbatch16_no_accum", "micro_batch"}};
+      {"microbatch8_no_accum", "micro_batch"}, {"microbatch16_no_accum", "micro_batch"},
+      {"cuda_graphs_model", "cuda_graphs_model"}};
+  // A variant graphed by torch.compile (reduce-overhead) is the cuda_graphs fix's alternative: the
+  // model alone graphed, the optimizer step eager.
+  auto fixOf = [](const Job& v, std::string fix) {
+    return fix == "cuda_graphs" && v.compiled_graphs ? std::string("cuda_graphs_model") : fix;
+  };
   auto editFor = [&](const std::string& variant_fix, ReplayEdits& ed, const RunAnalysis* run) {
     auto it = kFixOfVariant.find(variant_fix);
     std::string basis;
@@ -344,7 +354,7 @@ int main(int argc, char** argv) {
     while (from <= j.variant.size()) {
       size_t plus = j.variant.find('+', from);
       std::string fix = j.variant.substr(from, plus == std::string::npos ? std::string::npos : plus - from);
-      modeled &= editFor(fix, e2, &base->run);
+      modeled &= editFor(fixOf(j, fix), e2, &base->run);
       if (plus == std::string::npos) break;
       from = plus + 1;
     }
@@ -371,8 +381,8 @@ int main(int argc, char** argv) {
     ReplayEdits anchored_fix = anchored;
     for (size_t from2 = 0; from2 <= j.variant.size();) {
       size_t plus = j.variant.find('+', from2);
-      editFor(j.variant.substr(from2, plus == std::string::npos ? std::string::npos : plus - from2), anchored_fix,
-              &base->run);
+      editFor(fixOf(j, j.variant.substr(from2, plus == std::string::npos ? std::string::npos : plus - from2)),
+              anchored_fix, &base->run);
       if (plus == std::string::npos) break;
       from2 = plus + 1;
     }

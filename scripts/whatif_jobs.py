@@ -156,6 +156,13 @@ JOBS = {
         desc="30 x (LayerNorm + Linear 256) in bf16 autocast, batch 512, fused AdamW: launch-bound",
         variants={"base": [], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=True)),
+    # Held out in session 17: CUDA graphs the way the diagnosis's fix text says, torch.compile's
+    # reduce-overhead mode (inductor's fused kernels replayed by cudagraph trees), not a hand capture.
+    "compile_graphs_bf16": dict(
+        desc="GPT (bf16, SDPA, d 256, 4 layers, seq 128, batch 8, fused AdamW): launch-bound; the fix is "
+             "torch.compile(mode='reduce-overhead') of the model",
+        variants={"base": [], "cuda_graphs": ["cuda_graphs"]},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
 }
 
 FULL = dict(warmup=8, n_unprofiled=30, rounds=5, n_recheck=15, n_profiled=20)
@@ -698,6 +705,22 @@ def build(job, fixes):
                     optimizer="AdamW(fused=True" + (", capturable=True)" if graphs else ")"),
                     cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+fused AdamW) captured" if graphs else "off")
         return r, info, batch
+
+    if job == "compile_graphs_bf16":
+        vocab, d, heads, layers, seq, batch = 4096, 256, 4, 4, 128, 8
+        model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
+        opt = adamw(model.parameters(), "fused")
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
+                        optimizer="AdamW fused", data="pre-made pinned batches, non_blocking copy")
+        if "cuda_graphs" in fx:
+            cm = torch.compile(model, mode="reduce-overhead")
+            r = Runner(cm, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True,
+                       pre_step=torch.compiler.cudagraph_mark_step_begin)
+            info.update(cuda_graphs="torch.compile(mode='reduce-overhead') of the model (fused kernels in cudagraph "
+                                    "trees); the fused optimizer eager")
+            return r, info, batch
+        return Runner(model, opt, src, gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=True), info, batch
 
     if job == "naive_attn_bf16":
         vocab, d, heads, layers, seq, batch = 8192, 384, 6, 6, 512, 8

@@ -26,6 +26,15 @@ struct FixPrediction {
   double speedup = 0;    // the un-profiled step now / after the fix
   std::string next_bottleneck;  // the ranking's category that leads the replayed step after the fix
   std::string basis;     // how the edit was made
+  // Other ways to apply the fix, each replayed on its own (cuda_graphs: "cuda_graphs_model", the model
+  // alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager).
+  struct Alternative {
+    std::string fix;
+    int64_t step_ns = 0;
+    double speedup = 0;
+    std::string next_bottleneck;
+  };
+  std::vector<Alternative> alternatives;
 };
 
 struct Finding {

@@ -40,7 +40,9 @@ const char* const kDefinitions[] = {
     "waits, thread hand-offs, syncs, collectives joined by process group and sequence); its steps are the median "
     "over the traced steps (each the mean over ranks), so one stalled step does not set them; unprofiled_step_ns removes "
     "the profiler's own cost (per recorded host event, runtime call, GPU gap and CUDA graph node); a finding's what_if.step_ns is the un-profiled step after "
-    "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns. "
+    "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns; what_if.alternatives "
+    "(where there are any): another way to apply the same fix, replayed on its own (cuda_graphs_model: the model "
+    "alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager). "
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
     "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns. "
@@ -273,9 +275,17 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
       ordered_json fj = {{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
                          {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
                          {"explanation", f.explanation}, {"fix", f.fix}};
-      if (f.what_if.available)
+      if (f.what_if.available) {
         fj["what_if"] = {{"step_ns", f.what_if.step_ns}, {"speedup", f.what_if.speedup},
                          {"next_bottleneck", orNull(f.what_if.next_bottleneck)}, {"basis", f.what_if.basis}};
+        if (!f.what_if.alternatives.empty()) {
+          ordered_json alts = ordered_json::array();
+          for (const auto& a : f.what_if.alternatives)
+            alts.push_back({{"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup},
+                            {"next_bottleneck", orNull(a.next_bottleneck)}});
+          fj["what_if"]["alternatives"] = std::move(alts);
+        }
+      }
       fs.push_back(std::move(fj));
     }
     dj["findings"] = fs;
