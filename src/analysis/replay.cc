@@ -123,8 +123,11 @@ struct RankGraph {
   }
   // The part of [from, to) inside the thread's optimizer steps' operators.
   int64_t optOverlap(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = opt[track];  // sorted by begin, disjoint: from the last one starting before `from`
+    auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+    if (it != v.begin()) --it;
     int64_t in = 0;
-    for (const OptRegion& r : opt[track]) in += std::max<int64_t>(0, std::min(r.end, to) - std::max(r.begin, from));
+    for (; it != v.end() && it->begin < to; ++it) in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
     return in;
   }
   bool inRecompute(uint32_t track, int64_t t) const {
