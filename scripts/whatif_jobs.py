@@ -163,6 +163,29 @@ JOBS = {
              "torch.compile(mode='reduce-overhead') of the model",
         variants={"base": [], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
+    # Held out in session 18: models written by other libraries (Hugging Face transformers' GPT-2,
+    # torchvision's VisionTransformer, cuDNN's LSTM), so that the trace's operators, attention and
+    # kernels are ones no rule or edit was written against; a second healthy job on another model.
+    "hf_gpt2_eager_fp32": dict(
+        desc="transformers GPT2LMHeadModel (d 512, 6 layers, 8 heads, seq 512, batch 8, dropout 0.1) in FP32 "
+             "with attn_implementation='eager' (materialized attention), AdamW foreach",
+        variants={"base": [], "bf16": ["bf16"], "sdpa": ["sdpa"], "fused": ["fused"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=True)),
+    "vit_fp32": dict(
+        desc="torchvision VisionTransformer (image 128, patch 16, d 512, 6 layers, 8 heads, 100 classes) in FP32 "
+             "at batch 64, pre-made pinned batches, AdamW foreach",
+        variants={"base": [], "bf16": ["bf16"]},
+        profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
+    "lstm_lm_fp32": dict(
+        desc="LSTM language model (embedding 512, nn.LSTM 2 x 1024 on cuDNN, vocab 8192, seq 128, batch 32) in "
+             "FP32, AdamW foreach",
+        variants={"base": [], "bf16": ["bf16"], "fused": ["fused"], "cuda_graphs": ["cuda_graphs"]},
+        profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
+    "hf_gpt2_healthy": dict(
+        desc="transformers GPT2LMHeadModel (d 768, 6 layers, seq 512, batch 16) in bf16 with SDPA, fused AdamW, "
+             "DataLoader with 2 workers and pinned memory: nothing to fix",
+        variants={"base": [], "rerun": []},
+        profiler=dict(record_shapes=True, with_stack=False, profile_memory=False)),
 }
 
 FULL = dict(warmup=8, n_unprofiled=30, rounds=5, n_recheck=15, n_profiled=20)
@@ -901,6 +924,98 @@ def build(job, fixes):
                         activation_checkpointing="torch.utils.checkpoint(use_reentrant=False) on every block"
                         if ckpt else "off")
         return r, info, batch
+
+    if job in ("hf_gpt2_eager_fp32", "hf_gpt2_healthy"):
+        from transformers import GPT2Config, GPT2LMHeadModel
+        healthy = job == "hf_gpt2_healthy"
+        vocab, d, heads, layers, seq, batch = (8192, 768, 12, 6, 512, 16) if healthy else (8192, 512, 8, 6, 512, 8)
+        attn = "sdpa" if healthy or "sdpa" in fx else "eager"
+        cfg = GPT2Config(vocab_size=vocab, n_positions=seq, n_embd=d, n_layer=layers, n_head=heads)
+        try:
+            hf = GPT2LMHeadModel._from_config(cfg, attn_implementation=attn)
+        except (TypeError, AttributeError):  # transformers without _from_config's keyword
+            cfg._attn_implementation = attn
+            hf = GPT2LMHeadModel(cfg)
+        if getattr(hf.config, "_attn_implementation", attn) != attn:
+            raise RuntimeError(f"transformers gave attention {hf.config._attn_implementation!r}, not {attn!r}")
+
+        class Logits(nn.Module):  # the LM head's logits; the loss is the suite's own (float cross-entropy)
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, idx):
+                return self.m(input_ids=idx, use_cache=False).logits
+
+        model = Logits(hf).cuda().train()
+        impl = "fused" if healthy or "fused" in fx else "foreach"
+        opt = adamw(model.parameters(), impl)
+        amp = torch.bfloat16 if healthy or "bf16" in fx else None
+        if healthy:
+            dl = torch.utils.data.DataLoader(TokenDataset(1_000_000, seq, vocab), batch_size=batch, num_workers=2,
+                                             pin_memory=True, persistent_workers=True)
+            src = LoaderSource(dl)
+        else:
+            src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        r = Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=True)
+        import transformers
+        info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast" if amp else "fp32",
+                        attention=f"transformers GPT-2 attn_implementation={attn!r}", optimizer="AdamW " + impl,
+                        library=f"transformers {transformers.__version__}", dropout=0.1,
+                        data="DataLoader 2 workers, pinned" if healthy else "pre-made pinned batches, non_blocking copy")
+        return r, info, batch
+
+    if job == "vit_fp32":
+        import torchvision
+        from torchvision.models.vision_transformer import VisionTransformer
+        batch, res, classes = 64, 128, 100
+        amp = torch.bfloat16 if "bf16" in fx else None
+        model = VisionTransformer(image_size=res, patch_size=16, num_layers=6, num_heads=8, hidden_dim=512,
+                                  mlp_dim=2048, num_classes=classes).cuda()
+        opt = adamw(model.parameters(), "foreach")
+        g = torch.Generator().manual_seed(SEED)
+        batches = [(torch.randn(batch, 3, res, res, generator=g).pin_memory(),
+                    torch.randint(0, classes, (batch,), generator=g).pin_memory()) for _ in range(4)]
+        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy, amp=amp,
+                   non_blocking=True)
+        n, t = count_params(model)
+        info = dict(model=f"torchvision {torchvision.__version__} VisionTransformer", params=n, param_tensors=t,
+                    batch=batch, seq=(res // 16) ** 2 + 1, image=[3, res, res], d_model=512, layers=6, heads=8,
+                    precision="bf16 autocast" if amp else "fp32",
+                    attention="nn.MultiheadAttention(need_weights=False): scaled_dot_product_attention",
+                    optimizer="AdamW foreach", data="pre-made pinned batches, non_blocking copy")
+        return r, info, batch
+
+    if job == "lstm_lm_fp32":
+        vocab, emb, hidden, layers, seq, batch = 8192, 512, 1024, 2, 128, 32
+
+        class LSTMLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, emb)
+                self.rnn = nn.LSTM(emb, hidden, num_layers=layers, batch_first=True)
+                self.head = nn.Linear(hidden, vocab)
+
+            def forward(self, idx):
+                return self.head(self.rnn(self.emb(idx))[0])
+
+        amp = torch.bfloat16 if "bf16" in fx else None
+        model = LSTMLM().cuda()
+        impl = "fused" if "fused" in fx else "foreach"
+        src = ListSource(token_batches(4, batch, seq, vocab, pin=True))
+        n, t = count_params(model)
+        info = dict(model=f"LSTM LM (embedding {emb}, nn.LSTM {layers} x {hidden}, head {vocab})", params=n,
+                    param_tensors=t, batch=batch, seq=seq, precision="bf16 autocast" if amp else "fp32",
+                    cudnn=torch.backends.cudnn.version(), optimizer="AdamW " + impl,
+                    data="pre-made pinned batches, non_blocking copy")
+        if "cuda_graphs" in fx:
+            opt = adamw(model.parameters(), "foreach", capturable=True)
+            r = GraphRunner(model, opt, src, gpt_prep, gpt_loss, amp=amp)
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
+            return r, info, batch
+        opt = adamw(model.parameters(), impl)
+        return Runner(model, opt, src, gpt_prep, gpt_loss, amp=amp, non_blocking=True), info, batch
 
     if job == "healthy":
         vocab, d, heads, layers, seq, batch = 8192, 768, 12, 4, 512, 32
