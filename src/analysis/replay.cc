@@ -25,6 +25,9 @@ constexpr int64_t kCopyEndToleranceNs = 50000;
 // looked for among the other streams' ends.
 constexpr int64_t kUnexplainedWaitNs = 1000;
 constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
+// An inferred event wait whose waiting work started more than this before the awaited work ended
+// in the trace is not one (the GPU's timestamps are one clock).
+constexpr int64_t kEventWaitToleranceNs = 500;
 // A host thread idle this long between two calls, with no host event recorded meanwhile, is taken
 // to wait for the call of another thread that ended last before it resumed.
 constexpr int64_t kHandoffIdleNs = 20000;
@@ -303,7 +306,7 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       return e.c;
     case kStream: case kCross: {
       if (e.c <= 0) return e.c;
-      if (ed.graph_gap_cap_ns >= 0 && e.kind == kStream &&
+      if (ed.graph_gap_cap_ns >= 0 &&  // a graph's node after another, on its stream or another one
           (graphs[e.rank].item_flags[graphs[e.rank].itemOfNode(e.node)] & RankGraph::kInGraph))
         return std::min(e.c, ed.graph_gap_cap_ns);
       return std::max<int64_t>(0, e.c - ed.gpu_gap_overhead_ns);
@@ -667,6 +670,44 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (l >= 0 && (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < g.endOf(j)))
       last_own_op[l] = static_cast<int32_t>(j);
   }
+  // Event waits, inferred from the host calls (Kineto records neither the stream nor the event of
+  // cudaEventRecord and cudaStreamWaitEvent): a wait issued on a thread since its last launch holds
+  // the thread's next launched work until the work launched last before the thread's latest event
+  // record ends, where the two ran on different streams of one device and the trace agrees (the
+  // waiting work started after that end). Under the profiler the host is often slower than these
+  // waits, so the trace's timing alone (the unexplained starts below) cannot show them; once the
+  // launches are free (CUDA graphs) they order the streams: cuDNN's LSTM runs its layers on streams
+  // that wait for each other every time step.
+  std::vector<std::pair<uint32_t, uint32_t>> event_waits;  // (waiting work, the work it waits for)
+  {
+    std::vector<int32_t> first_own_op(nc, -1);
+    for (uint32_t j = nc; j < g.items(); ++j) {
+      int32_t l = launchOf(j);
+      if (l >= 0 && (first_own_op[l] < 0 || g.startOf(j) < g.startOf(static_cast<uint32_t>(first_own_op[l]))))
+        first_own_op[l] = static_cast<int32_t>(j);
+    }
+    std::vector<uint32_t> pending;
+    for (const auto& on_track : g.calls_on_track) {
+      int32_t last_launch = -1, recorded = -1;
+      pending.clear();
+      for (uint32_t c : on_track) {
+        const Event& e = t.events[g.calls[c]];
+        if (e.hasRole(kRoleEventRecord)) recorded = last_launch >= 0 ? last_own_op[last_launch] : -1;
+        else if (e.hasRole(kRoleStreamWait) && recorded >= 0) pending.push_back(static_cast<uint32_t>(recorded));
+        if (first_own_op[c] < 0) continue;
+        const uint32_t j = static_cast<uint32_t>(first_own_op[c]);
+        for (uint32_t p : pending)
+          if (g.trackOf(p) != g.trackOf(j) && t.tracks[g.trackOf(p)].pid == t.tracks[g.trackOf(j)].pid &&
+              g.endOf(p) <= g.startOf(j) + kEventWaitToleranceNs)
+            event_waits.push_back({j, p});
+        pending.clear();
+        last_launch = static_cast<int32_t>(c);
+      }
+    }
+    std::sort(event_waits.begin(), event_waits.end());
+    event_waits.erase(std::unique(event_waits.begin(), event_waits.end()), event_waits.end());
+    st.event_waits += static_cast<int64_t>(event_waits.size());
+  }
   // GPU work: launch, stream order, cross-stream waits; durations. On a thread of its own for large
   // ranks, while this one builds the host calls' edges.
   std::vector<Edge> gpu_edges;
@@ -678,8 +719,11 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     ReplayGraphStats& st = gpu_st;
     gpu_edges.reserve(3 * g.ops.size());
     std::vector<int32_t> stream_prev(tracks, -1);
+    auto waits = event_waits.begin();
     for (uint32_t j = nc; j < g.items(); ++j) {  // from the items' copies: no event read
       const int64_t tj = g.startOf(j);
+      for (; waits != event_waits.end() && waits->first == j; ++waits)  // held in the trace: offsets <= 0
+        add(g.start(j), static_cast<int32_t>(g.end(waits->second)), kCross, std::min<int64_t>(0, tj - g.endOf(waits->second)));
       const uint32_t track = g.trackOf(j);
       int32_t l = launchOf(j);
       int32_t prev = stream_prev[track];
@@ -716,6 +760,21 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(prev))), kStream,
             bind == kByStream ? tj - b : std::min<int64_t>(0, tj - b));
       if (bind == kByCross) add(g.start(j), static_cast<int32_t>(g.end(static_cast<uint32_t>(dep))), kCross, tj - c_val);
+      // A CUDA graph's nodes on several streams: the trace holds neither the graph's edges nor event
+      // calls between them, and under the profiler the nodes trickle out of the launch call, so
+      // their launch explains their starts. Each node waits for the work on the device's other
+      // streams that ended last before it started in the trace (never for work it overlapped); without
+      // this, a graph's streams replay side by side (cuDNN's LSTM graphed: 4.5 ms for a 12.6 ms GPU).
+      if ((g.item_flags[j] & RankGraph::kInGraph) && bind != kByCross) {
+        const int64_t device = t.tracks[track].pid;
+        for (int64_t p = lastEndingBy(tj + kEventWaitToleranceNs), n = 0; p >= 0 && n < kCrossStreamScan; --p, ++n) {
+          const uint32_t c = by_end[static_cast<size_t>(p)];
+          if (g.trackOf(c) == track || c == j || t.tracks[g.trackOf(c)].pid != device) continue;
+          if (b == kUnset || g.endOf(c) > b)
+            add(g.start(j), static_cast<int32_t>(g.end(c)), kCross, std::min<int64_t>(0, tj - g.endOf(c)));
+          break;
+        }
+      }
       if (bind == kNone) add(g.start(j), -1, kRoot, tj);
       (bind == kByLaunch ? st.bound_by_launch : bind == kByStream ? st.bound_by_stream
                                             : bind == kByCross    ? st.bound_by_cross_stream

@@ -213,6 +213,82 @@ TEST(Replay, AGraphsWorkFollowsItsLaunchWithoutTheProfiler) {
   EXPECT_NEAR(un.replayed_step_ns, 1000 + 400 + 1000000 + 3600 + 27000 + 6000, 1000);
 }
 
+// K1 on stream 7, an event recorded after it, a stream wait, then (the host slow: 200 us later) K2
+// on stream 13. With `overlap`, K2 starts while K1 still runs in the trace, so it waits for nothing.
+RankTrace eventWaitSteps(bool overlap) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t begin = t;
+    b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "k1", t + 7000, t + 107000);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaEventRecord", t + 6000, t + 7000, corr++);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaStreamWaitEvent", t + 8000, t + 9000, corr++);
+    const int64_t call = overlap ? t + 10000 : t + 210000;
+    b.launch(corr++, call, call + 5000, EventKind::kKernel, TraceBuilder::kStream13, "k2", call + 7000, call + 57000);
+    const int64_t sync_end = std::max(t + 107000, call + 57000) + 3000;
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", call + 6000, sync_end, corr++);
+    t = sync_end + 5000;
+    b.step(step, begin, t);
+  }
+  return b.done();
+}
+
+// Kineto records neither stream nor event of cudaEventRecord / cudaStreamWaitEvent: the wait is
+// inferred from the calls (the work launched before the record, the work launched after the
+// wait). In the trace the host's 200 us hide it; with the launches free it orders the streams.
+TEST(Replay, AnEventWaitHoldsTheWaitingStreamOnceLaunchesAreFree) {
+  for (bool overlap : {false, true}) {
+    std::vector<RankTrace> v;
+    v.push_back(eventWaitSteps(overlap));
+    auto run = analyzeRun(v, {});
+    ASSERT_TRUE(run.ok());
+    ReplayModel m(run.value());
+    Replay traced = m.replay();
+    ASSERT_TRUE(traced.available) << traced.reason;
+    EXPECT_LT(traced.worst_error, 1e-9);
+    EXPECT_EQ(traced.stats.event_waits, overlap ? 0 : 2);
+    ReplayEdits free;
+    free.free_launches = true;
+    Replay graphed = m.replay(free);
+    // k2 (50 us) after k1 (100 us); where they overlapped in the trace, side by side.
+    if (overlap) EXPECT_LT(graphed.replayed_step_ns, 120000);
+    else EXPECT_GT(graphed.replayed_step_ns, 150000);
+  }
+}
+
+// A CUDA graph's nodes on two streams, trickling out of the launch under the profiler: node B
+// (stream 13) started after node A (stream 7) ended. Without the profiler B still waits for A.
+TEST(Replay, AGraphsStreamsKeepTheirOrderWithoutTheProfiler) {
+  TraceBuilder b;
+  int64_t t = 1000;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t begin = t, corr = step;
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaGraphLaunch", t + 1000, t + 5000, corr);
+    b.add(EventKind::kKernel, TraceBuilder::kStream7, "node_a", t + 50000, t + 150000, corr);
+    b.add(EventKind::kKernel, TraceBuilder::kStream13, "node_b", t + 190000, t + 240000, corr);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t + 6000, t + 241000, 100 + step);
+    t += 246000;
+    b.step(step, begin, t);
+  }
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  Replay traced = m.replay();
+  ASSERT_TRUE(traced.available) << traced.reason;
+  EXPECT_LT(traced.worst_error, 1e-9);
+  ReplayEdits ed;
+  ed.graph_node_overhead_ns = 2000;
+  ed.graph_gap_cap_ns = 400;
+  // A (100 us) 0.4 us after the call, B (50 us) 0.4 us after A ends, then the sync and the step's
+  // end: over 150 us, not the 107 us of the two streams side by side; the 40 us B waited under the
+  // profiler are gone.
+  const double un = m.replay(ed).replayed_step_ns;
+  EXPECT_GT(un, 150000);
+  EXPECT_LT(un, 160000);
+}
+
 // Autocast's casts on the host: in a host-bound step (the per-parameter optimizer job, its critical
 // path all host) every cast's host time lands on the step.
 TEST(Replay, AutocastCastsAddHostTimeWhereTheyRun) {

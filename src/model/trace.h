@@ -69,7 +69,7 @@ struct Track {
 
 // What an event does for the job, set by the reader that knows its format's names (Kineto:
 // sources/kineto/roles.cc), so that analysis never matches framework names. Bits of Event::roles.
-enum EventRole : uint8_t {
+enum EventRole : uint16_t {
   kRoleStep = 1u << 0,             // host range of one training step (Kineto: ProfilerStep#N); number: RankTrace::stepNumber
   kRoleDataLoading = 1u << 1,      // host range fetching the next batch (Kineto: enumerate(DataLoader)#...)
   kRoleLoaderInProcess = 1u << 2,  // with kRoleDataLoading: the fetch runs on the training process itself
@@ -78,6 +78,8 @@ enum EventRole : uint8_t {
   kRoleSyncCall = 1u << 4,         // host call that blocks until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...)
   kRoleCollective = 1u << 5,       // GPU work that is communication (NCCL kernels, model/comm_kernels.h)
   kRoleGraphLaunch = 1u << 6,      // host call that replays a CUDA graph (cudaGraphLaunch; its kernels share its correlation)
+  kRoleEventRecord = 1u << 7,      // host call that records an event on a stream (cudaEventRecord)
+  kRoleStreamWait = 1u << 8,       // host call that makes a stream wait for an event (cudaStreamWaitEvent)
 };
 
 // One interval on a track. Only complete ('X') events and matched 'B'/'E' pairs become Events.
@@ -93,7 +95,7 @@ struct Event {
   uint32_t dtype = 0;        // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
   uint32_t shapes = 0;       // host ops: interned input shapes (record_shapes), compact: "64x512,512x2048,-"; else 0
   EventKind kind = EventKind::kOther;
-  uint8_t roles = 0;         // EventRole bits
+  uint16_t roles = 0;        // EventRole bits
   int64_t end_ns() const { return start_ns + dur_ns; }
   // True when the reader gave the event role r.
   bool hasRole(EventRole r) const { return (roles & r) != 0; }

@@ -30,11 +30,26 @@ bool isGraphLaunch(std::string_view n) {
          n == "hipGraphLaunch";
 }
 
+// cudaEventRecord(event, stream) and cudaStreamWaitEvent(stream, event): the runtime's, the driver's
+// and HIP's names, per-thread default stream variants included. Kineto records neither's stream nor
+// event (only CUPTI's synchronization records, with enable_cuda_sync_events, pair them).
+bool isEventRecord(std::string_view n) {
+  return n == "cudaEventRecord" || n == "cudaEventRecord_ptsz" || n == "cudaEventRecordWithFlags" ||
+         n == "cudaEventRecordWithFlags_ptsz" || n == "cuEventRecord" || n == "cuEventRecord_ptsz" ||
+         n == "cuEventRecordWithFlags" || n == "cuEventRecordWithFlags_ptsz" || n == "hipEventRecord" ||
+         n == "hipEventRecordWithFlags";
+}
+
+bool isStreamWait(std::string_view n) {
+  return n == "cudaStreamWaitEvent" || n == "cudaStreamWaitEvent_ptsz" || n == "cuStreamWaitEvent" ||
+         n == "cuStreamWaitEvent_ptsz" || n == "hipStreamWaitEvent";
+}
+
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 }  // namespace
 
-uint8_t kinetoNameRoles(std::string_view n) {
-  uint8_t r = 0;
+uint16_t kinetoNameRoles(std::string_view n) {
+  uint16_t r = 0;
   if (startsWith(n, kStepPrefix)) r |= kRoleStep;
   if (startsWith(n, "enumerate(DataLoader)")) {
     r |= kRoleDataLoading;
@@ -43,6 +58,8 @@ uint8_t kinetoNameRoles(std::string_view n) {
   if (startsWith(n, "Optimizer.step#")) r |= kRoleOptimizerStep;
   if (isBlockingSyncCall(n)) r |= kRoleSyncCall;
   if (isGraphLaunch(n)) r |= kRoleGraphLaunch;
+  if (isEventRecord(n)) r |= kRoleEventRecord;
+  if (isStreamWait(n)) r |= kRoleStreamWait;
   if (!commKernelLibrary(n).empty()) r |= kRoleCollective;  // NCCL and the table's other libraries
   return r;
 }

@@ -1,5 +1,6 @@
 // Kineto's names for what events do, turned into the model's roles (EventRole): the step, loader
-// and optimizer ranges PyTorch records, the blocking CUDA calls, NCCL kernels and graph launches.
+// and optimizer ranges PyTorch records, the blocking CUDA calls, event records and stream waits, NCCL
+// kernels and graph launches.
 // Each interned name is classified once; each event then costs one table lookup.
 #pragma once
 #include <cstdint>
@@ -20,10 +21,10 @@ class KinetoRoleAssigner {
   // Sets the roles of event i (called for i = 0, 1, ... in order).
   void apply(uint32_t i) {
     Event& e = t_.events[i];
-    uint8_t f = flags_[e.name];
-    uint8_t r = 0;
+    uint16_t f = flags_[e.name];
+    uint16_t r = 0;
     if (e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) {
-      r = f & (kRoleSyncCall | kRoleGraphLaunch);
+      r = f & (kRoleSyncCall | kRoleGraphLaunch | kRoleEventRecord | kRoleStreamWait);
     } else if (e.kind == EventKind::kKernel) {
       if (e.collective != 0 || (f & kRoleCollective)) r = kRoleCollective;
     } else if (f & kHostRangeRoles) {
@@ -38,11 +39,11 @@ class KinetoRoleAssigner {
   }
 
  private:
-  static constexpr uint8_t kHostRangeRoles = kRoleStep | kRoleDataLoading | kRoleLoaderInProcess | kRoleOptimizerStep;
+  static constexpr uint16_t kHostRangeRoles = kRoleStep | kRoleDataLoading | kRoleLoaderInProcess | kRoleOptimizerStep;
   int64_t stepNumberOf(uint32_t name) const;
 
   RankTrace& t_;
-  std::vector<uint8_t> flags_;                        // per string id: the roles its name can give
+  std::vector<uint16_t> flags_;                       // per string id: the roles its name can give
   std::unordered_map<uint32_t, int64_t> next_seq_;    // process group -> next sequence number
 };
 
@@ -51,7 +52,7 @@ class KinetoRoleAssigner {
 void assignKinetoRoles(RankTrace& t);
 
 // The roles a Kineto event name can give, whatever its kind and track (apply() narrows them).
-uint8_t kinetoNameRoles(std::string_view name);
+uint16_t kinetoNameRoles(std::string_view name);
 
 // The process group of a collective, for joining ranks: the group's name where the trace has
 // one (the same on every member rank), else its rank list.

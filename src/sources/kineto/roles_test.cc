@@ -39,6 +39,11 @@ TEST(KinetoRoles, NamesGiveRoles) {
   EXPECT_EQ(kinetoNameRoles("cuMemcpyDtoH_v2"), kRoleSyncCall);
   EXPECT_EQ(kinetoNameRoles("cudaMemcpyAsync"), 0);  // blocking only for pageable memory: not a role
   EXPECT_EQ(kinetoNameRoles("cudaGraphLaunch"), kRoleGraphLaunch);
+  EXPECT_EQ(kinetoNameRoles("cudaEventRecord"), kRoleEventRecord);
+  EXPECT_EQ(kinetoNameRoles("cuEventRecordWithFlags"), kRoleEventRecord);
+  EXPECT_EQ(kinetoNameRoles("cudaStreamWaitEvent"), kRoleStreamWait);
+  EXPECT_EQ(kinetoNameRoles("hipStreamWaitEvent"), kRoleStreamWait);
+  EXPECT_EQ(kinetoNameRoles("cudaEventQuery"), 0);
   EXPECT_EQ(kinetoNameRoles("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"), kRoleCollective);
   EXPECT_EQ(kinetoNameRoles("void ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)"), kRoleCollective);
   EXPECT_EQ(kinetoNameRoles("aten::mm"), 0);

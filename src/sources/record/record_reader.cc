@@ -697,7 +697,7 @@ class Reader {
     KinetoRoleAssigner roles(tr_);  // CUDA's call names and the communication kernels' names
     for (uint32_t i = 0; i < tr_.events.size(); ++i) {
       roles.apply(i);
-      tr_.events[i].roles &= static_cast<uint8_t>(~kRoleStep);  // steps are ours, not Kineto's names
+      tr_.events[i].roles &= static_cast<uint16_t>(~kRoleStep);  // steps are ours, not Kineto's names
     }
     tr_.step_marks.clear();
     int64_t number = 0;
