@@ -8,9 +8,10 @@ that launch nothing (cuDNN's LSTM: per step 1,686 cudaGetErrorString, 617 cudaFu
 609 cudaEventRecord, 367 cudaStreamWaitEvent for 373 operators). This measures such calls alone:
 each workload is a step of K calls through ctypes into the process's libcudart (the one torch
 loaded), timed (perf_counter_ns, median of R interleaved rounds of S steps) without the profiler and
-inside an active torch.profiler window. The ctypes call costs the same in both, so
-(profiled - unprofiled) / K is the profiler's cost per call. One step per workload is also traced to
-count the cuda_runtime events it records (the call must show in the trace to be charged for).
+inside an active torch.profiler window (schedule wait=1 warmup=1, as the validation set's traces).
+The ctypes call costs the same in both, so (profiled - unprofiled) / K is the profiler's cost per
+call. Each timed session is exported to
+count the events the timed session recorded per step (the calls must show as cuda_runtime events).
 Workloads:
   get_error_string   cudaGetErrorString(0)
   device_attribute   cudaDeviceGetAttribute(&v, 1, device)
@@ -103,33 +104,35 @@ def main():
     for fn in work.values():  # warm-up
         for _ in range(3):
             step(fn)
-    for _ in range(a.rounds):
-        for w, fn in work.items():
-            got[(w, "none")].append(statistics.median(step(fn) for _ in range(a.steps)))
-            with profile(activities=acts, schedule=schedule(wait=0, warmup=1, active=a.steps + 1)) as prof:
-                step(fn)
-                prof.step()
-                ts = []
-                for _ in range(a.steps):
-                    ts.append(step(fn))
-                    prof.step()
-            got[(w, "profiled")].append(statistics.median(ts))
     counts = {}
-    for w, fn in work.items():  # one traced step: what the trace records per call
-        fd, tmp = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        with profile(activities=acts) as prof:
-            fn()
-            torch.cuda.synchronize()
-        prof.export_chrome_trace(tmp)
-        with open(tmp) as f:
+
+    def exported(path):  # the session's events per category, over its active steps
+        with open(path) as f:
             evs = json.load(f)["traceEvents"]
-        os.remove(tmp)
+        os.remove(path)
         c = {}
         for e in evs:
             if e.get("ph") == "X":
                 c[e.get("cat", "?")] = c.get(e.get("cat", "?"), 0) + 1
-        counts[w] = c
+        return {k: round(v / a.steps, 1) for k, v in sorted(c.items())}
+
+    for _ in range(a.rounds):
+        for w, fn in work.items():
+            got[(w, "none")].append(statistics.median(step(fn) for _ in range(a.steps)))
+            # wait=1, as whatif_jobs.py's traces: with wait=0 (torch 2.11) the session recorded the
+            # operators but no CUDA activity (scripts/trace_session_probe.py, session B).
+            fd, tmp = tempfile.mkstemp(suffix=".json")
+            os.close(fd)
+            with profile(activities=acts, schedule=schedule(wait=1, warmup=1, active=a.steps),
+                         on_trace_ready=lambda p, tmp=tmp: p.export_chrome_trace(tmp)) as prof:
+                ts = []
+                for i in range(a.steps + 2):
+                    t = step(fn)
+                    if i >= 2:
+                        ts.append(t)
+                    prof.step()
+            counts[w] = exported(tmp)  # what the timed session recorded (the last round's)
+            got[(w, "profiled")].append(statistics.median(ts))
     summary = {}
     for w in work:
         none, prof_ = statistics.median(got[(w, "none")]), statistics.median(got[(w, "profiled")])

@@ -82,8 +82,11 @@ def run_steps(fn, steps, prof=None):
 def timed(fn, opts, steps):
     if opts is None:
         return run_steps(fn, steps)
-    sched = torch.profiler.schedule(wait=0, warmup=1, active=steps + 1)
+    # wait=1: with wait=0, a session after an earlier one (TEARDOWN_CUPTI=1) records no CUDA activity
+    # (scripts/profiler_wait0_check.py); the figures committed before session 18 were measured so.
+    sched = torch.profiler.schedule(wait=1, warmup=1, active=steps + 1)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched, **opts) as p:
+        p.step()  # the wait step
         p.step()  # the warm-up step
         return run_steps(fn, steps, p)
 

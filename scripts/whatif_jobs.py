@@ -1093,15 +1093,19 @@ def record_trace(runner, popts, path):
 
 
 def time_profiled(runner, popts, n):
-    sched = torch.profiler.schedule(wait=0, warmup=1, active=n, repeat=1)
+    """n steps timed inside an active profiler window. Schedule wait=1 warmup=1, as the trace's: with
+    wait=0 a session after an earlier one in the process (TEARDOWN_CUPTI=1, torch 2.11) records the
+    operators but no CUDA activity (scripts/profiler_wait0_check.py), which is how every
+    profiled_step_ns committed before session 18 was measured."""
+    sched = torch.profiler.schedule(wait=1, warmup=1, active=n, repeat=1)
     ts = []
     with torch.profiler.profile(schedule=sched, **profiler_kwargs(popts)) as prof:
-        for i in range(n + 1):
+        for i in range(n + 2):
             torch.cuda.synchronize()
             t0 = time.perf_counter_ns()
             runner.step()
             torch.cuda.synchronize()
-            if i >= 1:
+            if i >= 2:
                 ts.append(time.perf_counter_ns() - t0)
             prof.step()
     return ts

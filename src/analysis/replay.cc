@@ -346,7 +346,9 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const RankGraph& g = graphs[e.rank];
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
-      int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(ed.api_call_overhead_ns, ed));
+      const bool idle = !(flags & (RankGraph::kOwnsWork | RankGraph::kSyncRole | RankGraph::kGraphLaunch));
+      const int64_t call_ns = idle && ed.idle_call_overhead_ns >= 0 ? ed.idle_call_overhead_ns : ed.api_call_overhead_ns;
+      int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(call_ns, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
           !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
         d = 0;  // a launch inside the graph

@@ -35,6 +35,9 @@ struct ReplayEdits {
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
   int64_t api_call_overhead_ns = 0;
+  // ... per call that launches no GPU work and waits for none (cudaEventRecord, cudaGetErrorString,
+  // cudaFuncGetAttributes, ...), instead of api_call_overhead_ns; < 0: api_call_overhead_ns.
+  int64_t idle_call_overhead_ns = -1;
   // ... per rank (index into RunAnalysis::ranks) x this: the profiler's cost at that process's host
   // speed (ReplayModel::hostGapP25). Empty: the same everywhere.
   std::vector<double> rank_profiler_scale;

@@ -24,6 +24,13 @@ struct Diagnosis;
 inline constexpr int64_t kProfilerHostEventNs = 4500;
 inline constexpr int64_t kProfilerApiCallNs = 250;
 inline constexpr int64_t kProfilerGpuGapNs = 600;
+// ... and per runtime call that launches nothing and waits for nothing, measured, not fitted: the
+// fit above cannot tell a call's cost from an operator's where each operator launches about one
+// kernel. Under torch.profiler (CPU + CUDA, schedule wait=1) cudaGetErrorString,
+// cudaDeviceGetAttribute, cudaEventRecord and cudaStreamWaitEvent cost 443, 583, 650 and 530 ns
+// each (scripts/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl, one H200
+// host); cuDNN's LSTM makes 13 such calls per operator.
+inline constexpr int64_t kProfilerIdleCallNs = 550;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
