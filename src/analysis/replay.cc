@@ -665,12 +665,15 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
                                [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
     return static_cast<int64_t>(it - by_end.begin()) - 1;
   };
-  // The last-ending piece of GPU work of each launch call.
-  std::vector<int32_t> last_own_op(nc, -1);
+  // The last-ending and the first-starting piece of GPU work of each launch call.
+  std::vector<int32_t> last_own_op(nc, -1), first_own_op(nc, -1);
   for (uint32_t j = nc; j < g.items(); ++j) {
     int32_t l = launchOf(j);
-    if (l >= 0 && (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < g.endOf(j)))
+    if (l < 0) continue;
+    if (last_own_op[l] < 0 || g.endOf(static_cast<uint32_t>(last_own_op[l])) < g.endOf(j))
       last_own_op[l] = static_cast<int32_t>(j);
+    if (first_own_op[l] < 0 || g.startOf(j) < g.startOf(static_cast<uint32_t>(first_own_op[l])))
+      first_own_op[l] = static_cast<int32_t>(j);
   }
   // Event waits, inferred from the host calls (Kineto records neither the stream nor the event of
   // cudaEventRecord and cudaStreamWaitEvent): a wait issued on a thread since its last launch holds
@@ -682,12 +685,6 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   // that wait for each other every time step.
   std::vector<std::pair<uint32_t, uint32_t>> event_waits;  // (waiting work, the work it waits for)
   {
-    std::vector<int32_t> first_own_op(nc, -1);
-    for (uint32_t j = nc; j < g.items(); ++j) {
-      int32_t l = launchOf(j);
-      if (l >= 0 && (first_own_op[l] < 0 || g.startOf(j) < g.startOf(static_cast<uint32_t>(first_own_op[l]))))
-        first_own_op[l] = static_cast<int32_t>(j);
-    }
     std::vector<uint32_t> pending;
     for (const auto& on_track : g.calls_on_track) {
       int32_t last_launch = -1, recorded = -1;
@@ -771,9 +768,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         const int64_t device = t.tracks[track].pid;
         for (int64_t p = lastEndingBy(tj + kEventWaitToleranceNs), n = 0; p >= 0 && n < kCrossStreamScan; --p, ++n) {
           const uint32_t c = by_end[static_cast<size_t>(p)];
+          if (b != kUnset && g.endOf(c) <= b) break;  // ends only get earlier: the stream order holds it
           if (g.trackOf(c) == track || c == j || t.tracks[g.trackOf(c)].pid != device) continue;
-          if (b == kUnset || g.endOf(c) > b)
-            add(g.start(j), static_cast<int32_t>(g.end(c)), kCross, std::min<int64_t>(0, tj - g.endOf(c)));
+          add(g.start(j), static_cast<int32_t>(g.end(c)), kCross, std::min<int64_t>(0, tj - g.endOf(c)));
           break;
         }
       }

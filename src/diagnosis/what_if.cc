@@ -379,7 +379,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     ReplayEdits ed = unprofiled;
     std::string basis;
     if (!fixEdit(fix, c, &run, ed, basis)) continue;
-    cands.push_back({f.id, std::string(fix), basis, edits.size()});
+    cands.push_back({f.id, std::string(fix), basis, edits.size(), 0, {}});
     edits.push_back(ed);
     if (fix == "cuda_graphs" && !run.job.grad_scaler && !run.job.cuda_graphs) {
       // What torch.compile(mode="reduce-overhead") of the model buys: the model's passes graphed, the
