@@ -9,6 +9,7 @@
 // regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
 //   replay_calibrate testdata/whatif [--holdout] [--paths] [--host-path] [--max-median-error 10]
 //                    [--max-worst-error 40] [--max-outside-band 25] [--max-unprofiled-worst 30]
+//                    [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]
 // --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
 // critical path of the edited base's replayed step by category (ms) and the edit against the variant's own
 // trace; --host-path each trace's host path (its GPU work free) and autocast's casts per step.
@@ -25,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -43,14 +45,19 @@ int main(int argc, char** argv) {
     std::fprintf(argc < 2 ? stderr : stdout,
                  "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
                  "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
+                 "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]\n"
                  "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
                  "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
-                 "and each job's plan. Example: replay_calibrate testdata/whatif --paths\n");
+                 "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, or the\n"
+                 "median kernel-launch call); --costs: the profiler's costs to score instead of the committed ones (the\n"
+                 "plans keep the committed ones). Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
   }
   std::string dir = argv[1];
   double max_median = -1, max_worst = -1, max_outside = -1, max_unprofiled = -1;
   bool holdout = false, paths = false, host_path = false;
+  ProfilerSpeedGauge gauge = kProfilerSpeedGauge;
+  std::optional<std::tuple<long, long, long, double>> costs;  // --costs: instead of the committed constants
   for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
     if (flag == "--holdout" || flag == "--paths" || flag == "--host-path") {
@@ -61,6 +68,27 @@ int main(int argc, char** argv) {
     if (a + 1 >= argc) {
       std::fprintf(stderr, "replay_calibrate: %s needs a value\n", flag.c_str());
       return 2;
+    }
+    if (flag == "--speed-gauge") {
+      const std::string g = argv[a + 1];
+      if (g != "gap" && g != "launch") {
+        std::fprintf(stderr, "replay_calibrate: --speed-gauge %s: not gap or launch\n", g.c_str());
+        return 2;
+      }
+      gauge = g == "gap" ? ProfilerSpeedGauge::kHostGapP25 : ProfilerSpeedGauge::kLaunchCallP50;
+      continue;
+    }
+    if (flag == "--costs") {
+      long ev = 0, call = 0, gap = 0;
+      double ex = 0;
+      char tail = 0;
+      if (std::sscanf(argv[a + 1], "%ld,%ld,%ld,%lf%c", &ev, &call, &gap, &ex, &tail) != 4 || ev < 0 || call < 0 ||
+          gap < 0 || ex < 0 || ex > 3 || ev > 100000 || call > 100000 || gap > 100000) {
+        std::fprintf(stderr, "replay_calibrate: --costs %s: not EVENT_NS,CALL_NS,GAP_NS,EXPONENT\n", argv[a + 1]);
+        return 2;
+      }
+      costs = {ev, call, gap, ex};
+      continue;
     }
     char* end = nullptr;
     double v = std::strtod(argv[a + 1], &end);
@@ -157,13 +185,18 @@ int main(int argc, char** argv) {
     int64_t speed = std::llround(100 * kProfilerSpeedExponent);  // x 100
     int64_t* at(int k) { return k == 0 ? &ev : k == 1 ? &call : k == 2 ? &gap : &speed; }
   };
+  Params committed;
+  if (costs) {
+    committed.ev = std::get<0>(*costs), committed.call = std::get<1>(*costs), committed.gap = std::get<2>(*costs);
+    committed.speed = std::llround(100 * std::get<3>(*costs));
+  }
   constexpr int kParams = 4;
-  auto editsOf = [](const Params& p, const Job& j) {
+  auto editsOf = [gauge](const Params& p, const Job& j) {
     ReplayEdits ed = unprofiledEdits();  // the CUDA graph constants as committed
     ed.host_event_overhead_ns = p.ev;
     ed.api_call_overhead_ns = p.call;
     ed.gpu_gap_overhead_ns = p.gap;
-    ed.rank_profiler_scale = profilerSpeedScale(*j.model, static_cast<double>(p.speed) / 100);
+    ed.rank_profiler_scale = profilerSpeedScale(*j.model, static_cast<double>(p.speed) / 100, gauge);
     return ed;
   };
   auto errors = [&](const Params& p, const std::function<bool(const Job&)>& use) {
@@ -178,7 +211,7 @@ int main(int argc, char** argv) {
     return v.empty() ? 0 : s / static_cast<double>(v.size());
   };
   auto fit = [&](const std::function<bool(const Job&)>& use) {
-    Params p;
+    Params p = committed;
     double cost = mean(errors(p, use));
     for (int round = 0; round < 6; ++round) {
       bool moved = false;
@@ -198,18 +231,20 @@ int main(int argc, char** argv) {
     return p;
   };
   auto all = [](const Job&) { return true; };
-  const Params committed;
   const Params best = fit(all);
   auto summary = [&](const Params& p, std::vector<double> e) {  // e: errors(p, all)
     std::sort(e.begin(), e.end());
-    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap, x (host gap p25 / {} ns)^{:.2f}: "
+    const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25;
+    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap, x ({} / {} ns)^{:.2f}: "
                        "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
-                       p.ev, p.call, p.gap, kProfilerSpeedRefNs, static_cast<double>(p.speed) / 100,
+                       p.ev, p.call, p.gap, gaps ? "host gap p25" : "launch call p50",
+                       gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs, static_cast<double>(p.speed) / 100,
                        100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
   };
   const std::vector<double> committed_errs = errors(committed, all);
   std::printf("fitted:    %s\n", summary(best, errors(best, all)).c_str());
-  std::printf("committed: %s (diagnosis/what_if.h; the tables below use these)\n", summary(committed, committed_errs).c_str());
+  std::printf("%s: %s (%s; the tables below use these)\n", costs ? "given" : "committed",
+              summary(committed, committed_errs).c_str(), costs ? "--costs" : "diagnosis/what_if.h");
   if (max_unprofiled >= 0) {  // the un-profiled steps' gate
     const double worst = 100 * *std::max_element(committed_errs.begin(), committed_errs.end());
     if (worst > max_unprofiled) {
@@ -270,7 +305,8 @@ int main(int argc, char** argv) {
     Replay base = j.model->replay(), r = j.model->replay(editsOf(committed, j));
     signed_errs.push_back(r.replayed_step_ns / j.measured);
     const std::vector<int64_t> p25 = j.model->hostGapP25();
-    std::string speed = p25.empty() ? "" : fmt::format("gap p25 {:.2f} us; ", p25[0] / 1e3);
+    const std::vector<int64_t> p50 = j.model->launchCallP50();
+    std::string speed = p25.empty() ? "" : fmt::format("gap p25 {:.2f} us, launch p50 {:.2f} us; ", p25[0] / 1e3, p50[0] / 1e3);
     std::string path;  // the un-profiled critical path's largest parts
     for (int c = 0; c < kPathCategoryCount; ++c)
       if (r.path_ns[c] >= 0.1 * r.replayed_step_ns)

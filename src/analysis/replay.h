@@ -185,6 +185,10 @@ class ReplayModel {
   // these gaps hold its per-event cost and the dispatch around it: the host's speed as traced.
   // 0 also where a rank has fewer than 100 such events (a graphed step: too few to tell).
   std::vector<int64_t> hostGapP25() const;
+  // Per rank: the median duration of the runtime/driver calls that launch one kernel (and neither
+  // wait nor replay a graph), ns: the same call in every job, so the host's speed as traced, with
+  // CUPTI's cost per call in it. 0 where a rank has fewer than 100 such calls.
+  std::vector<int64_t> launchCallP50() const;
   // One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4).
   std::vector<Replay> replayAll(const std::vector<ReplayEdits>& edits, unsigned threads = 0) const;
 

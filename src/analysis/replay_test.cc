@@ -149,6 +149,36 @@ TEST(Replay, HostGapQuarterPointScalesTheProfilersCost) {
   EXPECT_NEAR(traced.replayed_step_ns - two.replayed_step_ns, 200 * 1000, 1000);
 }
 
+// The host's speed as its kernel launches show it: the median of the calls that launch one kernel;
+// a copy's launch and a synchronizing call are not in it, and fewer than 100 launches tell nothing.
+TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
+  auto gauge = [](int launches) {
+    TraceBuilder b;
+    int64_t t = 1000, corr = 1;
+    const int64_t begin = t;
+    for (int k = 0; k < launches; ++k, ++corr) {
+      const int64_t d = 1000 * (1 + k % 5);  // 1..5 us: the median is 3 us
+      b.launch(corr, t, t + d, EventKind::kKernel, TraceBuilder::kStream7, "my_add", t + d + 500, t + d + 1500);
+      t += d + 2000;
+    }
+    for (int k = 0; k < 60; ++k, ++corr) {  // copies' launches, long: not kernels
+      b.launch(corr, t, t + 50000, EventKind::kMemcpy, TraceBuilder::kStream7, "Memcpy HtoD (Pinned -> Device)", t + 100,
+               t + 40000);
+      t += 52000;
+    }
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 90000, corr++);
+    t += 100000;
+    b.step(1, begin, t);
+    std::vector<RankTrace> v;
+    v.push_back(b.done());
+    auto run = analyzeRun(v, {});
+    EXPECT_TRUE(run.ok());
+    return ReplayModel(run.value()).launchCallP50();
+  };
+  EXPECT_EQ(gauge(150), std::vector<int64_t>{3000});
+  EXPECT_EQ(gauge(99), std::vector<int64_t>{0});
+}
+
 // Graphed with the optimizer eager (GradScaler): the launches and host gaps go, and each
 // AccumulateGrad node brings the graphed calls' own cost where it ran.
 TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {

@@ -224,11 +224,13 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   return false;
 }
 
-std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent) {
+std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent, ProfilerSpeedGauge gauge) {
   std::vector<double> scale;
   if (exponent == 0) return scale;
-  for (int64_t p25 : model.hostGapP25())
-    scale.push_back(p25 > 0 ? std::pow(static_cast<double>(p25) / kProfilerSpeedRefNs, exponent) : 1.0);
+  const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25;
+  const double ref = static_cast<double>(gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs);
+  for (int64_t ns : gaps ? model.hostGapP25() : model.launchCallP50())
+    scale.push_back(ns > 0 ? std::pow(static_cast<double>(ns) / ref, exponent) : 1.0);
   return scale;
 }
 

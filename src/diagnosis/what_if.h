@@ -60,7 +60,13 @@ inline constexpr int64_t kProfilerGraphGapCapNs = 400;
 // held out by job, the un-profiled steps' median error went 6.0 -> 5.4 %, the worst 45.7 -> 33.4 %.
 inline constexpr int64_t kProfilerSpeedRefNs = 1000;
 inline constexpr double kProfilerSpeedExponent = 0.8;
-std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent = kProfilerSpeedExponent);
+// The gauge of the host's speed: the gaps above, or the median kernel-launch call
+// (ReplayModel::launchCallP50, x (its ns / kProfilerLaunchRefNs)^exponent).
+enum class ProfilerSpeedGauge : uint8_t { kHostGapP25, kLaunchCallP50 };
+inline constexpr ProfilerSpeedGauge kProfilerSpeedGauge = ProfilerSpeedGauge::kHostGapP25;
+inline constexpr int64_t kProfilerLaunchRefNs = 8000;
+std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent = kProfilerSpeedExponent,
+                                       ProfilerSpeedGauge gauge = kProfilerSpeedGauge);
 
 // The edits that remove the profiler's own cost (the un-profiled job), with the constants above;
 // with a model, at each of its ranks' host speed.
