@@ -63,12 +63,44 @@ def corr(x, y):
     return sxy / math.sqrt(sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
 
 
+def add_rounds(committed, rerun, jobs, command):
+    path = os.path.join(committed, "retime.json")
+    with open(path) as f:
+        rt = json.load(f)
+    added = 0
+    for j in jobs:
+        with open(os.path.join(rerun, j, "measurements.json")) as f:
+            entries = json.load(f)["entries"]
+        have = rt["jobs"].setdefault(j, {})
+        if any(r.get("source") == "whatif_rerun pass 2" for rs in have.values() for r in rs):
+            sys.exit(f"whatif_spread: {path} already has a second-run round for {j}")
+        nxt = 1 + max((r["round"] for rs in have.values() for r in rs), default=-1)
+        for e in entries:
+            med = e.get("unprofiled_recheck_step_ns_median")
+            if med and not e.get("errors"):
+                have.setdefault(e["variant"], []).append(dict(median=med, round=nxt, rc=0, source="whatif_rerun pass 2",
+                                                              date=e.get("date")))
+                added += 1
+    rt.setdefault("runs", []).append(dict(
+        command=command, date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), jobs=jobs,
+        note="one more round per job: the second run's pass-2 timing (scripts/whatif_rerun.sh; each job's variants "
+             "timed alone in one process, each right before its trace, as the committed traces' own timings)"))
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(rt, f, indent=1)
+    os.replace(tmp, path)
+    print(f"{path}: {added} timings added, one round per job")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("committed", help="the validation folder (testdata/whatif)")
     ap.add_argument("rerun", help="whatif_rerun.sh's OUT: one folder per job")
     ap.add_argument("--calibrate", default="build/replay_calibrate", help="the replay_calibrate binary")
     ap.add_argument("--out", help="write the comparison here (JSON)")
+    ap.add_argument("--add-rounds", action="store_true",
+                    help="also add each second-run process's timings (pass 2, right before its trace) to COMMITTED/"
+                         "retime.json as one more round per job: one more process in each fix's measured speedup")
     a = ap.parse_args()
     if not os.access(a.calibrate, os.X_OK):
         sys.exit(f"whatif_spread: {a.calibrate}: not an executable (build replay_calibrate first)")
@@ -129,6 +161,8 @@ def main():
         s = doc["fixes_summary"][r]
         print(f"fixes, {r:6s} run: median |error| {s['median_abs_pct']} %, worst {s['worst_abs_pct']} %, "
               f"{s['within_25']} of {s['n']} within 25 %; plan misses: {', '.join(doc['plan_misses'][r]) or 'none'}")
+    if a.add_rounds:
+        add_rounds(a.committed, a.rerun, jobs, doc["command"])
     if a.out:
         tmp_out = a.out + ".tmp"
         with open(tmp_out, "w") as f:
