@@ -130,6 +130,22 @@ def main():
     unprof_moved = [abs(t2[k]["unprofiled_ms"] / t1[k]["unprofiled_ms"] - 1) * 100 for k in in_both]
     infl = [abs((t2[k]["traced_ms"] / t2[k]["unprofiled_ms"]) / (t1[k]["traced_ms"] / t1[k]["unprofiled_ms"]) - 1) * 100
             for k in in_both]
+    # The measurement's own reproducibility: each fix's speedup in the trace's process (pass 2, base / variant)
+    # in the first run and in the second.
+    def own(path):
+        with open(path) as f:
+            return {(e["job"], e["variant"]): e.get("unprofiled_recheck_step_ns_median") for e in json.load(f)["entries"]}
+    m1 = own(os.path.join(a.committed, "measurements.json"))
+    m2 = {}
+    for j in jobs:
+        m2.update(own(os.path.join(a.rerun, j, "measurements.json")))
+    moved = []
+    for (j, v), t in m1.items():
+        b1, b2, t2 = m1.get((j, "base")), m2.get((j, "base")), m2.get((j, v))
+        if v != "base" and t and b1 and b2 and t2:
+            moved.append(dict(fix=f"{j}/{v}", first=round(b1 / t, 3), second=round(b2 / t2, 3),
+                              moved_pct=round(abs((b2 / t2) / (b1 / t) - 1) * 100, 1)))
+    mv = [x["moved_pct"] for x in moved]
     doc = dict(
         generator="scripts/whatif_spread.py", command="python3 scripts/whatif_spread.py " + " ".join(sys.argv[1:]),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -144,6 +160,9 @@ def main():
                         error_moved_pct=dict(median=round(statistics.median(abs(x - y) for x, y in zip(e1, e2)), 1))),
         fixes_summary=dict(first=summary([f["first"]["error_pct"] for f in fixes]),
                            second=summary([f["second"]["error_pct"] for f in fixes])),
+        measured_speedup_moved=dict(n=len(mv), median_pct=round(statistics.median(mv), 1), worst_pct=max(mv),
+                                    within_10=sum(x <= 10 for x in mv), within_25=sum(x <= 25 for x in mv),
+                                    per_variant=moved),
         plan_misses=dict(first=[p["job"] for p in plans if not p["first"]["first_measured_best"]],
                          second=[p["job"] for p in plans if not p["second"]["first_measured_best"]]),
         traces=traces, fixes=fixes, plans=plans)
@@ -161,6 +180,9 @@ def main():
         s = doc["fixes_summary"][r]
         print(f"fixes, {r:6s} run: median |error| {s['median_abs_pct']} %, worst {s['worst_abs_pct']} %, "
               f"{s['within_25']} of {s['n']} within 25 %; plan misses: {', '.join(doc['plan_misses'][r]) or 'none'}")
+    ms = doc["measured_speedup_moved"]
+    print(f"a variant's measured speedup (its process's base / variant) moved {ms['median_pct']} % between the runs "
+          f"(median; worst {ms['worst_pct']} %), {ms['within_25']} of {ms['n']} within 25 %")
     if a.add_rounds:
         add_rounds(a.committed, a.rerun, jobs, doc["command"])
     if a.out:
