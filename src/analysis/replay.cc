@@ -91,7 +91,6 @@ struct RankGraph {
   std::vector<std::vector<int64_t>> accum_grad;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
   int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
-  int64_t launch_call_p50 = 0;    // ReplayModel::launchCallP50
   // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
   // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
   std::vector<std::vector<int64_t>> cast_at;
@@ -549,7 +548,6 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.ops.reserve(idx.gpu_work.size());
   g.launch_item.assign(nc, -1);
   g.work_count.assign(nc, 0);
-  std::vector<uint8_t> owns_kernel(nc, 0);  // per call: it launched a kernel
   // Per kernel name (the pool's id), whether it is FP32 fused attention: -1 not yet known.
   std::vector<int8_t> fp32_attention(t.strings.size(), -1);
   for (uint32_t w : idx.gpu_work) {
@@ -576,23 +574,11 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       uint16_t& lf = g.item_flags[static_cast<uint32_t>(li)];
       lf |= RankGraph::kOwnsWork;
       ++g.work_count[static_cast<uint32_t>(li)];
-      if (e.kind == EventKind::kKernel) owns_kernel[static_cast<uint32_t>(li)] = 1;
       if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
       if (lf & RankGraph::kInRecompute) flags |= RankGraph::kInRecompute;
       if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
     }
     g.item_flags.push_back(flags);
-  }
-  {  // ReplayModel::launchCallP50: the calls that launch one kernel and neither wait nor replay a graph
-    std::vector<int64_t> d;
-    for (uint32_t c = 0; c < nc; ++c)
-      if (owns_kernel[c] && g.work_count[c] == 1 && !(g.item_flags[c] & (RankGraph::kSyncRole | RankGraph::kGraphLaunch)))
-        d.push_back(g.item_end[c] - g.item_start[c]);
-    if (d.size() >= 100) {  // fewer (a graphed step): too few to tell the host's speed
-      auto q = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2);
-      std::nth_element(d.begin(), q, d.end());
-      g.launch_call_p50 = *q;
-    }
   }
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());
@@ -1277,9 +1263,27 @@ std::vector<int64_t> ReplayModel::hostGapP25() const {
   return v;
 }
 
-std::vector<int64_t> ReplayModel::launchCallP50() const {
+std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the committed gauge is hostGapP25
   std::vector<int64_t> v;
-  for (const RankGraph& g : impl_->graphs) v.push_back(g.launch_call_p50);
+  for (const RankGraph& g : impl_->graphs) {
+    const RankTrace& t = *g.ra->trace;
+    const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+    std::vector<int64_t> d;  // the calls that launch one kernel and neither wait nor replay a graph
+    for (uint32_t k = 0; k < g.ops.size(); ++k) {
+      const int32_t c = g.launch_item[nc + k];
+      if (c < 0 || t.events[g.ops[k]].kind != EventKind::kKernel) continue;
+      const uint32_t cu = static_cast<uint32_t>(c);
+      if (g.work_count[cu] == 1 && !(g.item_flags[cu] & (RankGraph::kSyncRole | RankGraph::kGraphLaunch)))
+        d.push_back(g.item_end[cu] - g.item_start[cu]);
+    }
+    int64_t p50 = 0;
+    if (d.size() >= 100) {  // fewer (a graphed step): too few to tell the host's speed
+      auto q = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2);
+      std::nth_element(d.begin(), q, d.end());
+      p50 = *q;
+    }
+    v.push_back(p50);
+  }
   return v;
 }
 
