@@ -4,7 +4,10 @@
 # keeps every job it finished; a job that already has OUT/<job>/measurements.json is skipped, so the next
 # call picks up where this one stopped.
 #   NCCL_NVLS_ENABLE=0 scripts/whatif_rerun.sh OUT BUDGET_S job [job ...]
-# BUDGET_S: no job starts after this many seconds. Score with
+# BUDGET_S: no job starts after this many seconds. All 28 jobs take about 11 minutes: two device calls.
+# Bring OUT back in pieces under the device's 16 MiB a file (all jobs' traces are about 28 MiB):
+#   tar cf - OUT | split -b 12m - $OUT/rerun.tar.part.
+# Score with
 #   python3 scripts/whatif_spread.py testdata/whatif OUT  (builds the merged set, runs replay_calibrate)
 set -u
 out=$1 budget=$2
