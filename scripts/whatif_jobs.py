@@ -150,7 +150,8 @@ JOBS = {
     "token_loader_bf16": dict(
         desc="GPT (bf16, SDPA, d 384, 4 layers, seq 256, batch 16) whose DataLoader decodes each sample in the "
              "main process (num_workers=0)",
-        variants={"base": [], "workers2": ["workers2"]},
+        # cuda_graphs (session 19): a plan of the second run put CUDA graphs first, unmeasured until then
+        variants={"base": [], "workers2": ["workers2"], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=False, with_stack=False, profile_memory=False)),
     "narrow_graphs_bf16": dict(
         desc="30 x (LayerNorm + Linear 256) in bf16 autocast, batch 512, fused AdamW: launch-bound",
@@ -174,7 +175,8 @@ JOBS = {
     "vit_fp32": dict(
         desc="torchvision VisionTransformer (image 128, patch 16, d 512, 6 layers, 8 heads, 100 classes) in FP32 "
              "at batch 64, pre-made pinned batches, AdamW foreach",
-        variants={"base": [], "bf16": ["bf16"]},
+        # cuda_graphs (session 19): as token_loader_bf16's
+        variants={"base": [], "bf16": ["bf16"], "cuda_graphs": ["cuda_graphs"]},
         profiler=dict(record_shapes=True, with_stack=True, profile_memory=False)),
     "lstm_lm_fp32": dict(
         desc="LSTM language model (embedding 512, nn.LSTM 2 x 1024 on cuDNN, vocab 8192, seq 128, batch 32) in "
@@ -656,6 +658,9 @@ def build(job, fixes):
                                         persistent_workers=workers > 0),
                         decode_bytes_per_sample=work, decode_ms_per_sample=round(per_sample * 1e3, 4),
                         decode_ms_per_batch=round(per_sample * batch * 1e3, 3))
+        if graphs:
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
         return r, info, batch
 
     if job == "resnet_loader":
@@ -698,10 +703,14 @@ def build(job, fixes):
         ds = DecodeDataset(1_000_000, seq, vocab, 1 << 17)
         work, per_sample = calibrate_decode(ds, per_batch_s / batch)
         model = GPT(vocab, d, heads, layers, attn="sdpa").cuda()
-        opt = adamw(model.parameters(), "foreach")
+        graphs = "cuda_graphs" in fx
+        opt = adamw(model.parameters(), "foreach", capturable=graphs)
         dl = torch.utils.data.DataLoader(ds, batch_size=batch, shuffle=False, num_workers=workers,
                                          pin_memory=workers > 0, persistent_workers=workers > 0)
-        r = Runner(model, opt, LoaderSource(dl), gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=workers > 0)
+        if graphs:  # the whole step captured; the in-process loader's fetch stays eager after the replay
+            r = GraphRunner(model, opt, LoaderSource(dl), gpt_prep, gpt_loss, amp=torch.bfloat16)
+        else:
+            r = Runner(model, opt, LoaderSource(dl), gpt_prep, gpt_loss, amp=torch.bfloat16, non_blocking=workers > 0)
         info = gpt_info(model, vocab, d, heads, layers, seq, batch, precision="bf16 autocast", attention="sdpa",
                         optimizer="AdamW foreach",
                         dataloader=dict(num_workers=workers, pin_memory=workers > 0, persistent_workers=workers > 0),
@@ -972,18 +981,25 @@ def build(job, fixes):
         amp = torch.bfloat16 if "bf16" in fx else None
         model = VisionTransformer(image_size=res, patch_size=16, num_layers=6, num_heads=8, hidden_dim=512,
                                   mlp_dim=2048, num_classes=classes).cuda()
-        opt = adamw(model.parameters(), "foreach")
+        graphs = "cuda_graphs" in fx
+        opt = adamw(model.parameters(), "foreach", capturable=graphs)
         g = torch.Generator().manual_seed(SEED)
         batches = [(torch.randn(batch, 3, res, res, generator=g).pin_memory(),
                     torch.randint(0, classes, (batch,), generator=g).pin_memory()) for _ in range(4)]
-        r = Runner(model, opt, ListSource(batches), lambda gpu: ((gpu[0],), gpu[1]), F.cross_entropy, amp=amp,
-                   non_blocking=True)
+        prep = lambda gpu: ((gpu[0],), gpu[1])  # noqa: E731
+        if graphs:
+            r = GraphRunner(model, opt, ListSource(batches), prep, F.cross_entropy, amp=amp)
+        else:
+            r = Runner(model, opt, ListSource(batches), prep, F.cross_entropy, amp=amp, non_blocking=True)
         n, t = count_params(model)
         info = dict(model=f"torchvision {torchvision.__version__} VisionTransformer", params=n, param_tensors=t,
                     batch=batch, seq=(res // 16) ** 2 + 1, image=[3, res, res], d_model=512, layers=6, heads=8,
                     precision="bf16 autocast" if amp else "fp32",
                     attention="nn.MultiheadAttention(need_weights=False): scaled_dot_product_attention",
                     optimizer="AdamW foreach", data="pre-made pinned batches, non_blocking copy")
+        if graphs:
+            info.update(optimizer="AdamW foreach capturable",
+                        cuda_graphs="torch.cuda.CUDAGraph: whole step (fwd+bwd+AdamW) captured, replayed")
         return r, info, batch
 
     if job == "lstm_lm_fp32":
