@@ -102,7 +102,8 @@ struct RankGraph {
   }
   std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
   std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
-  std::vector<std::array<int64_t, 4>> splits;                     // kHostSplit spans
+  // kHostSplit spans: [0, 1) and [2, 3), and the recorded host events starting in each (4, 5)
+  std::vector<std::array<int64_t, 6>> splits;
   std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
   std::vector<uint32_t> item_track;
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
@@ -148,7 +149,14 @@ struct RankGraph {
   }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
   // and less what the edits removed.
-  int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed) const {
+  // The recorded host events that start in [from, to) on a thread.
+  int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = host_starts[track];
+    return std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+  }
+  // events: eventsIn(track, from, to) where the caller has it (an edge keeps its count: the same in
+  // every replay), else < 0.
+  int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed, int64_t events = -1) const {
     if (to <= from) return to - from;
     int64_t span = to - from;
     if (ed.drop_recompute && !recompute[track].empty()) span -= overlap(recompute[track], from, to);
@@ -159,11 +167,8 @@ struct RankGraph {
     }
     // The profiler's cost of the events that start in the gap ...
     int64_t removal = 0;
-    if (ed.host_event_overhead_ns != 0) {
-      const auto& v = host_starts[track];
-      removal = (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) *
-                profilerCost(ed.host_event_overhead_ns, ed);
-    }
+    if (ed.host_event_overhead_ns != 0)
+      removal = (events >= 0 ? events : eventsIn(track, from, to)) * profilerCost(ed.host_event_overhead_ns, ed);
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
@@ -329,18 +334,18 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     case kHostGap: {
       const RankGraph& g = graphs[e.rank];
       uint32_t item = g.itemOfNode(e.node);
-      return g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed);
+      return g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);  // aux: the events in it
     }
     case kRootSpan: {
       const RankGraph& g = graphs[e.rank];
       uint32_t item = g.itemOfNode(e.node);
-      return e.c + g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed);
+      return e.c + g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
     }
     case kHostSplit: {
       const RankGraph& g = graphs[e.rank];
       uint32_t track = g.trackOf(g.itemOfNode(e.node));
       const auto& sp = g.splits[e.aux];
-      return g.hostSpan(track, sp[0], sp[1], ed) + g.hostSpan(track, sp[2], sp[3], ed);
+      return g.hostSpan(track, sp[0], sp[1], ed, sp[4]) + g.hostSpan(track, sp[2], sp[3], ed, sp[5]);
     }
     case kCallDur: {
       const RankGraph& g = graphs[e.rank];
@@ -838,6 +843,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     }
     return await;
   };
+  // A host edge's events, counted once (kHostGap, kRootSpan keep them in aux); 0 for an empty span.
+  auto eventCount = [&](uint32_t track, int64_t from, int64_t to) {
+    return to <= from ? 0u : static_cast<uint32_t>(g.eventsIn(track, from, to));
+  };
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) {
     const std::vector<uint32_t>& list = g.calls_on_track[track];
@@ -862,11 +871,12 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         int32_t from = otherThreadCallEndedBy(track, e.start_ns, INT64_MIN);
         if (from < 0) {
           const std::vector<int64_t>& hs = g.host_starts[track];
-          if (!hs.empty() && hs.front() < e.start_ns) add(g.start(c), -1, kRootSpan, hs.front());
+          if (!hs.empty() && hs.front() < e.start_ns)
+            add(g.start(c), -1, kRootSpan, hs.front(), eventCount(track, hs.front(), e.start_ns));
           else add(g.start(c), -1, kRoot, e.start_ns);
         } else {
           add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap,
-              g.endOf(static_cast<uint32_t>(from)));
+              g.endOf(static_cast<uint32_t>(from)), eventCount(track, g.endOf(static_cast<uint32_t>(from)), e.start_ns));
           ++st.thread_handoffs;
         }
       } else {
@@ -890,13 +900,16 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         }
         int32_t from = hole > kHandoffIdleNs ? otherThreadCallEndedBy(track, wake, hole_begin) : -1;
         if (from < 0) {
-          add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostGap, p.end_ns());
+          add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostGap, p.end_ns(),
+              eventCount(track, p.end_ns(), e.start_ns));
         } else {
           const Event& o = g.ev(static_cast<uint32_t>(from));
-          g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns});
+          g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns, g.eventsIn(track, p.end_ns(), hole_begin),
+                              g.eventsIn(track, wake, e.start_ns)});
           add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostSplit, 0,
               static_cast<uint32_t>(g.splits.size() - 1));
-          add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap, o.end_ns());
+          add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap, o.end_ns(),
+              eventCount(track, o.end_ns(), e.start_ns));
           ++st.thread_handoffs;
         }
       }
