@@ -147,15 +147,14 @@ struct RankGraph {
     --it;
     return t < it->end ? &*it : nullptr;
   }
-  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
-  // and less what the edits removed.
   // The recorded host events that start in [from, to) on a thread.
   int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const {
     const auto& v = host_starts[track];
     return std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
   }
-  // events: eventsIn(track, from, to) where the caller has it (an edge keeps its count: the same in
-  // every replay), else < 0.
+  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
+  // and less what the edits removed. events: eventsIn(track, from, to) where the caller has it (an
+  // edge keeps its count: the same in every replay), else < 0.
   int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed, int64_t events = -1) const {
     if (to <= from) return to - from;
     int64_t span = to - from;
@@ -230,6 +229,15 @@ struct RankGraph {
     return ra->trace->events[item < calls.size() ? calls[item] : ops[item - calls.size()]];
   }
 };
+
+// The host-speed gauges' quantile (num/den of the way up) of their samples; 0 under 100 samples (a
+// graphed step: too few to tell the host's speed).
+int64_t gaugeQuantile(std::vector<int64_t>& v, size_t num, size_t den) {
+  if (v.size() < 100) return 0;
+  auto q = v.begin() + static_cast<std::ptrdiff_t>(v.size() * num / den);
+  std::nth_element(v.begin(), q, v.end());
+  return *q;
+}
 
 int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
 
@@ -517,11 +525,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       else v.push_back({e.start_ns, e.end_ns()});
     }
   }
-  if (gaps.size() >= 100) {  // fewer (a graphed step): too few to tell the host's speed
-    auto q = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 4);
-    std::nth_element(gaps.begin(), q, gaps.end());
-    g.host_gap_p25 = *q;
-  }
+  g.host_gap_p25 = gaugeQuantile(gaps, 1, 4);
   // Each optimizer step: from its first operator to its last operator's end, and two operators'
   // cost at its median operator duration (what a fused step keeps).
   for (size_t tr = 0; tr < tracks; ++tr) {
@@ -843,7 +847,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     }
     return await;
   };
-  // A host edge's events, counted once (kHostGap, kRootSpan keep them in aux); 0 for an empty span.
+  // A host edge's events, counted once (kHostGap, kRootSpan keep them in aux, kHostSplit in its
+  // splits entry); 0 for an empty span.
   auto eventCount = [&](uint32_t track, int64_t from, int64_t to) {
     return to <= from ? 0u : static_cast<uint32_t>(g.eventsIn(track, from, to));
   };
@@ -904,8 +909,8 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
               eventCount(track, p.end_ns(), e.start_ns));
         } else {
           const Event& o = g.ev(static_cast<uint32_t>(from));
-          g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns, g.eventsIn(track, p.end_ns(), hole_begin),
-                              g.eventsIn(track, wake, e.start_ns)});
+          g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns, eventCount(track, p.end_ns(), hole_begin),
+                              eventCount(track, wake, e.start_ns)});
           add(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostSplit, 0,
               static_cast<uint32_t>(g.splits.size() - 1));
           add(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap, o.end_ns(),
@@ -1289,13 +1294,7 @@ std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the com
       if (g.work_count[cu] == 1 && !(g.item_flags[cu] & (RankGraph::kSyncRole | RankGraph::kGraphLaunch)))
         d.push_back(g.item_end[cu] - g.item_start[cu]);
     }
-    int64_t p50 = 0;
-    if (d.size() >= 100) {  // fewer (a graphed step): too few to tell the host's speed
-      auto q = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2);
-      std::nth_element(d.begin(), q, d.end());
-      p50 = *q;
-    }
-    v.push_back(p50);
+    v.push_back(gaugeQuantile(d, 1, 2));
   }
   return v;
 }
