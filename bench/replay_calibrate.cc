@@ -10,6 +10,10 @@
 //   replay_calibrate testdata/whatif [--holdout] [--paths] [--host-path] [--max-median-error 10]
 //                    [--max-worst-error 40] [--max-outside-band 25] [--max-unprofiled-worst 30]
 //                    [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]
+//                    [--fit-on JOB,JOB,...]
+// The fit moves the per-event, per-GPU-gap and speed-exponent costs; the per-call costs are measured
+// (scripts/profiler_call_cost.py, scripts/profiler_api_cost.py) and stay as given. --fit-on fits on
+// the named jobs' traces alone and scores the others with that fit (held out).
 // --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
 // critical path of the edited base's replayed step by category (ms) and the edit against the variant's own
 // trace; --host-path each trace's host path (its GPU work free) and autocast's casts per step.
@@ -45,12 +49,13 @@ int main(int argc, char** argv) {
     std::fprintf(argc < 2 ? stderr : stdout,
                  "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
                  "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
-                 "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]\n"
+                 "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT] [--fit-on JOB,...]\n"
                  "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
                  "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
                  "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, or the\n"
                  "median kernel-launch call); --costs: the profiler's costs to score instead of the committed ones (the\n"
-                 "plans keep the committed ones). Example: replay_calibrate testdata/whatif --paths\n");
+                 "plans keep the committed ones); --fit-on: fit on these jobs alone, score the rest as held out.\n"
+                 "Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
   }
   std::string dir = argv[1];
@@ -58,6 +63,7 @@ int main(int argc, char** argv) {
   bool holdout = false, paths = false, host_path = false;
   ProfilerSpeedGauge gauge = kProfilerSpeedGauge;
   std::optional<std::tuple<long, long, long, double>> costs;  // --costs: instead of the committed constants
+  std::vector<std::string> fit_on;                            // --fit-on: the jobs to fit on
   for (int a = 2; a < argc; a += 2) {
     std::string flag = argv[a];
     if (flag == "--holdout" || flag == "--paths" || flag == "--host-path") {
@@ -76,6 +82,19 @@ int main(int argc, char** argv) {
         return 2;
       }
       gauge = g == "gap" ? ProfilerSpeedGauge::kHostGapP25 : ProfilerSpeedGauge::kLaunchCallP50;
+      continue;
+    }
+    if (flag == "--fit-on") {
+      for (std::string_view rest = argv[a + 1]; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const std::string_view name = rest.substr(0, comma);
+        if (name.empty()) {
+          std::fprintf(stderr, "replay_calibrate: --fit-on %s: an empty job name\n", argv[a + 1]);
+          return 2;
+        }
+        fit_on.emplace_back(name);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
       continue;
     }
     if (flag == "--costs") {
@@ -216,6 +235,7 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 6; ++round) {
       bool moved = false;
       for (int which = 0; which < kParams; ++which) {
+        if (which == 1) continue;  // the per-call cost is measured, not fitted
         int64_t* v = p.at(which);
         const int64_t step = which == 2 ? 100 : which == 3 ? 10 : 250,
                       hi = which == 0 ? 12000 : which == 1 ? 10000 : which == 2 ? 8000 : 150;
@@ -231,6 +251,28 @@ int main(int argc, char** argv) {
     return p;
   };
   auto all = [](const Job&) { return true; };
+  if (!fit_on.empty()) {  // fitted on the named jobs alone; the others held out
+    for (const auto& name : fit_on)
+      if (std::none_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.job == name; })) {
+        std::fprintf(stderr, "replay_calibrate: --fit-on: no job %s in %s\n", name.c_str(), dir.c_str());
+        return 2;
+      }
+    auto in = [&](const Job& j) { return std::find(fit_on.begin(), fit_on.end(), j.job) != fit_on.end(); };
+    auto out = [&](const Job& j) { return !in(j); };
+    const Params p = fit(in);
+    auto line = [&](const char* what, std::vector<double> e) {
+      std::sort(e.begin(), e.end());
+      const auto within = std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.10; });
+      if (e.empty()) return std::printf("  %s: no traces\n", what), void();
+      std::printf("  %s: %zu traces, median |error| %.1f %%, mean %.1f %%, worst %.1f %%, %ld within 10 %%\n", what,
+                  e.size(), 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back(), static_cast<long>(within));
+    };
+    std::printf("fitted on %zu jobs: %ld ns per host event, %ld ns per API call, %ld ns per GPU gap, exponent %.2f\n",
+                fit_on.size(), static_cast<long>(p.ev), static_cast<long>(p.call), static_cast<long>(p.gap),
+                static_cast<double>(p.speed) / 100);
+    line("fitted jobs", errors(p, in));
+    line("held out", errors(p, out));
+  }
   const Params best = fit(all);
   auto summary = [&](const Params& p, std::vector<double> e) {  // e: errors(p, all)
     std::sort(e.begin(), e.end());

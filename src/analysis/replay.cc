@@ -109,11 +109,12 @@ struct RankGraph {
   std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
   // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
   // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
-  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32.
+  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
+  // kAttrQuery (cudaFuncGetAttributes).
   std::vector<uint16_t> item_flags;
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
-                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048;
+                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
@@ -360,7 +361,9 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
       const bool idle = !(flags & (RankGraph::kOwnsWork | RankGraph::kSyncRole | RankGraph::kGraphLaunch));
-      const int64_t call_ns = idle && ed.idle_call_overhead_ns >= 0 ? ed.idle_call_overhead_ns : ed.api_call_overhead_ns;
+      const int64_t call_ns = (flags & RankGraph::kAttrQuery) && ed.attr_call_overhead_ns >= 0 ? ed.attr_call_overhead_ns
+                              : idle && ed.idle_call_overhead_ns >= 0                        ? ed.idle_call_overhead_ns
+                                                                                              : ed.api_call_overhead_ns;
       int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(call_ns, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
           !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
@@ -425,6 +428,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.loader.assign(tracks, {});
   g.accum_grad.assign(tracks, {});
   std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known
+  std::vector<int8_t> attr_name(t.strings.size(), -1);   // per name: cudaFuncGetAttributes, -1 not yet known
   std::vector<int64_t> accum_end(tracks, INT64_MIN);
   // Sorted, disjoint ranges per thread from regions in start order.
   auto merge = [&](const std::vector<HostRegion>& regions, std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) {
@@ -491,6 +495,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       g.item_track.push_back(e.track);
       uint16_t flags = e.hasRole(kRoleSyncCall) ? RankGraph::kSyncRole : 0;
       if (e.hasRole(kRoleGraphLaunch)) flags |= RankGraph::kGraphLaunch;
+      int8_t& attr = attr_name[e.name];
+      if (attr < 0) attr = t.strings.view(e.name) == "cudaFuncGetAttributes" ? 1 : 0;
+      if (attr) flags |= RankGraph::kAttrQuery;
       g.item_flags.push_back(flags);
       track_end[e.track] = e.end_ns();
       track_last[e.track] = item;

@@ -179,6 +179,43 @@ TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
   EXPECT_EQ(gauge(99), std::vector<int64_t>{0});
 }
 
+// The profiler's cost per call by what the call does (cuDNN's pattern: attribute queries and error
+// strings around each launch): a launch loses the launch cost, cudaFuncGetAttributes its own, a call
+// that does nothing the idle cost; each unset cost falls back as ReplayEdits says. Never below zero.
+TEST(Replay, EachKindOfCallLosesItsOwnProfilerCost) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  const int64_t begin = t;
+  for (int k = 0; k < 100; ++k) {
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaFuncGetAttributes", t, t + 4000, corr++);
+    t += 4000;
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaGetErrorString", t, t + 200, corr++);
+    t += 200;
+    b.launch(corr++, t, t + 7000, EventKind::kKernel, TraceBuilder::kStream7, "my_add", t + 7500, t + 8000);
+    t += 7000;
+  }
+  b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 2000, corr++);
+  t += 2000;
+  b.step(1, begin, t);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  const double traced = m.replay().replayed_step_ns;
+  auto saved = [&](int64_t call, int64_t idle, int64_t attr) {
+    ReplayEdits ed;
+    ed.api_call_overhead_ns = call, ed.idle_call_overhead_ns = idle, ed.attr_call_overhead_ns = attr;
+    Replay r = m.replay(ed);
+    EXPECT_TRUE(r.available) << r.reason;
+    return traced - r.replayed_step_ns;
+  };
+  // Host-bound: 100 x (launch + query + error string) come off the step, less the last kernel's wait.
+  EXPECT_NEAR(saved(1000, 300, 2500), 100 * (1000 + 2500 + 200), 3000);  // the error string: 200 of 300
+  EXPECT_NEAR(saved(1000, 100, -1), 100 * (1000 + 100 + 100), 3000);     // the query: at the idle cost
+  EXPECT_NEAR(saved(1000, -1, -1), 100 * (1000 + 1000 + 200), 3000);     // both: at the call cost
+}
+
 // Graphed with the optimizer eager (GradScaler): the launches and host gaps go, and each
 // AccumulateGrad node brings the graphed calls' own cost where it ran.
 TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {

@@ -240,6 +240,7 @@ ReplayEdits unprofiledEdits(const ReplayModel* model) {
   ed.host_event_overhead_ns = kProfilerHostEventNs;
   ed.api_call_overhead_ns = kProfilerApiCallNs;
   ed.idle_call_overhead_ns = kProfilerIdleCallNs;
+  ed.attr_call_overhead_ns = kProfilerAttrCallNs;
   ed.gpu_gap_overhead_ns = kProfilerGpuGapNs;
   ed.graph_node_overhead_ns = kProfilerGraphNodeNs;
   ed.graph_gap_cap_ns = kProfilerGraphGapCapNs;

@@ -17,20 +17,30 @@ struct Diagnosis;
 
 // The profiler's own cost: per recorded host event (operator, annotation, Python function), per
 // runtime/driver call and per gap between GPU work on a stream, the first two at each process's
-// host speed (kProfilerSpeed* below), fitted together by bench/replay_calibrate on testdata/whatif:
-// un-profiled steps predicted within 4.4 % median, 27 % worst (ckpt_large's base, GPU-bound), on 42
-// traces of 13 jobs (session 15; 5.6 % and 45 % with one cost for every host: grad_accum_fp16's
-// base, traced on a fast host, lost twice its profiler's cost).
+// host speed (kProfilerSpeed* below). The per-event and per-gap costs and the speed exponent are
+// fitted by bench/replay_calibrate --fit-on on the 42 traces of the first 13 jobs of testdata/whatif
+// (session 15; refitted in session 20 with the measured call costs below): un-profiled steps within
+// 3.1 % median, 34 % worst there, and 7.6 % median, 43 % worst on the 45 traces of the 15 jobs the fit
+// never saw (session 19's fit: 9.9 % and 53 % on those).
 inline constexpr int64_t kProfilerHostEventNs = 4500;
-inline constexpr int64_t kProfilerApiCallNs = 250;
-inline constexpr int64_t kProfilerGpuGapNs = 600;
-// ... and per runtime call that launches nothing and waits for nothing, measured, not fitted: the
-// fit above cannot tell a call's cost from an operator's where each operator launches about one
-// kernel. Under torch.profiler (CPU + CUDA, schedule wait=1) cudaGetErrorString,
+inline constexpr int64_t kProfilerGpuGapNs = 500;
+// The per-call costs are measured, not fitted: the fit cannot tell a call's cost from an operator's
+// where each operator launches about one kernel (it scores 8.8 % mean at 750, 1,100 and 1,500 ns
+// alike). Under torch.profiler (CPU + CUDA, schedule wait=1), K calls made from C outside any
+// operator, timed with and without it in one process (scripts/profiler_call_cost.py and .cu,
+// testdata/whatif/profiler_call_cost_h200.jsonl: two processes on one H200 host, 5 rounds each):
+// a kernel launch cost 1.06-1.63 us through cudaLaunchKernel, cudaLaunchKernelEx and cuLaunchKernel
+// (median of the six 1.09), cudaMemsetAsync 0.75-0.78 us. Per call that launches GPU work or waits
+// for it:
+inline constexpr int64_t kProfilerApiCallNs = 1100;
+// ... per call that launches nothing and waits for nothing. cudaGetErrorString,
 // cudaDeviceGetAttribute, cudaEventRecord and cudaStreamWaitEvent cost 443, 583, 650 and 530 ns
-// each (scripts/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl, one H200
-// host); cuDNN's LSTM makes 13 such calls per operator.
+// each made from Python (scripts/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl);
+// cudaGetErrorString 0.17-0.24 us made from C. cuDNN's LSTM makes 13 such calls per operator.
 inline constexpr int64_t kProfilerIdleCallNs = 550;
+// ... and per cudaFuncGetAttributes, which cost 2.38 and 2.85 us (4-5x the calls above; traced at
+// 3.2-3.8 us against 1.4 us without the profiler): cuDNN's LSTM makes 617 a step.
+inline constexpr int64_t kProfilerAttrCallNs = 2600;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
@@ -56,10 +66,11 @@ inline constexpr int64_t kProfilerGraphGapCapNs = 400;
 // kProfilerSpeedRefNs)^kProfilerSpeedExponent (0: the same everywhere). The quarter-point of the
 // host time before each recorded event ran 0.46-2.46 us over the validation traces (the same job
 // 0.68-1.03 us from one process to the next); the host runs at two speeds about 2x apart, and the
-// profiler's cost follows it. The exponent is fitted with the costs above (session 15): with it,
+// profiler's cost follows it. The exponent is fitted with the costs above (session 15: 0.8; session 20,
+// with the measured call costs: 0.6). With it (session 15),
 // held out by job, the un-profiled steps' median error went 6.0 -> 5.4 %, the worst 45.7 -> 33.4 %.
 inline constexpr int64_t kProfilerSpeedRefNs = 1000;
-inline constexpr double kProfilerSpeedExponent = 0.8;
+inline constexpr double kProfilerSpeedExponent = 0.6;
 // The gauge of the host's speed: the gaps above, or the median kernel-launch call
 // (ReplayModel::launchCallP50, x (its ns / kProfilerLaunchRefNs)^exponent).
 enum class ProfilerSpeedGauge : uint8_t { kHostGapP25, kLaunchCallP50 };
