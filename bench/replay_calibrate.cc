@@ -493,13 +493,15 @@ int main(int argc, char** argv) {
   // fix that measured best; the healthy job must be promised nothing above 5 %.
   std::printf("\nplans (diagnosis of each base trace; first fix vs the single fix that measured best)\n");
   std::printf("%-26s %-44s %-22s %s\n", "job", "plan: fix cumulative-speedup -> next", "measured best", "first?");
-  int plan_misses = 0;
+  int plan_misses = 0, plan_tied = 0;  // tied: the measured best listed as as good as the first (kPlanTieShare)
   for (const auto& b : jobs) {
     if (b.variant != "base") continue;
     Diagnosis d = diagnose(b.run, Thresholds::defaults());
     std::string plan;
-    for (const auto& p : d.plan)
+    for (const auto& p : d.plan) {
       plan += (plan.empty() ? "" : ", ") + p.fix + " " + std::to_string(p.speedup).substr(0, 4) + "x->" + p.next_bottleneck;
+      for (const auto& a : p.within_accuracy) plan += " ~" + a.fix;
+    }
     if (plan.empty()) plan = "(none)";
     // The best single-fix variant, by measured speedup; its fix name as the diagnosis calls it.
     const Job* best = nullptr;
@@ -520,12 +522,18 @@ int main(int argc, char** argv) {
       if (auto it = kFixOfVariant.find(best->variant); it != kFixOfVariant.end()) want = it->second;
       if (!modeled) verdict = "not modeled";
       else if (!d.plan.empty() && d.plan.front().fix == want) verdict = "yes";
-      else verdict = "NO", ++plan_misses;
+      else {
+        verdict = "NO", ++plan_misses;
+        if (!d.plan.empty())
+          for (const auto& a : d.plan.front().within_accuracy)
+            if (a.fix == want) verdict = "NO (listed as as good)", ++plan_tied;
+      }
       best_name += " " + std::to_string(measuredSpeedup(b, *best)).substr(0, 4) + "x";
     }
     std::printf("%-26s %-44s %-22s %s\n", b.job.c_str(), plan.c_str(), best_name.c_str(), verdict.c_str());
   }
-  std::printf("plan misses: %d\n", plan_misses);
+  std::printf("plan misses: %d (the measured best listed beside the first, within the replay's accuracy: %d)\n",
+              plan_misses, plan_tied);
   if (!errs.empty()) {
     std::sort(errs.begin(), errs.end());
     double med = 100 * errs[errs.size() / 2], worst = 100 * errs.back();

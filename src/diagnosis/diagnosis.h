@@ -33,12 +33,21 @@ struct StepWhatIf {
 
 // One fix of the plan: the fixes applied one after another, the one that gains most first; each
 // step is the un-profiled step with this fix and all before it.
+struct PlanAlternative {
+  std::string finding, fix;
+  int64_t step_ns = 0;  // after this fix in place of the step's, with the ones before it
+  double speedup = 0;   // against the un-profiled step, cumulative
+};
+
 struct PlanStep {
   std::string finding;          // the finding's id
   std::string fix;              // the edit's name ("bf16", "cuda_graphs", ...)
   int64_t step_ns = 0;          // after this fix and the ones before it
   double speedup = 0;           // against the un-profiled step, cumulative
   std::string next_bottleneck;  // the category that leads afterwards
+  // The other fixes that, in this one's place, the replay puts within kPlanTieShare of it: it
+  // cannot order them (diagnosis/what_if.h), best first.
+  std::vector<PlanAlternative> within_accuracy;
 };
 
 struct Diagnosis {

@@ -348,7 +348,7 @@ std::string_view categoryOfFix(std::string_view fix) {
 
 namespace {
 
-// A fix found worth less than this share of the step is not a plan step.
+// A fix found worth less than this share of the step is not a plan step (nor an alternative to one).
 constexpr double kMinPlanGain = 0.01;
 
 }  // namespace
@@ -483,10 +483,18 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
           (best == tr.size() || tr[i].replayed_step_ns < tr[best].replayed_step_ns))
         best = i;
     if (best == tr.size() || tr[best].replayed_step_ns > step * (1 - kMinPlanGain)) break;
+    std::vector<PlanAlternative> tied;  // those the replay cannot tell from the best
+    for (size_t i = 0; i < tr.size(); ++i) {
+      const double s = tr[i].replayed_step_ns;
+      if (i != best && tr[i].available && s > 0 && s <= step * (1 - kMinPlanGain) &&
+          s <= tr[best].replayed_step_ns * (1 + kPlanTieShare))
+        tied.push_back({left[i]->finding, left[i]->fix, std::llround(s), base.replayed_step_ns / s});
+    }
+    std::sort(tied.begin(), tied.end(), [](const auto& a, const auto& b) { return a.step_ns < b.step_ns; });
     step = tr[best].replayed_step_ns;
     now = tries[best];
     d.plan.push_back({left[best]->finding, left[best]->fix, std::llround(step), base.replayed_step_ns / step,
-                      std::string(pathCategoryName(tr[best].leading))});
+                      std::string(pathCategoryName(tr[best].leading)), std::move(tied)});
     left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
   }
 }

@@ -40,7 +40,7 @@ Finding finding(const std::string& id, const std::string& title) {
 }
 
 // Three findings (predicted with a next bottleneck, predicted without one, not predicted) and a plan
-// of two steps.
+// of two steps, the first with another fix the replay cannot tell from it.
 Diagnosis withPlan() {
   Diagnosis d;
   d.primary = "host_launch";
@@ -56,9 +56,10 @@ Diagnosis withPlan() {
   d.what_if = {.available = true, .traced_step_ns = 21'000'000, .replayed_step_ns = 21'000'000,
                .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .basis = "replayed"};
   d.plan = {{.finding = "launch.overhead", .fix = "cuda_graphs", .step_ns = 14'080'000, .speedup = 1.42,
-             .next_bottleneck = "compute"},
+             .next_bottleneck = "compute",
+             .within_accuracy = {{.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 15'000'000, .speedup = 1.33}}},
             {.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 9'870'000, .speedup = 2.03,
-             .next_bottleneck = "communication"}};
+             .next_bottleneck = "communication", .within_accuracy = {}}};
   return d;
 }
 
@@ -129,7 +130,14 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
   const auto& plan = dj["plan"];
   ASSERT_TRUE(plan.is_array());
   ASSERT_EQ(plan.size(), 2u);
-  EXPECT_EQ(keys(plan[0]), (std::vector<std::string>{"finding", "fix", "step_ns", "speedup", "next_bottleneck"}));
+  EXPECT_EQ(keys(plan[0]),
+            (std::vector<std::string>{"finding", "fix", "step_ns", "speedup", "next_bottleneck", "within_accuracy"}));
+  ASSERT_EQ(plan[0]["within_accuracy"].size(), 1u);
+  EXPECT_EQ(keys(plan[0]["within_accuracy"][0]), (std::vector<std::string>{"finding", "fix", "step_ns", "speedup"}));
+  EXPECT_EQ(plan[0]["within_accuracy"][0]["fix"], "bf16");
+  EXPECT_EQ(plan[0]["within_accuracy"][0]["step_ns"], 15'000'000);
+  EXPECT_TRUE(plan[1]["within_accuracy"].is_array());
+  EXPECT_TRUE(plan[1]["within_accuracy"].empty());
   EXPECT_EQ(plan[0]["finding"], "launch.overhead");
   EXPECT_EQ(plan[0]["fix"], "cuda_graphs");
   EXPECT_EQ(plan[0]["step_ns"], 14'080'000);
@@ -172,7 +180,8 @@ TEST(DiagnosisReport, TerminalShowsNextBottleneckAndThePlan) {
   EXPECT_NE(t.find("predicted (replay): 15.50 ms/step un-profiled after this fix, 1.29x; bf16"), std::string::npos) << t;
   EXPECT_EQ(block(t, "Plan (predicted by replay, un-profiled step 20.00 ms)"),
             (std::vector<std::string>{"Plan (predicted by replay, un-profiled step 20.00 ms)",
-                                      "  1. cuda_graphs (launch.overhead): 14.08 ms/step, 1.42x; then compute",
+                                      "  1. cuda_graphs (launch.overhead): 14.08 ms/step, 1.42x; then compute; as good within the replay's",
+                                      "     accuracy (10 %): bf16 1.33x",
                                       "  2. bf16 (precision.fp32_gemm): 9.87 ms/step, 2.03x; then communication"}))
       << t;
   // After the findings.
@@ -189,10 +198,10 @@ TEST(DiagnosisReport, TerminalPlanIsNeverTruncatedAndWraps) {
   EXPECT_NE(t.find("... 2 more in --json / --html"), std::string::npos) << t;
   EXPECT_EQ(t.find("GEMMs run in fp32"), std::string::npos) << t;
   auto plan = block(t, "Plan (predicted by replay, un-profiled step 20.00 ms)");
-  ASSERT_EQ(plan.size(), 5u) << t;  // header, steps 1 and 2, step 3 on two lines
-  EXPECT_EQ(plan[2], "  2. bf16 (precision.fp32_gemm): 9.87 ms/step, 2.03x; then communication");
-  EXPECT_EQ(plan[3], "  3. ddp_bucket_cap_mb_and_gradient_as_bucket_view_and_static_graph");
-  EXPECT_EQ(plan[4], "     (communication.overlap_of_gradient_buckets): 9.00 ms/step, 2.22x; then other_idle");
+  ASSERT_EQ(plan.size(), 6u) << t;  // header, step 1 on two lines, step 2, step 3 on two lines
+  EXPECT_EQ(plan[3], "  2. bf16 (precision.fp32_gemm): 9.87 ms/step, 2.03x; then communication");
+  EXPECT_EQ(plan[4], "  3. ddp_bucket_cap_mb_and_gradient_as_bucket_view_and_static_graph");
+  EXPECT_EQ(plan[5], "     (communication.overlap_of_gradient_buckets): 9.00 ms/step, 2.22x; then other_idle");
   for (const auto& l : lines(t)) EXPECT_LE(l.size(), 100u) << l;
 }
 
@@ -213,13 +222,13 @@ TEST(DiagnosisReport, HtmlShowsPredictionsAndThePlanTable) {
             std::string::npos);
   EXPECT_NE(h.find("Predicted by replay: 15.50 ms/step un-profiled after this fix, 1.29x<br>"), std::string::npos);
   EXPECT_NE(h.find("<table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th>"
-                   "<th>speedup</th><th>then limited by</th></tr>"),
+                   "<th>speedup</th><th>then limited by</th><th>as good within the replay's accuracy (10 %)</th></tr>"),
             std::string::npos);
   EXPECT_NE(h.find("<tr><td>1</td><td>cuda_graphs</td><td>launch.overhead</td><td>14.08</td><td>1.42x</td>"
-                   "<td>compute</td></tr>"),
+                   "<td>compute</td><td>bf16 1.33x</td></tr>"),
             std::string::npos);
   EXPECT_NE(h.find("<tr><td>2</td><td>bf16 &lt;autocast&gt; &amp; &quot;fused&quot;</td><td>precision.fp32_gemm</td>"
-                   "<td>9.87</td><td>2.03x</td><td>communication</td></tr>"),
+                   "<td>9.87</td><td>2.03x</td><td>communication</td><td>&mdash;</td></tr>"),
             std::string::npos);
   EXPECT_EQ(h.find("<autocast>"), std::string::npos);
   // One prediction per predicted finding; the plan after the findings.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "diagnosis/what_if.h"
 #include "report/text.h"
 
 #include <fmt/format.h>
@@ -31,9 +32,14 @@ std::string renderPlan(const Diagnosis& d) {
   size_t n = 0;
   for (const auto& p : d.plan) {
     std::string what = p.fix.empty() ? p.finding : p.finding.empty() ? p.fix : fmt::format("{} ({})", p.fix, p.finding);
+    std::string tied;
+    for (const auto& a : p.within_accuracy)
+      tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", a.fix.empty() ? a.finding : a.fix, a.speedup);
     o += hanging(fmt::format("  {}. ", ++n),
-                 fmt::format("{}: {:.2f} ms/step, {:.2f}x{}", what, p.step_ns / 1e6, p.speedup,
-                             p.next_bottleneck.empty() ? "" : "; then " + p.next_bottleneck));
+                 fmt::format("{}: {:.2f} ms/step, {:.2f}x{}{}", what, p.step_ns / 1e6, p.speedup,
+                             p.next_bottleneck.empty() ? "" : "; then " + p.next_bottleneck,
+                             tied.empty() ? "" : fmt::format("; as good within the replay's accuracy ({:.0f} %): {}",
+                                                             100 * kPlanTieShare, tied)));
   }
   return o;
 }

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/what_if.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -445,12 +447,17 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
                                                         ms(static_cast<double>(d.what_if.measured_step_ns)))
                                           : "");
     o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
-         "<th>then limited by</th></tr>";
+         "<th>then limited by</th><th>as good within the replay's accuracy (" +
+         fmt::format("{:.0f} %", 100 * kPlanTieShare) + ")</th></tr>";
     int n = 0;
-    for (const auto& p : d.plan)
-      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td></tr>", ++n,
-                       esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
-                       p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck));
+    for (const auto& p : d.plan) {
+      std::string tied;
+      for (const auto& a : p.within_accuracy)
+        tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
+      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
+                       ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
+                       p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
+    }
     o += "</table>";
   }
   o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run) + rankTable(run);

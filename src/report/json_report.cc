@@ -5,10 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/job_profile.h"
+#include "diagnosis/what_if.h"
 #include "report/bench_gpu_report.h"
 #include "report/fleet_json.h"
 
 namespace gpudoctor {
+
+// The schema note below says 10 %.
+static_assert(kPlanTieShare == 0.10, "json_report: the within_accuracy note names the tie share");
 
 namespace {
 using nlohmann::ordered_json;
@@ -45,7 +49,9 @@ const char* const kDefinitions[] = {
     "alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager). "
     "next_bottleneck (a finding's) and bottleneck (the un-profiled step's) name the ranking's category that leads "
     "the replayed step (null when unknown); plan applies the fixes one after another, the best first: each entry's "
-    "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns. "
+    "step_ns is the un-profiled step after that fix and all before it, speedup against unprofiled_step_ns; "
+    "within_accuracy: the other fixes whose step in that one's place the replay puts within 10 % of it (it cannot "
+    "order them; best first, [] when none). "
     "unprofiled_path_ns: the un-profiled step's critical path by category (ns per step, adding up to the step). "
     "anchor (only with --measured-step-ms): the step measured without the profiler, the factor on the estimated host "
     "profiler cost that makes the replayed un-profiled step match it (every prediction uses that factor), whether "
@@ -307,9 +313,13 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                                  {"matched", w.anchored},
                                  {"note", orNull(w.anchor_note)}};
     ordered_json plan = ordered_json::array();
-    for (const auto& p : d.plan)
+    for (const auto& p : d.plan) {
+      ordered_json tied = ordered_json::array();
+      for (const auto& a : p.within_accuracy)
+        tied.push_back({{"finding", a.finding}, {"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup}});
       plan.push_back({{"finding", p.finding}, {"fix", p.fix}, {"step_ns", p.step_ns}, {"speedup", p.speedup},
-                      {"next_bottleneck", orNull(p.next_bottleneck)}});
+                      {"next_bottleneck", orNull(p.next_bottleneck)}, {"within_accuracy", std::move(tied)}});
+    }
     dj["plan"] = plan;
     if (thresholds) {
       ordered_json th = ordered_json::object();
