@@ -419,13 +419,14 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
   const std::vector<int64_t> p25 = model.hostGapP25();
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
-      "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event and {:.2f} us per runtime call "
-      "({:.2f} us, measured, for one that launches and waits for nothing) "
-      "at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} us, to the "
-      "power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of the "
-      "validation set: median error 3.1 %, worst 28 %; 6.0 % and 53 % over all 85 with the held-out jobs); what leads afterwards: the category with the most time on "
-      "the replayed step's critical path",
-      100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerIdleCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
+      "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, and per runtime call (measured) "
+      "{:.2f} us for one that launches or waits, {:.2f} us for cudaFuncGetAttributes, {:.2f} us for one that does "
+      "neither, at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} us, "
+      "to the power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of "
+      "13 jobs of the validation set: median error 3.1 %, worst 34 %; 7.6 % and 43 % on the 45 traces of 15 jobs held "
+      "out); what leads afterwards: the category with the most time on the replayed step's critical path",
+      100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerAttrCallNs / 1e3,
+      kProfilerIdleCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
       estimated_scale.empty() ? 1.0 : estimated_scale[0],
       p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
       kProfilerGraphNodeNs / 1e3);
