@@ -324,24 +324,6 @@ int main(int argc, char** argv) {
     if (spread > all_runs_spread) all_runs_spread = spread, all_runs_worst = j.name;
     all_runs_errs.push_back(std::abs(j.model->replay(editsOf(committed, j)).replayed_step_ns / medianOf(t) - 1));
   }
-  if (std::getenv("MEDIAN_PROBE")) {
-    std::vector<double> em, ea;
-    for (const auto& j : jobs) {
-      Replay r = j.model->replay(editsOf(committed, j));
-      std::vector<double> w;
-      for (const auto& rk : r.ranks)
-        for (const auto& x : rk.windows) w.push_back(static_cast<double>(x.replayed_ns));
-      const double med = medianOf(w);
-      em.push_back(std::abs(med / j.measured - 1));
-      ea.push_back(std::abs(r.replayed_step_ns / j.measured - 1));
-      std::printf("probe %-40s mean %+6.1f%% median %+6.1f%%\n", j.name.c_str(), 100 * (r.replayed_step_ns / j.measured - 1),
-                  100 * (med / j.measured - 1));
-    }
-    std::sort(em.begin(), em.end());
-    std::sort(ea.begin(), ea.end());
-    std::printf("probe: mean-of-windows median err %.1f worst %.1f; median-of-windows %.1f worst %.1f\n",
-                100 * ea[ea.size() / 2], 100 * ea.back(), 100 * em[em.size() / 2], 100 * em.back());
-  }
   std::vector<double> signed_errs;  // each trace's un-profiled estimate / measured
   for (const auto& j : jobs) {
     Replay base = j.model->replay(), r = j.model->replay(editsOf(committed, j));
