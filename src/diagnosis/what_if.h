@@ -25,21 +25,26 @@ struct Diagnosis;
 inline constexpr int64_t kProfilerHostEventNs = 4500;
 inline constexpr int64_t kProfilerGpuGapNs = 500;
 // The per-call costs are measured, not fitted: the fit cannot tell a call's cost from an operator's
-// where each operator launches about one kernel (it scores 8.8 % mean at 750, 1,100 and 1,500 ns
-// alike). Under torch.profiler (CPU + CUDA, schedule wait=1), K calls made from C outside any
-// operator, timed with and without it in one process (scripts/profiler_call_cost.py and .cu,
-// testdata/whatif/profiler_call_cost_h200.jsonl: two processes on one H200 host, 5 rounds each):
-// a kernel launch cost 1.06-1.63 us through cudaLaunchKernel, cudaLaunchKernelEx and cuLaunchKernel
-// (median of the six 1.09), cudaMemsetAsync 0.75-0.78 us. Per call that launches GPU work or waits
-// for it:
+// (with the per-call cost held at 750, 1,100 or 1,500 ns it scores 8.8 % mean alike). Under
+// torch.profiler (CPU + CUDA, schedule wait=1), K calls made from C outside any operator, timed with
+// and without it in one process (scripts/profiler_call_cost.py and .cu,
+// testdata/whatif/profiler_call_cost_h200.jsonl): on a first H200 machine (two processes; an
+// un-profiled launch took 5.6 us, nearer the validation traces' 5-10 us traced) a kernel launch cost
+// 1.06-1.63 us through cudaLaunchKernel, cudaLaunchKernelEx and cuLaunchKernel (median of six 1.09),
+// cudaMemsetAsync 0.75-0.78 us; on a second, faster one (four processes; launches 3.8-5.2 us) 0.14-2.2
+// us (median of twelve 0.77) and 0.92-0.98 us. The first machine's figures are kept; the pooled
+// medians (0.87 us a launch, 2.05 us below; scored as 0.9 and 2.05 with the per-event cost refitted to
+// 4.75 us) do within noise as well (session 20, docs/whatif_validation.md). Per call that launches GPU
+// work or waits for it:
 inline constexpr int64_t kProfilerApiCallNs = 1100;
 // ... per call that launches nothing and waits for nothing. cudaGetErrorString,
 // cudaDeviceGetAttribute, cudaEventRecord and cudaStreamWaitEvent cost 443, 583, 650 and 530 ns
 // each made from Python (scripts/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl);
 // cudaGetErrorString 0.17-0.24 us made from C. cuDNN's LSTM makes 13 such calls per operator.
 inline constexpr int64_t kProfilerIdleCallNs = 550;
-// ... and per cudaFuncGetAttributes, which cost 2.38 and 2.85 us (4-5x the calls above; traced at
-// 3.2-3.8 us against 1.4 us without the profiler): cuDNN's LSTM makes 617 a step.
+// ... and per cudaFuncGetAttributes, which cost 2.38 and 2.85 us on the first machine (4-5x the calls
+// above; traced at 3.2-3.8 us against 1.4 us without the profiler), 1.58-2.16 us on the second:
+// cuDNN's LSTM makes 617 a step.
 inline constexpr int64_t kProfilerAttrCallNs = 2600;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
