@@ -27,11 +27,10 @@ import glob
 import json
 import os
 import statistics
-import tempfile
-import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+
+from profiler_rounds import time_rounds
 
 
 def cudart():
@@ -92,18 +91,6 @@ def main():
     work = dict(get_error_string=get_error_string, device_attribute=device_attribute, event_record=event_record,
                 stream_wait_event=stream_wait_event, tiny_kernel=tiny_kernel)
 
-    def step(fn):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        fn()
-        torch.cuda.synchronize()
-        return time.perf_counter_ns() - t0
-
-    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-    got = {(w, c): [] for w in work for c in ("none", "profiled")}
-    for fn in work.values():  # warm-up
-        for _ in range(3):
-            step(fn)
     counts = {}
 
     def exported(path):  # the session's events per category, over its active steps
@@ -116,23 +103,7 @@ def main():
                 c[e.get("cat", "?")] = c.get(e.get("cat", "?"), 0) + 1
         return {k: round(v / a.steps, 1) for k, v in sorted(c.items())}
 
-    for _ in range(a.rounds):
-        for w, fn in work.items():
-            got[(w, "none")].append(statistics.median(step(fn) for _ in range(a.steps)))
-            # wait=1, as whatif_jobs.py's traces: with wait=0 (torch 2.11) the session recorded the
-            # operators but no CUDA activity (scripts/trace_session_probe.py, session B).
-            fd, tmp = tempfile.mkstemp(suffix=".json")
-            os.close(fd)
-            with profile(activities=acts, schedule=schedule(wait=1, warmup=1, active=a.steps),
-                         on_trace_ready=lambda p, tmp=tmp: p.export_chrome_trace(tmp)) as prof:
-                ts = []
-                for i in range(a.steps + 2):
-                    t = step(fn)
-                    if i >= 2:
-                        ts.append(t)
-                    prof.step()
-            counts[w] = exported(tmp)  # what the timed session recorded (the last round's)
-            got[(w, "profiled")].append(statistics.median(ts))
+    got = time_rounds(work, a.steps, a.rounds, lambda w, path: counts.__setitem__(w, exported(path)))
     summary = {}
     for w in work:
         none, prof_ = statistics.median(got[(w, "none")]), statistics.median(got[(w, "profiled")])

@@ -30,11 +30,10 @@ import ctypes
 import json
 import os
 import statistics
-import tempfile
-import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+
+from profiler_rounds import time_rounds
 
 # workload -> the traced call names that are its calls
 CALLS = {
@@ -95,20 +94,6 @@ def main():
                 memset=c_call("gd_memset", ptr, stream), error_string=c_call("gd_error_string"),
                 attrs_launch=c_call("gd_attrs_launch", stream), torch_add=torch_add)
 
-    def step(fn):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        fn()
-        torch.cuda.synchronize()
-        return time.perf_counter_ns() - t0
-
-    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-    got = {(w, c): [] for w in work for c in ("none", "profiled")}
-    for fn in work.values():  # warm-up
-        for _ in range(3):
-            step(fn)
-    seen = {}
-
     def exported(path, names):
         with open(path) as f:
             evs = json.load(f)["traceEvents"]
@@ -128,26 +113,15 @@ def main():
                     traced_pitch_ns=statistics.median(pitch) if pitch else None,
                     traced_calls_per_step=round(len(durs) / a.steps, 1))
 
-    for _ in range(a.rounds):
-        for w, fn in work.items():
-            got[(w, "none")].append(statistics.median(step(fn) for _ in range(a.steps)))
-            fd, tmp = tempfile.mkstemp(suffix=".json")
-            os.close(fd)
-            # wait=1, as whatif_jobs.py's traces (with wait=0 a later session records no CUDA activity)
-            with profile(activities=acts, schedule=schedule(wait=1, warmup=1, active=a.steps),
-                         on_trace_ready=lambda p, tmp=tmp: p.export_chrome_trace(tmp)) as prof:
-                ts = []
-                for i in range(a.steps + 2):
-                    t = step(fn)
-                    if i >= 2:
-                        ts.append(t)
-                    prof.step()
-            seen.setdefault(w, []).append(exported(tmp, CALLS[w]))
-            got[(w, "profiled")].append(statistics.median(ts))
+    seen = {}
+    got = time_rounds(work, a.steps, a.rounds, lambda w, path: seen.setdefault(w, []).append(exported(path, CALLS[w])))
     summary = {}
     for w in work:
         none, prof_ = statistics.median(got[(w, "none")]), statistics.median(got[(w, "profiled")])
         s = seen[w]
+        if all(r["traced_dur_ns"] is None for r in s):
+            raise SystemExit(f"profiler_call_cost: the profiled sessions recorded no {'/'.join(CALLS[w])} call for {w} "
+                             "(no CUDA activity in the trace)")
         dur = statistics.median(r["traced_dur_ns"] for r in s if r["traced_dur_ns"] is not None)
         pitch = statistics.median(r["traced_pitch_ns"] for r in s if r["traced_pitch_ns"] is not None)
         row = dict(workload=w, calls=K, unprofiled_ns=round(none / K, 1), profiled_ns=round(prof_ / K, 1),
