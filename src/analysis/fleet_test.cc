@@ -26,7 +26,7 @@ RankDigest rank(int r, int world, int steps, int64_t wall, int64_t compute, int 
     f.idle_host = wall - compute;
     d.steps.push_back(f);
     for (int c = 0; c < colls; ++c)
-      d.collectives.push_back({0, static_cast<int64_t>(s * colls + c), static_cast<uint32_t>(s), coll});
+      d.collectives.push_back({0, static_cast<uint32_t>(s * colls + c), static_cast<uint32_t>(s), coll});
   }
   d.classes.push_back({"gemm_bf16", 5, compute});
   return d;

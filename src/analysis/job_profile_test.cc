@@ -166,7 +166,9 @@ TEST(JobProfile, AutocastCastSites) {
     for (size_t k = 0; k < ra.autocast_casts.size(); ++k) {
       const CastSite& s = ra.autocast_casts[k];
       (s.track == main ? forward : backward) += s.casts;
-      if (k > 0) EXPECT_LE(ra.autocast_casts[k - 1].at_ns, s.at_ns) << c.job;
+      if (k > 0) {
+        EXPECT_LE(ra.autocast_casts[k - 1].at_ns, s.at_ns) << c.job;
+      }
     }
     const double steps = static_cast<double>(ra.windows.size());
     EXPECT_GE(forward / steps, 0.74 * c.forward) << c.job;

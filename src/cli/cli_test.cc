@@ -425,8 +425,9 @@ TEST(Cli, NcclBenchFlagsAndNoGpu) {
   // Rank 1 would wait for rank 0's id; the message shows the GPU check came first.
   auto joined = testing::run("nccl bench", "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511");
   EXPECT_EQ(joined.rc, 1) << joined.err;
-  if (joined.err.find("libnccl") == std::string::npos)  // where NCCL itself loads, the GPU check speaks
+  if (joined.err.find("libnccl") == std::string::npos) {  // where NCCL itself loads, the GPU check speaks
     EXPECT_NE(joined.err.find("no GPU found on this node"), std::string::npos) << joined.err;
+  }
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ TEST(CliHelp, EveryVerbFitsOneHundredColumnsAndItsExamplesParse) {
       auto p = run(cmd, "GPUDOCTOR_PARSE_ONLY=1");
       EXPECT_EQ(p.rc, 0) << "example of " << v << " does not parse: gpudoctor " << cmd << "\n" << p.err;
     }
-    if (!v.empty()) EXPECT_GE(examples, 1) << v << " has no example";
+    if (!v.empty()) {
+      EXPECT_GE(examples, 1) << v << " has no example";
+    }
   }
 }
 
@@ -78,7 +80,9 @@ TEST(CliWidth, PlanAndPlaceFitOneHundredColumns) {
       if (prev.find("sbatch ") != std::string::npos && prev.back() == '\\') sbatch = true;
       prev = line;
     }
-    if (c.rfind("place --nodes", 0) == 0) EXPECT_TRUE(sbatch) << r.out;  // the long sbatch line continues
+    if (c.rfind("place --nodes", 0) == 0) {
+      EXPECT_TRUE(sbatch) << r.out;  // the long sbatch line continues
+    }
   }
 }
 

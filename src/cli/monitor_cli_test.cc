@@ -64,8 +64,9 @@ TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
     if (f["subject"] == "gpu1" && (f["check"] == "gpu_util" || f["check"] == "gpu_memory"))
       noproc |= f["reason"].get<std::string>().find("no process NVML can see") != std::string::npos ||
                 f["reason"].get<std::string>().find("NVML lists no process on this GPU, yet 146.8 GB") != std::string::npos;
-    if (f["subject"] == "gpu1" && f["check"] == "gpu_memory")
+    if (f["subject"] == "gpu1" && f["check"] == "gpu_memory") {
       EXPECT_EQ(f["reason"].get<std::string>().find("micro-batch,"), std::string::npos) << f["reason"];
+    }
   }
   EXPECT_TRUE(clocks);
   EXPECT_TRUE(noproc);

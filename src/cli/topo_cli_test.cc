@@ -163,7 +163,9 @@ TEST(CliPlace, TorchrunWrapperKeyedOnLocalRank) {
     ::pclose(p);
   }
   std::filesystem::remove(d);
-  if (std::system("command -v numactl >/dev/null 2>&1") == 0) EXPECT_EQ(got, nic2 + "\n");
+  if (std::system("command -v numactl >/dev/null 2>&1") == 0) {
+    EXPECT_EQ(got, nic2 + "\n");
+  }
   auto t = run("place --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
   EXPECT_NE(t.out.find("torchrun --nproc-per-node 4 --no-python ./bind.sh python train.py"), std::string::npos) << t.out;
 }

@@ -68,10 +68,18 @@ TEST(NcclEnv, MixedBlockGetsExactlyTheExpectedVerdicts) {
   for (const auto& x : f) {
     EXPECT_FALSE(x.reason.empty()) << x.name;
     EXPECT_NE(x.origin.find("mixed.sh:"), std::string::npos);
-    if (x.name == "NCCL_SOCKET_IFNAM") EXPECT_NE(x.reason.find("did you mean NCCL_SOCKET_IFNAME"), std::string::npos);
-    if (x.name == "NCCL_MIN_NCHANNELS") EXPECT_EQ(x.fix, "NCCL_MIN_CTAS=4");
-    if (x.name == "NCCL_IB_HCA") EXPECT_NE(x.reason.find("mlx5_1"), std::string::npos);
-    if (x.name == "NCCL_SOCKET_IFNAME") EXPECT_NE(x.reason.find("eth0"), std::string::npos);  // lists what exists
+    if (x.name == "NCCL_SOCKET_IFNAM") {
+      EXPECT_NE(x.reason.find("did you mean NCCL_SOCKET_IFNAME"), std::string::npos);
+    }
+    if (x.name == "NCCL_MIN_NCHANNELS") {
+      EXPECT_EQ(x.fix, "NCCL_MIN_CTAS=4");
+    }
+    if (x.name == "NCCL_IB_HCA") {
+      EXPECT_NE(x.reason.find("mlx5_1"), std::string::npos);
+    }
+    if (x.name == "NCCL_SOCKET_IFNAME") {
+      EXPECT_NE(x.reason.find("eth0"), std::string::npos);  // lists what exists
+    }
   }
 }
 

@@ -99,7 +99,9 @@ TEST(WhatIf, TorchCompileGraphsTheModelAloneAndBuysLess) {
   std::unique_ptr<testing::Loaded> keep2;
   Diagnosis g = diagnoseJob("grad_accum_fp16__base", keep2);
   const Finding* gf = finding(g, "launch.overhead");
-  if (gf && gf->what_if.available) EXPECT_TRUE(gf->what_if.alternatives.empty());
+  if (gf && gf->what_if.available) {
+    EXPECT_TRUE(gf->what_if.alternatives.empty());
+  }
 }
 
 // Without checkpointing, the non-reentrant wrapper's own host work goes too: at most its measured
@@ -157,8 +159,12 @@ TEST(WhatIf, AMeasuredStepAnchorsTheProfilersCost) {
     ASSERT_TRUE(a.reached) << target << ": " << a.note;
     EXPECT_NEAR(a.step_ns / target, 1.0, kAnchorTolerance);
     EXPECT_DOUBLE_EQ(model.replay(ed).replayed_step_ns, a.step_ns);  // `ed` holds the factor found
-    if (target > estimated * (1 + kAnchorTolerance)) EXPECT_LT(a.factor, 1.0);  // less removed: a longer step
-    if (target == estimated) EXPECT_EQ(a.factor, 1.0);
+    if (target > estimated * (1 + kAnchorTolerance)) {
+      EXPECT_LT(a.factor, 1.0);  // less removed: a longer step
+    }
+    if (target == estimated) {
+      EXPECT_EQ(a.factor, 1.0);
+    }
   }
   // Further than the host's speed explains: the factor stays within its range, and says so.
   ReplayEdits far = unprofiledEdits(&model);

@@ -187,8 +187,11 @@ TEST(WhyCases, CommunicationKernelsThatAreNotNccl) {
 TEST(WhyCases, TheHealthyJobNeedsNothing) {
   Case c = load("testdata/whatif/healthy__base.pt.trace.json.gz");
   EXPECT_TRUE(c.d.plan.empty());
-  for (const auto& f : c.d.findings)
-    if (f.what_if.available) EXPECT_LE(f.what_if.speedup, 1.05) << f.id;
+  for (const auto& f : c.d.findings) {
+    if (f.what_if.available) {
+      EXPECT_LE(f.what_if.speedup, 1.05) << f.id;
+    }
+  }
 }
 
 // Every committed trace: the primary bottleneck lies in the largest group (the idle causes counted
@@ -212,7 +215,9 @@ TEST(WhyCases, PrimaryIsTheLargestGroupAndFindingsDoNotRepeatACause) {
     for (const auto& f : d.findings) {
       EXPECT_TRUE(ids.insert(f.id).second) << set << ": " << f.id << " twice";
       for (const auto& line : f.fix)
-        if (line.size() > 12 && line[0] != ' ') EXPECT_TRUE(lines.insert(line).second) << set << ": " << f.id << ": " << line;
+        if (line.size() > 12 && line[0] != ' ') {
+          EXPECT_TRUE(lines.insert(line).second) << set << ": " << f.id << ": " << line;
+        }
     }
     ++checked;
   }

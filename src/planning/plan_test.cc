@@ -89,13 +89,17 @@ TEST(Plan, SearchFindsFeasibleAndRanks) {
     EXPECT_LE(plans[i - 1].time.step_s, plans[i].time.step_s);
   for (const auto& p : plans) {
     EXPECT_TRUE(validateConfig(m, k, t, p.cfg).ok());
-    if (p.fits) EXPECT_LE(p.mem.total(), 0.95 * k.memory_bytes);
+    if (p.fits) {
+      EXPECT_LE(p.mem.total(), 0.95 * k.memory_bytes);
+    }
     EXPECT_GT(p.time.mfu, 0);
     EXPECT_LT(p.time.mfu, k.efficiency + 1e-9);  // never above the assumed efficiency
   }
   // 7B with AdamW needs 16 x 6.74e9 = 108 GB of states: on 80 GB GPUs without sharding it cannot fit.
   for (const auto& p : plans)
-    if (p.cfg.tp == 1 && p.cfg.pp == 1 && p.cfg.zero == 0) EXPECT_FALSE(p.fits);
+    if (p.cfg.tp == 1 && p.cfg.pp == 1 && p.cfg.zero == 0) {
+      EXPECT_FALSE(p.fits);
+    }
 }
 
 TEST(Plan, ImpossibleInputsSayWhy) {

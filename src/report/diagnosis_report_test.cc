@@ -47,14 +47,15 @@ Diagnosis withPlan() {
   d.step_ms = 21;
   Finding a = finding("launch.overhead", "Kernel launches leave the GPU idle");
   a.what_if = {.available = true, .step_ns = 14'000'000, .speedup = 1.43, .next_bottleneck = "compute",
-               .basis = "cuda_graphs: launches replaced by one graph launch"};
+               .basis = "cuda_graphs: launches replaced by one graph launch", .alternatives = {}};
   Finding b = finding("precision.fp32_gemm", "GEMMs run in fp32");
   b.what_if = {.available = true, .step_ns = 15'500'000, .speedup = 1.29, .next_bottleneck = "",
-               .basis = "bf16: GEMM kernels at the bf16 rate"};
+               .basis = "bf16: GEMM kernels at the bf16 rate", .alternatives = {}};
   Finding c = finding("io.pageable_copies", "Copies from pageable memory");
   d.findings = {a, b, c};
   d.what_if = {.available = true, .traced_step_ns = 21'000'000, .replayed_step_ns = 21'000'000,
-               .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .basis = "replayed"};
+               .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .unprofiled_path = {},
+               .basis = "replayed", .anchor_note = {}};
   d.plan = {{.finding = "launch.overhead", .fix = "cuda_graphs", .step_ns = 14'080'000, .speedup = 1.42,
              .next_bottleneck = "compute",
              .within_accuracy = {{.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 15'000'000, .speedup = 1.33}}},
@@ -193,7 +194,7 @@ TEST(DiagnosisReport, TerminalPlanIsNeverTruncatedAndWraps) {
   Diagnosis d = withPlan();
   d.plan.push_back({.finding = "communication.overlap_of_gradient_buckets",
                     .fix = "ddp_bucket_cap_mb_and_gradient_as_bucket_view_and_static_graph", .step_ns = 9'000'000,
-                    .speedup = 2.22, .next_bottleneck = "other_idle"});
+                    .speedup = 2.22, .next_bottleneck = "other_idle", .within_accuracy = {}});
   std::string t = renderFindings(d, 1);  // one finding shown, the plan in full
   EXPECT_NE(t.find("... 2 more in --json / --html"), std::string::npos) << t;
   EXPECT_EQ(t.find("GEMMs run in fp32"), std::string::npos) << t;
