@@ -190,6 +190,23 @@ TEST(DiagnosisReport, TerminalShowsNextBottleneckAndThePlan) {
   for (const auto& l : lines(t)) EXPECT_LE(l.size(), 100u) << l;
 }
 
+// The un-profiled step says how far an estimate from the trace alone goes, and how to anchor it;
+// anchored, it says what it matched instead.
+TEST(DiagnosisReport, TerminalSaysHowFarTheUnprofiledEstimateGoes) {
+  Diagnosis d = withPlan();
+  std::string alone = renderFindings(d, 0);
+  EXPECT_NE(alone.find("from the trace alone: 5 % off in the median,"), std::string::npos) << alone;
+  EXPECT_NE(alone.find("up to 43 % on the validation set"), std::string::npos) << alone;
+  EXPECT_NE(alone.find("--measured-step-ms anchors it"), std::string::npos) << alone;
+  d.what_if.measured_step_ns = 19'000'000;
+  d.what_if.anchored = true;
+  d.what_if.profiler_cost_factor = 1.2;
+  std::string anchored = renderFindings(d, 0);
+  EXPECT_EQ(anchored.find("from the trace alone"), std::string::npos) << anchored;
+  EXPECT_NE(anchored.find("matched to the measured 19.00 ms"), std::string::npos) << anchored;
+  for (const auto& l : lines(alone)) EXPECT_LE(l.size(), 100u) << l;
+}
+
 TEST(DiagnosisReport, TerminalPlanIsNeverTruncatedAndWraps) {
   Diagnosis d = withPlan();
   d.plan.push_back({.finding = "communication.overlap_of_gradient_buckets",
