@@ -38,8 +38,8 @@ struct ReplayEdits {
   // ... per call that launches no GPU work and waits for none (cudaEventRecord, cudaGetErrorString,
   // cudaFuncGetAttributes, ...), instead of api_call_overhead_ns; < 0: api_call_overhead_ns.
   int64_t idle_call_overhead_ns = -1;
-  // ... per cudaFuncGetAttributes (each a dozen driver queries, every one a CUPTI record), instead
-  // of the two above; < 0: as they say.
+  // ... per cudaFuncGetAttributes (measured at 4-5x another call that launches nothing: most of it
+  // inside the call's span), instead of the two above; < 0: as they say.
   int64_t attr_call_overhead_ns = -1;
   // ... per rank (index into RunAnalysis::ranks) x this: the profiler's cost at that process's host
   // speed (ReplayModel::hostGapP25). Empty: the same everywhere.
