@@ -1,4 +1,5 @@
 #include "analysis/replay.h"
+#include "analysis/host_work.h"
 
 #include "analysis/breakdown.h"
 
@@ -81,6 +82,9 @@ struct RankGraph {
   // a frame such as Tensor.backward spans the wait for autograd's thread.
   std::vector<std::vector<int64_t>> work_starts, work_ends;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;  // multi-process fetches per thread
+  int64_t loader_handoff_ns = 0;  // the shortest multi-process fetch
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;  // the host's own work per thread (host_work.h)
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
   // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
@@ -125,6 +129,20 @@ struct RankGraph {
     if (it != v.begin()) --it;
     for (; it != v.end() && it->first < to; ++it) in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
     return in;
+  }
+  // What [from, to) loses when the multi-process fetches in it stop waiting: each fetch keeps the
+  // hand-off of a ready batch (the shortest fetch), the rest of its overlap goes.
+  int64_t loaderWaitCut(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = loader_wait[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    int64_t cut = 0;
+    for (; it != v.end() && it->first < to; ++it) {
+      const int64_t len = it->second - it->first, in = std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
+      if (len > loader_handoff_ns && in > 0)
+        cut += static_cast<int64_t>(static_cast<double>(in) * static_cast<double>(len - loader_handoff_ns) / static_cast<double>(len));
+    }
+    return cut;
   }
   // The part of [from, to) inside the thread's optimizer steps' operators.
   int64_t optOverlap(uint32_t track, int64_t from, int64_t to) const {
@@ -185,6 +203,8 @@ struct RankGraph {
       span = kept;
     }
     span = std::max<int64_t>(0, span - removal);
+    if (ed.drop_loader_waits && !loader_wait[track].empty()) span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
+    if (ed.host_work_off_thread && !own_work[track].empty()) span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
     if (free_host && ed.graphed_param_ns > 0) {  // the graphed calls' own cost, per AccumulateGrad node
       const auto& v = accum_grad[track];
       span += (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
@@ -426,6 +446,9 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.work_starts.assign(tracks, {});
   g.work_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
+  g.loader_wait.assign(tracks, {});
+  g.own_work = hostOwnWork(*g.ra).stretches;
+  g.own_work.resize(tracks);
   g.accum_grad.assign(tracks, {});
   std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known
   std::vector<int8_t> attr_name(t.strings.size(), -1);   // per name: cudaFuncGetAttributes, -1 not yet known
@@ -525,6 +548,11 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     if (e.hasRole(kRoleOptimizerStep)) {
       auto& v = opt_ranges[e.track];
       if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
+    }
+    if (e.hasRole(kRoleDataLoading) && !e.hasRole(kRoleLoaderInProcess)) {
+      auto& v = g.loader_wait[e.track];
+      if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
+      if (g.loader_handoff_ns == 0 || e.dur_ns < g.loader_handoff_ns) g.loader_handoff_ns = std::max<int64_t>(1, e.dur_ns);
     }
     if (e.hasRole(kRoleDataLoading) && e.hasRole(kRoleLoaderInProcess)) {
       auto& v = g.loader[e.track];
@@ -1124,6 +1152,139 @@ HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_
   return {value[g.end(c)], g.end(c), 0};
 }
 
+
+// The GPU side of each step window: the work launched from the step's host range (to the next
+// step's start; the last step, or one a gap follows, to its own end; an unannotated window: all of
+// it), traced (side 0) and replayed (side 1).
+struct GpuStep {
+  struct Side {
+    int64_t end_ns = kUnset;               // the last end of that work
+    int64_t busy_ns = 0;                   // the busiest stream's work
+    std::array<int64_t, 3> busy_parts{};   // ... as compute, communication, copies
+  };
+  std::array<Side, 2> side;
+};
+
+std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& value, const std::vector<StepWindow>& windows) {
+  const size_t n = windows.size();
+  std::vector<GpuStep> out(n);
+  if (n == 0) return out;
+  // Launch ranges, sorted by begin (the windows are).
+  std::vector<std::pair<int64_t, int64_t>> range(n);
+  for (size_t k = 0; k < n; ++k) {
+    const StepWindow& w = windows[k];
+    if (!w.annotated) range[k] = {INT64_MIN, INT64_MAX};
+    else if (k + 1 < n && windows[k + 1].begin_ns == w.end_ns) range[k] = {w.cpu_begin_ns, windows[k + 1].cpu_begin_ns};
+    else range[k] = {w.cpu_begin_ns, w.cpu_end_ns};
+  }
+  const size_t tracks = g.calls_on_track.size();
+  uint32_t max_track = 0;
+  for (uint32_t j = 0; j < g.ops.size(); ++j) max_track = std::max(max_track, g.trackOf(static_cast<uint32_t>(g.calls.size()) + j));
+  const size_t streams = std::max<size_t>(tracks, max_track + 1);
+  // busy[side][window][stream][part]
+  std::vector<int64_t> busy(2 * n * streams * 3, 0);
+  auto at = [&](int side, size_t k, size_t stream, size_t part) -> int64_t& {
+    return busy[((static_cast<size_t>(side) * n + k) * streams + stream) * 3 + part];
+  };
+  for (uint32_t j = 0; j < g.ops.size(); ++j) {
+    const uint32_t item = static_cast<uint32_t>(g.calls.size()) + j;
+    const int32_t l = g.launch_item[item];
+    if (l < 0) continue;
+    const int64_t launched = g.startOf(static_cast<uint32_t>(l));
+    auto it = std::upper_bound(range.begin(), range.end(), launched,
+                               [](int64_t v, const std::pair<int64_t, int64_t>& r) { return v < r.first; });
+    if (it == range.begin()) continue;
+    const size_t k = static_cast<size_t>(it - range.begin()) - 1;
+    if (launched >= range[k].second) continue;
+    const size_t part = static_cast<size_t>(gpuCategory(g.ev(item))) == static_cast<size_t>(PathCategory::kCompute) ? 0
+                        : gpuCategory(g.ev(item)) == PathCategory::kCommunication                           ? 1
+                                                                                                           : 2;
+    const int64_t spans[2][2] = {{g.startOf(item), g.endOf(item)}, {value[g.start(item)], value[g.end(item)]}};
+    for (int side = 0; side < 2; ++side) {
+      if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
+      at(side, k, g.trackOf(item), part) += spans[side][1] - spans[side][0];
+      out[k].side[side].end_ns = std::max(out[k].side[side].end_ns, spans[side][1]);
+    }
+  }
+  for (int side = 0; side < 2; ++side)
+    for (size_t k = 0; k < n; ++k)
+      for (size_t st = 0; st < streams; ++st) {
+        const int64_t sum = at(side, k, st, 0) + at(side, k, st, 1) + at(side, k, st, 2);
+        if (sum > out[k].side[side].busy_ns) {
+          out[k].side[side].busy_ns = sum;
+          for (size_t p = 0; p < 3; ++p) out[k].side[side].busy_parts[p] = at(side, k, st, p);
+        }
+      }
+  return out;
+}
+
+
+// The k-th step of every rank: sums over ranks of its timing and of its host critical path.
+struct StepRow {
+  double ranks = 0;
+  StepTiming traced, replayed;
+  std::array<double, kPathCategoryCount> path{};
+};
+
+// The host sets the step's make-up where its period is at least this share of the GPU's.
+constexpr double kHostSetsShare = 0.9;
+
+// The steps' means over ranks, the steady-state step traced and replayed, and what makes up the
+// replayed one: the host's critical path where the host sets it (the middle steps by host time),
+// else the busiest stream's work by kind and its idle gaps.
+void finishSteps(std::vector<StepRow>& rows, const ReplayEdits& ed, Replay& out) {
+  if (rows.empty()) return;
+  std::vector<StepTiming> traced, replayed;
+  for (StepRow& r : rows) {
+    for (StepTiming* t : {&r.traced, &r.replayed}) {
+      t->host_ns /= r.ranks;
+      t->busy_ns /= r.ranks;
+      for (double& p : t->busy_parts) p /= r.ranks;
+      if (t->gpu_period_ns >= 0) t->gpu_period_ns /= r.ranks;
+    }
+    for (double& p : r.path) p /= r.ranks;
+    traced.push_back(r.traced);
+    replayed.push_back(r.replayed);
+  }
+  out.traced = steadyState(traced);
+  out.replayed = steadyState(replayed, static_cast<double>(ed.loader_period_ns));
+  out.traced_step_ns = out.traced.period_ns;
+  out.replayed_step_ns = out.replayed.period_ns;
+  out.path_ns = {};
+  const SteadyState& st = out.replayed;
+  const double gpu = std::max(st.gpu_period_ns, st.busy_ns);
+  if (st.host_ns >= kHostSetsShare * gpu && (st.bound != StepBound::kLoader || st.host_ns >= gpu)) {
+    // The host's critical path (the middle steps by host time), stretched to the period where the
+    // GPU's is a little longer (a few steps' jitter, not a backlog).
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rows[a].replayed.host_ns < rows[b].replayed.host_ns; });
+    const size_t n = order.size(), r1 = order[(n - 1) / 2], r2 = order[n / 2];
+    double sum = 0;
+    for (size_t c = 0; c < kPathCategoryCount; ++c) sum += out.path_ns[c] = (rows[r1].path[c] + rows[r2].path[c]) / 2;
+    const double to = st.bound == StepBound::kLoader ? std::max(st.host_ns, gpu) : st.period_ns;
+    if (sum > 0 && to > sum)
+      for (double& p : out.path_ns) p *= to / sum;
+    if (out.replayed.bound == StepBound::kLoader) {  // the host waits for the loader's next batch: input
+      double sum = 0;
+      for (double p : out.path_ns) sum += p;
+      out.path_ns[static_cast<size_t>(PathCategory::kInput)] += std::max(0.0, out.replayed.period_ns - sum);
+    }
+  } else if (out.replayed.bound == StepBound::kLoader) {
+    out.path_ns[static_cast<size_t>(PathCategory::kInput)] = out.replayed.period_ns;
+  } else {
+    const auto& p = out.replayed.busy_parts;
+    out.path_ns[static_cast<size_t>(PathCategory::kCompute)] = p[0];
+    out.path_ns[static_cast<size_t>(PathCategory::kCommunication)] = p[1];
+    out.path_ns[static_cast<size_t>(PathCategory::kCopies)] = p[2];
+    out.path_ns[static_cast<size_t>(PathCategory::kOtherIdle)] = std::max(0.0, out.replayed.period_ns - out.replayed.busy_ns);
+  }
+  out.leading = PathCategory::kCompute;
+  for (size_t c = 0; c < kPathCategoryCount; ++c)
+    if (out.path_ns[c] > out.path_ns[static_cast<size_t>(out.leading)]) out.leading = static_cast<PathCategory>(c);
+}
+
 }  // namespace
 
 Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
@@ -1195,55 +1356,55 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
       acc[static_cast<size_t>(PathCategory::kOtherIdle)] += static_cast<double>(value[static_cast<size_t>(node)] - begin);
   };
   // Step windows, traced and replayed; per window position (the k-th step of each rank), the sums
-  // over ranks.
-  struct Row {
-    double traced = 0, replayed = 0, ranks = 0;
-    std::array<double, kPathCategoryCount> path{};
-  };
-  std::vector<Row> rows;
+  // over ranks of each step's timing (steady_state.h) and of its host critical path.
+  std::vector<StepRow> rows;
   for (const RankGraph& g : graphs) {
     const RankAnalysis& ra = *g.ra;
     const RankTrace& t = *ra.trace;
     RankReplay rr;
     rr.rank = t.rank;
-    int64_t last_begin = kUnset;
     uint32_t step_track = 0;
+    int64_t last_begin = kUnset;
     for (uint32_t s : ra.index.step_annotations)
       if (t.events[s].start_ns > last_begin) last_begin = t.events[s].start_ns, step_track = t.events[s].track;
-    for (const StepWindow& w : ra.windows) {
-      int64_t rb, re;
+    const std::vector<GpuStep> gpu = gpuSteps(g, value, ra.windows);
+    for (size_t k = 0; k < ra.windows.size(); ++k) {
+      const StepWindow& w = ra.windows[k];
+      int64_t rb, re, traced_host;
       HostPoint end{kUnset, -1, 0};
       if (!w.annotated) {  // the span of all GPU work
         rb = INT64_MAX, re = INT64_MIN;
-        for (uint32_t k = 0; k < g.ops.size(); ++k) {
-          uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
+        for (uint32_t j = 0; j < g.ops.size(); ++j) {
+          uint32_t item = static_cast<uint32_t>(g.calls.size()) + j;
           rb = std::min(rb, value[g.start(item)]);
           if (value[g.end(item)] > re) re = value[g.end(item)], end = {re, g.end(item), 0};
         }
+        traced_host = w.length();
       } else {
+        // The host's step: to the next step's start, or (the last step, or one a gap follows) to its own end.
+        const bool to_next = k + 1 < ra.windows.size() && ra.windows[k + 1].begin_ns == w.end_ns;
         rb = mapHost(g, value, step_track, w.begin_ns, ed).value;
-        if (w.begin_ns != last_begin) {
-          end = mapHost(g, value, step_track, w.end_ns, ed);
-          re = end.value;
-        } else {  // the last step also owns the GPU work it launched
-          end = mapHost(g, value, step_track, w.cpu_end_ns, ed);
-          re = end.value;
-          for (uint32_t k = 0; k < g.ops.size(); ++k) {
-            uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
-            int32_t l = g.launch_item[item];
-            if (l < 0) continue;
-            int64_t launched = g.startOf(static_cast<uint32_t>(l));
-            if (launched >= w.cpu_begin_ns && launched < w.cpu_end_ns && value[g.end(item)] > re)
-              re = value[g.end(item)], end = {re, g.end(item), 0};
-          }
-        }
+        end = mapHost(g, value, step_track, to_next ? w.end_ns : w.cpu_end_ns, ed);
+        re = end.value;
+        traced_host = (to_next ? w.end_ns : w.cpu_end_ns) - w.begin_ns;
       }
-      ReplayedWindow x{w.number, w.length(), re - rb};
-      if (rows.size() <= rr.windows.size()) rows.resize(rr.windows.size() + 1);
-      Row& row = rows[rr.windows.size()];
-      row.traced += static_cast<double>(x.traced_ns);
-      row.replayed += static_cast<double>(x.replayed_ns);
+      ReplayedWindow x{w.number, traced_host, re - rb};
+      if (rows.size() <= k) rows.resize(k + 1);
+      StepRow& row = rows[k];
       row.ranks += 1;
+      row.traced.host_ns += static_cast<double>(x.traced_ns);
+      row.replayed.host_ns += static_cast<double>(x.replayed_ns);
+      for (int side = 0; side < 2; ++side) {
+        const GpuStep::Side& gs = gpu[k].side[side];
+        StepTiming& st = side ? row.replayed : row.traced;
+        st.busy_ns += static_cast<double>(gs.busy_ns);
+        for (size_t c = 0; c < 3; ++c) st.busy_parts[c] += static_cast<double>(gs.busy_parts[c]);
+        // The GPU's period needs the previous step's end on this rank (unknown for the first step).
+        if (k > 0 && gs.end_ns != kUnset && gpu[k - 1].side[side].end_ns != kUnset)
+          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(gs.end_ns - gpu[k - 1].side[side].end_ns);
+        else if (!w.annotated)
+          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(side ? re - rb : traced_host);
+      }
       if (x.traced_ns > 0)
         out.worst_error = std::max(out.worst_error, std::abs(static_cast<double>(x.replayed_ns - x.traced_ns)) /
                                                         static_cast<double>(x.traced_ns));
@@ -1252,30 +1413,7 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
     }
     out.ranks.push_back(std::move(rr));
   }
-  // The step: the median over the steps (each the mean over ranks), so that one stalled step of a
-  // short trace (a DataLoader worker late once) does not set it; two middle steps averaged.
-  for (Row& r : rows) {
-    r.traced /= r.ranks;
-    r.replayed /= r.ranks;
-    for (double& p : r.path) p /= r.ranks;
-  }
-  if (!rows.empty()) {
-    auto middle = [&](auto key) {  // the middle rows by `key`: one, or two to average
-      std::vector<size_t> order(rows.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(rows[a]) < key(rows[b]); });
-      const size_t n = order.size();
-      return n % 2 ? std::pair{order[n / 2], order[n / 2]} : std::pair{order[n / 2 - 1], order[n / 2]};
-    };
-    auto [t1, t2] = middle([](const Row& r) { return r.traced; });
-    out.traced_step_ns = (rows[t1].traced + rows[t2].traced) / 2;
-    auto [r1, r2] = middle([](const Row& r) { return r.replayed; });
-    out.replayed_step_ns = (rows[r1].replayed + rows[r2].replayed) / 2;
-    for (size_t c = 0; c < kPathCategoryCount; ++c) {
-      out.path_ns[c] = (rows[r1].path[c] + rows[r2].path[c]) / 2;
-      if (out.path_ns[c] > out.path_ns[static_cast<size_t>(out.leading)]) out.leading = static_cast<PathCategory>(c);
-    }
-  }
+  finishSteps(rows, ed, out);
   out.available = true;
   return out;
 }
@@ -1304,6 +1442,45 @@ std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the com
     v.push_back(gaugeQuantile(d, 1, 2));
   }
   return v;
+}
+
+LoaderPool ReplayModel::loaderPool() const {
+  LoaderPool p;
+  double ranks = 0;
+  for (const RankGraph& g : impl_->graphs) {
+    const auto& ws = g.ra->windows;
+    std::vector<double> wait, host, inproc;
+    double fetches = 0;
+    for (size_t k = 0; k < ws.size(); ++k) {
+      const StepWindow& w = ws[k];
+      if (!w.annotated) continue;
+      const int64_t end = k + 1 < ws.size() && ws[k + 1].begin_ns == w.end_ns ? w.end_ns : w.cpu_end_ns;
+      double wt = 0, ip = 0;
+      for (size_t tr = 0; tr < g.loader_wait.size(); ++tr) {
+        wt += static_cast<double>(RankGraph::overlap(g.loader_wait[tr], w.begin_ns, end));
+        ip += static_cast<double>(g.loaderOverlap(static_cast<uint32_t>(tr), w.begin_ns, end));
+        for (const auto& r : g.loader_wait[tr]) fetches += r.first >= w.begin_ns && r.first < end;
+        for (const auto& r : g.loader[tr]) fetches += r.first >= w.begin_ns && r.first < end;
+      }
+      wait.push_back(wt), inproc.push_back(ip), host.push_back(static_cast<double>(end - w.begin_ns));
+    }
+    if (host.empty()) continue;
+    auto med = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    ranks += 1;
+    p.wait_per_step_ns += med(wait);
+    p.in_process_per_step_ns += med(inproc);
+    p.host_step_ns += med(host);
+    p.fetches_per_step += fetches / static_cast<double>(host.size());
+    p.handoff_ns = std::max(p.handoff_ns, static_cast<double>(g.loader_handoff_ns));
+    for (const auto& v : g.loader_wait) p.multiprocess |= !v.empty();
+  }
+  if (ranks > 0) {
+    p.wait_per_step_ns /= ranks, p.in_process_per_step_ns /= ranks, p.host_step_ns /= ranks, p.fetches_per_step /= ranks;
+  }
+  return p;
 }
 
 std::vector<Replay> ReplayModel::replayAll(const std::vector<ReplayEdits>& edits, unsigned threads) const {

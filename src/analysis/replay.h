@@ -17,6 +17,7 @@
 
 #include "analysis/kernel_class.h"
 #include "analysis/run_analysis.h"
+#include "analysis/steady_state.h"
 
 namespace gpudoctor {
 
@@ -56,6 +57,14 @@ struct ReplayEdits {
   // Fixes as graph edits. Loader workers: the host time inside in-process DataLoader ranges leaves
   // the training thread (the workers' production rate is not in the trace: assumed to keep up).
   bool loader_off_thread = false;
+  // The loader's worker pool: the training thread's waits inside multi-process DataLoader fetches
+  // cost only a fetch's hand-off (the trace's shortest fetch), and the pool delivers a batch every
+  // loader_period_ns (0: not modeled), so no step is shorter than that (steady_state.h).
+  bool drop_loader_waits = false;
+  // The host's own work (analysis/host_work.h) leaves the training thread (into DataLoader workers,
+  // whose period loader_period_ns then bounds).
+  bool host_work_off_thread = false;
+  int64_t loader_period_ns = 0;
   // No blocking waits: synchronizing calls and synchronous copies stop waiting for the GPU
   // (values logged every N steps, torch.where instead of boolean masks, pinned non-blocking copies).
   bool drop_sync_waits = false;
@@ -141,8 +150,8 @@ std::array<T, kPathCategoryCount> rankingCategories(T compute, T comm_exposed, T
 // One step window, traced and replayed.
 struct ReplayedWindow {
   int64_t number = -1;  // ProfilerStep number, -1 for the fallback window
-  int64_t traced_ns = 0;
-  int64_t replayed_ns = 0;
+  int64_t traced_ns = 0;   // the host's step (steady_state.h), traced
+  int64_t replayed_ns = 0; // ... and replayed
 };
 
 struct RankReplay {
@@ -164,14 +173,28 @@ struct Replay {
   bool available = false;
   std::string reason;  // why not, when unavailable
   std::vector<RankReplay> ranks;
-  double traced_step_ns = 0;    // the median over steps of each step's mean over ranks
+  // The step: the steady-state period of the loop (steady_state.h; each figure the median over steps
+  // of each step's mean over ranks), traced and replayed. The replay never predicts a step shorter
+  // than the busiest stream's work per step after the edit.
+  double traced_step_ns = 0;
   double replayed_step_ns = 0;
+  SteadyState traced, replayed;
   double worst_error = 0;       // largest |replayed - traced| / traced over windows
   // The critical path of the replayed steps by category, mean ns per step (the parts add up to
   // replayed_step_ns), and the category with the most.
   std::array<double, kPathCategoryCount> path_ns{};
   PathCategory leading = PathCategory::kCompute;
   ReplayGraphStats stats;
+};
+
+// The DataLoader as the trace shows it, over the step windows (means over ranks).
+struct LoaderPool {
+  bool multiprocess = false;        // fetches from worker processes
+  double fetches_per_step = 0;      // DataLoader fetches per step
+  double wait_per_step_ns = 0;      // multi-process: the training thread inside fetches, per step (median step)
+  double handoff_ns = 0;            // ... the shortest fetch: a batch that was ready
+  double in_process_per_step_ns = 0;  // num_workers=0: the training thread producing batches, per step
+  double host_step_ns = 0;          // the host's step (median), traced
 };
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
@@ -192,6 +215,8 @@ class ReplayModel {
   // wait nor replay a graph), ns: the same call in every job, so the host's speed as traced, with
   // CUPTI's cost per call in it. 0 where a rank has fewer than 100 such calls.
   std::vector<int64_t> launchCallP50() const;
+  // What the trace shows of the DataLoader (its fetches inside the step windows).
+  LoaderPool loaderPool() const;
   // One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4).
   std::vector<Replay> replayAll(const std::vector<ReplayEdits>& edits, unsigned threads = 0) const;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/host_work.h"
 #include "analysis/replay.h"
 
 namespace gpudoctor {
@@ -114,6 +115,8 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     const auto& d = run.ranks.front().trace->devices;
     if (!d.empty()) f.compute_major = d.front().compute_major, f.device_bytes = d.front().total_global_mem;
   }
+  for (const RankAnalysis& r : run.ranks)
+    f.host_own_work += hostOwnWork(r).per_step_ns / static_cast<double>(run.ranks.size());
   f.loader_in_process = std::any_of(run.ranks.begin(), run.ranks.end(),
                                     [](const RankAnalysis& r) { return r.index.loader_in_process > 0; });
   const auto& s = run.straggler;

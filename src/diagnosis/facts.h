@@ -72,6 +72,7 @@ struct Facts {
   int compute_major = -1;            // the first rank's GPU generation; -1 unknown
   int64_t device_bytes = 0;          // the first rank's GPU memory (0: unknown)
   bool loader_in_process = false;    // DataLoader iterated in the training process (num_workers=0)
+  double host_own_work = 0;          // the host's own work per step (analysis/host_work.h), mean over ranks
   StragglerFacts straggler;
   std::vector<RankMemory> memory;    // ranks with memory events and a known device size
   // Profiler options seen; profile_memory: some rank recorded memory events.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/host_work.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/job_aware.h"
 
@@ -76,8 +77,41 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
     return true;
   }
   if (fix == "loader_workers") {
+    if (ed.loader_period_ns > 0) {  // a worker pool that sets the step: twice the workers, half its period
+      ed.loader_period_ns = std::llround(static_cast<double>(ed.loader_period_ns) / kLoaderWorkerFactor);
+      basis = fmt::format("{:.0f}x the DataLoader's workers{}: the pool delivers a batch every {:.2f} ms (the traced step, "
+                          "which its waits set, / {:.0f}), and the training thread's waits in next() shrink to a ready "
+                          "batch's hand-off (its shortest fetch); needs as many free CPU cores",
+                          kLoaderWorkerFactor,
+                          run && run->job.loader_workers ? fmt::format(" ({} -> {})", *run->job.loader_workers,
+                                                                       std::llround(*run->job.loader_workers * kLoaderWorkerFactor))
+                                                         : "",
+                          static_cast<double>(ed.loader_period_ns) / 1e6, kLoaderWorkerFactor);
+      return true;
+    }
+    double per_step = 0;  // the in-process loader's host time per step (mean over ranks)
+    if (run)
+      for (const RankAnalysis& r : run->ranks)
+        if (!r.steps.empty())
+          per_step += static_cast<double>(r.total.dataloader_ns) / static_cast<double>(r.steps.size()) /
+                      static_cast<double>(run->ranks.size());
     ed.loader_off_thread = true;
-    basis = "the in-process DataLoader's host time leaves the training thread (the workers assumed to keep up)";
+    ed.loader_period_ns = std::llround(per_step / kLoaderNewWorkers);
+    basis = fmt::format("the in-process DataLoader's host time ({:.2f} ms/step) leaves the training thread for {} "
+                        "workers, which deliver a batch every {:.2f} ms",
+                        per_step / 1e6, kLoaderNewWorkers, per_step / kLoaderNewWorkers / 1e6);
+    return true;
+  }
+  if (fix == "host_work_off_thread") {
+    double per_step = 0;  // the host's own work per step (mean over ranks)
+    if (run)
+      for (const RankAnalysis& r : run->ranks) per_step += hostOwnWork(r).per_step_ns / static_cast<double>(run->ranks.size());
+    if (per_step <= 0) return false;
+    ed.host_work_off_thread = true;
+    ed.loader_period_ns = std::max<int64_t>(ed.loader_period_ns, std::llround(per_step / kHostWorkWorkers));
+    basis = fmt::format("the host's own work ({:.2f} ms/step of stretches with no operator and no CUDA call) leaves the "
+                        "training thread for {} DataLoader workers, which deliver it every {:.2f} ms",
+                        per_step / 1e6, kHostWorkWorkers, per_step / kHostWorkWorkers / 1e6);
     return true;
   }
   if (fix == "no_host_syncs") {
@@ -244,6 +278,15 @@ ReplayEdits unprofiledEdits(const ReplayModel* model) {
   ed.gpu_gap_overhead_ns = kProfilerGpuGapNs;
   ed.graph_node_overhead_ns = kProfilerGraphNodeNs;
   ed.graph_gap_cap_ns = kProfilerGraphGapCapNs;
+  if (model) {
+    // A worker pool the training thread waits for sets the step: its period is the host's traced
+    // step (the workers run outside the profiled process), whatever the profiler cost the host.
+    const LoaderPool pool = model->loaderPool();
+    if (pool.multiprocess && pool.wait_per_step_ns > kLoaderLimitingShare * pool.host_step_ns) {
+      ed.drop_loader_waits = true;
+      ed.loader_period_ns = std::llround(pool.host_step_ns);
+    }
+  }
   return ed;
 }
 
@@ -326,6 +369,7 @@ std::string_view fixOfFinding(std::string_view id) {
   if (id == "precision.fp32_gemm") return "bf16";
   if (id == "input.loader_on_critical_path") return "loader_workers";
   if (id == "sync.blocking") return "no_host_syncs";
+  if (id == "host.own_work") return "host_work_off_thread";
   if (id == "input.pageable_copies") return "pinned_copies";
   if (id == "launch.overhead") return "cuda_graphs";
   if (id == "optimizer.unfused") return "fused_optimizer";
@@ -340,6 +384,7 @@ std::string_view categoryOfFix(std::string_view fix) {
   if (fix == "bf16" || fix == "sdpa") return "compute";
   if (fix == "loader_workers") return "input";
   if (fix == "no_host_syncs") return "sync";
+  if (fix == "host_work_off_thread") return "host_launch";
   if (fix == "pinned_copies") return "copies";
   if (fix == "cuda_graphs" || fix == "fused_optimizer") return "host_launch";
   if (fix == "straggler_at_median") return "communication";
@@ -436,11 +481,23 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
         d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor,
         d.what_if.anchored ? fmt::format(" (replayed {:.2f} ms)", base.replayed_step_ns / 1e6)
                            : " — not matched: " + d.what_if.anchor_note);
+  std::vector<std::string> refused;  // findings whose prediction broke their own bound
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];
     if (!e.available || e.replayed_step_ns <= 0) continue;
     for (Finding& f : d.findings) {
       if (f.id != k.finding) continue;
+      // A fix never saves more than the bound its finding states: where the replay says it would,
+      // one of the two is wrong, so no prediction is given, and the reason is.
+      const double saved_ns = base.replayed_step_ns - e.replayed_step_ns;
+      if (f.gain_ms_per_step > 0 && saved_ns > f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance)) {
+        f.what_if.available = false;
+        f.what_if.basis = fmt::format("refused: the replay saves {:.2f} ms/step, above the finding's own bound of {:.2f} "
+                                      "ms/step ({})",
+                                      saved_ns / 1e6, f.gain_ms_per_step, f.gain_basis);
+        refused.push_back(k.finding);
+        continue;
+      }
       f.what_if.available = true;
       f.what_if.step_ns = std::llround(e.replayed_step_ns);
       f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
@@ -463,7 +520,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
   for (const Candidate& k : cands) {
     bool dup = false;  // two findings advising one fix: the first
     for (const Candidate* o : left) dup |= o->fix == k.fix;
-    if (!dup && r[k.replay].available) left.push_back(&k);
+    const bool refuse = std::find(refused.begin(), refused.end(), k.finding) != refused.end();
+    if (!dup && !refuse && r[k.replay].available) left.push_back(&k);
   }
   ReplayEdits now = unprofiled;
   double step = base.replayed_step_ns;

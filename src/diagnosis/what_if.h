@@ -189,6 +189,17 @@ inline constexpr int64_t kGraphedParamNs = 35700;
 // median 1.08 ms, of which 0.27-0.58 ms in forward; un-profiled, on that machine's host.
 inline constexpr int64_t kCheckpointWrapperBlockNs = 1083000;
 
+// The DataLoader's worker pool. Its fetches waiting more than this share of the host's step mean the
+// pool sets the step (a batch every traced step); below it, the waits are jitter.
+inline constexpr double kLoaderLimitingShare = 0.05;
+// The loader_workers fix: a pool that sets the step gets this many times its workers; an in-process
+// loader (num_workers=0) gets kLoaderNewWorkers (the advice's num_workers), each producing a batch in
+// the time the training thread took.
+inline constexpr double kLoaderWorkerFactor = 2;
+inline constexpr int kLoaderNewWorkers = 8;
+// The host_work_off_thread fix: the host's own work moved into this many DataLoader workers.
+inline constexpr int kHostWorkWorkers = 4;
+
 // Adds the edit of a fix to `edits`: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise
 // kernels at half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the
 // pinned rate of `c`), "cuda_graphs", "fused_optimizer", "straggler_at_median" (the rank with the
@@ -212,6 +223,9 @@ std::string_view categoryOfFix(std::string_view fix);
 // same fix measured in two independent runs moved by a median of 12.9 % (session 19): a 10 % lead
 // is inside both.
 inline constexpr double kPlanTieShare = 0.10;
+// A predicted saving may exceed its finding's bound by this share (rounding of the bound's inputs)
+// before the prediction is refused.
+inline constexpr double kBoundTolerance = 0.01;
 
 // Replays the run unedited, un-profiled, and once per finding with an editable fix; fills
 // d.what_if, each such finding's what_if, and d.plan. `c`: ceilings for the edits (null: unknown GPU).

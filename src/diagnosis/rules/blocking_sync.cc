@@ -21,11 +21,10 @@ class BlockingSync : public Rule {
     // The operators that synchronized inside the step (the job profile: only where a blocking call
     // ran under them): a sync costs the overlap of host and GPU even where the idle it shows is small.
     std::vector<const HostSync*> ops;
-    double op_host = 0;
     // A blocking host-to-device copy (pageable memory) is the pageable-copies rule's: pinning fixes it.
     for (const HostSync& s : f.job.host_syncs)
       if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0)
-        ops.push_back(&s), op_host += s.host_ns_per_step;
+        ops.push_back(&s);
     if (f.share(idle) <= th.get(kSyncIdleMax) && ops.empty()) return;
     std::string what;
     for (const HostSync* s : ops)
@@ -37,8 +36,9 @@ class BlockingSync : public Rule {
                                    pct(f.share(idle)))
                      : fmt::format("Host synchronizations inside the step: {} (GPU idle behind them {:.1f}%)", what,
                                    pct(f.share(idle))),
-        std::max(idle, op_host), "GPU idle time while the launching thread was blocked in a sync call, or the host time "
-                                 "of the synchronizing operators, the larger (upper bound)");
+        std::max(0.0, m.wall - m.busy),
+        "the GPU's idle time per step: without the syncs the GPU's own work stays, and the step cannot be shorter "
+        "(upper bound; the replay says how much of it the host's overlap recovers)");
     x.evidence = {{"idle: sync", ms(idle), "ms/step"}, {"host blocked in sync calls", ms(m.sync), "ms/step"},
                   {"sync share", pct(f.share(idle)), "%"}};
     for (const HostSync* s : ops)

@@ -43,12 +43,14 @@ class MemoryPlanning : public Rule {
     if (job.activation_checkpointing.value_or(false) && (share < 0 || room)) {
       const double r = job.recompute_share.value_or(0);
       // Forward 1, backward about 2, recompute r of the forward: its share of the GPU's compute.
-      const double gain = f.mean.compute * r / (3 + r);
+      // At most the recomputed share of the compute (all of it forward) and the host's idle, where the
+      // checkpoint wrapper's own host work shows.
+      const double gain = f.mean.compute * r / (1 + r) + f.mean.idle_host;
       Finding x = gainFinding(f, th, "memory.recomputation",
                               fmt::format("Activation checkpointing recomputes {:.0f} % of the forward pass; {}",
                                           100 * r, memoryWords(f, share)),
-                              gain, "the recomputed share of the forward pass's GPU time, the forward taken as a "
-                                    "third of the compute (estimate)");
+                              gain, "the recomputed share of the compute, all of it taken as forward, and the GPU's "
+                                    "idle behind the host, where the checkpoint wrapper's host work shows (upper bound)");
       x.evidence = {{"recomputed share of forward", 100 * r, "%"}, {"compute", ms(f.mean.compute), "ms/step"}};
       if (share >= 0) x.evidence.push_back({"peak memory share", 100 * share, "%"});
       x.explanation = room ? "Checkpointing trades compute for memory, and this job has memory to spare."

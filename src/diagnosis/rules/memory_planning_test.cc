@@ -24,7 +24,7 @@ TEST(RuleMemoryPlanning, CheckpointingWithMemoryToSpareIsNamed) {
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].id, "memory.recomputation");
   EXPECT_NE(r.findings[0].title.find("recomputes 50 %"), std::string::npos) << r.findings[0].title;
-  EXPECT_NEAR(r.findings[0].gain_ms_per_step, ms(f.mean.compute) * 0.5 / 3.5, 1e-9);
+  EXPECT_NEAR(r.findings[0].gain_ms_per_step, ms(f.mean.compute) * 0.5 / 1.5 + ms(f.mean.idle_host), 1e-9);
   EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
   // Near the memory limit it is left alone.
   f.memory[0].peak_bytes = 140'000'000'000;

@@ -1,4 +1,6 @@
 // Host-to-device copies from pageable memory: staged and synchronous, where pinned ones run async.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "diagnosis/rules/registry.h"
@@ -15,7 +17,9 @@ class PageableCopies : public Rule {
     Finding x = gainFinding(f, th, "input.pageable_copies",
                             fmt::format("{:.0f} host-to-device copies per step come from pageable memory",
                                         m.pageable_htod_count),
-                            m.pageable_htod_ns, "time of pageable host-to-device copies (upper bound)");
+                            std::min(m.wall, m.pageable_htod_ns + std::max(0.0, m.wall - m.busy)),
+                            "time of pageable host-to-device copies and the GPU's idle that their blocking causes: "
+                            "the GPU's other work stays (upper bound)");
     x.evidence = {{"pageable HtoD copies", m.pageable_htod_count, "per step"},
                   {"pinned HtoD copies", m.pinned_htod_count, "per step"},
                   {"pageable copy time", ms(m.pageable_htod_ns), "ms/step"}};

@@ -45,8 +45,9 @@ TEST(RuleRegistry, HeadlineLeadsAndTheRestFollowByGain) {
   ASSERT_GE(d.findings.size(), 3u);
   EXPECT_EQ(d.primary, "host_launch");
   EXPECT_EQ(d.findings[0].id, "bottleneck.host_launch");
-  EXPECT_EQ(d.findings[1].id, "launch.overhead");
-  EXPECT_EQ(d.findings[2].id, "sync.blocking");
+  // Syncs bound 7 ms (all of the GPU's idle), launches 5 ms (the idle behind the host's launches).
+  EXPECT_EQ(d.findings[1].id, "sync.blocking");
+  EXPECT_EQ(d.findings[2].id, "launch.overhead");
   EXPECT_EQ(d.checklist.front().item, "GPU utilization > 90%");
 }
 

@@ -1,0 +1,40 @@
+// The period of a training loop that repeats its traced steps, as users run it: nothing
+// synchronizes each step, so the host runs ahead of the GPU until something blocks it, and the GPU's
+// backlog carries from step to step. In steady state a step takes as long as the slowest of: the
+// host's own period (its work and every wait it really makes), the GPU's period (from the end of one
+// step's GPU work to the end of the next's) and the busiest stream's work per step (a stream cannot
+// finish a step's work faster than that work takes). The breakdown, the what-if and the plan all
+// use this one definition of a step.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace gpudoctor {
+
+// One step, on one rank or averaged over ranks.
+struct StepTiming {
+  double host_ns = 0;        // the host's step: its range from one step's start to the next's
+  double gpu_period_ns = -1; // end of this step's GPU work - end of the previous step's; < 0: unknown (first step)
+  double busy_ns = 0;        // the busiest stream's work launched by this step
+  // ... that stream's work by kind: compute, communication, copies (they add up to busy_ns).
+  std::array<double, 3> busy_parts{};
+};
+
+// What sets the period.
+enum class StepBound : uint8_t { kHost, kGpuPeriod, kGpuBusy, kLoader };
+
+struct SteadyState {
+  double host_ns = 0, gpu_period_ns = 0, busy_ns = 0;  // medians over steps (gpu_period_ns: 0 when unknown)
+  double loader_ns = 0;                                // the loader pool's period per step (0: not modeled)
+  double period_ns = 0;                                // the largest of these
+  StepBound bound = StepBound::kHost;
+  std::array<double, 3> busy_parts{};  // the median-busy step's parts, as in StepTiming
+};
+
+// The steady-state period from per-step timings: the median of each figure over the steps (so one
+// stalled step does not set it; two middle ones averaged), then the largest. Empty input: all 0.
+// loader_period_ns > 0: the DataLoader's workers deliver a batch that often, a floor of its own.
+SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_period_ns = 0);
+
+}  // namespace gpudoctor

@@ -1,0 +1,173 @@
+// The what-if's physical bounds, over every committed trace and over hand-built ones made to break
+// them: no predicted step below the GPU's own work per step (for the un-profiled job and for each fix
+// that leaves the GPU's work alone), no fix saving more than the bound its finding states, and one
+// step: the breakdown's, the what-if's and the plan's start the same.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/replay.h"
+#include "analysis/run_test_util.h"
+#include "analysis/trace_builder_test_util.h"
+#include "diagnosis/diagnosis.h"
+#include "diagnosis/what_if.h"
+
+namespace gpudoctor {
+namespace {
+
+// The busiest GPU stream's work per step, computed apart from the replay: the GPU work whose launch
+// call lies in the steps' host span, summed per stream, over the steps; the largest mean over ranks.
+// Collectives are left out: a collective kernel's time holds its wait for the other ranks, which a
+// faster host shortens.
+double busiestStreamPerStep(const RunAnalysis& run) {
+  double worst = 0;
+  for (const RankAnalysis& r : run.ranks) {
+    const RankTrace& t = *r.trace;
+    if (r.windows.empty() || !r.windows.front().annotated) continue;
+    const int64_t from = r.windows.front().begin_ns, to = r.windows.back().cpu_end_ns;
+    std::unordered_map<int64_t, int64_t> launched;  // correlation -> launch call's start
+    for (const Event& e : t.events)
+      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0)
+        launched.emplace(e.correlation, e.start_ns);
+    std::map<uint32_t, int64_t> per_stream;
+    for (const Event& e : t.events) {
+      if (e.kind != EventKind::kKernel && e.kind != EventKind::kMemcpy && e.kind != EventKind::kMemset) continue;
+      if (e.collective || e.hasRole(kRoleCollective)) continue;  // its time holds the wait for its peers
+      auto it = launched.find(e.correlation);
+      if (it == launched.end() || it->second < from || it->second >= to) continue;
+      per_stream[e.track] += e.dur_ns;
+    }
+    for (const auto& [stream, ns] : per_stream)
+      worst = std::max(worst, static_cast<double>(ns) / static_cast<double>(r.windows.size()));
+  }
+  return worst;
+}
+
+// Fixes whose edit leaves every kernel's duration as it was.
+bool leavesGpuWorkAlone(std::string_view fix) {
+  return fix == "no_host_syncs" || fix == "loader_workers" || fix == "host_work_off_thread";
+}
+
+// Every committed trace: one run per file, a directory of ranks as one run.
+std::vector<std::vector<std::string>> committedRuns() {
+  std::vector<std::vector<std::string>> runs;
+  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto"}) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(testing::srcPath(dir))) {
+      const std::string p = e.path().string();
+      if (p.size() > 8 && p.substr(p.size() - 8) == ".json.gz" && p.find("trace") != std::string::npos) files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) runs.push_back({f});
+  }
+  runs.push_back({testing::srcPath("examples/ddp_bf16_flash")});
+  return runs;
+}
+
+void checkBounds(const RunAnalysis& run, const std::string& name) {
+  const Diagnosis d = diagnose(run, Thresholds::defaults());
+  if (!d.what_if.available) return;
+  const double busy = busiestStreamPerStep(run);
+  // The tolerance covers the replay's median step against this mean over steps.
+  constexpr double kMedianSlack = 0.95;
+  EXPECT_GE(static_cast<double>(d.what_if.traced_step_ns), kMedianSlack * busy) << name << ": traced step";
+  EXPECT_GE(static_cast<double>(d.what_if.unprofiled_step_ns), kMedianSlack * busy) << name << ": un-profiled step";
+  for (const Finding& f : d.findings) {
+    if (!f.what_if.available) continue;
+    const double saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - f.what_if.step_ns);
+    if (f.gain_ms_per_step > 0)
+      EXPECT_LE(saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance)) << name << ": " << f.id << " above its bound";
+    if (leavesGpuWorkAlone(fixOfFinding(f.id)))
+      EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy) << name << ": " << f.id << " below the GPU";
+  }
+  for (const PlanStep& p : d.plan) {
+    EXPECT_LE(p.step_ns, d.what_if.unprofiled_step_ns) << name << ": plan step " << p.fix;
+    EXPECT_GT(p.step_ns, 0) << name;
+  }
+}
+
+TEST(Invariants, HoldOnEveryCommittedTrace) {
+  const auto runs = committedRuns();
+  ASSERT_GT(runs.size(), 90u);
+  for (const auto& paths : runs) {
+    auto keep = testing::loadRun(paths);
+    if (keep->run.ranks.empty()) continue;
+    checkBounds(keep->run, paths.front());
+  }
+}
+
+// A loop whose host runs ahead: each step launches 5 ms of kernels in 1 ms of host time and nothing
+// synchronizes. The steady state is the GPU's 5 ms, however fast the host is made.
+RankTrace hostAhead(int steps, bool item_sync) {
+  TraceBuilder b;
+  int64_t corr = 1;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t h = s * 1'000'000, g = 100'000 + s * 5'000'000;
+    b.step(s + 1, h, h + 1'000'000);
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::mm", h + 10'000, h + 300'000);
+    b.launch(corr++, h + 100'000, h + 110'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel", g, g + 5'000'000);
+    if (item_sync) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::item", h + 400'000, h + 420'000);
+  }
+  return b.done();
+}
+
+TEST(Invariants, AHostAheadOfTheGpuRunsAtTheGpusPace) {
+  for (bool item : {false, true}) {
+    std::vector<RankTrace> traces;
+    traces.push_back(hostAhead(6, item));
+    auto r = analyzeRun(traces, {});
+    ASSERT_TRUE(r.ok());
+    ReplayModel model(r.value());
+    const Replay traced = model.replay();
+    ASSERT_TRUE(traced.available) << traced.reason;
+    EXPECT_NEAR(traced.traced_step_ns, 5e6, 1) << "the traced step is the GPU's period, not the host's 1 ms";
+    EXPECT_EQ(traced.replayed_step_ns, traced.traced_step_ns);
+    EXPECT_NE(traced.traced.bound, StepBound::kHost);
+    ReplayEdits fast = unprofiledEdits(&model);
+    fast.drop_sync_waits = true;
+    fast.free_launches = true;
+    const Replay edited = model.replay(fast);
+    EXPECT_GE(edited.replayed_step_ns, 5e6) << "no edit of the host makes the step shorter than its GPU work";
+    EXPECT_EQ(edited.leading, PathCategory::kCompute);
+    checkBounds(r.value(), item ? "hand-built, item" : "hand-built");
+  }
+}
+
+// A worker pool that sets the step: the training thread waits 8 ms of each 10 ms step in next().
+TEST(Invariants, ALoaderBoundStepKeepsTheLoadersPeriod) {
+  TraceBuilder b;
+  int64_t corr = 1;
+  for (int s = 0; s < 6; ++s) {
+    const int64_t h = s * 10'000'000;
+    b.step(s + 1, h, h + 10'000'000);
+    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h + 10'000,
+          h + (s == 0 ? 60'000 : 8'010'000));
+    b.launch(corr++, h + 8'100'000, h + 8'110'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel",
+             h + 8'120'000, h + 9'900'000);
+  }
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, {});
+  ASSERT_TRUE(r.ok());
+  ReplayModel model(r.value());
+  const LoaderPool pool = model.loaderPool();
+  EXPECT_TRUE(pool.multiprocess);
+  EXPECT_NEAR(pool.wait_per_step_ns, 8e6, 1);
+  EXPECT_NEAR(pool.handoff_ns, 5e4, 1);
+  const ReplayEdits base = unprofiledEdits(&model);
+  EXPECT_EQ(base.loader_period_ns, 10'000'000) << "the workers are not profiled: their period stays";
+  const Replay unprofiled = model.replay(base);
+  EXPECT_NEAR(unprofiled.replayed_step_ns, 10e6, 1);
+  EXPECT_EQ(unprofiled.leading, PathCategory::kInput);
+  ReplayEdits more = base;
+  std::string basis;
+  ASSERT_TRUE(fixEdit("loader_workers", nullptr, &r.value(), more, basis));
+  const Replay faster = model.replay(more);
+  EXPECT_NEAR(faster.replayed_step_ns, 5e6, 1) << "twice the workers: half the pool's period, above the rest's 2 ms";
+}
+
+}  // namespace
+}  // namespace gpudoctor
