@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -1158,9 +1160,10 @@ HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_
 // it), traced (side 0) and replayed (side 1).
 struct GpuStep {
   struct Side {
-    int64_t end_ns = kUnset;               // the last end of that work
-    int64_t busy_ns = 0;                   // the busiest stream's work
-    std::array<int64_t, 3> busy_parts{};   // ... as compute, communication, copies
+    int64_t start_ns = INT64_MAX;          // the first start of that work
+    int64_t end_ns = kUnset;               // ... and the last end
+    int64_t busy_ns = 0;                   // the busiest stream's work, collectives left out
+    std::array<int64_t, 3> busy_parts{};   // ... as compute, communication (0), copies
   };
   std::array<Side, 2> side;
 };
@@ -1202,7 +1205,9 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
     const int64_t spans[2][2] = {{g.startOf(item), g.endOf(item)}, {value[g.start(item)], value[g.end(item)]}};
     for (int side = 0; side < 2; ++side) {
       if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
-      at(side, k, g.trackOf(item), part) += spans[side][1] - spans[side][0];
+      // A collective's time holds its wait for the other ranks: not work a stream must do.
+      if (part != 1) at(side, k, g.trackOf(item), part) += spans[side][1] - spans[side][0];
+      out[k].side[side].start_ns = std::min(out[k].side[side].start_ns, spans[side][0]);
       out[k].side[side].end_ns = std::max(out[k].side[side].end_ns, spans[side][1]);
     }
   }
@@ -1246,6 +1251,11 @@ void finishSteps(std::vector<StepRow>& rows, const ReplayEdits& ed, Replay& out)
     traced.push_back(r.traced);
     replayed.push_back(r.replayed);
   }
+  if (std::getenv("GPUDOCTOR_DEBUG_STEPS"))
+    for (size_t k = 0; k < rows.size(); ++k)
+      std::fprintf(stderr, "row %zu: traced host %.0f gpu %.0f busy %.0f | replayed host %.0f gpu %.0f busy %.0f\n", k,
+                   rows[k].traced.host_ns, rows[k].traced.gpu_period_ns, rows[k].traced.busy_ns, rows[k].replayed.host_ns,
+                   rows[k].replayed.gpu_period_ns, rows[k].replayed.busy_ns);
   out.traced = steadyState(traced);
   out.replayed = steadyState(replayed, static_cast<double>(ed.loader_period_ns));
   out.traced_step_ns = out.traced.period_ns;
@@ -1399,9 +1409,11 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
         StepTiming& st = side ? row.replayed : row.traced;
         st.busy_ns += static_cast<double>(gs.busy_ns);
         for (size_t c = 0; c < 3; ++c) st.busy_parts[c] += static_cast<double>(gs.busy_parts[c]);
-        // The GPU's period needs the previous step's end on this rank (unknown for the first step).
-        if (k > 0 && gs.end_ns != kUnset && gpu[k - 1].side[side].end_ns != kUnset)
-          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(gs.end_ns - gpu[k - 1].side[side].end_ns);
+        // The GPU's time for the step: from its first work's start, or the previous step's end where the
+        // GPU was still behind on it, to its last work's end (unknown for the first step).
+        const int64_t prev_end = k > 0 ? gpu[k - 1].side[side].end_ns : kUnset;
+        if (gs.end_ns != kUnset && prev_end != kUnset)
+          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(gs.end_ns - std::max(prev_end, gs.start_ns));
         else if (!w.annotated)
           st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(side ? re - rb : traced_host);
       }

@@ -1,8 +1,9 @@
 // The period of a training loop that repeats its traced steps, as users run it: nothing
 // synchronizes each step, so the host runs ahead of the GPU until something blocks it, and the GPU's
 // backlog carries from step to step. In steady state a step takes as long as the slowest of: the
-// host's own period (its work and every wait it really makes), the GPU's period (from the end of one
-// step's GPU work to the end of the next's) and the busiest stream's work per step (a stream cannot
+// host's own period (its work and every wait it really makes), the GPU's period (the time its work
+// for a step takes once it can start: a GPU that is behind carries the previous steps' work) and the
+// busiest stream's work per step (a stream cannot
 // finish a step's work faster than that work takes). The breakdown, the what-if and the plan all
 // use this one definition of a step.
 #pragma once
@@ -15,8 +16,11 @@ namespace gpudoctor {
 // One step, on one rank or averaged over ranks.
 struct StepTiming {
   double host_ns = 0;        // the host's step: its range from one step's start to the next's
-  double gpu_period_ns = -1; // end of this step's GPU work - end of the previous step's; < 0: unknown (first step)
-  double busy_ns = 0;        // the busiest stream's work launched by this step
+  // The GPU's time for the step's work: from its first start (or the previous step's end, where the GPU
+  // was still busy with it) to its last end; < 0: unknown (the first step).
+  double gpu_period_ns = -1;
+  double busy_ns = 0;        // the busiest stream's work launched by this step (collectives left out: their
+                             // time holds the wait for the other ranks)
   // ... that stream's work by kind: compute, communication, copies (they add up to busy_ns).
   std::array<double, 3> busy_parts{};
 };

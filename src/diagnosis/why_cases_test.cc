@@ -63,10 +63,9 @@ TEST(WhyCases, LossItemEveryStepIsNamedAsTheSync) {
   ASSERT_NE(sync, nullptr);
   EXPECT_NE(sync->title.find("aten::item"), std::string::npos) << sync->title;
   EXPECT_NE(fixText(*sync).find("every"), std::string::npos) << fixText(*sync);
-  std::set<std::string> planned;
-  for (const auto& p : c.d.plan) planned.insert(p.fix);
-  EXPECT_TRUE(planned.count("no_host_syncs")) << c.firstPlanFix();
-  EXPECT_TRUE(planned.count("host_work_off_thread")) << c.firstPlanFix();
+  ASSERT_TRUE(sync->what_if.available) << sync->what_if.basis;
+  EXPECT_GT(sync->what_if.speedup, 1.2);  // measured 1.49x (log every 100 steps)
+  EXPECT_EQ(c.firstPlanFix(), "host_work_off_thread");  // once it is off the thread, the sync costs little
 }
 
 // Boolean-mask indexing: a hidden nonzero sync every other layer. Was "launch-bound"; now compute

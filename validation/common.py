@@ -1,0 +1,364 @@
+"""Shared pieces of the validation lab's jobs (imported by validation/jobs/*.py, only inside a job process).
+
+What is here and why:
+  Job              the object a job's build(variant) returns: step(), drain(), close().
+  Batches          an endless iterator over a DataLoader (as `for batch in loader` over many epochs), which
+                   can throw away what its workers prefetched (drain) and shut its workers down (close).
+  Cycle            an endless iterator over batches made ahead in host memory (jobs without a DataLoader).
+  make_jpegs / JpegDataset / imagenet_train_transform
+                   random JPEG bytes encoded once with PIL; decoded and transformed per sample, as an
+                   ImageFolder dataset does.
+  ImageBatchDataset  whole uint8 image batches from a bank (a cheap, GEMM-feeding loader for healthy jobs).
+  TokenDataset     random token sequences (cheap per sample).
+  make_text / tokenize / tokenize_batch / TextDataset
+                   real Python string work per sample: text generated from a word list, lower-cased, split,
+                   stripped and hashed word by word into ids (what a hand-rolled tokenizer does).
+  numpy_augment    heavy numpy augmentation of one HWC uint8 image (crop, flip, jitter, noise, normalize).
+  MiniGPT          a small GPT written by hand (F.scaled_dot_product_attention, causal).
+  hf_model         a Hugging Face model built from a config object on the GPU (no download ever).
+  autocast         torch.autocast for bf16 or a no-op.
+
+No function here synchronizes the GPU: the driver (run_lab.py) brackets the timed steps itself.
+"""
+import contextlib
+import functools
+import io
+import math
+import random
+import zlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import Dataset
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+VIRTUAL_LEN = 1_000_000  # datasets index modulo their real content: an epoch never ends inside a run
+
+
+# ----------------------------------------------------------------------------------------------------
+# Job and batch iterators
+# ----------------------------------------------------------------------------------------------------
+class Job:
+    """One variant of a job, as a training script holds it. Subclasses set the attributes they use
+    and write step() the way the script's loop body reads.
+
+    warmup_steps      steps the driver runs before timing (compile jobs need more)
+    samples_per_step  samples one step trains on (the driver records it; a batch_size variant's speedup
+                      is compared per sample)
+    batches           a Batches (DataLoader) or Cycle; drain()/close() act on it
+    drain_steps       steps drain() runs after emptying the loader's queue
+    """
+    warmup_steps = 5
+    samples_per_step = 1
+    batches = None
+    drain_steps = 3
+
+    def step(self):
+        raise NotImplementedError
+
+    def drain(self):
+        """Before a timed round or a trace: empty the loader's prefetch queue (it filled while other
+        variants ran), then run a few steps so that loader, host and GPU are back in steady state."""
+        if isinstance(self.batches, Batches):
+            self.batches.discard_prefetched()
+            for _ in range(self.drain_steps):
+                self.step()
+
+    def close(self):
+        if self.batches is not None:
+            self.batches.close()
+
+
+class Batches:
+    """next() over a DataLoader across epochs, the way `for epoch ...: for batch in loader` reads."""
+
+    def __init__(self, loader):
+        self.loader = loader
+        self.it = iter(loader)
+
+    def __next__(self):
+        try:
+            return next(self.it)
+        except StopIteration:
+            self.it = iter(self.loader)
+            return next(self.it)
+
+    def discard_prefetched(self):
+        """Takes (and drops) as many batches as the workers may hold ready: num_workers x prefetch_factor."""
+        workers = getattr(self.loader, "num_workers", 0) or 0
+        if workers <= 0:
+            return
+        prefetch = getattr(self.loader, "prefetch_factor", None) or 2
+        for _ in range(workers * prefetch):
+            next(self)
+
+    def close(self):
+        it, self.it = self.it, None
+        if hasattr(it, "_shutdown_workers"):  # a DataLoader's multiprocessing iterator
+            it._shutdown_workers()
+        elif hasattr(it, "close"):  # a generator wrapping one (lightning's _FabricDataLoader)
+            it.close()
+
+
+class Cycle:
+    """next() over batches made ahead in host memory (a job that builds no DataLoader)."""
+
+    def __init__(self, items):
+        self.items, self.i = items, 0
+
+    def __next__(self):
+        b = self.items[self.i % len(self.items)]
+        self.i += 1
+        return b
+
+    def close(self):
+        self.items = None
+
+
+def autocast(enabled, dtype=torch.bfloat16):
+    """torch.autocast on CUDA when enabled, else a no-op context (the FP32 base variants)."""
+    if not enabled:
+        return contextlib.nullcontext()
+    return torch.autocast("cuda", dtype=dtype)
+
+
+def gpu_normalize(x_u8, channels_last=False):
+    """uint8 NCHW images on the GPU -> normalized float (the 'normalize on the GPU' loader trick)."""
+    mean = torch.tensor(IMAGENET_MEAN, device=x_u8.device).view(1, 3, 1, 1) * 255
+    std = torch.tensor(IMAGENET_STD, device=x_u8.device).view(1, 3, 1, 1) * 255
+    x = (x_u8.float() - mean) / std
+    return x.contiguous(memory_format=torch.channels_last) if channels_last else x
+
+
+# ----------------------------------------------------------------------------------------------------
+# Image data
+# ----------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4)
+def make_jpegs(n, size, quality=90, seed=0):
+    """n JPEG files of size x size pixels, encoded once (cached per process, so the variants share them).
+    Content: a random 8x8 colour field upscaled bicubically plus pixel noise, so that the files decode at
+    about the cost of photographs of that size (pure noise decodes slower, flat colour faster)."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        small = Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8))
+        big = np.asarray(small.resize((size, size), Image.BICUBIC), dtype=np.int16)
+        big = np.clip(big + rng.integers(-20, 21, big.shape), 0, 255).astype(np.uint8)
+        buf = io.BytesIO()
+        Image.fromarray(big).save(buf, format="JPEG", quality=quality)
+        out.append(buf.getvalue())
+    return tuple(out)
+
+
+def imagenet_train_transform(crop):
+    """The torchvision ImageNet training recipe's transform."""
+    import torchvision.transforms as T
+    return T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), T.ToTensor(),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+
+
+class JpegDataset(Dataset):
+    """An ImageFolder-like dataset over JPEG bytes in memory: decode with PIL, then the transform."""
+
+    def __init__(self, jpegs, transform, classes=1000):
+        self.jpegs, self.transform, self.classes = jpegs, transform, classes
+
+    def __len__(self):
+        return VIRTUAL_LEN
+
+    def __getitem__(self, i):
+        from PIL import Image
+        img = Image.open(io.BytesIO(self.jpegs[i % len(self.jpegs)])).convert("RGB")
+        return self.transform(img), i % self.classes
+
+
+class ImageBatchDataset(Dataset):
+    """Whole uint8 NCHW batches (use with DataLoader(batch_size=None)), taken from a random bank."""
+
+    def __init__(self, batch, res, bank=4, classes=1000, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.bank = [torch.randint(0, 256, (batch, 3, res, res), dtype=torch.uint8, generator=g)
+                     for _ in range(bank)]
+        self.labels = [torch.randint(0, classes, (batch,), generator=g) for _ in range(bank)]
+
+    def __len__(self):
+        return VIRTUAL_LEN
+
+    def __getitem__(self, i):
+        k = i % len(self.bank)
+        return self.bank[k].clone(), self.labels[k].clone()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Token and text data
+# ----------------------------------------------------------------------------------------------------
+class TokenDataset(Dataset):
+    """Random token sequences of length seq (cheap per sample: the loader keeps up)."""
+
+    def __init__(self, seq, vocab, seed=0):
+        self.seq, self.vocab, self.seed = seq, vocab, seed
+
+    def __len__(self):
+        return VIRTUAL_LEN
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + i)
+        return torch.randint(1, self.vocab, (self.seq,), generator=g)
+
+
+@functools.lru_cache(maxsize=1)
+def word_list(n=8000, seed=1):
+    """A vocabulary of made-up words (2-12 letters), the raw material of the generated text."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return tuple("".join(rng.choice(letters) for _ in range(rng.randint(2, 12))) for _ in range(n))
+
+
+def make_text(rng, n_words):
+    """A 'document': n_words words with capitals and punctuation sprinkled in (Python string work)."""
+    words = rng.choices(word_list(), k=n_words)
+    parts = []
+    for j, w in enumerate(words):
+        if j % 17 == 0:
+            w = w.capitalize()
+        if j % 11 == 10:
+            w += rng.choice(".,;:!?")
+        parts.append(w)
+    return " ".join(parts)
+
+
+def tokenize(text, seq, vocab):
+    """Word-level tokenizer: lower, split, strip punctuation, crc32 into [2, vocab); BOS=1, PAD=0."""
+    ids = [1]
+    for w in text.lower().split():
+        w = w.strip(".,;:!?")
+        if not w:
+            continue
+        ids.append(2 + zlib.crc32(w.encode("utf-8")) % (vocab - 2))
+        if len(ids) == seq:
+            break
+    ids.extend([0] * (seq - len(ids)))
+    return ids
+
+
+def tokenize_batch(rng, batch, seq, vocab):
+    """One batch built on the calling thread: generate and tokenize `batch` documents."""
+    rows = [tokenize(make_text(rng, seq + 8), seq, vocab) for _ in range(batch)]
+    return torch.tensor(rows, dtype=torch.long)
+
+
+class TextDataset(Dataset):
+    """The same generation + tokenization per sample, for DataLoader workers."""
+
+    def __init__(self, seq, vocab, seed=0):
+        self.seq, self.vocab, self.seed = seq, vocab, seed
+
+    def __len__(self):
+        return VIRTUAL_LEN
+
+    def __getitem__(self, i):
+        rng = random.Random(self.seed * 1_000_003 + i)
+        return torch.tensor(tokenize(make_text(rng, self.seq + 8), self.seq, self.vocab), dtype=torch.long)
+
+
+# ----------------------------------------------------------------------------------------------------
+# numpy augmentation
+# ----------------------------------------------------------------------------------------------------
+def numpy_augment(img, crop, rng):
+    """Heavy per-image numpy augmentation of an HWC uint8 image -> CHW float32: random crop, flip,
+    brightness/contrast/saturation jitter, gaussian noise, per-channel normalization."""
+    h, w, _ = img.shape
+    y, x = rng.integers(0, h - crop + 1), rng.integers(0, w - crop + 1)
+    a = img[y:y + crop, x:x + crop].astype(np.float32) * (1.0 / 255)
+    if rng.random() < 0.5:
+        a = a[:, ::-1]
+    a = a * rng.uniform(0.7, 1.3)  # brightness
+    m = a.mean()
+    a = (a - m) * rng.uniform(0.7, 1.3) + m  # contrast
+    gray = a.mean(axis=2, keepdims=True)
+    a = (a - gray) * rng.uniform(0.6, 1.4) + gray  # saturation
+    a = a + rng.normal(0.0, 0.03, a.shape).astype(np.float32)
+    a = np.clip(a, 0.0, 1.0)
+    a = (a - np.asarray(IMAGENET_MEAN, np.float32)) / np.asarray(IMAGENET_STD, np.float32)
+    return np.ascontiguousarray(a.transpose(2, 0, 1))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Models
+# ----------------------------------------------------------------------------------------------------
+class GPTBlock(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class MiniGPT(nn.Module):
+    """A small GPT: token + position embedding, pre-LN blocks, tied-free LM head."""
+
+    def __init__(self, vocab, d, heads, layers, seq):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.zeros(1, seq, d))
+        self.blocks = nn.ModuleList(GPTBlock(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        nn.init.normal_(self.pos, std=0.02)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos[:, : idx.shape[1]]
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln_f(x))
+
+
+def lm_loss(logits, targets):
+    """Next-token cross entropy in FP32 (as most training scripts cast the logits)."""
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def hf_model(model_cls, config, attn=None):
+    """A transformers model built from `config` directly on the GPU, in training mode; `attn` sets the
+    attention implementation ("eager", "sdpa") and is checked afterwards so a variant never runs the
+    implementation it does not name."""
+    if attn is not None:
+        try:
+            config._attn_implementation = attn
+        except AttributeError:  # a read-only property in this transformers version: set on the model below
+            pass
+    try:
+        with torch.device("cuda"):
+            model = model_cls(config)
+    except Exception:  # a transformers version that cannot build under a device context
+        model = model_cls(config).cuda()
+    if attn is not None and getattr(model.config, "_attn_implementation", attn) != attn:
+        if hasattr(model, "set_attn_implementation"):
+            model.set_attn_implementation(attn)
+        if model.config._attn_implementation != attn:
+            raise RuntimeError(f"asked attention {attn!r}, model uses {model.config._attn_implementation!r}")
+    return model.train()
+
+
+def count_params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def sinusoidal(t, dim):
+    """Timestep embedding of a diffusion model: sin/cos at geometric frequencies."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, device=t.device, dtype=torch.float32) / half)
+    ang = t.float()[:, None] * freqs[None]
+    return torch.cat([ang.sin(), ang.cos()], dim=1)

@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Scores gpudoctor's what-if predictions against the validation lab's measurements (no torch needed).
+
+    python3 validation/score.py --lab DIR --results DIR/results_A.jsonl DIR/results_B.jsonl \
+        --gpudoctor build/gpudoctor [--json out.json] [--trace-tag A] [--anchor] [--analyze-arg ARG ...]
+
+Truth (from the results files, one line per job and process):
+  a variant's step   median over processes of that process's median over rounds; band: min..max of them
+  a fix's speedup    per process: base median / variant median (per sample when the variant changes the
+                     batch: samples_per_step differs); truth: median over processes; band: min..max
+Prediction (gpudoctor analyze <job>__base.pt.trace.json.gz --json -):
+  un-profiled step   diagnosis.what_if.unprofiled_step_ns
+  one fix            the speedup of the finding that advises it (diagnosis.findings[].what_if.speedup; the
+                     finding -> fix id map is the plan's, else src/diagnosis/what_if.cc's fixOfFinding);
+                     a variant with SCORE_AS names an alternative (what_if.alternatives[].fix) instead; a fix
+                     gpudoctor can edit but did not flag counts as a predicted 1.0
+  combined fixes     the plan's cumulative speedup after exactly those fixes (diagnosis.plan[k-1].speedup),
+                     fixes that are not plan steps counting as 1.0; otherwise unscored
+Reported separately for the split's holdout, fit and all jobs (validation/split.json): un-profiled step
+error, fix speedup error |pred/meas - 1|, the plan's first fix against the measured best, healthy jobs' fixes
+predicted above 1.05x, and violations of the physical bound (predicted step >= GPU busy per step, the median
+of ranks[0].steps[].gpu_busy_ns).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Fix ids gpudoctor's replay can edit today (src/diagnosis/what_if.cc, fixEdit / fixOfFinding)
+KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer"}
+FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "loader_workers",
+               "sync.blocking": "no_host_syncs", "input.pageable_copies": "pinned_copies",
+               "launch.overhead": "cuda_graphs", "optimizer.unfused": "fused_optimizer",
+               "attention.materialized": "sdpa", "communication.straggler": "straggler_at_median",
+               "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}
+# Fixes that leave the GPU's work as it is: their predicted step cannot be below the GPU busy time
+HOST_ONLY_FIXES = {"loader_workers", "no_host_syncs", "host_work_off_thread", "cuda_graphs", "cuda_graphs_model"}
+BOUND_TOLERANCE = 0.005  # 0.5 %: the busy time is a median of traced steps, the prediction a replay
+WORTH = 1.05             # a fix that buys less than 5 % is "nothing"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Inputs
+# ----------------------------------------------------------------------------------------------------
+def load_split(path):
+    with open(path) as f:
+        s = json.load(f)
+    return {**{j: "fit" for j in s["fit"]}, **{j: "holdout" for j in s["holdout"]}}
+
+
+def load_results(paths):
+    """job -> list of records (one per process), and job -> record metadata (kind, variants' fixes)."""
+    recs = {}
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    recs.setdefault(r["job"], []).append(r)
+    return recs
+
+
+def index_traces(lab):
+    """trace file name -> list of (tar path or None, path or member), for loose files and tar members."""
+    idx = {}
+    for root, _, files in os.walk(lab):
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            if f.endswith(".pt.trace.json.gz"):
+                idx.setdefault(f, []).append((None, p))
+            elif f.endswith(".tar"):
+                with tarfile.open(p) as tf:
+                    for m in tf.getnames():
+                        if m.endswith(".pt.trace.json.gz"):
+                            idx.setdefault(os.path.basename(m), []).append((p, m))
+    return idx
+
+
+def trace_path(idx, name, tag, tmp):
+    """A readable path of trace `name`, from a tar of proc `tag` when there is one; None if absent."""
+    hits = idx.get(name) or []
+    if not hits:
+        return None
+    pref = [h for h in hits if h[0] and os.path.basename(h[0]).startswith(f"traces_{tag}_")] if tag else []
+    tar, member = (pref or hits)[0]
+    if tar is None:
+        return member
+    out = os.path.join(tmp, name)
+    if not os.path.exists(out):
+        with tarfile.open(tar) as tf, open(out, "wb") as dst:
+            dst.write(tf.extractfile(member).read())
+    return out
+
+
+def analyze(gpudoctor, trace, extra, measured_ms):
+    """gpudoctor analyze TRACE --json - ; the parsed document, or raises with its stderr."""
+    cmd = [gpudoctor, "analyze", trace, "--json", "-"] + list(extra)
+    if measured_ms:
+        cmd += ["--measured-step-ms", f"{measured_ms:.4f}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-500:]}")
+    return json.loads(p.stdout)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Truth
+# ----------------------------------------------------------------------------------------------------
+def per_proc_medians(records):
+    """One dict per process: variant -> (median ms over its rounds, samples per step)."""
+    out = []
+    for r in records:
+        d = {v: (e["median_ms"], e.get("samples_per_step")) for v, e in r["variants"].items() if e.get("median_ms")}
+        if d:
+            out.append(d)
+    return out
+
+
+def band(xs):
+    return {"x": statistics.median(xs), "lo": min(xs), "hi": max(xs), "n": len(xs)}
+
+
+def truth(records):
+    """Per variant: step ms (median over processes, band); per non-base variant: speedup over base."""
+    procs = per_proc_medians(records)
+    steps, speedups = {}, {}
+    for v in sorted({v for p in procs for v in p}):
+        ms = [p[v][0] for p in procs if v in p]
+        steps[v] = band(ms)
+        if v == "base":
+            continue
+        xs, per_sample = [], False
+        for p in procs:
+            if "base" in p and v in p:
+                (bm, bs), (vm, vs) = p["base"], p[v]
+                per_sample = bool(bs and vs and bs != vs)
+                xs.append((bm / bs) / (vm / vs) if per_sample else bm / vm)
+        if xs:
+            speedups[v] = dict(band(xs), per_sample=per_sample)
+    return steps, speedups
+
+
+# ----------------------------------------------------------------------------------------------------
+# Predictions
+# ----------------------------------------------------------------------------------------------------
+def gpu_busy_ms(doc):
+    ranks = doc.get("ranks") or []
+    busy = [s["gpu_busy_ns"] for s in (ranks[0].get("steps") or [])] if ranks else []
+    return statistics.median(busy) / 1e6 if busy else None
+
+
+def predictions(doc):
+    """What the report predicts: un-profiled step, each flagged fix's speedup, alternatives, the plan."""
+    diag = doc.get("diagnosis") or {}
+    wi, plan = diag.get("what_if") or {}, diag.get("plan") or []
+    fix_of = dict(FINDING_FIX)
+    for p in plan:
+        fix_of[p["finding"]] = p["fix"]
+        for a in p.get("within_accuracy") or []:
+            fix_of[a["finding"]] = a["fix"]
+    fixes, alts = {}, {}
+    for f in diag.get("findings") or []:
+        w = f.get("what_if")
+        fix = (w or {}).get("fix") or fix_of.get(f.get("id"))
+        if not w or not fix or fix in fixes:  # two findings advising one fix: the first, as the plan does
+            continue
+        fixes[fix] = {"speedup": w["speedup"], "step_ms": w["step_ns"] / 1e6, "finding": f["id"]}
+        for a in w.get("alternatives") or []:
+            alts.setdefault(a["fix"], {"speedup": a["speedup"], "step_ms": a["step_ns"] / 1e6, "finding": f["id"]})
+    unprof = wi.get("unprofiled_step_ns")
+    return {"unprofiled_ms": unprof / 1e6 if unprof else None, "fixes": fixes, "alternatives": alts, "plan": plan,
+            "known": KNOWN_FIXES | set(fix_of.values()) | {p["fix"] for p in plan},
+            "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis")}
+
+
+def predict_variant(fixes, score_as, P):
+    """(predicted speedup or None, how it was read / why it is unscored)."""
+    if score_as:
+        a = P["alternatives"].get(score_as)
+        return (a["speedup"], f"alternative {score_as}") if a else (None, f"the report has no {score_as} alternative")
+    if len(fixes) == 1:
+        f = fixes[0]
+        if f in P["fixes"]:
+            return P["fixes"][f]["speedup"], f"finding {P['fixes'][f]['finding']}"
+        if f in P["known"]:
+            return 1.0, "not flagged: 1.0"
+        return None, f"gpudoctor has no fix id {f!r}"
+    unknown = [f for f in fixes if f not in P["known"]]
+    if unknown:
+        return None, f"combined, gpudoctor has no fix id {unknown}"
+    plan_fixes = [p["fix"] for p in P["plan"]]
+    flagged = {f for f in fixes if f in plan_fixes}
+    if not flagged:
+        return 1.0, "combined, no plan step: 1.0"
+    k = len(flagged)
+    if set(plan_fixes[:k]) == flagged:
+        rest = " (the others not plan steps: 1.0)" if k < len(fixes) else ""
+        return P["plan"][k - 1]["speedup"], f"plan after {plan_fixes[:k]}{rest}"
+    return None, f"combined, the plan's first {k} fixes are {plan_fixes[:k]}, not {sorted(flagged)}"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Per-job scoring
+# ----------------------------------------------------------------------------------------------------
+def score_fixes(variants, speedups, P):
+    """One row per non-base variant: measured speedup and band, prediction, error, or why unscored."""
+    rows = []
+    for v, meta in variants.items():
+        if v == "base":
+            continue
+        m = speedups.get(v)
+        row = {"variant": v, "fixes": meta["fixes"], "meas": m, "pred": None, "err": None, "note": ""}
+        if m is None:
+            row["note"] = "unscored: not measured"
+        elif P is None:
+            row["note"] = "unscored: no prediction (no base trace or analyze failed)"
+        else:
+            pred, how = predict_variant(meta["fixes"], meta.get("score_as"), P)
+            row["pred"], row["note"] = pred, how if pred is not None else "unscored: " + how
+            if pred is not None:
+                row["err"] = pred / m["x"] - 1
+                row["inside"] = m["lo"] <= pred <= m["hi"]
+                row["within10"] = abs(row["err"]) <= 0.10
+        rows.append(row)
+    return rows
+
+
+def plan_first(variants, speedups, P):
+    """The plan's first fix against the measured best single fix (best variant per fix id). Counted only
+    when the best is outside the runner-up's band and the plan's first fix is one the job tested."""
+    if P is None:
+        return None
+    best_of = {}
+    for v, meta in variants.items():
+        if v != "base" and len(meta["fixes"]) == 1 and v in speedups and meta["fixes"][0] in P["known"]:
+            f, m = meta["fixes"][0], speedups[v]
+            if f not in best_of or m["x"] > best_of[f]["x"]:
+                best_of[f] = m
+    if not best_of:
+        return None
+    ranked = sorted(best_of.items(), key=lambda kv: -kv[1]["x"])
+    (bf, bm), runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+    plan = P["plan"]
+    if bm["x"] < WORTH:  # nothing measured buys 5 %: the right plan starts with nothing worth it
+        best, clear = "none", bm["hi"] < WORTH
+        match = not plan or plan[0]["speedup"] < WORTH
+    else:
+        best, clear = bf, runner is None or bm["x"] > runner[1]["hi"]
+        match = bool(plan) and plan[0]["fix"] == bf
+    first = plan[0]["fix"] if plan else "none"
+    judged = clear and (first == "none" or first in best_of or best == "none")
+    tied = bool(plan) and best in [a["fix"] for a in plan[0].get("within_accuracy") or []]
+    return {"measured_best": best, "plan_first": first, "clear": clear, "counted": judged, "match": match,
+            "tied": tied}
+
+
+def bound_violations(job, P):
+    """Predicted steps below the GPU busy time per step (base, and fixes that leave the GPU work alone)."""
+    out = []
+    busy = P.get("busy_ms")
+    if not busy:
+        return out
+    floor = busy * (1 - BOUND_TOLERANCE)
+    if P["unprofiled_ms"] is not None and P["unprofiled_ms"] < floor:
+        out.append(f"{job}: un-profiled step {P['unprofiled_ms']:.3f} ms < GPU busy {busy:.3f} ms/step")
+    for kind in ("fixes", "alternatives"):
+        for f, w in P[kind].items():
+            if f in HOST_ONLY_FIXES and w["step_ms"] < floor:
+                out.append(f"{job}: {f} predicts {w['step_ms']:.3f} ms < GPU busy {busy:.3f} ms/step")
+    return out
+
+
+def healthy_flags(P):
+    """Fixes predicted above WORTH (for jobs that are healthy: every one is a false alarm)."""
+    flags = {f: w["speedup"] for f, w in P["fixes"].items() if w["speedup"] > WORTH}
+    flags.update({f: w["speedup"] for f, w in P["alternatives"].items() if w["speedup"] > WORTH})
+    if P["plan"] and P["plan"][0]["speedup"] > WORTH:
+        flags.setdefault(P["plan"][0]["fix"], P["plan"][0]["speedup"])
+    return flags
+
+
+def score_job(job, records, split, args, idx, tmp):
+    """Truth, prediction and every score of one job."""
+    last = records[-1]
+    variants, kind = last["variants"], last["kind"]
+    steps, speedups = truth(records)
+    P, error = None, None
+    trace = trace_path(idx, f"{job}__base.pt.trace.json.gz", args.trace_tag, tmp)
+    if trace is None:
+        error = "no base trace in the lab directory"
+    else:
+        try:
+            anchor = steps["base"]["x"] if args.anchor and "base" in steps else None
+            P = predictions(analyze(args.gpudoctor, trace, args.analyze_arg, anchor))
+        except Exception as ex:
+            error = f"analyze failed: {ex}"
+    base = steps.get("base")
+    res = {"job": job, "split": split.get(job, "unsplit"), "kind": kind, "base": base, "steps": steps,
+           "speedups": speedups, "pred_ms": P["unprofiled_ms"] if P else None, "unprof_err": None,
+           "unprof_inside": None, "fixes": score_fixes(variants, speedups, P), "plan_first": plan_first(
+               variants, speedups, P), "bounds": bound_violations(job, P) if P else [],
+           "healthy_flags": healthy_flags(P) if P and kind == "healthy" else {}, "error": error,
+           "busy_ms": P["busy_ms"] if P else None,
+           "plan": [(p["fix"], round(p["speedup"], 3)) for p in P["plan"]] if P else [],
+           "record_errors": [r["error"] for r in records if r.get("error")]}
+    if base and res["pred_ms"]:
+        res["unprof_err"] = res["pred_ms"] / base["x"] - 1
+        res["unprof_inside"] = base["lo"] <= res["pred_ms"] <= base["hi"]
+    return res
+
+
+# ----------------------------------------------------------------------------------------------------
+# Summaries and printing
+# ----------------------------------------------------------------------------------------------------
+def err_stats(errs):
+    """n, median |err|, worst err (signed, by magnitude)."""
+    if not errs:
+        return {"n": 0, "median_abs": None, "worst": None}
+    return {"n": len(errs), "median_abs": statistics.median(abs(e) for e in errs), "worst": max(errs, key=abs)}
+
+
+def summarize(jobs, subset):
+    sel = [j for j in jobs if subset == "all" or j["split"] == subset]
+    rows = [r for j in sel for r in j["fixes"] if r["err"] is not None]
+    pf = [j["plan_first"] for j in sel if j["plan_first"] and j["plan_first"]["counted"]]
+    healthy = [j for j in sel if j["kind"] == "healthy" and j["pred_ms"] is not None]
+    fix = err_stats([r["err"] for r in rows])
+    fix.update(inside_band=sum(1 for r in rows if r["inside"]), within_10pct=sum(1 for r in rows if r["within10"]))
+    return {"jobs": len(sel),
+            "unprofiled": dict(err_stats([j["unprof_err"] for j in sel if j["unprof_err"] is not None]),
+                               inside_band=sum(1 for j in sel if j["unprof_inside"])),
+            "fixes": fix,
+            "unscored_variants": sum(1 for j in sel for r in j["fixes"] if r["err"] is None),
+            "plan_first": {"counted": len(pf), "match": sum(1 for p in pf if p["match"]),
+                           "tied": sum(1 for p in pf if not p["match"] and p["tied"])},
+            "healthy": {"jobs": len(healthy), "flagged": {j["job"]: j["healthy_flags"] for j in healthy
+                                                          if j["healthy_flags"]}},
+            "bound_violations": sum(len(j["bounds"]) for j in sel)}
+
+
+def pct(x):
+    return "   -   " if x is None else f"{100 * x:+6.1f}%"
+
+
+def print_job(j):
+    b = j["base"]
+    meas = f"{b['x']:8.2f} [{b['lo']:.2f}, {b['hi']:.2f}]" if b else "   not measured   "
+    pred = f"{j['pred_ms']:8.2f}" if j["pred_ms"] is not None else "      - "
+    print(f"{j['job']:28s} {j['split']:7s} {j['kind']:12s} base {meas} ms  pred {pred} ms  err {pct(j['unprof_err'])}"
+          + (f"  busy {j['busy_ms']:.2f}" if j["busy_ms"] else "") + (f"  [{j['error']}]" if j["error"] else ""))
+    for r in j["fixes"]:
+        m = r["meas"]
+        meas = f"{m['x']:5.2f}x [{m['lo']:.2f}, {m['hi']:.2f}]" + ("/smp" if m.get("per_sample") else "    ") \
+            if m else "        -             "
+        pred = f"{r['pred']:5.2f}x" if r["pred"] is not None else "   -  "
+        flag = "" if r["err"] is None else (" in-band" if r["inside"] else "") + (" <=10%" if r["within10"] else "")
+        print(f"    {r['variant']:30s} {'+'.join(r['fixes']):38s} meas {meas} pred {pred} err {pct(r['err'])}"
+              f"{flag}  ({r['note']})")
+    pf = j["plan_first"]
+    if pf:
+        verdict = "match" if pf["match"] else ("tied" if pf["tied"] else "MISS")
+        print(f"    plan {j['plan']}  first {pf['plan_first']} vs measured best {pf['measured_best']}: {verdict}"
+              + ("" if pf["counted"] else " (not counted: best not clear of the runner-up, or untested)"))
+
+
+def print_summary(name, s):
+    u, f, p, h = s["unprofiled"], s["fixes"], s["plan_first"], s["healthy"]
+    print(f"== {name}: {s['jobs']} jobs")
+    if u["n"]:
+        print(f"   un-profiled step: n {u['n']}, median |err| {100 * u['median_abs']:.1f} %, worst "
+              f"{100 * u['worst']:+.1f} %, inside the band {u['inside_band']}")
+    if f["n"]:
+        print(f"   fix speedups: n {f['n']}, median |pred/meas - 1| {100 * f['median_abs']:.1f} %, worst "
+              f"{100 * f['worst']:+.1f} %, inside band {f['inside_band']}, within 10 % {f['within_10pct']}; "
+              f"unscored {s['unscored_variants']}")
+    print(f"   plan's first fix == measured best: {p['match']} of {p['counted']} counted ({p['tied']} more tied)")
+    print(f"   healthy jobs with a fix predicted > {WORTH}x: {len(h['flagged'])} of {h['jobs']} {h['flagged'] or ''}")
+    print(f"   physical-bound violations: {s['bound_violations']}")
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lab", required=True, help="directory holding the traces (loose or in traces_*.tar)")
+    ap.add_argument("--results", nargs="+", required=True, help="results_<tag>.jsonl files (one per process)")
+    ap.add_argument("--gpudoctor", required=True, help="path of the gpudoctor binary")
+    ap.add_argument("--split", default=os.path.join(HERE, "split.json"))
+    ap.add_argument("--trace-tag", help="prefer the traces of this proc tag (traces_<tag>_k.tar)")
+    ap.add_argument("--anchor", action="store_true",
+                    help="pass the measured base step as --measured-step-ms (scores the fixes alone)")
+    ap.add_argument("--analyze-arg", action="append", default=[], help="extra argument for gpudoctor analyze")
+    ap.add_argument("--jobs", help="comma-separated subset")
+    ap.add_argument("--json", help="write every figure to this file")
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args()
+    split = load_split(args.split)
+    recs = load_results(args.results)
+    if args.jobs:
+        keep = set(args.jobs.split(","))
+        recs = {j: r for j, r in recs.items() if j in keep}
+    idx = index_traces(args.lab)
+    with tempfile.TemporaryDirectory(prefix="vlab_score_") as tmp:
+        jobs = [score_job(j, recs[j], split, args, idx, tmp) for j in sorted(recs)]
+    for j in jobs:
+        print_job(j)
+    print()
+    summary = {name: summarize(jobs, name) for name in ("holdout", "fit", "all")}
+    for name, s in summary.items():
+        print_summary(name, s)
+    unscored = [(j["job"], r["variant"], r["note"]) for j in jobs for r in j["fixes"] if r["err"] is None]
+    print(f"\nunscored variants ({len(unscored)}):")
+    for job, v, note in unscored:
+        print(f"   {job} / {v}: {note}")
+    violations = [v for j in jobs for v in j["bounds"]]
+    print(f"\nphysical-bound violations ({len(violations)}):" + "".join(f"\n   {v}" for v in violations))
+    missing = sorted(set(split) - set(recs))
+    if missing:
+        print(f"\njobs of the split without results: {missing}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": summary, "jobs": jobs, "unscored": unscored, "bound_violations": violations},
+                      f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
