@@ -32,9 +32,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Fix ids gpudoctor's replay can edit today (src/diagnosis/what_if.cc, fixEdit / fixOfFinding)
-KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer"}
+KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer",
+               "host_work_off_thread"}
 FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "loader_workers",
-               "sync.blocking": "no_host_syncs", "input.pageable_copies": "pinned_copies",
+               "sync.blocking": "no_host_syncs", "host.own_work": "host_work_off_thread",
+               "input.pageable_copies": "pinned_copies",
                "launch.overhead": "cuda_graphs", "optimizer.unfused": "fused_optimizer",
                "attention.materialized": "sdpa", "communication.straggler": "straggler_at_median",
                "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}

@@ -34,6 +34,8 @@ constexpr int64_t kEventWaitToleranceNs = 500;
 // A host thread idle this long between two calls, with no host event recorded meanwhile, is taken
 // to wait for the call of another thread that ended last before it resumed.
 constexpr int64_t kHandoffIdleNs = 20000;
+// A launch call this long waited for something: a launch costs 2-20 us even under the profiler.
+constexpr int64_t kQueueWaitMinNs = 200000;
 
 // Edge kinds: how an edge's offset follows from the edits (value[node] = max over edges of
 // value[pred] + offset; pred -1: the offset alone).
@@ -884,6 +886,18 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
     }
     return await;
   };
+  // A launch call that lasted far longer than a launch and returned right after some GPU work ended
+  // waited for a slot in a full launch queue (the host ran ahead by the queue's depth): that work.
+  auto queueSlotAwaitedBy = [&](uint32_t c) -> int32_t {
+    const Event& e = g.ev(c);
+    if (!(g.item_flags[c] & RankGraph::kOwnsWork) || (g.item_flags[c] & RankGraph::kGraphLaunch) ||
+        e.dur_ns < kQueueWaitMinNs)
+      return -1;
+    const int64_t p = lastEndingBy(e.end_ns() + kClockToleranceNs);
+    if (p < 0) return -1;
+    const uint32_t k2 = by_end[static_cast<size_t>(p)];
+    return g.endOf(k2) > e.start_ns + kQueueWaitMinNs / 2 ? static_cast<int32_t>(k2) : -1;
+  };
   // A host edge's events, counted once (kHostGap, kRootSpan keep them in aux, kHostSplit in its
   // splits entry); 0 for an empty span.
   auto eventCount = [&](uint32_t track, int64_t from, int64_t to) {
@@ -957,6 +971,15 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       }
       const int32_t waited = awaitedBy(c);
       if (waited < 0) {
+        if (const int32_t slot = queueSlotAwaitedBy(c); slot >= 0) {
+          // A launch into a full queue: it returns once the GPU finishes the work that frees a slot,
+          // whatever the edit (the queue's depth does not change).
+          const int64_t tail = e.end_ns() - std::max(e.start_ns, g.endOf(static_cast<uint32_t>(slot)));
+          add(g.end(c), static_cast<int32_t>(g.start(c)), kSyncTail, tail, 0, kAlways);
+          add(g.end(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(slot))), kSyncAwait, tail, 0, kAlways);
+          ++st.queue_waits;
+          continue;
+        }
         add(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur, -1, c);
         continue;
       }

@@ -164,6 +164,7 @@ struct ReplayGraphStats {
   int64_t calls = 0, gpu_work = 0;
   int64_t bound_by_launch = 0, bound_by_stream = 0, bound_by_cross_stream = 0, unbound = 0;
   int64_t sync_waits = 0;          // calls that wait for GPU work
+  int64_t queue_waits = 0;         // launch calls that waited for a slot in a full launch queue
   int64_t event_waits = 0;         // GPU work that waits for another stream's (inferred from event record/wait calls)
   int64_t thread_handoffs = 0;     // calls that wait for another host thread
   int64_t collective_groups = 0;   // collectives joined across ranks
