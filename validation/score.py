@@ -42,7 +42,10 @@ FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "
                "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}
 # Fixes that leave the GPU's work as it is: their predicted step cannot be below the GPU busy time
 HOST_ONLY_FIXES = {"loader_workers", "no_host_syncs", "host_work_off_thread", "cuda_graphs", "cuda_graphs_model"}
-BOUND_TOLERANCE = 0.005  # 0.5 %: the busy time is a median of traced steps, the prediction a replay
+# The traced GPU busy time holds the profiler's own GPU cost (CUPTI's records stretch the gaps between
+# kernels; profiled GPU work runs 0-17 % longer, ../shared/DESIGN.md), and the measured un-profiled steps
+# of some jobs are below it: a prediction is flagged only below it by more than this share.
+BOUND_TOLERANCE = 0.05
 WORTH = 1.05             # a fix that buys less than 5 % is "nothing"
 
 
@@ -306,6 +309,7 @@ def score_job(job, records, split, args, idx, tmp):
            "speedups": speedups, "pred_ms": P["unprofiled_ms"] if P else None, "unprof_err": None,
            "unprof_inside": None, "fixes": score_fixes(variants, speedups, P), "plan_first": plan_first(
                variants, speedups, P), "bounds": bound_violations(job, P) if P else [],
+           "truth_below_busy": bool(P and base and P["busy_ms"] and base["x"] < P["busy_ms"]),
            "healthy_flags": healthy_flags(P) if P and kind == "healthy" else {}, "error": error,
            "busy_ms": P["busy_ms"] if P else None,
            "plan": [(p["fix"], round(p["speedup"], 3)) for p in P["plan"]] if P else [],
@@ -342,7 +346,8 @@ def summarize(jobs, subset):
                            "tied": sum(1 for p in pf if not p["match"] and p["tied"])},
             "healthy": {"jobs": len(healthy), "flagged": {j["job"]: j["healthy_flags"] for j in healthy
                                                           if j["healthy_flags"]}},
-            "bound_violations": sum(len(j["bounds"]) for j in sel)}
+            "bound_violations": sum(len(j["bounds"]) for j in sel),
+            "truth_below_busy": sum(1 for j in sel if j.get("truth_below_busy"))}
 
 
 def pct(x):
@@ -382,7 +387,8 @@ def print_summary(name, s):
               f"unscored {s['unscored_variants']}")
     print(f"   plan's first fix == measured best: {p['match']} of {p['counted']} counted ({p['tied']} more tied)")
     print(f"   healthy jobs with a fix predicted > {WORTH}x: {len(h['flagged'])} of {h['jobs']} {h['flagged'] or ''}")
-    print(f"   physical-bound violations: {s['bound_violations']}")
+    print(f"   physical-bound violations: {s['bound_violations']} (jobs whose measured un-profiled step is itself "
+          f"below the traced GPU busy: {s.get('truth_below_busy', 0)})")
 
 
 def parse_args():

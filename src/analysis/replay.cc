@@ -1183,8 +1183,10 @@ HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_
 // it), traced (side 0) and replayed (side 1).
 struct GpuStep {
   struct Side {
-    int64_t start_ns = INT64_MAX;          // the first start of that work
-    int64_t end_ns = kUnset;               // ... and the last end
+    int64_t end_ns = kUnset;               // the last end of that work
+    // The GPU's own time for that work on its busiest stream: the work and the gaps before it that the
+    // GPU, not the host, made (the work was launched already), collectives left out.
+    int64_t queued_ns = 0;
     int64_t busy_ns = 0;                   // the busiest stream's work, collectives left out
     std::array<int64_t, 3> busy_parts{};   // ... as compute, communication (0), copies
   };
@@ -1208,15 +1210,26 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
   for (uint32_t j = 0; j < g.ops.size(); ++j) max_track = std::max(max_track, g.trackOf(static_cast<uint32_t>(g.calls.size()) + j));
   const size_t streams = std::max<size_t>(tracks, max_track + 1);
   // busy[side][window][stream][part]
-  std::vector<int64_t> busy(2 * n * streams * 3, 0);
+  std::vector<int64_t> busy(2 * n * streams * 3, 0), queued(2 * n * streams, 0);
   auto at = [&](int side, size_t k, size_t stream, size_t part) -> int64_t& {
     return busy[((static_cast<size_t>(side) * n + k) * streams + stream) * 3 + part];
   };
+  std::vector<int64_t> last_end(2 * streams, kUnset);  // per side and stream: the previous work's end
   for (uint32_t j = 0; j < g.ops.size(); ++j) {
     const uint32_t item = static_cast<uint32_t>(g.calls.size()) + j;
     const int32_t l = g.launch_item[item];
     if (l < 0) continue;
     const int64_t launched = g.startOf(static_cast<uint32_t>(l));
+    const size_t stream = g.trackOf(item);
+    const int64_t spans[2][2] = {{g.startOf(item), g.endOf(item)}, {value[g.start(item)], value[g.end(item)]}};
+    const int64_t launch_at[2] = {launched, value[g.start(static_cast<uint32_t>(l))]};
+    int64_t gaps[2] = {0, 0};  // the GPU's own part of the gap before this work, per side
+    for (int side = 0; side < 2; ++side) {
+      int64_t& prev = last_end[static_cast<size_t>(side) * streams + stream];
+      if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
+      if (prev != kUnset && launch_at[side] != kUnset) gaps[side] = std::max<int64_t>(0, spans[side][0] - std::max(prev, launch_at[side]));
+      prev = std::max(prev, spans[side][1]);
+    }
     auto it = std::upper_bound(range.begin(), range.end(), launched,
                                [](int64_t v, const std::pair<int64_t, int64_t>& r) { return v < r.first; });
     if (it == range.begin()) continue;
@@ -1225,18 +1238,21 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
     const size_t part = static_cast<size_t>(gpuCategory(g.ev(item))) == static_cast<size_t>(PathCategory::kCompute) ? 0
                         : gpuCategory(g.ev(item)) == PathCategory::kCommunication                           ? 1
                                                                                                            : 2;
-    const int64_t spans[2][2] = {{g.startOf(item), g.endOf(item)}, {value[g.start(item)], value[g.end(item)]}};
     for (int side = 0; side < 2; ++side) {
       if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
       // A collective's time holds its wait for the other ranks: not work a stream must do.
-      if (part != 1) at(side, k, g.trackOf(item), part) += spans[side][1] - spans[side][0];
-      out[k].side[side].start_ns = std::min(out[k].side[side].start_ns, spans[side][0]);
+      if (part != 1) {
+        at(side, k, stream, part) += spans[side][1] - spans[side][0];
+        queued[(static_cast<size_t>(side) * n + k) * streams + stream] += spans[side][1] - spans[side][0] + gaps[side];
+      }
       out[k].side[side].end_ns = std::max(out[k].side[side].end_ns, spans[side][1]);
     }
   }
   for (int side = 0; side < 2; ++side)
     for (size_t k = 0; k < n; ++k)
       for (size_t st = 0; st < streams; ++st) {
+        out[k].side[side].queued_ns =
+            std::max(out[k].side[side].queued_ns, queued[(static_cast<size_t>(side) * n + k) * streams + st]);
         const int64_t sum = at(side, k, st, 0) + at(side, k, st, 1) + at(side, k, st, 2);
         if (sum > out[k].side[side].busy_ns) {
           out[k].side[side].busy_ns = sum;
@@ -1432,11 +1448,9 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
         StepTiming& st = side ? row.replayed : row.traced;
         st.busy_ns += static_cast<double>(gs.busy_ns);
         for (size_t c = 0; c < 3; ++c) st.busy_parts[c] += static_cast<double>(gs.busy_parts[c]);
-        // The GPU's time for the step: from its first work's start, or the previous step's end where the
-        // GPU was still behind on it, to its last work's end (unknown for the first step).
-        const int64_t prev_end = k > 0 ? gpu[k - 1].side[side].end_ns : kUnset;
-        if (gs.end_ns != kUnset && prev_end != kUnset)
-          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(gs.end_ns - std::max(prev_end, gs.start_ns));
+        // The GPU's own time for the step (GpuStep::Side::queued_ns).
+        if (gs.end_ns != kUnset)
+          st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(gs.queued_ns);
         else if (!w.annotated)
           st.gpu_period_ns = std::max(0.0, st.gpu_period_ns) + static_cast<double>(side ? re - rb : traced_host);
       }

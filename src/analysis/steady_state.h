@@ -2,8 +2,7 @@
 // synchronizes each step, so the host runs ahead of the GPU until something blocks it, and the GPU's
 // backlog carries from step to step. In steady state a step takes as long as the slowest of: the
 // host's own period (its work and every wait it really makes), the GPU's period (the time its work
-// for a step takes once it can start: a GPU that is behind carries the previous steps' work) and the
-// busiest stream's work per step (a stream cannot
+// for a step takes when it never waits for the host) and the busiest stream's work per step (a stream cannot
 // finish a step's work faster than that work takes). The breakdown, the what-if and the plan all
 // use this one definition of a step.
 #pragma once
@@ -16,8 +15,9 @@ namespace gpudoctor {
 // One step, on one rank or averaged over ranks.
 struct StepTiming {
   double host_ns = 0;        // the host's step: its range from one step's start to the next's
-  // The GPU's time for the step's work: from its first start (or the previous step's end, where the GPU
-  // was still busy with it) to its last end; < 0: unknown (the first step).
+  // The GPU's own time for the step's work on its busiest stream: the work and the gaps before it that
+  // the GPU made (the work launched already: waits for other streams, the GPU's own spacing), not the
+  // gaps in which it waited for the host; < 0: unknown (no GPU work).
   double gpu_period_ns = -1;
   double busy_ns = 0;        // the busiest stream's work launched by this step (collectives left out: their
                              // time holds the wait for the other ranks)

@@ -19,6 +19,14 @@ struct StepWhatIf {
   bool available = false;
   int64_t traced_step_ns = 0, replayed_step_ns = 0, unprofiled_step_ns = 0;
   std::string bottleneck;  // the ranking's category that leads the un-profiled replayed step
+  // The traced step's parts (analysis/steady_state.h): the step is the largest of the host's step, the
+  // GPU's, the busiest stream's work and the loader pool's period (0: not modeled); `bound` names
+  // it ("host", "gpu", "gpu_busy", "loader"). The same for the un-profiled step.
+  struct Parts {
+    int64_t host_ns = 0, gpu_ns = 0, busy_ns = 0, loader_ns = 0;
+    std::string bound;
+  };
+  Parts traced_parts, unprofiled_parts;
   // The un-profiled step's critical path by category (ns per step; the parts add up to the step).
   std::vector<std::pair<std::string, double>> unprofiled_path;
   std::string basis;  // how, or why unavailable

@@ -78,10 +78,12 @@ void checkBounds(const RunAnalysis& run, const std::string& name) {
   for (const Finding& f : d.findings) {
     if (!f.what_if.available) continue;
     const double saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - f.what_if.step_ns);
-    if (f.gain_ms_per_step > 0)
+    if (f.gain_ms_per_step > 0) {
       EXPECT_LE(saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance)) << name << ": " << f.id << " above its bound";
-    if (leavesGpuWorkAlone(fixOfFinding(f.id)))
+    }
+    if (leavesGpuWorkAlone(fixOfFinding(f.id))) {
       EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy) << name << ": " << f.id << " below the GPU";
+    }
   }
   for (const PlanStep& p : d.plan) {
     EXPECT_LE(p.step_ns, d.what_if.unprofiled_step_ns) << name << ": plan step " << p.fix;

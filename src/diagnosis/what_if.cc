@@ -365,6 +365,14 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
   return a;
 }
 
+namespace {
+StepWhatIf::Parts stepParts(const SteadyState& s) {
+  static constexpr const char* kNames[] = {"host", "gpu", "gpu_busy", "loader"};
+  return {std::llround(s.host_ns), std::llround(s.gpu_period_ns), std::llround(s.busy_ns), std::llround(s.loader_ns),
+          kNames[static_cast<size_t>(s.bound)]};
+}
+}  // namespace
+
 std::string_view fixOfFinding(std::string_view id) {
   if (id == "precision.fp32_gemm") return "bf16";
   if (id == "input.loader_on_critical_path") return "loader_workers";
@@ -459,6 +467,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
   d.what_if.replayed_step_ns = std::llround(traced.replayed_step_ns);
   d.what_if.unprofiled_step_ns = std::llround(base.replayed_step_ns);
   d.what_if.bottleneck = pathCategoryName(base.leading);
+  d.what_if.traced_parts = stepParts(traced.traced);
+  d.what_if.unprofiled_parts = stepParts(base.replayed);
   for (int k = 0; k < kPathCategoryCount; ++k)
     d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
   const std::vector<int64_t> p25 = model.hostGapP25();

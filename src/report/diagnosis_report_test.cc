@@ -54,8 +54,8 @@ Diagnosis withPlan() {
   Finding c = finding("io.pageable_copies", "Copies from pageable memory");
   d.findings = {a, b, c};
   d.what_if = {.available = true, .traced_step_ns = 21'000'000, .replayed_step_ns = 21'000'000,
-               .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .unprofiled_path = {},
-               .basis = "replayed", .anchor_note = {}};
+               .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .traced_parts = {},
+               .unprofiled_parts = {}, .unprofiled_path = {}, .basis = "replayed", .anchor_note = {}};
   d.plan = {{.finding = "launch.overhead", .fix = "cuda_graphs", .step_ns = 14'080'000, .speedup = 1.42,
              .next_bottleneck = "compute",
              .within_accuracy = {{.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 15'000'000, .speedup = 1.33}}},
@@ -118,7 +118,10 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
 
   const auto& w = dj["what_if"];
   EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns",
-                                               "unprofiled_path_ns", "bottleneck", "basis"}));
+                                               "unprofiled_path_ns", "bottleneck", "traced_parts",
+                                               "unprofiled_parts", "basis"}));
+  EXPECT_EQ(keys(w["traced_parts"]),
+            (std::vector<std::string>{"host_ns", "gpu_ns", "gpu_busy_ns", "loader_ns", "bound"}));
   EXPECT_EQ(w["bottleneck"], "host_launch");
   EXPECT_EQ(w["unprofiled_step_ns"], 20'000'000);
 

@@ -63,6 +63,16 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                                                 d.what_if.anchor_note),
                               d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
                   "  ", 100);
+  if (d.what_if.available) {
+    // One step everywhere: the steady-state period, and what sets it.
+    const auto& t = d.what_if.traced_parts;
+    o += wrapText(fmt::format("step = the loop's steady state, the largest of: host {:.2f} ms, GPU {:.2f} ms, busiest "
+                              "stream's work {:.2f} ms{}; traced: set by the {}",
+                              t.host_ns / 1e6, t.gpu_ns / 1e6, t.busy_ns / 1e6,
+                              t.loader_ns > 0 ? fmt::format(", loader pool {:.2f} ms", t.loader_ns / 1e6) : "",
+                              t.bound == "gpu_busy" ? "GPU's work" : t.bound == "gpu" ? "GPU" : t.bound),
+                  "  ", 100);
+  }
   size_t n = 0;
   for (const auto& f : d.findings) {
     if (max && n == max) {

@@ -169,6 +169,12 @@ ordered_json jobJson(const JobProfile& p) {
   return j;
 }
 
+// A step's parts (StepWhatIf::Parts): what sets the steady-state step.
+ordered_json partsJson(const StepWhatIf::Parts& p) {
+  return {{"host_ns", p.host_ns}, {"gpu_ns", p.gpu_ns}, {"gpu_busy_ns", p.busy_ns}, {"loader_ns", p.loader_ns},
+          {"bound", p.bound}};
+}
+
 ordered_json pathJson(const std::vector<std::pair<std::string, double>>& path) {
   ordered_json j = ordered_json::object();
   for (const auto& [k, v] : path) j[k] = v;
@@ -303,7 +309,9 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns}, {"replayed_step_ns", w.replayed_step_ns},
                                                {"unprofiled_step_ns", w.unprofiled_step_ns},
                                                {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
-                                               {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}}
+                                               {"bottleneck", orNull(w.bottleneck)},
+                                               {"traced_parts", partsJson(w.traced_parts)},
+                                               {"unprofiled_parts", partsJson(w.unprofiled_parts)}, {"basis", w.basis}}
                                 : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
                                                {"unprofiled_step_ns", nullptr}, {"unprofiled_path_ns", nullptr},
                                                {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/rules/registry.h"
+#include "diagnosis/what_if.h"
 
 namespace gpudoctor {
 namespace {
@@ -28,10 +29,12 @@ class Fp32Gemm : public Rule {
     double speed = f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld);
     Finding x = gainFinding(
         f, th, "precision.fp32_gemm", fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
-        f.perStep(fp32) * (1 - 1 / speed),
-        fmt::format("FP32 GEMM time x (1 - 1/{:.0f}): tensor-core TF32 runs about {:.0f}x the FP32 rate "
-                    "on this GPU generation (datasheet); bf16 more",
-                    speed, speed));
+        f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
+                  f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScale)),
+        fmt::format("all of the FP32 and TF32 GEMM and fused-attention time, and {:.0f} % of the elementwise "
+                    "kernels' (what bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
+                    "the FP32 rate on this GPU generation)",
+                    100 * (1 - kBf16ElementwiseScale), speed));
     x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"}, {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},
                   {"BF16 share", pct(f.classNs(KernelClass::kGemmBf16) / gemm), "%"},

@@ -1,4 +1,5 @@
 #include "diagnosis/rules/rule_test_util.h"
+#include "diagnosis/what_if.h"
 
 namespace gpudoctor {
 namespace {
@@ -11,11 +12,15 @@ Facts withGemm(double fp32_ms, double bf16_ms) {
   return f;
 }
 
-TEST(RuleFp32Gemm, Fp32GemmsOnHopperGainSixSevenths) {
-  auto r = run(fp32GemmRule(), withGemm(7, 0));
+// The bound is what bf16 autocast can take at most: all of the FP32 GEMM time and a share of the
+// elementwise kernels'.
+TEST(RuleFp32Gemm, Fp32GemmsAreBoundedByAllTheirTime) {
+  Facts f = withGemm(7, 0);
+  f.class_ns[static_cast<size_t>(KernelClass::kElementwise)] = 2e6 * f.steps;
+  auto r = run(fp32GemmRule(), f);
   const Finding* x = r.find("precision.fp32_gemm");
   ASSERT_NE(x, nullptr);
-  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 7 * (1 - 1 / 7.0));
+  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 7 + 2 * (1 - kBf16ElementwiseScale));
   EXPECT_DOUBLE_EQ(evidenceOf(*x, "FP32 share of GEMM"), 100);
   EXPECT_NE(x->fix[0].find("bfloat16"), std::string::npos);
   EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
@@ -26,7 +31,7 @@ TEST(RuleFp32Gemm, OldGpuGetsTheCautiousFactorAndFp16Advice) {
   f.compute_major = 7;
   auto r = run(fp32GemmRule(), f);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 3.5);
+  EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 7);
   EXPECT_NE(r.findings[0].fix[0].find("GradScaler"), std::string::npos);
 }
 
