@@ -11,11 +11,10 @@ bool breaksStretch(const Event& e) {
 }
 }  // namespace
 
-HostWork hostOwnWork(const RankAnalysis& r) {
+HostWork hostOwnWork(const RankTrace& t, const std::vector<StepWindow>& windows) {
   HostWork w;
-  const RankTrace& t = *r.trace;
   w.stretches.assign(t.tracks.size(), {});
-  if (r.windows.empty() || !r.windows.front().annotated) return w;
+  if (windows.empty() || !windows.front().annotated) return w;
   // The time any host thread of the rank runs an operator, a call or a fetch (a thread waiting for
   // autograd's backward thread is not working on its own), and the steps' starts.
   std::vector<std::pair<int64_t, int64_t>> busy;
@@ -27,8 +26,8 @@ HostWork hostOwnWork(const RankAnalysis& r) {
     busy.push_back({e.start_ns, e.hasRole(kRoleStep) ? e.start_ns + 1 : e.end_ns()});
   }
   std::vector<std::pair<int64_t, int64_t>> steps;
-  for (const StepWindow& s : r.windows) steps.push_back({s.cpu_begin_ns, s.cpu_end_ns});
-  std::vector<double> per_step(r.windows.size(), 0);
+  for (const StepWindow& s : windows) steps.push_back({s.cpu_begin_ns, s.cpu_end_ns});
+  std::vector<double> per_step(windows.size(), 0);
   std::sort(busy.begin(), busy.end());
   int64_t reach = busy.empty() ? 0 : busy.front().second;
   for (size_t k = 1; k < busy.size(); ++k) {

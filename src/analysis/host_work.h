@@ -8,7 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/run_analysis.h"
+#include "analysis/steps.h"
+#include "model/trace.h"
 
 namespace gpudoctor {
 
@@ -25,6 +26,7 @@ struct HostWork {
   double per_step_ns = 0;         // ... per step (median over steps)
 };
 
-HostWork hostOwnWork(const RankAnalysis& r);
+// Of one rank's trace, over its step windows.
+HostWork hostOwnWork(const RankTrace& t, const std::vector<StepWindow>& windows);
 
 }  // namespace gpudoctor

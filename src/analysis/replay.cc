@@ -451,7 +451,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   g.work_ends.assign(tracks, {});
   g.loader.assign(tracks, {});
   g.loader_wait.assign(tracks, {});
-  g.own_work = hostOwnWork(*g.ra).stretches;
+  g.own_work = g.ra->host_work.stretches;
   g.own_work.resize(tracks);
   g.accum_grad.assign(tracks, {});
   std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known

@@ -68,6 +68,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   ra.kernels = summarizeKernels(me, opt.top_n);
   ra.collectives = summarizeCollectives(me);
   ra.job = profileRank(ra, &ra.checkpoint, &ra.autocast_casts);
+  ra.host_work = hostOwnWork(*ra.trace, ra.windows);
   return {};
 }
 }  // namespace

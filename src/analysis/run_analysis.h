@@ -5,6 +5,7 @@
 
 #include "analysis/breakdown.h"
 #include "analysis/collectives.h"
+#include "analysis/host_work.h"
 #include "analysis/job_profile.h"
 #include "analysis/kernels.h"
 #include "analysis/ranks.h"
@@ -32,6 +33,7 @@ struct RankAnalysis {
   StepCoverage coverage;  // GPU work outside the annotated steps
   CheckpointRegions checkpoint;  // activation checkpointing's re-run forward and wrapper (see profileRank)
   std::vector<CastSite> autocast_casts;  // where bf16 autocast would cast (see CastSite)
+  HostWork host_work;                    // the host's own work (analysis/host_work.h)
 };
 
 // A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.

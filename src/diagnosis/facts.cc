@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "analysis/host_work.h"
 #include "analysis/replay.h"
 
 namespace gpudoctor {
@@ -116,7 +115,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     if (!d.empty()) f.compute_major = d.front().compute_major, f.device_bytes = d.front().total_global_mem;
   }
   for (const RankAnalysis& r : run.ranks)
-    f.host_own_work += hostOwnWork(r).per_step_ns / static_cast<double>(run.ranks.size());
+    f.host_own_work += r.host_work.per_step_ns / static_cast<double>(run.ranks.size());
   f.loader_in_process = std::any_of(run.ranks.begin(), run.ranks.end(),
                                     [](const RankAnalysis& r) { return r.index.loader_in_process > 0; });
   const auto& s = run.straggler;

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "analysis/host_work.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/job_aware.h"
 
@@ -105,7 +104,7 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   if (fix == "host_work_off_thread") {
     double per_step = 0;  // the host's own work per step (mean over ranks)
     if (run)
-      for (const RankAnalysis& r : run->ranks) per_step += hostOwnWork(r).per_step_ns / static_cast<double>(run->ranks.size());
+      for (const RankAnalysis& r : run->ranks) per_step += r.host_work.per_step_ns / static_cast<double>(run->ranks.size());
     if (per_step <= 0) return false;
     ed.host_work_off_thread = true;
     ed.loader_period_ns = std::max<int64_t>(ed.loader_period_ns, std::llround(per_step / kHostWorkWorkers));
