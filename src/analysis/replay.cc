@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -1290,11 +1288,6 @@ void finishSteps(std::vector<StepRow>& rows, const ReplayEdits& ed, Replay& out)
     traced.push_back(r.traced);
     replayed.push_back(r.replayed);
   }
-  if (std::getenv("GPUDOCTOR_DEBUG_STEPS"))
-    for (size_t k = 0; k < rows.size(); ++k)
-      std::fprintf(stderr, "row %zu: traced host %.0f gpu %.0f busy %.0f | replayed host %.0f gpu %.0f busy %.0f\n", k,
-                   rows[k].traced.host_ns, rows[k].traced.gpu_period_ns, rows[k].traced.busy_ns, rows[k].replayed.host_ns,
-                   rows[k].replayed.gpu_period_ns, rows[k].replayed.busy_ns);
   out.traced = steadyState(traced);
   out.replayed = steadyState(replayed, static_cast<double>(ed.loader_period_ns));
   out.traced_step_ns = out.traced.period_ns;

@@ -260,9 +260,7 @@ TEST(WhatIf, TheStragglerEditNeedsRanksAndASlowerOne) {
   EXPECT_NE(basis.find("peers' median"), std::string::npos);
   Replay base = replayRun(l->run), fixed = replayRun(l->run, ed);
   ASSERT_TRUE(fixed.available);
-  EXPECT_LE(fixed.replayed_step_ns, base.replayed_step_ns + 1000)
-      << "host " << base.replayed.host_ns << " -> " << fixed.replayed.host_ns << ", gpu " << base.replayed.gpu_period_ns
-      << " -> " << fixed.replayed.gpu_period_ns << ", busy " << base.replayed.busy_ns << " -> " << fixed.replayed.busy_ns;
+  EXPECT_LE(fixed.replayed_step_ns, base.replayed_step_ns + 1000);
 }
 
 // CUDA graphs need capturable=True: a foreach Adam(W) step then computes beta ** step per parameter
