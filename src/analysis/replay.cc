@@ -1507,14 +1507,10 @@ LoaderPool ReplayModel::loaderPool() const {
       wait.push_back(wt), inproc.push_back(ip), host.push_back(static_cast<double>(end - w.begin_ns));
     }
     if (host.empty()) continue;
-    auto med = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    };
     ranks += 1;
-    p.wait_per_step_ns += med(wait);
-    p.in_process_per_step_ns += med(inproc);
-    p.host_step_ns += med(host);
+    p.wait_per_step_ns += medianOf(std::move(wait));
+    p.in_process_per_step_ns += medianOf(std::move(inproc));
+    p.host_step_ns += medianOf(host);
     p.fetches_per_step += fetches / static_cast<double>(host.size());
     p.handoff_ns = std::max(p.handoff_ns, static_cast<double>(g.loader_handoff_ns));
     for (const auto& v : g.loader_wait) p.multiprocess |= !v.empty();

@@ -2,18 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace gpudoctor {
 
-namespace {
-// The middle of `v` by value: one element, or the mean of two.
-double median(std::vector<double> v) {
+double medianOf(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-}  // namespace
 
 SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_period_ns) {
   SteadyState s;
@@ -24,9 +22,9 @@ SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_peri
     busy.push_back(t.busy_ns);
     if (t.gpu_period_ns >= 0) gpu.push_back(t.gpu_period_ns);
   }
-  s.host_ns = median(host);
-  s.gpu_period_ns = median(gpu);
-  s.busy_ns = median(busy);
+  s.host_ns = medianOf(std::move(host));
+  s.gpu_period_ns = medianOf(std::move(gpu));
+  s.busy_ns = medianOf(std::move(busy));
   // The parts of the step whose busy time is nearest the median (a real step's mix, not a blend).
   const StepTiming* near = &steps.front();
   for (const StepTiming& t : steps)

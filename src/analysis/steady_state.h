@@ -36,6 +36,9 @@ struct SteadyState {
   std::array<double, 3> busy_parts{};  // the median-busy step's parts, as in StepTiming
 };
 
+// The middle of `v` by value: one element, or the mean of the two middle ones; 0 when empty.
+double medianOf(std::vector<double> v);
+
 // The steady-state period from per-step timings: the median of each figure over the steps (so one
 // stalled step does not set it; two middle ones averaged), then the largest. Empty input: all 0.
 // loader_period_ns > 0: the DataLoader's workers deliver a batch that often, a floor of its own.
