@@ -1491,33 +1491,23 @@ LoaderPool ReplayModel::loaderPool() const {
   double ranks = 0;
   for (const RankGraph& g : impl_->graphs) {
     const auto& ws = g.ra->windows;
-    std::vector<double> wait, host, inproc;
-    double fetches = 0;
+    std::vector<double> wait, host;
     for (size_t k = 0; k < ws.size(); ++k) {
       const StepWindow& w = ws[k];
       if (!w.annotated) continue;
       const int64_t end = k + 1 < ws.size() && ws[k + 1].begin_ns == w.end_ns ? w.end_ns : w.cpu_end_ns;
-      double wt = 0, ip = 0;
-      for (size_t tr = 0; tr < g.loader_wait.size(); ++tr) {
-        wt += static_cast<double>(RankGraph::overlap(g.loader_wait[tr], w.begin_ns, end));
-        ip += static_cast<double>(g.loaderOverlap(static_cast<uint32_t>(tr), w.begin_ns, end));
-        for (const auto& r : g.loader_wait[tr]) fetches += r.first >= w.begin_ns && r.first < end;
-        for (const auto& r : g.loader[tr]) fetches += r.first >= w.begin_ns && r.first < end;
-      }
-      wait.push_back(wt), inproc.push_back(ip), host.push_back(static_cast<double>(end - w.begin_ns));
+      double wt = 0;
+      for (const auto& v : g.loader_wait) wt += static_cast<double>(RankGraph::overlap(v, w.begin_ns, end));
+      wait.push_back(wt), host.push_back(static_cast<double>(end - w.begin_ns));
     }
     if (host.empty()) continue;
     ranks += 1;
     p.wait_per_step_ns += medianOf(std::move(wait));
-    p.in_process_per_step_ns += medianOf(std::move(inproc));
-    p.host_step_ns += medianOf(host);
-    p.fetches_per_step += fetches / static_cast<double>(host.size());
+    p.host_step_ns += medianOf(std::move(host));
     p.handoff_ns = std::max(p.handoff_ns, static_cast<double>(g.loader_handoff_ns));
     for (const auto& v : g.loader_wait) p.multiprocess |= !v.empty();
   }
-  if (ranks > 0) {
-    p.wait_per_step_ns /= ranks, p.in_process_per_step_ns /= ranks, p.host_step_ns /= ranks, p.fetches_per_step /= ranks;
-  }
+  if (ranks > 0) p.wait_per_step_ns /= ranks, p.host_step_ns /= ranks;
   return p;
 }
 

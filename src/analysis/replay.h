@@ -191,10 +191,8 @@ struct Replay {
 // The DataLoader as the trace shows it, over the step windows (means over ranks).
 struct LoaderPool {
   bool multiprocess = false;        // fetches from worker processes
-  double fetches_per_step = 0;      // DataLoader fetches per step
   double wait_per_step_ns = 0;      // multi-process: the training thread inside fetches, per step (median step)
   double handoff_ns = 0;            // ... the shortest fetch: a batch that was ready
-  double in_process_per_step_ns = 0;  // num_workers=0: the training thread producing batches, per step
   double host_step_ns = 0;          // the host's step (median), traced
 };
 
