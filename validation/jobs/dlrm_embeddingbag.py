@@ -9,9 +9,12 @@ DESC = ("DLRM-like: 8 nn.EmbeddingBag(500k x 64, mode='sum') tables, 20 ids per 
         "bottom MLP 512-256-64, pairwise dot interaction, top MLP 1024-512-1; FP32, batch 2048, AdamW foreach "
         "over dense table gradients; batches made ahead in pinned memory")
 KIND = "gpu_bound"
-VARIANTS = {"base": [], "fused": ["fused_optimizer"], "batch8192": ["batch_size"]}
-VARIANT_NOTES = {"batch8192": "batch 2048 -> 8192 (speedup compared per sample)"}
-TIME_HINT_S = 20
+VARIANTS = {"base": [], "fused": ["fused_optimizer"], "batch8192": ["batch_size"],
+            "sparse": ["sparse_embedding_grads"]}
+VARIANT_NOTES = {"batch8192": "batch 2048 -> 8192 (speedup compared per sample)",
+                 "sparse": "EmbeddingBag(sparse=True) with torch.optim.SparseAdam for the tables, AdamW (foreach) "
+                           "for the MLPs: only the looked-up rows get a gradient and an update"}
+TIME_HINT_S = 30
 
 TABLES, ROWS, DIM, BAG, DENSE = 8, 500_000, 64, 20, 13
 
@@ -24,9 +27,9 @@ def mlp(sizes):
 
 
 class DLRM(nn.Module):
-    def __init__(self):
+    def __init__(self, sparse=False):
         super().__init__()
-        self.tables = nn.ModuleList(nn.EmbeddingBag(ROWS, DIM, mode="sum") for _ in range(TABLES))
+        self.tables = nn.ModuleList(nn.EmbeddingBag(ROWS, DIM, mode="sum", sparse=sparse) for _ in range(TABLES))
         self.bottom = mlp([DENSE, 512, 256, DIM])
         n = TABLES + 1
         self.top = mlp([DIM + n * (n - 1) // 2, 1024, 512, 1])
@@ -40,10 +43,15 @@ class DLRM(nn.Module):
 
 
 class DLRMJob(Job):
-    def __init__(self, batch, fused):
+    def __init__(self, batch, fused, sparse=False):
         with torch.device("cuda"):  # 1 GB of tables: initialized on the GPU, not on the host
-            self.model = DLRM().cuda().train()  # .cuda(): the interaction's index buffer too
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-3, fused=True if fused else None)
+            self.model = DLRM(sparse).cuda().train()  # .cuda(): the interaction's index buffer too
+        dense_params = [p for n, p in self.model.named_parameters() if not n.startswith("tables.")]
+        if sparse:
+            self.opts = [torch.optim.SparseAdam(list(self.model.tables.parameters()), lr=1e-3),
+                         torch.optim.AdamW(dense_params, lr=1e-3)]
+        else:
+            self.opts = [torch.optim.AdamW(self.model.parameters(), lr=1e-3, fused=True if fused else None)]
         g = torch.Generator().manual_seed(0)
         items = []
         for _ in range(4):
@@ -59,10 +67,12 @@ class DLRMJob(Job):
         dense, ids, label = (t.to("cuda", non_blocking=True) for t in next(self.batches))
         loss = F.binary_cross_entropy_with_logits(self.model(dense, ids), label)
         loss.backward()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
+        for opt in self.opts:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
 
 
 def build(variant):
     fixes = VARIANTS[variant]
-    return DLRMJob(batch=8192 if "batch_size" in fixes else 2048, fused="fused_optimizer" in fixes)
+    return DLRMJob(batch=8192 if "batch_size" in fixes else 2048, fused="fused_optimizer" in fixes,
+                   sparse="sparse_embedding_grads" in fixes)
