@@ -1,4 +1,6 @@
 #include "analysis/replay.h"
+
+#include <span>
 #include "analysis/host_work.h"
 
 #include "analysis/breakdown.h"
@@ -72,6 +74,12 @@ int64_t scaled(int64_t ns, double s);
 
 struct RankGraph {
   const RankAnalysis* ra = nullptr;
+  // The step windows replayed: the first kReplayMaxSteps of the rank's (all of them in a trace of
+  // that many or fewer), and the host time from which nothing is replayed: the end of the window
+  // after the last one replayed (its calls stay, so the last step replayed has the launches that
+  // follow it), or none.
+  std::span<const StepWindow> windows;
+  int64_t host_cut = INT64_MAX;
   uint16_t index = 0;                 // into RunAnalysis::ranks
   uint32_t base = 0;                  // node id of item 0's start
   std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
@@ -491,6 +499,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   std::vector<int64_t> gaps;
   for (uint32_t i = 0; i < t.events.size(); ++i) {  // in start order, so each list is sorted
     const Event& e = t.events[i];
+    if (e.start_ns >= g.host_cut) break;  // past the windows replayed (GPU work is taken below)
     const bool host_event = e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction;
     if ((host_event || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.track < tracks) {
       auto& ends = open_ends[e.track];
@@ -598,14 +607,15 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   std::vector<int8_t> fp32_attention(t.strings.size(), -1);
   for (uint32_t w : idx.gpu_work) {
     const Event& e = t.events[w];
+    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+    int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
+    if (li < 0 && e.start_ns >= g.host_cut) continue;  // launched past the windows replayed, or after them
     const uint32_t j = static_cast<uint32_t>(g.calls.size() + g.ops.size());
     g.item_of[w] = static_cast<int32_t>(j);
     g.ops.push_back(w);
     g.item_start.push_back(e.start_ns);
     g.item_end.push_back(e.end_ns());
     g.item_track.push_back(e.track);
-    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
-    int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
     g.launch_item.push_back(li);
     uint16_t flags = e.collective ? RankGraph::kCollective : 0;
     if (e.kind == EventKind::kMemcpy) {
@@ -630,7 +640,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   st.gpu_work += static_cast<int64_t>(g.ops.size());
   {  // the steps' launch spans: each launching call to the step window its start falls in
     std::vector<std::pair<int64_t, int64_t>> win;  // the windows' host ranges, by start
-    for (const StepWindow& w : g.ra->windows)
+    for (const StepWindow& w : g.windows)
       win.push_back(w.annotated ? std::pair{w.cpu_begin_ns, w.cpu_end_ns} : std::pair{INT64_MIN, INT64_MAX});
     std::sort(win.begin(), win.end());
     std::vector<std::pair<int64_t, int64_t>> span(win.size(), {INT64_MAX, INT64_MIN});
@@ -1071,6 +1081,11 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
     RankGraph& g = m.graphs[r];
     g.ra = &run.ranks[r];
     g.index = static_cast<uint16_t>(r);
+    g.windows = g.ra->windows;
+    if (g.windows.size() > kReplayMaxSteps + 1 && g.windows[kReplayMaxSteps].annotated) {
+      g.host_cut = g.windows[kReplayMaxSteps].cpu_end_ns;
+      g.windows = g.windows.first(kReplayMaxSteps);
+    }
     g.base = m.nodes;
     m.buildRank(static_cast<uint16_t>(r), g);
     if (static_cast<uint64_t>(m.nodes) + 2ull * g.items() > static_cast<uint64_t>(INT32_MAX)) {
@@ -1094,7 +1109,7 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
     int64_t recorded_end = INT64_MIN;
     for (const Event& e : t.events)
       if (!e.hasRole(kRoleStep) && e.kind != EventKind::kGpuRange) recorded_end = std::max(recorded_end, e.end_ns());
-    for (const StepWindow& w : g.ra->windows)  // more of the step unrecorded than recorded
+    for (const StepWindow& w : g.windows)  // more of the step unrecorded than recorded
       if (w.annotated && w.cpu_end_ns - recorded_end > std::max<int64_t>(kClockToleranceNs, recorded_end - w.cpu_begin_ns)) {
         m.reason = fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
                                "record window): replay unavailable",
@@ -1191,7 +1206,7 @@ struct GpuStep {
   std::array<Side, 2> side;
 };
 
-std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& value, const std::vector<StepWindow>& windows) {
+std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& value, std::span<const StepWindow> windows) {
   const size_t n = windows.size();
   std::vector<GpuStep> out(n);
   if (n == 0) return out;
@@ -1405,13 +1420,17 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
     const RankTrace& t = *ra.trace;
     RankReplay rr;
     rr.rank = t.rank;
+    out.windows_replayed = std::max(out.windows_replayed, g.windows.size());
+    out.windows_total = std::max(out.windows_total, ra.windows.size());
     uint32_t step_track = 0;
     int64_t last_begin = kUnset;
     for (uint32_t s : ra.index.step_annotations)
       if (t.events[s].start_ns > last_begin) last_begin = t.events[s].start_ns, step_track = t.events[s].track;
-    const std::vector<GpuStep> gpu = gpuSteps(g, value, ra.windows);
-    for (size_t k = 0; k < ra.windows.size(); ++k) {
-      const StepWindow& w = ra.windows[k];
+    // The window after the last one replayed (if any) bounds its launch range.
+    const std::vector<GpuStep> gpu =
+        gpuSteps(g, value, std::span(ra.windows).first(std::min(ra.windows.size(), g.windows.size() + 1)));
+    for (size_t k = 0; k < g.windows.size(); ++k) {
+      const StepWindow& w = g.windows[k];
       int64_t rb, re, traced_host;
       HostPoint end{kUnset, -1, 0};
       if (!w.annotated) {  // the span of all GPU work
@@ -1492,7 +1511,7 @@ LoaderPool ReplayModel::loaderPool() const {
   for (const RankGraph& g : impl_->graphs) {
     const auto& ws = g.ra->windows;
     std::vector<double> wait, host;
-    for (size_t k = 0; k < ws.size(); ++k) {
+    for (size_t k = 0; k < g.windows.size(); ++k) {
       const StepWindow& w = ws[k];
       if (!w.annotated) continue;
       const int64_t end = k + 1 < ws.size() && ws[k + 1].begin_ns == w.end_ns ? w.end_ns : w.cpu_end_ns;

@@ -170,8 +170,14 @@ struct ReplayGraphStats {
   int64_t collective_groups = 0;   // collectives joined across ranks
 };
 
+// A trace of more step windows than this replays the first this many (and the launches of the one
+// after them): the steady state is reached within a few steps, and the replay's cost then no longer
+// grows with the trace's length. Replay::windows_replayed / windows_total say so.
+inline constexpr size_t kReplayMaxSteps = 32;
+
 struct Replay {
   bool available = false;
+  size_t windows_replayed = 0, windows_total = 0;  // step windows, the most over ranks
   std::string reason;  // why not, when unavailable
   std::vector<RankReplay> ranks;
   // The step: the steady-state period of the loop (steady_state.h; each figure the median over steps

@@ -52,12 +52,12 @@ TEST(Replay, UnmodifiedGraphReproducesEveryValidationJob) {
   EXPECT_GE(n, 30);
 }
 
-// Two steps of `kernels` launches (a launch call of `launch_ns`, then `gap_ns` of host work), each
-// kernel `kernel_ns` long, then a cudaDeviceSynchronize that waits for the last kernel.
-RankTrace syntheticSteps(int kernels, int64_t launch_ns, int64_t gap_ns, int64_t kernel_ns) {
+// `steps` steps of `kernels` launches (a launch call of `launch_ns`, then `gap_ns` of host work),
+// each kernel `kernel_ns` long, then a cudaDeviceSynchronize that waits for the last kernel.
+RankTrace syntheticSteps(int kernels, int64_t launch_ns, int64_t gap_ns, int64_t kernel_ns, int steps = 2) {
   TraceBuilder b;
   int64_t t = 1000, corr = 1;
-  for (int step = 1; step <= 2; ++step) {
+  for (int step = 1; step <= steps; ++step) {
     int64_t step_begin = t, gpu_free = t;
     for (int k = 0; k < kernels; ++k, ++corr) {
       int64_t start = std::max(t + 2000, gpu_free);  // 2 us launch latency, then stream order
@@ -101,6 +101,23 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   oh.api_call_overhead_ns = 4000;
   Replay o = replayOf(syntheticSteps(50, 10000, 50000, 5000), oh);
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
+}
+
+TEST(Replay, ALongTraceReplaysItsFirstStepsAlone) {
+  // A trace of 40 steps replays its first 32, as a trace of those 32 steps alone does.
+  const int steps = static_cast<int>(kReplayMaxSteps) + 8, k = static_cast<int>(kReplayMaxSteps);
+  Replay first = replayOf(syntheticSteps(20, 5000, 10000, 1000000, k));
+  Replay all = replayOf(syntheticSteps(20, 5000, 10000, 1000000, steps));
+  ASSERT_TRUE(first.available && all.available) << all.reason;
+  EXPECT_EQ(all.windows_replayed, kReplayMaxSteps);
+  EXPECT_EQ(all.windows_total, static_cast<size_t>(steps));
+  EXPECT_EQ(first.windows_replayed, first.windows_total);
+  EXPECT_LT(all.worst_error, 1e-9);  // the windows replayed are reproduced exactly
+  EXPECT_EQ(all.traced_step_ns, first.traced_step_ns);
+  ReplayEdits half;
+  half.kernel_scale.fill(0.5);
+  EXPECT_EQ(replayOf(syntheticSteps(20, 5000, 10000, 1000000, steps), half).replayed_step_ns,
+            replayOf(syntheticSteps(20, 5000, 10000, 1000000, k), half).replayed_step_ns);
 }
 
 // Two steps of 200 operators, each followed by a 1 us kernel's launch; the host time before the

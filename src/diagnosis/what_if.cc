@@ -467,6 +467,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
   d.what_if.unprofiled_step_ns = std::llround(base.replayed_step_ns);
   d.what_if.bottleneck = pathCategoryName(base.leading);
   d.what_if.traced_parts = stepParts(traced.traced);
+  d.what_if.steps_replayed = static_cast<int64_t>(traced.windows_replayed);
+  d.what_if.steps_in_trace = static_cast<int64_t>(traced.windows_total);
   d.what_if.unprofiled_parts = stepParts(base.replayed);
   for (int k = 0; k < kPathCategoryCount; ++k)
     d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});

@@ -119,7 +119,8 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
   const auto& w = dj["what_if"];
   EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns",
                                                "unprofiled_path_ns", "bottleneck", "traced_parts",
-                                               "unprofiled_parts", "basis"}));
+                                               "unprofiled_parts", "steps_replayed", "steps_in_trace",
+                                               "basis"}));
   EXPECT_EQ(keys(w["traced_parts"]),
             (std::vector<std::string>{"host_ns", "gpu_ns", "gpu_busy_ns", "loader_ns", "bound"}));
   EXPECT_EQ(w["bottleneck"], "host_launch");

@@ -72,6 +72,9 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                               t.loader_ns > 0 ? fmt::format(", loader pool {:.2f} ms", t.loader_ns / 1e6) : "",
                               t.bound == "gpu_busy" ? "GPU's work" : t.bound == "gpu" ? "GPU" : t.bound),
                   "  ", 100);
+    if (d.what_if.steps_replayed < d.what_if.steps_in_trace)
+      o += fmt::format("  the what-if replays the first {} of the trace's {} steps\n", d.what_if.steps_replayed,
+                       d.what_if.steps_in_trace);
   }
   size_t n = 0;
   for (const auto& f : d.findings) {

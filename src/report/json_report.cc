@@ -311,7 +311,9 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                                                {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
                                                {"bottleneck", orNull(w.bottleneck)},
                                                {"traced_parts", partsJson(w.traced_parts)},
-                                               {"unprofiled_parts", partsJson(w.unprofiled_parts)}, {"basis", w.basis}}
+                                               {"unprofiled_parts", partsJson(w.unprofiled_parts)},
+                                               {"steps_replayed", w.steps_replayed},
+                                               {"steps_in_trace", w.steps_in_trace}, {"basis", w.basis}}
                                 : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
                                                {"unprofiled_step_ns", nullptr}, {"unprofiled_path_ns", nullptr},
                                                {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
