@@ -87,19 +87,20 @@ def index_traces(lab):
 
 
 def trace_path(idx, name, tag, tmp):
-    """A readable path of trace `name`, from a tar of proc `tag` when there is one; None if absent."""
+    """(a readable path of trace `name`, the proc tag of its tar or None), from a tar of proc `tag` when
+    there is one; (None, None) if absent."""
     hits = idx.get(name) or []
     if not hits:
-        return None
+        return None, None
     pref = [h for h in hits if h[0] and os.path.basename(h[0]).startswith(f"traces_{tag}_")] if tag else []
     tar, member = (pref or hits)[0]
     if tar is None:
-        return member
+        return member, None
     out = os.path.join(tmp, name)
     if not os.path.exists(out):
         with tarfile.open(tar) as tf, open(out, "wb") as dst:
             dst.write(tf.extractfile(member).read())
-    return out
+    return out, os.path.basename(tar).split("_")[1]
 
 
 def analyze(gpudoctor, trace, extra, measured_ms):
@@ -295,7 +296,7 @@ def score_job(job, records, split, args, idx, tmp):
     variants, kind = last["variants"], last["kind"]
     steps, speedups = truth(records)
     P, error = None, None
-    trace = trace_path(idx, f"{job}__base.pt.trace.json.gz", args.trace_tag, tmp)
+    trace, trace_proc = trace_path(idx, f"{job}__base.pt.trace.json.gz", args.trace_tag, tmp)
     if trace is None:
         error = "no base trace in the lab directory"
     else:
@@ -317,6 +318,12 @@ def score_job(job, records, split, args, idx, tmp):
     if base and res["pred_ms"]:
         res["unprof_err"] = res["pred_ms"] / base["x"] - 1
         res["unprof_inside"] = base["lo"] <= res["pred_ms"] <= base["hi"]
+    # The trace's own process: the same host as the trace (hosts of one GPU type run Python at
+    # speeds up to 2x apart, which a host-bound job's step follows).
+    own = [r["variants"]["base"]["median_ms"] for r in records
+           if r.get("proc") == trace_proc and r["variants"].get("base", {}).get("median_ms")]
+    res["trace_proc"], res["own_base_ms"] = trace_proc, own[0] if own else None
+    res["unprof_err_own"] = res["pred_ms"] / own[0] - 1 if own and res["pred_ms"] else None
     return res
 
 
@@ -340,6 +347,7 @@ def summarize(jobs, subset):
     return {"jobs": len(sel),
             "unprofiled": dict(err_stats([j["unprof_err"] for j in sel if j["unprof_err"] is not None]),
                                inside_band=sum(1 for j in sel if j["unprof_inside"])),
+            "unprofiled_own": err_stats([j["unprof_err_own"] for j in sel if j.get("unprof_err_own") is not None]),
             "fixes": fix,
             "unscored_variants": sum(1 for j in sel for r in j["fixes"] if r["err"] is None),
             "plan_first": {"counted": len(pf), "match": sum(1 for p in pf if p["match"]),
@@ -358,8 +366,10 @@ def print_job(j):
     b = j["base"]
     meas = f"{b['x']:8.2f} [{b['lo']:.2f}, {b['hi']:.2f}]" if b else "   not measured   "
     pred = f"{j['pred_ms']:8.2f}" if j["pred_ms"] is not None else "      - "
+    own = (f"  own {j['trace_proc']} {j['own_base_ms']:.2f} ({pct(j['unprof_err_own']).strip()})"
+           if j.get("own_base_ms") and j.get("unprof_err_own") is not None else "")
     print(f"{j['job']:28s} {j['split']:7s} {j['kind']:12s} base {meas} ms  pred {pred} ms  err {pct(j['unprof_err'])}"
-          + (f"  busy {j['busy_ms']:.2f}" if j["busy_ms"] else "") + (f"  [{j['error']}]" if j["error"] else ""))
+          + own + (f"  busy {j['busy_ms']:.2f}" if j["busy_ms"] else "") + (f"  [{j['error']}]" if j["error"] else ""))
     for r in j["fixes"]:
         m = r["meas"]
         meas = f"{m['x']:5.2f}x [{m['lo']:.2f}, {m['hi']:.2f}]" + ("/smp" if m.get("per_sample") else "    ") \
@@ -381,6 +391,10 @@ def print_summary(name, s):
     if u["n"]:
         print(f"   un-profiled step: n {u['n']}, median |err| {100 * u['median_abs']:.1f} %, worst "
               f"{100 * u['worst']:+.1f} %, inside the band {u['inside_band']}")
+    o = s.get("unprofiled_own") or {"n": 0}
+    if o["n"]:
+        print(f"   ... against the trace's own process: n {o['n']}, median |err| {100 * o['median_abs']:.1f} %, worst "
+              f"{100 * o['worst']:+.1f} %")
     if f["n"]:
         print(f"   fix speedups: n {f['n']}, median |pred/meas - 1| {100 * f['median_abs']:.1f} %, worst "
               f"{100 * f['worst']:+.1f} %, inside band {f['inside_band']}, within 10 % {f['within_10pct']}; "

@@ -54,7 +54,9 @@ enum EdgeKind : uint8_t {
   kJoin,       // a collective member's start -> another member's end (aux: index into joins)
 };
 // When an edge holds: always, only while synchronizing calls wait, only once they do not.
-enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits };
+// Edges that hold only with or without blocking waits: any sync (kIfWaits, kIfNoWaits), or a
+// synchronous copy from pageable memory (kIfCopyWaits, kIfNoCopyWaits).
+enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits, kIfCopyWaits, kIfNoCopyWaits };
 
 struct Edge {
   uint32_t node;
@@ -124,11 +126,12 @@ struct RankGraph {
   // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
   // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
   // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
-  // kAttrQuery (cudaFuncGetAttributes).
+  // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory).
   std::vector<uint16_t> item_flags;
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
-                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096;
+                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096,
+                            kLaunchesPageable = 8192;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
@@ -633,6 +636,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
       if (lf & RankGraph::kInRecompute) flags |= RankGraph::kInRecompute;
       if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
+      if (flags & RankGraph::kPageableHtoD) lf |= RankGraph::kLaunchesPageable;
     }
     g.item_flags.push_back(flags);
   }
@@ -992,7 +996,16 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
         continue;
       }
       // Waiting (always for the step's closing call, else unless the no-sync edit drops it).
-      const uint8_t cond = closes_step ? kAlways : kIfWaits;
+      // A copy's wait: the call launched a copy from pageable memory, or the call before it on its
+      // thread did, inside the same top-level operator (aten::to: cudaMemcpyAsync, then
+      // cudaStreamSynchronize).
+      bool copy = g.item_flags[c] & RankGraph::kLaunchesPageable;
+      if (!copy && k > 0 && (g.item_flags[list[k - 1]] & RankGraph::kLaunchesPageable)) {
+        const auto& ops = host_ops[track];
+        auto op = std::upper_bound(ops.begin(), ops.end(), std::pair{e.start_ns, INT64_MAX});
+        copy = op != ops.begin() && (--op)->first <= g.startOf(list[k - 1]) && e.end_ns() <= op->second;
+      }
+      const uint8_t cond = closes_step ? kAlways : copy ? kIfCopyWaits : kIfWaits;
       int64_t we = g.endOf(static_cast<uint32_t>(waited));
       int64_t tail = e.end_ns() - std::max(e.start_ns, we);
       add(g.end(c), static_cast<int32_t>(g.start(c)), kSyncTail, tail, 0, cond);
@@ -1000,7 +1013,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       if (we > e.start_ns) ++st.sync_waits;
       if (!closes_step)  // the wait dropped: what the call took besides waiting
         add(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur,
-            std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, kIfNoWaits);
+            std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, copy ? kIfNoCopyWaits : kIfNoWaits);
     }
   }
   if (gpu_thread.joinable()) gpu_thread.join();
@@ -1353,8 +1366,15 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
   }
   // Longest paths in dependency order: the edges are grouped by node in that order.
   std::vector<int64_t> value(nodes, kUnset);
+  const bool copies_wait = !(ed.drop_sync_waits || ed.drop_copy_waits);
   auto holds = [&](const Edge& e) {
-    return !(e.cond == kIfWaits ? ed.drop_sync_waits : e.cond == kIfNoWaits && !ed.drop_sync_waits);
+    switch (e.cond) {
+      case kIfWaits: return !ed.drop_sync_waits;
+      case kIfNoWaits: return ed.drop_sync_waits;
+      case kIfCopyWaits: return copies_wait;
+      case kIfNoCopyWaits: return !copies_wait;
+      default: return true;
+    }
   };
   for (const Edge& e : edges) {
     if (!holds(e)) continue;

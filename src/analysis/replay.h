@@ -68,6 +68,8 @@ struct ReplayEdits {
   // No blocking waits: synchronizing calls and synchronous copies stop waiting for the GPU
   // (values logged every N steps, torch.where instead of boolean masks, pinned non-blocking copies).
   bool drop_sync_waits = false;
+  // ... only the synchronous host-to-device copies from pageable memory (pinned, non-blocking).
+  bool drop_copy_waits = false;
   // CUDA graphs: launch calls and the host gaps between them cost nothing (one graph launch
   // replays the step's work); the loader's and the syncs' host time stay.
   bool free_launches = false;

@@ -438,6 +438,62 @@ TEST(Replay, CriticalPathPartsAddUpToTheStep) {
   EXPECT_EQ(without.path_ns[static_cast<size_t>(PathCategory::kInput)], 0);
 }
 
+// Two steps of: a 5 ms kernel; a copy from pageable memory whose call waits for it; 3 ms of host
+// work; a 5 ms kernel; a cudaStreamSynchronize that waits for it; 3 ms of host work; a 10 us
+// kernel; the step's closing cudaDeviceSynchronize. `to_op`: the copy is an aten::to whose
+// cudaMemcpyAsync returns at once and whose cudaStreamSynchronize then waits (PyTorch's .to("cuda")
+// of pageable memory).
+RankTrace copyThenSyncSteps(bool to_op = false) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t begin = t;
+    int64_t a0 = t + 7000, a1 = a0 + 5000000;
+    b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", a0, a1);
+    if (to_op) {
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::to", t + 9000, a1 + 312000);
+      b.launch(corr++, t + 10000, t + 20000, EventKind::kMemcpy, TraceBuilder::kStream7,
+               "Memcpy HtoD (Pageable -> Device)", a1, a1 + 300000, 1 << 20);
+      b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaStreamSynchronize", t + 21000, a1 + 310000, corr++);
+    } else {
+      b.launch(corr++, t + 10000, a1 + 310000, EventKind::kMemcpy, TraceBuilder::kStream7,
+               "Memcpy HtoD (Pageable -> Device)", a1, a1 + 300000, 1 << 20);
+    }
+    t = a1 + 312000;
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::host_work", t, t + 3000000);
+    t += 3000000;
+    const int64_t b0 = t + 7000, b1 = b0 + 5000000;
+    b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", b0, b1);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaStreamSynchronize", t + 10000, b1 + 3000, corr++);
+    t = b1 + 3000;
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::host_work", t, t + 3000000);
+    t += 3000000;
+    b.launch(corr++, t, t + 5000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 7000, t + 17000);
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t + 8000, t + 20000, corr++);
+    t += 25000;
+    b.step(step, begin, t);
+  }
+  return b.done();
+}
+
+TEST(Replay, PinnedCopiesDropTheCopiesWaitsAlone) {
+  ReplayEdits copies, all;
+  copies.drop_copy_waits = true;
+  all.drop_sync_waits = true;
+  for (bool to_op : {false, true}) {
+    const Replay base = replayOf(copyThenSyncSteps(to_op));
+    ASSERT_TRUE(base.available) << base.reason;
+    EXPECT_LT(base.worst_error, 1e-9);
+    // Traced: 5 + 0.3 + 3 + 5 + 3 ms and change. The copy's wait gone: the first 3 ms of host work
+    // run under the first kernel; the stream sync still waits for the second. All waits gone: the
+    // second 3 ms run under it too.
+    const double s0 = base.replayed_step_ns, s1 = replayOf(copyThenSyncSteps(to_op), copies).replayed_step_ns,
+                 s2 = replayOf(copyThenSyncSteps(to_op), all).replayed_step_ns;
+    EXPECT_NEAR(s0 - s1, 3.0e6, 0.1e6) << "to_op " << to_op;
+    EXPECT_NEAR(s1 - s2, 3.0e6, 0.1e6) << "to_op " << to_op;
+  }
+}
+
 // Two ranks, each step one compute kernel then an allreduce that ends once both arrived (plus
 // 100 us of transfer), then a synchronize. Rank 1's compute is `slow_ns`, rank 0's 1 ms.
 RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns, int64_t host_ns = 0, int64_t slowest_host_ns = 0) {

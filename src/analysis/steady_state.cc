@@ -23,9 +23,16 @@ SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_peri
     if (t.gpu_period_ns >= 0) gpu.push_back(t.gpu_period_ns);
   }
   s.host_ns = medianOf(std::move(host));
-  s.gpu_period_ns = medianOf(std::move(gpu));
-  s.busy_ns = medianOf(std::move(busy));
-  // The parts of the step whose busy time is nearest the median (a real step's mix, not a blend).
+  // The GPU's figures are throughput: over many steps the loop cannot run faster than its mean work
+  // per step, however that work varies (an MoE's routing, a detection model's proposals).
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  s.gpu_period_ns = mean(gpu);
+  s.busy_ns = mean(busy);
+  // The parts of the step whose busy time is nearest the mean (a real step's mix, not a blend).
   const StepTiming* near = &steps.front();
   for (const StepTiming& t : steps)
     if (std::abs(t.busy_ns - s.busy_ns) < std::abs(near->busy_ns - s.busy_ns)) near = &t;

@@ -29,18 +29,21 @@ struct StepTiming {
 enum class StepBound : uint8_t { kHost, kGpuPeriod, kGpuBusy, kLoader };
 
 struct SteadyState {
-  double host_ns = 0, gpu_period_ns = 0, busy_ns = 0;  // medians over steps (gpu_period_ns: 0 when unknown)
+  // The host's step: the median over steps; the GPU's period and busy time: means over steps (its
+  // work is throughput). gpu_period_ns: 0 when unknown.
+  double host_ns = 0, gpu_period_ns = 0, busy_ns = 0;
   double loader_ns = 0;                                // the loader pool's period per step (0: not modeled)
   double period_ns = 0;                                // the largest of these
   StepBound bound = StepBound::kHost;
-  std::array<double, 3> busy_parts{};  // the median-busy step's parts, as in StepTiming
+  std::array<double, 3> busy_parts{};  // the parts of the step nearest the mean busy time, as in StepTiming
 };
 
 // The middle of `v` by value: one element, or the mean of the two middle ones; 0 when empty.
 double medianOf(std::vector<double> v);
 
-// The steady-state period from per-step timings: the median of each figure over the steps (so one
-// stalled step does not set it; two middle ones averaged), then the largest. Empty input: all 0.
+// The steady-state period from per-step timings: the host's median step (so one stalled step does
+// not set it; two middle ones averaged), the GPU's mean period and mean busy time (a loop cannot run
+// faster than its mean work per step), then the largest. Empty input: all 0.
 // loader_period_ns > 0: the DataLoader's workers deliver a batch that often, a floor of its own.
 SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_period_ns = 0);
 

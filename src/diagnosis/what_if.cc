@@ -126,7 +126,7 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
     // rate (the ceilings' ratio only where a copy's bytes are unknown).
     ed.pageable_htod_scale = c->h2d_pageable_gbps / c->h2d_pinned_gbps;
     ed.pageable_htod_gbps = c->h2d_pinned_gbps;
-    ed.drop_sync_waits = true;
+    ed.drop_copy_waits = true;  // the copies stop blocking the host; other syncs stay
     basis = fmt::format("pageable host-to-device copies at the pinned rate of {} ({:.1f} GB/s: each copy's bytes at "
                         "that rate) and non-blocking",
                         c->device, c->h2d_pinned_gbps);

@@ -17,13 +17,17 @@ struct Diagnosis;
 
 // The profiler's own cost: per recorded host event (operator, annotation, Python function), per
 // runtime/driver call and per gap between GPU work on a stream, the first two at each process's
-// host speed (kProfilerSpeed* below). The per-event and per-gap costs and the speed exponent are
-// fitted by bench/replay_calibrate --fit-on on the 42 traces of the first 13 jobs of testdata/whatif
-// (session 15; refitted in session 20 with the measured call costs below): un-profiled steps within
-// 3.1 % median, 34 % worst there, and 7.6 % median, 43 % worst on the 45 traces of the 15 jobs the fit
-// never saw (session 19's fit: 9.9 % and 53 % on those).
+// host speed (kProfilerSpeed* below). The per-event cost and the speed exponent are fitted by
+// bench/replay_calibrate --fit-on on the first 13 jobs of testdata/whatif and checked on the 15 others
+// (un-profiled steps within 7.6 % median, 43 % worst on those).
 inline constexpr int64_t kProfilerHostEventNs = 4500;
-inline constexpr int64_t kProfilerGpuGapNs = 500;
+// On the GPU, CUPTI's kernel records lengthen the gap between back-to-back pieces of work, not the
+// work: validation/probes/profiler_gpu_cost.py queues 100-400 kernels behind a sleep (elementwise
+// kernels of 4 Ki-64 Mi elements, GEMMs of 512-4096) and times them with CUDA events with and without
+// torch.profiler, in two processes on an H200: 0.06-0.21 us more per kernel (median 0.12 us; 0.05-9 %
+// of the kernel's period), the traced kernels' durations as long as the un-profiled period allows
+// (validation/results/h200_2026-12-04/probe_gpu_cost_*.jsonl).
+inline constexpr int64_t kProfilerGpuGapNs = 120;
 // The per-call costs are measured, not fitted: the fit cannot tell a call's cost from an operator's
 // (with the per-call cost held at 750, 1,100 or 1,500 ns it scores 8.8 % mean alike). Under
 // torch.profiler (CPU + CUDA, schedule wait=1), K calls made from C outside any operator, timed with
