@@ -54,11 +54,12 @@ bool leavesGpuWorkAlone(std::string_view fix) {
 // Every committed trace: one run per file, a directory of ranks as one run.
 std::vector<std::vector<std::string>> committedRuns() {
   std::vector<std::vector<std::string>> runs;
-  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto"}) {
+  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record"}) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(testing::srcPath(dir))) {
       const std::string p = e.path().string();
-      if (p.size() > 8 && p.substr(p.size() - 8) == ".json.gz" && p.find("trace") != std::string::npos) files.push_back(p);
+      const bool kineto = p.ends_with(".json.gz") && p.find("trace") != std::string::npos;
+      if (kineto || p.ends_with(".gdrec.gz")) files.push_back(p);  // gpudoctor record's recordings too
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) runs.push_back({f});
