@@ -122,103 +122,19 @@ inline constexpr double kUnprofiledWorstError = 0.43;
 // Rescales `ed` (the un-profiled edits: unprofiledEdits(&model)) in place.
 ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, ReplayEdits& ed);
 
-// bf16 autocast, from the validation jobs' FP32 and bf16 traces (testdata/whatif, H200): BF16
-// tensor-core GEMMs ran 11.6-13.5x faster than the FP32 SIMT ones of the same model where the
-// peaks' ratio is 15.4x (80 % of it), tiny ones (5 us in FP32) only 1.8-2.4x (about 3 us each);
-// autocast's casts added 2.5-21 us of copy kernels per GEMM, about 2 us plus 4 % of the FP32
-// GEMM's time (3-66 % of it: the casts' bytes grow slower than the GEMM's FLOPs); elementwise kernels took
-// 0.82-0.86x their FP32 time in transformers (0.52x in a ResNet); normalization, reductions and
-// the optimizer's kernels 0.84-1.06x.
-inline constexpr double kBf16GemmEfficiency = 0.8;
-inline constexpr int64_t kBf16GemmFloorNs = 3000;
-inline constexpr int64_t kAutocastCastNs = 2000;
-inline constexpr double kAutocastCastShare = 0.04;
-inline constexpr double kBf16ElementwiseScale = 0.85;
-// Fused attention: PyTorch runs scaled_dot_product_attention in FP32 on its memory-efficient SIMT
-// kernels (fmha_cutlassF/B_f32) and in BF16 on flash / cuDNN tensor-core kernels. The same jobs'
-// FP32 and BF16 traces (testdata/whatif, H200): the BF16 kernels took 0.107x (gpt_fp32_naive sdpa),
-// 0.126x (loader_bound) and 0.169x (mask_nonzero) of the FP32 ones' time, 0.47x where they are tiny
-// (gpt_launch_bound, 11 us each in FP32). FP32 peak / (BF16 peak x this) = 0.126 on the H200's
-// measured ceilings: a fused attention reaches about half the share of the BF16 peak that a GEMM does.
-inline constexpr double kBf16AttentionEfficiency = 0.5;
-// Autocast's casts on the host (ReplayEdits::autocast_cast_ns; where they run: CastSite): the host
-// time autocast adds to a step, per cast it makes. Measured without the profiler by
-// scripts/autocast_host_cost.py --interleave 20 on the H200 machine (torch 2.11; MLPs of 4, 16 and 64
-// Linear+GELU layers, tiny tensors so that the host sets the step, FP32 and bf16 rounds alternated with
-// a probe of the host's speed before each; testdata/whatif/autocast_interleaved_h200.jsonl): medians
-// 29.6, 25.9 and 23.0 us per cast (19, 67 and 259 casts a step), 22-34 us at either host speed. The
-// validation jobs' bf16 traces agree in size: a cast 20-26 us traced, its backward node 23-37 us.
-inline constexpr int64_t kAutocastCastHostNs = 25900;
-
-// A kernel's fixed cost (launch, ramp-up, tail) that does not grow with its work: the shortest
-// kernels on an H200 run about this long (the same floor as kBf16GemmFloorNs).
-inline constexpr int64_t kKernelFixedNs = 3000;
-
-// A fused AdamW step reads 4 and writes 3 tensors per parameter in one pass; the unfused paths
-// (foreach or per parameter) make about 25 such accesses (12 passes over 1-3 tensors): the
-// optimizer's GPU work x 7/25.
-inline constexpr double kFusedOptimizerGpuScale = 7.0 / 25.0;
-// CUDA graphs need capturable=True for the optimizer. Adam's and AdamW's per-parameter loop
-// (foreach=False) then computes its bias corrections on the GPU: 22 kernels per parameter instead
-// of 8 (Adam 21 instead of 7), which adds 2.4-3.6 us of GPU time per kernel of the eager loop
-// (scripts/capturable_optimizer_cost.py on an H200, torch 2.11: 50 and 200 parameters of 1 Ki to
-// 1 Mi elements, the graph replay timed with CUDA events against the eager kernels' time; median
-// 2.9 us).
-inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
-// The foreach implementation, capturable, computes beta ** step per parameter (no multi-tensor
-// kernel for a scalar base): 2.2-2.5 kernels per parameter instead of 0.1-0.4, and the graph replay
-// takes 3.6, 5.5 and 8.3 us more GPU time per parameter than the eager foreach kernels at 4 Ki,
-// 256 Ki and 1 Mi elements a parameter (the same script, --impl foreach, 76 and 200 parameters,
-// AdamW and Adam alike; testdata/whatif/capturable_foreach_h200.jsonl): 3.6 us a parameter plus
-// 21 % of the eager optimizer's GPU time (3.6 + 0.21 x 0.3, 6.2 and 22.4 us: 3.7, 4.9 and 8.3).
-inline constexpr int64_t kCapturableForeachParamNs = 3600;
-inline constexpr double kCapturableForeachGpuScale = 1.21;
-// The model graphed alone (torch.cuda.make_graphed_callables, where GradScaler keeps the optimizer
-// step eager): each forward and backward pass still costs the host a graphed call's work, a fixed
-// part plus a part per parameter (an output detached, and an eager AccumulateGrad node that records
-// and waits for an event and launches the add into .grad). scripts/graphed_callables_cost.py on the
-// H200 machine (torch 2.11, fp16 autocast; stacks of 2, 8, 24 and 64 Linear+GELU layers, 4-128
-// parameters, tensors so small that the host sets the pace, 7 rounds alternating eager and graphed;
-// testdata/whatif/graphed_callables_h200.jsonl): 0.71, 1.19, 2.79 and 5.17 ms a graphed pass
-// (eager 1.23, 3.02, 9.33, 22.9 ms), least squares 715 us + 35.7 us per parameter. The fixed part
-// holds the small loss of the benchmark and its backward too.
-inline constexpr int64_t kGraphedPassNs = 715000;
-inline constexpr int64_t kGraphedParamNs = 35700;
-
-// Non-reentrant activation checkpointing (torch.utils.checkpoint(use_reentrant=False)) costs host
-// time besides the forward it re-runs: saved-tensor pack hooks and RNG state in forward, the unpack
-// and recomputation hooks in backward. scripts/checkpoint_host_cost.py on the H200 machine (torch
-// 2.11; stacks of 4 and 16 GPT or MLP blocks, FP32 and bf16, tiny tensors so that the host sets the
-// step; testdata/whatif/checkpoint_host_cost_h200.jsonl): 0.92-1.67 ms per checkpointed block,
-// median 1.08 ms, of which 0.27-0.58 ms in forward; un-profiled, on that machine's host.
-inline constexpr int64_t kCheckpointWrapperBlockNs = 1083000;
-
 // The DataLoader's worker pool. Its fetches waiting more than this share of the host's step mean the
 // pool sets the step (a batch every traced step); below it, the waits are jitter.
 inline constexpr double kLoaderLimitingShare = 0.05;
-// The loader_workers fix: a pool that sets the step gets this many times its workers; an in-process
-// loader (num_workers=0) gets kLoaderNewWorkers (the advice's num_workers), each producing a batch in
-// the time the training thread took.
-inline constexpr double kLoaderWorkerFactor = 2;
-inline constexpr int kLoaderNewWorkers = 8;
-// The host_work_off_thread fix: the host's own work moved into this many DataLoader workers.
-inline constexpr int kHostWorkWorkers = 4;
 
-// Adds the edit of a fix to `edits`: "bf16" (FP32/TF32 GEMMs at the BF16 rate of `c`, elementwise
-// kernels at half the bytes), "loader_workers", "no_host_syncs", "pinned_copies" (pageable at the
-// pinned rate of `c`), "cuda_graphs", "fused_optimizer", "straggler_at_median" (the rank with the
-// most compute per step at the median of the others: needs `run` with 3 or more ranks, or 2),
-// "no_checkpointing" (the recomputed forward removed), "micro_batch" (gradient accumulation's A
-// micro-batches as one: A from `run`'s job profile, else edits.micro_batch_merge as given).
-// False when the fix is unknown or what it needs is missing; `basis` says how the edit was made.
+// Adds the edit of the fix with this id (diagnosis/fixes/registry.h) to `edits`. False when the fix
+// is unknown or what it needs is missing; `basis` says how the edit was made.
 bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, ReplayEdits& edits, std::string& basis);
 
 // The fix a finding advises, by its id ("" for none the replay can edit).
 std::string_view fixOfFinding(std::string_view finding_id);
 
-// The ranking's category a fix removes time from: bf16 compute, loader_workers input, no_host_syncs
-// sync, pinned_copies copies, cuda_graphs and fused_optimizer host_launch (its gain is the launches
-// and host operators it removes), straggler_at_median communication; "" for an unknown fix.
+// The ranking's category a fix removes time from ("" for an unknown fix, or one that takes whatever
+// limits the step).
 std::string_view categoryOfFix(std::string_view fix);
 
 // Two fixes whose predicted steps are within this share of each other are not ordered: each plan

@@ -11,6 +11,10 @@
 
 #include "analysis/run_test_util.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/fixes/bf16.h"
+#include "diagnosis/fixes/cuda_graphs.h"
+#include "diagnosis/fixes/fused_optimizer.h"
+#include "diagnosis/fixes/no_checkpointing.h"
 
 namespace gpudoctor {
 namespace {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/rules/registry.h"
+#include "diagnosis/fixes/bf16.h"
 #include "diagnosis/what_if.h"
 
 namespace gpudoctor {

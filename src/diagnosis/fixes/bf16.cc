@@ -1,0 +1,72 @@
+// Fix `bf16`: bf16 autocast: FP32/TF32 GEMMs and FP32 fused attention at the BF16 rate of the ceilings, casts added.
+#include "diagnosis/fixes/bf16.h"
+
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "diagnosis/fixes/registry.h"
+
+namespace gpudoctor {
+namespace {
+
+// "N casts a step, " where autocast would cast in the run's traced steps (mean over ranks), or "".
+std::string castsPerStep(const RunAnalysis* run) {
+  if (!run) return "";
+  double casts = 0;
+  size_t windows = 0;
+  for (const RankAnalysis& r : run->ranks) {
+    for (const CastSite& c : r.autocast_casts) casts += c.casts;
+    windows += r.windows.size();
+  }
+  return windows ? fmt::format("{:.0f} casts a step in this trace, ", casts / static_cast<double>(windows)) : "";
+}
+
+class Bf16Fix : public Fix {
+ public:
+  std::string_view id() const override { return "bf16"; }
+  std::vector<std::string_view> answers() const override { return {"precision.fp32_gemm"}; }
+  std::string_view category() const override { return "compute"; }
+  bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {
+    const Ceilings* c = in.ceilings;
+    const RunAnalysis* run = in.run;
+    if (!c || c->peak(GemmPrecision::kFp32) <= 0 || c->peak(GemmPrecision::kBf16) <= 0) return false;
+    const double bf16 = c->peak(GemmPrecision::kBf16) * kBf16GemmEfficiency;
+    for (auto [k, p] : {std::pair{KernelClass::kGemmFp32Simt, GemmPrecision::kFp32},
+                        std::pair{KernelClass::kGemmTf32, GemmPrecision::kTf32}}) {
+      if (c->peak(p) <= 0) continue;
+      const size_t i = static_cast<size_t>(k);
+      ed.kernel_scale[i] = c->peak(p) / bf16 + kAutocastCastShare;
+      ed.kernel_floor_ns[i] = kBf16GemmFloorNs;
+      ed.kernel_add_ns[i] = kAutocastCastNs;
+    }
+    ed.attention_gemm_scale = 0.5;  // a head's K of 64-128: memory bound, half the bytes
+    // FP32 fused attention (SIMT) becomes a BF16 tensor-core one (flash / cuDNN).
+    ed.fused_attention_fp32_scale = c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
+    ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kAttentionFused)] = kBf16GemmFloorNs;
+    ed.autocast_cast_ns = kAutocastCastHostNs;
+    ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = kBf16ElementwiseScale;
+    basis = fmt::format(
+        "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
+        "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
+        "({}before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
+        "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f}, a materialized attention's batched "
+        "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
+        "list, FP32 master weights)",
+        100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
+        kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
+        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency,
+        kBf16ElementwiseScale);
+    return true;
+  }
+};
+
+}  // namespace
+
+const Fix& bf16Fix() {
+  static const Bf16Fix fix;
+  return fix;
+}
+
+}  // namespace gpudoctor
