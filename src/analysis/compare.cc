@@ -9,7 +9,7 @@
 
 #include "analysis/digest.h"
 #include "analysis/kernel_class.h"
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 
 namespace gpudoctor {
 

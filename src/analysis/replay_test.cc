@@ -1,7 +1,7 @@
 // The replay engine: the unmodified graph reproduces the traced steps of real traces (2 x H200,
 // scripts/make_traces.py, and the what-if validation jobs), and edits move the step the way the
 // dependencies say (host-bound steps do not care about faster kernels; GPU-bound ones do).
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 
 #include <gtest/gtest.h>
 

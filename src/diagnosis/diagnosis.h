@@ -27,7 +27,7 @@ struct StepWhatIf {
     std::string bound;
   };
   Parts traced_parts, unprofiled_parts;
-  // The step windows the replay covered, and the trace's (analysis/replay.h kReplayMaxSteps).
+  // The step windows the replay covered, and the trace's (analysis/replay/replay.h kReplayMaxSteps).
   int64_t steps_replayed = 0, steps_in_trace = 0;
   // The un-profiled step's critical path by category (ns per step; the parts add up to the step).
   std::vector<std::pair<std::string, double>> unprofiled_path;

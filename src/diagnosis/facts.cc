@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 
 namespace gpudoctor {
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "analysis/run_test_util.h"
 #include "analysis/trace_builder_test_util.h"
 #include "diagnosis/diagnosis.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "analysis/run_analysis.h"
 #include "model/ceilings.h"
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cmath>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 
 namespace gpudoctor {
 

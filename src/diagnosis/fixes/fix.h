@@ -1,4 +1,4 @@
-// A fix the what-if can apply: an edit of the replay graph (analysis/replay.h) that stands for a change
+// A fix the what-if can apply: an edit of the replay graph (analysis/replay/replay.h) that stands for a change
 // to the job, with the findings whose advice it is and the ranking category it takes time from. One
 // file per fix under diagnosis/fixes/, listed in fixes/registry.h; its measured constants live there.
 #pragma once
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "analysis/run_analysis.h"
 #include "model/ceilings.h"
 

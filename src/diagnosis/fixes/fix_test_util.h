@@ -16,7 +16,9 @@ inline Ceilings h200() { return *builtinCeilings("NVIDIA H200"); }
 inline bool applyFix(const Fix& f, const Ceilings* c, const RunAnalysis* run, ReplayEdits& ed) {
   std::string basis;
   const bool ok = f.edit({c, run}, ed, basis);
-  if (ok) EXPECT_FALSE(basis.empty()) << f.id();
+  if (ok) {
+    EXPECT_FALSE(basis.empty()) << f.id();
+  }
   return ok;
 }
 

@@ -1,0 +1,115 @@
+// One rank's GPU work as items (after the calls), each linked to its launch call and marked with what
+// the edits need: copies from pageable memory, FP32 fused attention, a materialized attention's
+// kernels, work inside the optimizer or a recomputed region or a CUDA graph; and the steps' launch spans.
+#include <algorithm>
+
+#include "analysis/breakdown.h"
+#include "analysis/replay/graph.h"
+
+namespace gpudoctor::replay_detail {
+
+// GPU work, and the launch call of each (-1: none recorded).
+void RankBuilder::collectGpuWork() {
+  nc = static_cast<uint32_t>(g.calls.size());
+  host_edges.reserve(3 * static_cast<size_t>(nc));
+  // GPU work, and the launch call of each (-1: none recorded).
+  g.ops.reserve(idx.gpu_work.size());
+  g.launch_item.assign(nc, -1);
+  g.work_count.assign(nc, 0);
+  // Per kernel name (the pool's id), whether it is FP32 fused attention: -1 not yet known.
+  std::vector<int8_t> fp32_attention(t.strings.size(), -1);
+  for (uint32_t w : idx.gpu_work) {
+    const Event& e = t.events[w];
+    uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
+    int32_t li = l != IdMap::kNone ? g.item_of[l] : -1;
+    if (li < 0 && e.start_ns >= g.host_cut) continue;  // launched past the windows replayed, or after them
+    const uint32_t j = static_cast<uint32_t>(g.calls.size() + g.ops.size());
+    g.item_of[w] = static_cast<int32_t>(j);
+    g.ops.push_back(w);
+    g.item_start.push_back(e.start_ns);
+    g.item_end.push_back(e.end_ns());
+    g.item_track.push_back(e.track);
+    g.launch_item.push_back(li);
+    uint16_t flags = e.collective ? RankGraph::kCollective : 0;
+    if (e.kind == EventKind::kMemcpy) {
+      const std::string_view name = t.strings.view(e.name);
+      if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) flags |= RankGraph::kPageableHtoD;
+    } else if (e.kind == EventKind::kKernel && idx.class_of_event[w] == KernelClass::kAttentionFused) {
+      int8_t& fp32 = fp32_attention[e.name];
+      if (fp32 < 0) fp32 = isFp32FusedAttentionKernel(t.strings.view(e.name)) ? 1 : 0;
+      if (fp32) flags |= RankGraph::kAttnFusedFp32;
+    }
+    if (li >= 0) {
+      uint16_t& lf = g.item_flags[static_cast<uint32_t>(li)];
+      lf |= RankGraph::kOwnsWork;
+      ++g.work_count[static_cast<uint32_t>(li)];
+      if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
+      if (lf & RankGraph::kInRecompute) flags |= RankGraph::kInRecompute;
+      if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
+      if (flags & RankGraph::kPageableHtoD) lf |= RankGraph::kLaunchesPageable;
+    }
+    g.item_flags.push_back(flags);
+  }
+  st.calls += static_cast<int64_t>(g.calls.size());
+  st.gpu_work += static_cast<int64_t>(g.ops.size());
+}
+
+void RankBuilder::launchSpans() {
+  {  // the steps' launch spans: each launching call to the step window its start falls in
+    std::vector<std::pair<int64_t, int64_t>> win;  // the windows' host ranges, by start
+    for (const StepWindow& w : g.windows)
+      win.push_back(w.annotated ? std::pair{w.cpu_begin_ns, w.cpu_end_ns} : std::pair{INT64_MIN, INT64_MAX});
+    std::sort(win.begin(), win.end());
+    std::vector<std::pair<int64_t, int64_t>> span(win.size(), {INT64_MAX, INT64_MIN});
+    for (uint32_t c = 0; c < nc; ++c) {
+      if (!(g.item_flags[c] & RankGraph::kOwnsWork)) continue;
+      const int64_t s = g.item_start[c];
+      auto it = std::upper_bound(win.begin(), win.end(), s, [](int64_t x, const auto& w) { return x < w.first; });
+      if (it == win.begin() || s >= std::prev(it)->second) continue;
+      auto& sp = span[static_cast<size_t>(std::prev(it) - win.begin())];
+      sp.first = std::min(sp.first, s), sp.second = std::max(sp.second, g.item_end[c]);
+    }
+    for (const auto& sp : span)
+      if (sp.first < sp.second) g.launch_spans.push_back(sp);
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& s : g.launch_spans)
+      if (!merged.empty() && s.first <= merged.back().second) merged.back().second = std::max(merged.back().second, s.second);
+      else merged.push_back(s);
+    g.launch_spans = std::move(merged);
+  }
+}
+
+void RankBuilder::markAttention() {
+  // A materialized attention: its batched GEMMs and softmax kernels (the unfused-attention class),
+  // and the score matrix's other kernels, up to 8 non-GEMM kernels between two of those on a stream.
+  {
+    constexpr size_t kMaxBetween = 8;
+    std::vector<std::vector<uint32_t>> pending(tracks);
+    std::vector<uint8_t> pending_gemm(tracks, 0), seen(tracks, 0);
+    std::vector<uint32_t> scores_of(nc, 0);
+    for (uint32_t j = nc; j < g.items(); ++j) {
+      const uint32_t ev = g.ops[j - nc];
+      const Event& e = t.events[ev];
+      if (e.kind != EventKind::kKernel) continue;
+      const uint32_t tr = e.track;
+      const KernelClass k = idx.class_of_event[ev];
+      if (k == KernelClass::kAttentionUnfused) {
+        g.item_flags[j] |= isGemmKernelName(t.strings.view(e.name)) ? RankGraph::kAttnGemm : RankGraph::kAttnScores;
+        if (seen[tr] && !pending_gemm[tr] && pending[tr].size() <= kMaxBetween)
+          for (uint32_t p : pending[tr]) g.item_flags[p] |= RankGraph::kAttnScores;
+        seen[tr] = 1;
+        pending[tr].clear();
+        pending_gemm[tr] = 0;
+      } else if (seen[tr]) {
+        if (isGemm(k)) pending_gemm[tr] = 1;
+        if (pending[tr].size() <= kMaxBetween) pending[tr].push_back(j);
+      }
+    }
+    for (uint32_t j = nc; j < g.items(); ++j)
+      if ((g.item_flags[j] & RankGraph::kAttnScores) && g.launch_item[j] >= 0) ++scores_of[g.launch_item[j]];
+    for (uint32_t c = 0; c < nc; ++c)
+      if (scores_of[c] > 0 && scores_of[c] == g.work_count[c]) g.item_flags[c] |= RankGraph::kLaunchesScores;
+  }
+}
+
+}  // namespace gpudoctor::replay_detail

@@ -1,0 +1,360 @@
+// The replay's graph (internal to analysis/replay/): edges and their kinds, one rank's items and the
+// host-side lookups the edits read (RankGraph), the model's state (ReplayModel::Impl) and the
+// builder of one rank's graph (RankBuilder). The public interface is analysis/replay/replay.h.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <array>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/replay/replay.h"
+
+namespace gpudoctor {
+namespace replay_detail {
+
+constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+// GPU and host timestamps come from different clocks: a sync call may appear to return up to this
+// long before the work it waited for ends.
+constexpr int64_t kClockToleranceNs = 2000;
+constexpr int64_t kCopyEndToleranceNs = 50000;
+// A cross-stream wait (cudaStreamWaitEvent) lets the waiting stream run within a few microseconds
+// of the producer's end; a start later than its launch and stream allow by more than this is
+// looked for among the other streams' ends.
+constexpr int64_t kUnexplainedWaitNs = 1000;
+constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
+// An inferred event wait whose waiting work started more than this before the awaited work ended
+// in the trace is not one (the GPU's timestamps are one clock).
+constexpr int64_t kEventWaitToleranceNs = 500;
+// A host thread idle this long between two calls, with no host event recorded meanwhile, is taken
+// to wait for the call of another thread that ended last before it resumed.
+constexpr int64_t kHandoffIdleNs = 20000;
+// A launch call this long waited for something: a launch costs 2-20 us even under the profiler.
+constexpr int64_t kQueueWaitMinNs = 200000;
+
+// Edge kinds: how an edge's offset follows from the edits (value[node] = max over edges of
+// value[pred] + offset; pred -1: the offset alone).
+enum EdgeKind : uint8_t {
+  kRoot,       // a start with nothing before it: its traced time
+  kRootSpan,   // a thread's first call: the thread's first host event's time (c) + the host time since
+  kLaunch,     // launch call's start -> its GPU work's start (the traced latency)
+  kStream,     // previous work on the stream -> this work
+  kCross,      // inferred cross-stream wait
+  kGpu,        // GPU work's start -> its end: its duration, edited (aux: item)
+  kHostGap,    // host time on the node's thread from `c` to the node's call's start, edited
+  kHostSplit,  // two host spans (aux: index into RankGraph::splits)
+  kCallDur,    // a call's start -> its end (aux: item; c: the part it waited, -1 none)
+  kSyncTail,   // a waiting call's start -> end: what it took after the wait ended (c)
+  kSyncAwait,  // the awaited GPU work's end -> the waiting call's end (c)
+  kJoin,       // a collective member's start -> another member's end (aux: index into joins)
+};
+// When an edge holds: always, only while synchronizing calls wait, only once they do not.
+// Edges that hold only with or without blocking waits: any sync (kIfWaits, kIfNoWaits), or a
+// synchronous copy from pageable memory (kIfCopyWaits, kIfNoCopyWaits).
+enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits, kIfCopyWaits, kIfNoCopyWaits };
+
+struct Edge {
+  uint32_t node;
+  int32_t pred;
+  int64_t c;
+  uint32_t aux;
+  uint16_t rank;
+  uint8_t kind, cond;
+};
+
+// An optimizer step's operators on a thread: [begin, end) and what two of its operators cost.
+struct OptRegion {
+  int64_t begin, end, kept_ns;
+};
+
+inline int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
+
+struct RankGraph {
+  const RankAnalysis* ra = nullptr;
+  // The step windows replayed: the first kReplayMaxSteps of the rank's (all of them in a trace of
+  // that many or fewer), and the host time from which nothing is replayed: the end of the window
+  // after the last one replayed (its calls stay, so the last step replayed has the launches that
+  // follow it), or none.
+  std::span<const StepWindow> windows;
+  int64_t host_cut = INT64_MAX;
+  uint16_t index = 0;                 // into RunAnalysis::ranks
+  uint32_t base = 0;                  // node id of item 0's start
+  std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
+  std::vector<int32_t> item_of;       // event -> item, -1
+  // Per track (index into RankTrace::tracks): a rank has tens of tracks, so plain vectors.
+  std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
+  std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
+  std::vector<std::vector<int64_t>> host_ends;        // ... and their ends, in the same order
+  // The same without Python frames (with_stack): what shows a thread working rather than waiting;
+  // a frame such as Tensor.backward spans the wait for autograd's thread.
+  std::vector<std::vector<int64_t>> work_starts, work_ends;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;  // multi-process fetches per thread
+  int64_t loader_handoff_ns = 0;  // the shortest multi-process fetch
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;  // the host's own work per thread (host_work.h)
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
+  // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
+  // that launches GPU work to its last one's end (any thread). Host work outside (logging, metrics,
+  // Python between steps) stays eager when the step is graphed.
+  std::vector<std::pair<int64_t, int64_t>> launch_spans;
+  // Autograd's AccumulateGrad nodes' starts per thread: one per parameter per backward pass.
+  std::vector<std::vector<int64_t>> accum_grad;
+  double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
+  int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
+  // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
+  // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
+  std::vector<std::vector<int64_t>> cast_at;
+  std::vector<std::vector<double>> cast_cum;
+  double castsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = cast_at[track];
+    const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(), b = std::lower_bound(v.begin(), v.end(), to) - v.begin();
+    return cast_cum[track][b] - cast_cum[track][a];
+  }
+  std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
+  std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
+  // kHostSplit spans: [0, 1) and [2, 3), and the recorded host events starting in each (4, 5)
+  std::vector<std::array<int64_t, 6>> splits;
+  std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
+  std::vector<uint32_t> item_track;
+  std::vector<int32_t> launch_item;  // per GPU-work item: its launch call's item, -1
+  // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
+  // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
+  // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
+  // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory).
+  std::vector<uint16_t> item_flags;
+  static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
+                            kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
+                            kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096,
+                            kLaunchesPageable = 8192;
+  std::vector<uint32_t> work_count;  // per call: the GPU work it launched
+  // The part of [from, to) inside the thread's loader ranges.
+  int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
+  // The part of [from, to) inside sorted, disjoint ranges.
+  static int64_t overlap(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t from, int64_t to) {
+    int64_t in = 0;
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    for (; it != v.end() && it->first < to; ++it) in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
+    return in;
+  }
+  // What [from, to) loses when the multi-process fetches in it stop waiting: each fetch keeps the
+  // hand-off of a ready batch (the shortest fetch), the rest of its overlap goes.
+  int64_t loaderWaitCut(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = loader_wait[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    int64_t cut = 0;
+    for (; it != v.end() && it->first < to; ++it) {
+      const int64_t len = it->second - it->first, in = std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
+      if (len > loader_handoff_ns && in > 0)
+        cut += static_cast<int64_t>(static_cast<double>(in) * static_cast<double>(len - loader_handoff_ns) / static_cast<double>(len));
+    }
+    return cut;
+  }
+  // The part of [from, to) inside the thread's optimizer steps' operators.
+  int64_t optOverlap(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = opt[track];  // sorted by begin, disjoint: from the last one starting before `from`
+    auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+    if (it != v.begin()) --it;
+    int64_t in = 0;
+    for (; it != v.end() && it->begin < to; ++it) in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+    return in;
+  }
+  bool inRecompute(uint32_t track, int64_t t) const {
+    const auto& v = recompute[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
+    return it != v.begin() && t < std::prev(it)->second;
+  }
+  // The optimizer region holding t on the thread, or null.
+  const OptRegion* optAt(uint32_t track, int64_t t) const {
+    const auto& v = opt[track];
+    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+    if (it == v.begin()) return nullptr;
+    --it;
+    return t < it->end ? &*it : nullptr;
+  }
+  // The recorded host events that start in [from, to) on a thread.
+  int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = host_starts[track];
+    return std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+  }
+  // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
+  // and less what the edits removed. events: eventsIn(track, from, to) where the caller has it (an
+  // edge keeps its count: the same in every replay), else < 0.
+  int64_t hostSpan(uint32_t track, int64_t from, int64_t to, const ReplayEdits& ed, int64_t events = -1) const {
+    if (to <= from) return to - from;
+    int64_t span = to - from;
+    if (ed.drop_recompute && !recompute[track].empty()) span -= overlap(recompute[track], from, to);
+    if (ed.drop_recompute && ed.checkpoint_block_ns > 0 && !ckpt_wrapper[track].empty()) {
+      const double share = std::min(1.0, ckpt_blocks_per_ns * static_cast<double>(ed.checkpoint_block_ns));
+      span = std::max<int64_t>(
+          0, span - std::llround(share * static_cast<double>(overlap(ckpt_wrapper[track], from, to))));
+    }
+    // The profiler's cost of the events that start in the gap ...
+    int64_t removal = 0;
+    if (ed.host_event_overhead_ns != 0)
+      removal = (events >= 0 ? events : eventsIn(track, from, to)) * profilerCost(ed.host_event_overhead_ns, ed);
+    const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
+    if (free_host || loader_off) {
+      int64_t in = loaderOverlap(track, from, to);
+      // Graphed: what stays eager is the loader, the host work outside the steps' launch spans and,
+      // where the optimizer cannot be captured, its step.
+      int64_t eager = 0;
+      if (free_host) {
+        eager = (to - from) - overlap(launch_spans, from, to) + (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0);
+        eager = std::min(eager, span - in);
+      }
+      const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
+      // ... of the part that stays, pro rata.
+      removal = span > 0 ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span)) : 0;
+      span = kept;
+    }
+    span = std::max<int64_t>(0, span - removal);
+    if (ed.drop_loader_waits && !loader_wait[track].empty()) span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
+    if (ed.host_work_off_thread && !own_work[track].empty()) span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
+    if (free_host && ed.graphed_param_ns > 0) {  // the graphed calls' own cost, per AccumulateGrad node
+      const auto& v = accum_grad[track];
+      span += (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
+    }
+    if (ed.fused_optimizer && !free_host && span > 0) {
+      // Host time inside optimizer regions scales to their kept share.
+      double cut = 0;
+      const auto& v = opt[track];
+      auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
+      if (it != v.begin()) --it;
+      for (; it != v.end() && it->begin < to; ++it) {
+        int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+        if (in > 0) cut += static_cast<double>(in) * (1 - keptShare(*it));
+      }
+      span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
+    }
+    if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
+      span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
+    if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends
+      const int64_t kept = loaderOverlap(track, from, to) + optOverlap(track, from, to);
+      const double passes = static_cast<double>(std::max<int64_t>(0, to - from - kept)) / static_cast<double>(to - from);
+      span -= std::llround(static_cast<double>(span) * passes * (1.0 - 1.0 / ed.micro_batch_merge));
+    }
+    if (index < ed.rank_host_scale.size() && ed.rank_host_scale[index] != 1.0)
+      span = static_cast<int64_t>(std::llround(static_cast<double>(span) * ed.rank_host_scale[index]));
+    return span;
+  }
+  // A profiler cost per event at this rank's host speed.
+  int64_t profilerCost(int64_t ns, const ReplayEdits& ed) const {
+    return index < ed.rank_profiler_scale.size() ? scaled(ns, ed.rank_profiler_scale[index]) : ns;
+  }
+  static double keptShare(const OptRegion& r) {
+    return r.end > r.begin ? std::min(1.0, static_cast<double>(r.kept_ns) / static_cast<double>(r.end - r.begin)) : 1.0;
+  }
+  uint32_t items() const { return static_cast<uint32_t>(calls.size() + ops.size()); }
+  uint32_t start(uint32_t item) const { return base + 2 * item; }
+  uint32_t end(uint32_t item) const { return base + 2 * item + 1; }
+  uint32_t itemOfNode(uint32_t node) const { return (node - base) / 2; }
+  int64_t startOf(uint32_t item) const { return item_start[item]; }
+  int64_t endOf(uint32_t item) const { return item_end[item]; }
+  uint32_t trackOf(uint32_t item) const { return item_track[item]; }
+  const Event& ev(uint32_t item) const {
+    return ra->trace->events[item < calls.size() ? calls[item] : ops[item - calls.size()]];
+  }
+};
+
+// The host-speed gauges' quantile (num/den of the way up) of their samples; 0 under 100 samples (a
+// graphed step: too few to tell the host's speed).
+inline int64_t gaugeQuantile(std::vector<int64_t>& v, size_t num, size_t den) {
+  if (v.size() < 100) return 0;
+  auto q = v.begin() + static_cast<std::ptrdiff_t>(v.size() * num / den);
+  std::nth_element(v.begin(), q, v.end());
+  return *q;
+}
+
+
+// GPU work the ranking counts as copies, communication or compute.
+inline PathCategory gpuCategory(const Event& e) {
+  if (e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset) return PathCategory::kCopies;
+  if (e.collective || e.hasRole(kRoleCollective)) return PathCategory::kCommunication;
+  return PathCategory::kCompute;
+}
+
+}  // namespace replay_detail
+
+using namespace replay_detail;  // inside gpudoctor: only analysis/replay/*.cc include this header
+
+struct ReplayModel::Impl {
+  std::string reason;  // not empty: unavailable
+  std::vector<RankGraph> graphs;
+  std::vector<std::vector<Edge>> parts;  // while building: each rank's host and GPU edges, the joins
+  std::vector<Edge> edges;  // in dependency order of their nodes, grouped by node
+  std::vector<uint32_t> first_edge;  // per node: its first edge, UINT32_MAX for none
+  std::vector<std::array<int64_t, 2>> joins;  // kJoin: the transfer time x, the member's GPU item
+  uint32_t nodes = 0;
+  ReplayGraphStats stats;
+
+  void buildRank(uint16_t rank, RankGraph& g);
+  bool order();
+  double scaleOf(uint16_t rank, uint32_t item, const ReplayEdits& ed) const;
+  int64_t offsetOf(const Edge& e, const ReplayEdits& ed) const;
+  // The category of an edge on the critical path, and the part of its offset that is input.
+  PathCategory categoryOf(const Edge& e) const;
+  Replay evaluate(const ReplayEdits& ed) const;
+};
+
+namespace replay_detail {
+
+// Builds one rank's part of the graph: its items (host calls and GPU work), the host-side ranges the
+// edits read, and the edges (replay/build.cc orchestrates the steps below, one concern per file).
+class RankBuilder {
+ public:
+  RankBuilder(RankGraph& g, uint16_t rank, ReplayGraphStats& stats);
+  // The host calls and ranges (host_events.cc), the GPU work and what marks it (gpu_work.cc), the
+  // waits the trace does not record (inferred_waits.cc), and the edges (gpu_edges.cc, host_edges.cc).
+  void hostRanges();
+  void scanHostEvents();
+  void optimizerRegions();
+  void collectGpuWork();
+  void launchSpans();
+  void markAttention();
+  void orderGpuWork();
+  void inferEventWaits();
+  void gpuEdges();
+  void hostEdges();
+
+  std::vector<Edge> host_edges, gpu_edges;
+  ReplayGraphStats gpu_stats;  // the GPU edges' counts (built on a thread of their own)
+
+ private:
+  int32_t launchOf(uint32_t op_item) const { return g.launch_item[op_item]; }
+  int64_t lastEndingBy(int64_t t_ns) const;
+  int32_t otherThreadCallEndedBy(uint32_t track, int64_t by, int64_t not_before) const;
+  bool mayHoldCall(const Event& op) const;
+  int32_t awaitedBy(uint32_t c) const;
+  int32_t queueSlotAwaitedBy(uint32_t c) const;
+  uint32_t eventCount(uint32_t track, int64_t from, int64_t to) const {
+    return to <= from ? 0u : static_cast<uint32_t>(g.eventsIn(track, from, to));
+  }
+  void callEdges(uint32_t track);
+  void addHost(uint32_t node, int32_t pred, uint8_t kind, int64_t c, uint32_t aux = 0, uint8_t cond = kAlways) {
+    host_edges.push_back({node, pred, c, aux, rank, kind, cond});
+  }
+
+  RankGraph& g;
+  const uint16_t rank;
+  ReplayGraphStats& st;
+  const RankTrace& t;
+  const TraceIndex& idx;
+  const size_t tracks;
+  uint32_t nc = 0;  // host call items: [0, nc); GPU work items follow
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops;    // top-level operators per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> opt_ranges;  // optimizer steps per thread
+  int64_t launch_min = 0;             // the smallest usual launch-to-start delay
+  std::vector<uint32_t> by_end;       // GPU work items by end
+  std::vector<uint32_t> calls_by_end; // call items by end
+  std::vector<int32_t> last_own_op, first_own_op;  // per call: its last-ending and first-starting work
+  std::vector<std::pair<uint32_t, uint32_t>> event_waits;  // (waiting work, the work it waits for)
+};
+
+}  // namespace replay_detail
+}  // namespace gpudoctor
