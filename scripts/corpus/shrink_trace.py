@@ -7,6 +7,7 @@ Keeps, with names and fields exactly as they are:
   - GPU events (kernel, gpu_memcpy, gpu_memset, gpu_user_annotation) launched by a kept runtime call
     (same correlation id), or inside the window when they have no correlation;
   - the launch flows (ac2g) of kept launches.
+The 2021 format's categories (Operator, Runtime, Kernel, Memcpy, Memset, async flows) likewise.
 Drops python_function events (most of a with_stack trace) and everything outside the window.
 
 The window is the first --steps ProfilerStep#N spans (the whole trace without steps), ending early
@@ -19,8 +20,11 @@ import argparse
 import gzip
 import json
 
-HOST = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
-GPU = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
+# Event categories, lower-cased; the second spelling of each is the 2021 Kineto format's.
+HOST = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "operator", "runtime"}
+LAUNCH = {"cuda_runtime", "cuda_driver", "runtime"}
+GPU = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"}
+FLOW = {"ac2g", "async"}
 
 
 def load(path):
@@ -65,7 +69,7 @@ def step_window(events, steps):
 def cap_window(events, window, max_kernels):
     """The window, ending at the launch of its max_kernels-th kernel when it launches more."""
     lo, hi = window
-    launch_ts = {correlation(e): float(e["ts"]) for e in events if cat(e) in ("cuda_runtime", "cuda_driver")}
+    launch_ts = {correlation(e): float(e["ts"]) for e in events if cat(e) in LAUNCH}
     launches = sorted(t for t in (launch_ts.get(correlation(e), float(e.get("ts", 0)))
                                   for e in events if e.get("ph") == "X" and cat(e) == "kernel") if lo <= t <= hi)
     if len(launches) > max_kernels:
@@ -82,7 +86,7 @@ def shrink(trace, steps, max_kernels):
     lo, hi = cap_window(events, window, max_kernels)
     inside = lambda e: lo <= float(e.get("ts", 0)) <= hi
     kept_host = [e for e in events if e.get("ph") == "X" and cat(e) in HOST and inside(e)]
-    launched = {correlation(e) for e in kept_host if cat(e) in ("cuda_runtime", "cuda_driver")}
+    launched = {correlation(e) for e in kept_host if cat(e) in LAUNCH}
     launched.discard(None)
     out = [e for e in events if e.get("ph") == "M"]
     for e in events:
@@ -91,7 +95,7 @@ def shrink(trace, steps, max_kernels):
             keep = inside(e)
         elif e.get("ph") == "X" and c in GPU:
             keep = correlation(e) in launched if correlation(e) is not None else inside(e)
-        elif c == "ac2g":
+        elif c in FLOW:
             keep = e.get("id") in launched
         else:
             keep = False

@@ -77,7 +77,7 @@ std::string_view firstTemplateArg(std::string_view ln) {
 // An FP32 tensor-op tile (s1688 / s16816: single-precision data on tensor cores) is TF32 unless
 // the name says its inputs are half ("cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4", A100).
 bool tf32Tile(std::string_view ln) {
-  return (has(ln, "s1688") || has(ln, "s16816")) && !has(ln, "f16");
+  return (has(ln, "s1688") || has(ln, "s16816")) && !has(ln, "f16") && !has(ln, "fp16") && !has(ln, "half");
 }
 
 KernelClass gemmPrecision(std::string_view ln, std::string_view dtype) {
@@ -186,8 +186,9 @@ bool reductionKernel(std::string_view ln) {
 // MIOpen's tensor ops (SubTensorOpWithScalar1d, ...) and cuDNN's scalePackedTensor are pointwise.
 bool elementwiseKernel(std::string_view ln) {
   return has(ln, "elementwise") || has(ln, "functor") || has(ln, "fill") || has(ln, "memset") || has(ln, "index") ||
-         has(ln, "indices") || has(ln, "gather") || has(ln, "scatter") || has(ln, "embedding") || has(ln, "subtensorop") ||
-         has(ln, "scalepackedtensor") || startsWith(ln, "scal_kernel") || has(ln, "triton_poi");
+         has(ln, "indices") || has(ln, "gather") || has(ln, "scatter") || has(ln, "embedding") ||
+         has(ln, "subtensorop") || has(ln, "scalepackedtensor") || startsWith(ln, "scal_kernel") ||
+         has(ln, "triton_poi");
 }
 
 // Classes by the kernel name alone, after communication, attention and GEMMs.

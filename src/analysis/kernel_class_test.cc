@@ -143,12 +143,20 @@ TEST(ClassifyKernel, MoeMatmulsWithFp4Weights) {
 }
 
 // cuDNN 7-era convolutions and batch norm on V100 / RTX 2080 Ti in FP32 (manifest
-// hta_v100_resnet_ns, param_rtx2080ti_resnet): convolutions count as FP32 GEMMs, batch norm as
-// normalization, so a plain FP32 CNN shows its convolution time to the precision rules.
+// hta_v100_resnet_ns, param_rtx2080ti_resnet, kineto_v100_resnet50): convolutions count as FP32
+// GEMMs, batch norm as normalization, so a plain FP32 CNN shows its convolution time to the
+// precision rules.
 TEST(ClassifyKernel, OlderCudnnConvolutionsAndBatchNorm) {
-  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "aten::cudnn_convolution",
-               "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1",
+               "aten::cudnn_convolution", "");
   EXPECT_CLASS(KernelClass::kGemmFp32Simt, "cudnn_turing_scudnn_128x64_stridedB_splitK_xregs_large_nn_v1", "", "");
+  // The 2021 Kineto sample's ResNet-50 (manifest kineto_v100_resnet50), without operators.
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "volta_scudnn_128x128_stridedB_splitK_medium_nn_v1", "", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "void implicit_convolve_sgemm<float, float, 128, 6, 7, 3, 3, 5, 1, false, true, true>(int, int, int, "
+               "float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, "
+               "int, float const*, float const*, bool, int, int)",
+               "", "");
   EXPECT_CLASS(KernelClass::kGemmFp32Simt,
                "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, "
                "float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, "

@@ -52,9 +52,10 @@ bool contains(std::string_view s, std::string_view w) { return s.find(w) != std:
 
 // DeepEP declares deep_ep::intranode::dispatch, deep_ep::internode_ll::combine, ... (its
 // csrc/kernels/api.cuh); DeepSeek's public training trace (deepseek-ai/profile-data train.json)
-// spells the same kernels dpsk::ep::internode::dispatch, ::combine, ::notify_dispatch, ::cached_notify. The transport namespace (intranode over NVLink,
-// internode over RDMA, internode_ll / low_latency) and the verb are what they share; a layout
-// kernel (get_dispatch_layout, in another namespace) computes and is not matched.
+// spells the same kernels dpsk::ep::internode::dispatch, ::combine, ::notify_dispatch and
+// ::cached_notify. The transport namespace (intranode over NVLink, internode over RDMA,
+// internode_ll / low_latency) and the verb are what they share; a layout kernel
+// (get_dispatch_layout, in another namespace) computes and is not matched.
 bool isExpertParallelKernel(std::string_view name) {
   std::string_view q = qualifiedName(name);
   size_t last = q.rfind("::");
