@@ -82,7 +82,8 @@ bool tf32Tile(std::string_view ln) {
 
 KernelClass gemmPrecision(std::string_view ln, std::string_view dtype) {
   if (has(ln, "e4m3") || has(ln, "e5m2") || has(ln, "fp8") || has(ln, "f8f8")) return KernelClass::kGemmFp8;
-  if (has(ln, "tf32")) return KernelClass::kGemmTf32;
+  // CUTLASS's type is cutlass::tfloat32_t (in cuDNN's mangled ImplicitGemmConvolution kernels).
+  if (has(ln, "tf32") || has(ln, "tfloat32")) return KernelClass::kGemmTf32;
   if (has(ln, "bf16") || has(ln, "bfloat16")) return KernelClass::kGemmBf16;
   if (tf32Tile(ln)) return KernelClass::kGemmTf32;
   // SIMT GEMMs, and cuDNN's single-precision SIMT convolutions (cudnn_volta_scudnn_*).
