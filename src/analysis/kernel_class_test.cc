@@ -43,7 +43,7 @@ TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
   EXPECT_TRUE(isCommunication(KernelClass::kCommOther));
   EXPECT_TRUE(isCommunication(KernelClass::kNccl));
   EXPECT_FALSE(isCommunication(KernelClass::kElementwise));
-  EXPECT_EQ(commKernelLibrary("void deep_ep::intranode::combine<bf16>(x)"), "deepep");
+  EXPECT_EQ(commKernelLibrary("void deep_ep::intranode::combine<bf16>(x)"), "expert_parallel");
   EXPECT_EQ(commKernelLibrary("ncclDevKernel_Generic"), "nccl");
   // A name that merely mentions a library is not its kernel.
   EXPECT_EQ(commKernelLibrary("void at::native::deep_ep_like_elementwise(float*)"), "");
@@ -58,6 +58,237 @@ TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
     EXPECT_GE(p[i].prefix.size(), 5u);
     EXPECT_FALSE(p[i].note.empty());
   }
+}
+
+// Expert-parallel kernels by their structure, not one namespace: DeepSeek's training trace spells
+// DeepEP's kernels dpsk::ep::internode:: (manifest: deepseek_h800_train), where they are 46 % of
+// kernel time. Its layout kernel (dpsk::ep::cuda::get_dispatch_layout) computes.
+TEST(ClassifyKernel, ExpertParallelKernelsByStructure) {
+  EXPECT_CLASS(KernelClass::kCommOther,
+               "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, f"
+               "loat*, bool const*, int4 const*, float const*, int4 const*, int4 const*, int cons"
+               "t*, int const*, dpsk::ep::internode::SourceMeta const*, int const*, int const*, i"
+               "nt const*, int, int, int, int, void*, int, int, void**, int, int, int, int, int*)",
+               "", "");
+  EXPECT_CLASS(KernelClass::kCommOther,
+               "void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*, int, int, int const*, int "
+               "const*, int*, void*, void**, int**, int, int, int, int*, bool, int)",
+               "", "");
+  EXPECT_CLASS(KernelClass::kCommOther,
+               "void dpsk::ep::internode::notify_dispatch<false, 8>(int const*, long*, int, int c"
+               "onst*, int*, int const*, int*, int, bool const*, int, int, int, int, int, int, in"
+               "t, int*, int*, int*, int*, void*, void**, int**, int, int, int*, int)",
+               "", "");
+  EXPECT_TRUE(isExpertParallelKernel("void dpsk::ep::internode::dispatch<false, 8, false, 8>(int4*, float*, long*, floa"
+               "t*, dpsk::ep::internode::SourceMeta*, int4 const*, float const*, long const*, flo"
+               "at const*, int*, int*, int*, int*, int const*, int const*, int const*, int const*"
+               ", int, int, int, int, int, bool const*, void*, int, int, void**, int, int, int, i"
+               "nt, int*)"));
+  EXPECT_FALSE(isExpertParallelKernel(
+      "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)"));
+  // MoE routing outside a transport namespace is not communication (tracelens_mi300x_vllm_decode_full_replay).
+  EXPECT_FALSE(isExpertParallelKernel("_combined_routing_compute"));
+}
+
+// ROCm's hipBLASLt / rocBLAS GEMMs (Tensile "Cijk_" names): precision from the type code after the
+// two index tokens. MI300X: manifest tracelens_mi300x_sglang_qwen3_8b_prefilldecode (BBS) and
+// tracelens_mi300x_falconsai (B_BS); FP32: hta_mi250_minitoy_train (SB), tracelens_mi300x_qwen1.5_0.5b (S_B).
+TEST(ClassifyKernel, RocmTensileGemms) {
+  EXPECT_CLASS(KernelClass::kGemmBf16,
+               "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_"
+               "CLR1_CADS0_DTLA0_DTLB0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMBSK_GLS0_ISA942_IU1_K1_"
+               "LDSTI0_LBSPPA1024_LBSPPB256_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_MIAV0_MIWT8_6_MO40_NTn1_NTA0_NTB0_"
+               "NTC0_NTD4_NTM0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW8_SK0_SKFTR0_"
+               "SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_USFGROn1_VSn1_VWA8_VWB2_WSGRA0_WSGRB0_WS64_WG32_8_1",
+               "", "");
+  EXPECT_CLASS(KernelClass::kGemmBf16,
+               "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x128_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_"
+               "CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_GLS0_ISA942_IU1_K1_LBSPPA512_LBSPPB256_"
+               "LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_MIAV0_MIWT2_1_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPBS16_NLCA1_"
+               "NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW2_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_"
+               "USFGROn1_VSn1_VWA2_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1",
+               "aten::addmm", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_"
+               "CADS0_EPS0_GRVWA2_GRVWB2_GSUAMB_ISA90a_IU1_K1_LBSPPA128_LBSPPB128_LBSPPM0_LPA8_LPB8_LPM0_LRVW4_LWPMn1_"
+               "MIAV0_MIWT1_1_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPBS2_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO1_"
+               "SRVW0_SSO0_SVW1_TLDS1_USFGROn1_VSn1_VWA1_VWB1_WSGRA1_WSGRB1_WS64_WG64_4_1",
+               "aten::addmm", "float");
+  // A batched GEMM issued by aten::bmm is a hand-written attention's, on ROCm as on CUDA.
+  EXPECT_CLASS(KernelClass::kAttentionUnfused,
+               "Cijk_Ailk_Bljk_S_B_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_"
+               "CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA2_GRVWB2_GSUAMB_GLS0_ISA942_IU1_K1_LBSPPA256_LBSPPB512_"
+               "LBSPPM0_LPA16_LPB8_LPM0_LRVW4_LWPMn1_MIAV0_MIWT1_1_MO40_NTn1_NTA4_NTB0_NTC0_NTD4_NTM0_NEPBS16_NLCA1_"
+               "NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW1_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_"
+               "USFGROn1_VSn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG16_4_4",
+               "aten::bmm", "float");
+}
+
+// MoE matmuls with MXFP4 weights: Triton's _matmul_ogs on MI300X (manifest
+// tracelens_mi300x_vllm_decode_full_replay) and TensorRT-LLM's bmm_ kernels on B200
+// (tracelens_b200_eager), read by their activations' type.
+TEST(ClassifyKernel, MoeMatmulsWithFp4Weights) {
+  EXPECT_CLASS(KernelClass::kGemmBf16, "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1", "", "");
+  EXPECT_CLASS(KernelClass::kGemmBf16, "_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu", "", "");
+  EXPECT_CLASS(KernelClass::kGemmFp8,
+               "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_"
+               "schedP2x1x2x3_biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f",
+               "vllm::moe_forward", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kGemmBf16,
+               "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_"
+               "transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f",
+               "vllm::moe_forward", "c10::BFloat16");
+  // The scatter after the matmul is not a GEMM (tracelens_mi300x_vllm_decode_full_replay).
+  EXPECT_CLASS(KernelClass::kElementwise, "_finalize_matmul_scatter_bf16", "", "");
+}
+
+// cuDNN 7-era convolutions and batch norm on V100 / RTX 2080 Ti in FP32 (manifest
+// hta_v100_resnet_ns, param_rtx2080ti_resnet, kineto_v100_resnet50): convolutions count as FP32
+// GEMMs, batch norm as normalization, so a plain FP32 CNN shows its convolution time to the
+// precision rules.
+TEST(ClassifyKernel, OlderCudnnConvolutionsAndBatchNorm) {
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1",
+               "aten::cudnn_convolution", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "cudnn_turing_scudnn_128x64_stridedB_splitK_xregs_large_nn_v1", "", "");
+  // The 2021 Kineto sample's ResNet-50 (manifest kineto_v100_resnet50), without operators.
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt, "volta_scudnn_128x128_stridedB_splitK_medium_nn_v1", "", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "void implicit_convolve_sgemm<float, float, 128, 6, 7, 3, 3, 5, 1, false, true, true>(int, int, int, "
+               "float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, "
+               "int, float const*, float const*, bool, int, int)",
+               "", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, "
+               "float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, "
+               "int, int, int)",
+               "aten::convolution_backward", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "void wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*, int, float*, "
+               "float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)",
+               "aten::convolution_backward", "");
+  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
+               "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::"
+               "WinogradDataParams<float, float>)",
+               "aten::cudnn_convolution", "");
+  EXPECT_CLASS(KernelClass::kNormalization,
+               "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>(cudnnTensorStruct, float "
+               "const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, "
+               "float*, float, float)",
+               "aten::cudnn_batch_norm", "");
+  EXPECT_CLASS(KernelClass::kNormalization,
+               "void cudnn::bn_bw_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_bw_1C11_args<float>)",
+               "aten::cudnn_batch_norm_backward", "");
+  // Layout transposes around a convolution are copies (hta_a100_nccl_resnet); pooling is a reduction.
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::"
+               "ops::nchw2nhwc_params_t<float>, float const*, float*)",
+               "aten::convolution_backward", "");
+  EXPECT_CLASS(KernelClass::kReduction,
+               "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>(float const*, long const*, "
+               "int, long, long, long, int, int, int, int, int, int, int, int, int, int, float*)",
+               "aten::max_pool2d_with_indices_backward", "float");
+}
+
+// On Ampere an FP32 GEMM on tensor cores is TF32: CUTLASS's s1688 tiles on float data (manifest
+// hta_a100_negative_queue), whatever the operator's dtype says.
+TEST(ClassifyKernel, Tf32TensorOpTilesOnFloat) {
+  const char* s1688 =
+      "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_"
+      "16x6_nn_align4::Params)";
+  EXPECT_CLASS(KernelClass::kGemmTf32, s1688, "", "");
+  EXPECT_CLASS(KernelClass::kGemmTf32, s1688, "aten::mm", "float");
+  // cuDNN's CUTLASS convolutions spell the type cutlass::tfloat32_t in their mangled names: an FP32
+  // ResNet on the H200 (testdata/whatif/resnet_fp32__base), TF32 by PyTorch's cuDNN default.
+  const char* tfloat32 =
+      "_ZN17cutlass__5x_cudnn6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock22ImplicitGemmMu"
+      "ltistageINS_4gemm9GemmShapeILi64ELi64ELi32EEENS4_52Conv2dWgradOutputGradientTileAccessIteratorOptimizedI"
+      "NS_11MatrixShapeILi64ELi32EEENS_10tfloat32_tENS_9transform29PitchLinearWarpRakedThreadMapINS_16PitchLine"
+      "arShapeILi64ELi32EEELi128ENSF_ILi8ELi4EEELi4EEENS_12AlignedArrayISC_Li4ELi16EEEEENSD_11threadblock25Regu"
+      "larTileAccessIteratorISB_SC_NS_6layout40ColumnMajorTensorOpMultiplicandCongruousILi32ELi32EEELi1ESI_Li16"
+      "EEELNS_4arch14CacheOperation4KindE0ENS4_48Conv2dWgradActivationTileAccessIteratorOptimizedINSA_ILi32ELi6"
+      "4EEESC_SI_SK_EENSN_ISW_SC_NSO_37RowMajorTensorOpMultiplicandCongruousILi32ELi32EEELi0ESI_Li16EEELSU_0ENS"
+      "6_11threadblock9MmaPolicyINS6_4warp11MmaTensorOpINS7_ILi32ELi32ELi32EEESC_SQ_SC_SZ_fNSO_8RowMajorENS13_1"
+      "7MmaTensorOpPolicyINSS_3MmaINS7_ILi16ELi8ELi8EEELi32ESC_S16_SC_NSO_11ColumnMajorEfS16_NSS_13OpMultiplyAd"
+      "dEEENSA_ILi1ELi1EEEEELi1ELb0EbEENSA_ILi0ELi0EEES1G_Li1EEELi5EbEENS_8epilogue11threadblock8EpilogueIS8_S1"
+      "F_Li1ENS1K_22PredicatedTileIteratorINS1K_26OutputTileOptimalThreadMapINS1K_15OutputTileShapeILi64ELi8ELi"
+      "2ELi1ELi1EEENS1O_ILi1ELi4ELi1ELi1ELi4EEELi128ELi4ELi32EEEfLb0ENSO_9NoPermuteELb0EEENS1J_4warp24FragmentI"
+      "teratorTensorOpIS15_S19_fNS_5ArrayIfLi4ELb1EEES16_EENS1U_20TileIteratorTensorOpIS15_S19_fS16_EENS1K_18Sh"
+      "aredLoadIteratorINS1R_18CompactedThreadMapEfLi16EEENS1J_6thread17LinearCombinationIfLi4EffLNS24_9ScaleTy"
+      "pe4KindE0ELNS_15FloatRoundStyleE2EEENSA_ILi0ELi8EEELi2ELi1EEENS11_30GemmIdentityThreadblockSwizzleILi4EE"
+      "ELNS1_8OperatorE2ENS1_17Conv2dProblemSizeELNS1_9GroupModeE0EEEEEvNT_6ParamsE";
+  EXPECT_CLASS(KernelClass::kGemmTf32, tfloat32, "aten::convolution_backward", "float");
+  // The same tile on bf16 data says so (tracelens_h100_falconsai's cuDNN fprop).
+  EXPECT_CLASS(KernelClass::kGemmBf16,
+               "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_"
+               "align8>(cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8::Params)",
+               "aten::cudnn_convolution", "c10::BFloat16");
+}
+
+// MIOpen, CK and the ROCm serving kernels (manifest tracelens_mi300x_xdit_flux_aiter_sage,
+// tracelens_mi300x_resnet_act_ckpt, tracelens_mi300x_normalization, tracelens_mi210_gpu_only,
+// tracelens_mi300x_sglang_qwen3_8b_decode, tracelens_mi300x_qwen1.5_0.5b).
+TEST(ClassifyKernel, RocmLibraryKernels) {
+  EXPECT_CLASS(KernelClass::kGemmBf16,
+               "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64_tb1x8x2x1_"
+               "1x4x1x64_gkgs",
+               "aten::miopen_convolution", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kNormalization, "MIOpenBatchNormFwdTrainSpatialMeanVariance", "aten::miopen_batch_norm",
+               "float");
+  EXPECT_CLASS(KernelClass::kElementwise, "SubTensorOpWithScalar1d", "aten::convolution_backward", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kCopy, "Im2d2Col_v2", "aten::miopen_convolution", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kCopy, "batched_transpose_256x4_half", "", "");
+  EXPECT_CLASS(KernelClass::kAttentionFused, "attn_fwd", "", "");
+  EXPECT_CLASS(KernelClass::kAttentionFused, "sage_fwd", "Torch-Compiled Region: 0/0", "");
+  EXPECT_CLASS(KernelClass::kElementwise,
+               "_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_"
+               "PS4_i",
+               "", "");
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void (anonymous namespace)::store_kvcache<2048l, 4, false, long>((anonymous namespace)::"
+               "StoreKVCacheParams)",
+               "", "");
+  // Group norm's arithmetic kernels are named for the arithmetic: the operator tells.
+  EXPECT_CLASS(KernelClass::kNormalization,
+               "void at::native::(anonymous namespace)::ComputeFusedParamsCUDAKernel<float>(long, long, long, float "
+               "const*, float const*, float const*, float const*, at::AccumulateType<float, true>::type*, "
+               "at::AccumulateType<float, true>::type*)",
+               "aten::native_group_norm", "float");
+}
+
+// Inductor's kernels list the operators they fuse: an attention named there is not a fused
+// attention kernel (manifest tracelens_mi300x_xdit_sd35).
+TEST(ClassifyKernel, InductorKernelsAreNotAttentionByTheirFusedOps) {
+  EXPECT_CLASS(KernelClass::kCopy, "triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10",
+               "triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10", "c10::BFloat16");
+}
+
+// Arguments are not the kernel's name: FBGEMM's embedding kernels take an fbgemm_gpu::FixedDivisor
+// (manifest hta_a100_trace_diff_control), which is no GEMM; casts to FP8 are copies (deepseek_h800_train).
+TEST(ClassifyKernel, ArgumentTypesDoNotClassify) {
+  EXPECT_CLASS(KernelClass::kElementwise,
+               "void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long,"
+               " 2ul>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, a"
+               "t::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, at::Gene"
+               "ricPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>, at::GenericPack"
+               "edTensorAccessor<int, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAc"
+               "cessor<long, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<in"
+               "t, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, a"
+               "t::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, at::Restri"
+               "ctPtrTraits, int>, long, at::GenericPackedTensorAccessor<int, 1ul, at::RestrictPt"
+               "rTraits, int>, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits,"
+               " int>)",
+               "", "");
+  EXPECT_TRUE(isGemmKernelName("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_"
+               "80_tensorop_s1688gemm_64x64_16x6_nn_align4::Params)"));
+  EXPECT_FALSE(isGemmKernelName("void bounds_check_indices_kernel<long, false>(at::GenericPackedTensorAccessor<lon"
+               "g, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, a"
+               "t::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, at::Restri"
+               "ctPtrTraits, int>, int const*, long, at::GenericPackedTensorAccessor<long, 1ul, a"
+               "t::RestrictPtrTraits, int>, fbgemm_gpu::FixedDivisor)"));
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void cuda::per_token_cast_to_fp8_with_channels<__nv_bfloat16, 128, false, 128, false>(__nv_bfloat16 "
+               "const*, int, unsigned char*, float*, int, int, int, int, bool, float, __nv_fp8_interpretation_t)",
+               "", "");
 }
 
 TEST(ClassifyKernel, HopperGemmTakesPrecisionFromTheOperator) {

@@ -1,5 +1,6 @@
 #include "model/comm_kernels.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace gpudoctor {
@@ -9,11 +10,8 @@ namespace {
 constexpr CommKernelPattern kPatterns[] = {
     {"nccl", "ncclDevKernel", "NCCL >= 2.19 (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...)"},
     {"nccl", "ncclKernel", "NCCL < 2.19 (ncclKernel_AllReduce_RING_LL_Sum_float, ...)"},
-    // DeepEP's namespaces (csrc/kernels/api.cuh): intranode (NVLink), internode (RDMA + NVLink),
-    // internode_ll (low latency); deep_ep::layout:: (get_dispatch_layout) is computation, not listed.
-    {"deepep", "deep_ep::intranode::", "DeepEP over NVLink (dispatch, combine, notify_dispatch, cached_notify_*)"},
-    {"deepep", "deep_ep::internode::", "DeepEP over RDMA + NVLink (NVSHMEM)"},
-    {"deepep", "deep_ep::internode_ll::", "DeepEP's low-latency kernels (pure RDMA, NVSHMEM IBGDA)"},
+    // Expert-parallel dispatch/combine kernels (DeepEP and the like) are matched by their structure
+    // instead of one namespace: isExpertParallelKernel below.
     {"nvshmem", "nvshmemi_", "NVSHMEM's on-stream collectives and barriers (nvshmemi_*_kernel)"},
     {"nvshmem", "nvshmemxi_", "NVSHMEM's on-stream collectives (nvshmemxi_*)"},
     // PyTorch symmetric memory (torch.ops.symm_mem.*): PyTorch 2.11 names them in an anonymous
@@ -38,7 +36,35 @@ std::string_view commKernelLibrary(std::string_view n) {
   if (n.substr(0, 5) == "void ") n.remove_prefix(5);
   for (const auto& p : kPatterns)
     if (n.substr(0, p.prefix.size()) == p.prefix) return p.library;
+  if (isExpertParallelKernel(n)) return "expert_parallel";
   return {};
+}
+
+namespace {
+// The qualified name before its template or argument list: "a::b::f" of "a::b::f<1>(int)".
+std::string_view qualifiedName(std::string_view n) {
+  if (n.substr(0, 5) == "void ") n.remove_prefix(5);
+  return n.substr(0, std::min(n.find('<'), n.find('(')));
+}
+
+bool contains(std::string_view s, std::string_view w) { return s.find(w) != std::string_view::npos; }
+}  // namespace
+
+// DeepEP declares deep_ep::intranode::dispatch, deep_ep::internode_ll::combine, ... (its
+// csrc/kernels/api.cuh); DeepSeek's public training trace (deepseek-ai/profile-data train.json)
+// spells the same kernels dpsk::ep::internode::dispatch, ::combine, ::notify_dispatch and
+// ::cached_notify. The transport namespace (intranode over NVLink, internode over RDMA,
+// internode_ll / low_latency) and the verb are what they share; a layout kernel
+// (get_dispatch_layout, in another namespace) computes and is not matched.
+bool isExpertParallelKernel(std::string_view name) {
+  std::string_view q = qualifiedName(name);
+  size_t last = q.rfind("::");
+  if (last == std::string_view::npos) return false;
+  std::string_view scope = q.substr(0, last + 2), fn = q.substr(last + 2);
+  const bool transport = contains(scope, "::intranode::") || contains(scope, "::internode::") ||
+                         contains(scope, "::internode_ll::") || contains(scope, "::low_latency::");
+  const bool verb = contains(fn, "dispatch") || contains(fn, "combine") || contains(fn, "notify");
+  return transport && verb && !contains(fn, "layout");
 }
 
 }  // namespace gpudoctor

@@ -8,7 +8,7 @@
 namespace gpudoctor {
 
 struct CommKernelPattern {
-  std::string_view library;  // short name: "nccl", "deepep", ...
+  std::string_view library;  // short name: "nccl", "nvshmem", ...
   std::string_view prefix;   // the demangled name starts with it (after an optional "void ")
   std::string_view note;     // where the names come from
 };
@@ -16,7 +16,13 @@ struct CommKernelPattern {
 // The table, in match order.
 const CommKernelPattern* commKernelPatterns(size_t* count);
 
-// The library whose communication kernel this is; empty when the kernel is not communication.
+// The library whose communication kernel this is ("expert_parallel" for isExpertParallelKernel);
+// empty when the kernel is not communication.
 std::string_view commKernelLibrary(std::string_view kernel_name);
+
+// An expert-parallel dispatch / combine / notify kernel by its structure, whatever namespace spells
+// it: a function named for one of those verbs in a transport namespace (intranode, internode,
+// internode_ll, low_latency).
+bool isExpertParallelKernel(std::string_view kernel_name);
 
 }  // namespace gpudoctor
