@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "diagnosis/diagnosis.h"
 #include "sources/trace_set.h"
 

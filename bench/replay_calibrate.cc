@@ -37,7 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.h"
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/what_if.h"
 #include "sources/trace_set.h"

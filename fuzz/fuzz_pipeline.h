@@ -8,7 +8,7 @@
 
 #include "analysis/digest.h"
 #include "analysis/fleet.h"
-#include "analysis/replay.h"
+#include "analysis/replay/replay.h"
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
 #include "report/fleet_report.h"
