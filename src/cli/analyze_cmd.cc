@@ -362,7 +362,11 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
                                 : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
-  if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
+  if (a.no_what_if) {
+    diag.what_if.basis = "not run (--no-what-if)";
+    // The step alone still, so that this document compares as a baseline as its trace does.
+    if (!a.json.empty()) diag.step_estimate = estimateStep(run.value(), a.measured_step_ms * 1e6);
+  }
   if (diag.what_if.measured_step_ns > 0 && !diag.what_if.available) {
     // The trace cannot be replayed: the rest of the analysis stands, without predictions.
     if (!a.quiet)
