@@ -9,8 +9,8 @@ without the profiler). A verdict fails when:
   - a change measured at 1.2x or more is not called "faster".
 Also fails when the three baselines of one pair get different verdicts.
 
-KNOWN lists the pairs whose verdict fails because the un-profiled estimates themselves are off by
-25-35 % (the replay's accuracy, docs/whatif_validation.md), not the band: their failures are shown
+KNOWN lists the pairs whose verdict fails because an un-profiled estimate itself is off by 21-34 %
+(the replay's accuracy, docs/whatif_validation.md), not the band: their failures are shown
 as known; a known pair that passes fails the run, so the list stays true.
 
   python3 score_compare.py GPUDOCTOR [--testdata DIR] [--pairs SUBSTR,...] [--json OUT] [-v]

@@ -300,10 +300,6 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
   for (size_t k = 0; k < kCategoryCount; ++k) c.categories.push_back({categoryName(k), sb[k] / nr, sn[k] / nr});
   if (c.base_steps < 2 || c.new_steps < 2)
     c.notes.push_back("one step on a side: no step-to-step noise (record 3 or more steps)");
-  if (c.base_left_out + c.new_left_out > 0)
-    c.notes.push_back(fmt::format("left out as warm-up or stalled steps (beyond {:g} robust deviations and {:.0f} % of the "
-                                  "median): {} on the base, {} on the new side (most over ranks)",
-                                  kOutlierSigmas, 100 * kOutlierShare, c.base_left_out, c.new_left_out));
   setBasis(base, next, c);
   judge(c);
   // Totals over all ranks and steps / rank-steps: per step, mean over ranks.

@@ -438,7 +438,8 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
   cmd->add_flag("--no-what-if", args->no_what_if,
-                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds)");
+                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "
+                "--json still keeps the un-profiled step alone, for compare)");
   cmd->add_option("--thresholds", args->thresholds,
                   "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
                   "see the README)")

@@ -41,11 +41,9 @@ void expectPartsAddUp(const nlohmann::json& j) {
 }
 
 // Each change against its base: faster, the parts add up, and the group it targets moves most on the
-// un-profiled step (the verdict's basis). Measured speedups: bf16 1.82x, sdpa 1.22x, workers 1.43x
-// (after bf16), CUDA graphs 8.3x, fused optimizer 2.0x. The workers' pair (measured 30 % faster) is
-// estimated 26.8 % faster un-profiled, just beyond the 24 % step-to-step spread of its base (an
-// in-process loader whose batches take uneven time); until session 15 it was estimated 21.8 %, within
-// it: the check allows either verdict, and asks for the change and its group.
+// un-profiled step (the verdict's basis). Measured speedups: bf16 1.31x, sdpa 1.21x, workers 1.76x
+// (after bf16), CUDA graphs 8.3x, fused optimizer 2.2x. The workers' pair used to fall within a band
+// set by the (max - min) spread of its base's uneven loader steps; on median/MAD noise it is faster.
 TEST(Compare, EachChangeMovesTheGroupItTargets) {
   struct Pair {
     const char *base, *next, *group, *job_change;
@@ -54,7 +52,7 @@ TEST(Compare, EachChangeMovesTheGroupItTargets) {
   const Pair pairs[] = {
       {"gpt_fp32_naive__base", "gpt_fp32_naive__bf16", "compute", "precision: fp32 -> bf16", true},
       {"gpt_fp32_naive__base", "gpt_fp32_naive__sdpa", "compute", "", true},
-      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers", false},
+      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers", true},
       {"gpt_launch_bound__base", "gpt_launch_bound__cuda_graphs", "host", "cuda_graphs: no -> yes", true},
       {"foreach_false_optimizer__base", "foreach_false_optimizer__fused", "host", "optimizer: AdamW loop -> AdamW fused", true},
   };

@@ -26,20 +26,20 @@ std::string verdictLine(const CompareResult& r) {
                      100 * r.band);
 }
 
-// What the band is made of.
+// What the band is made of, in two lines of at most 100 columns.
 std::string noiseLine(const CompareResult& r) {
-  std::string o = fmt::format("  band: step-to-step noise {:.1f} % (base) and {:.1f} % (new) (median/MAD, largest over ranks",
-                              100 * r.base_noise, 100 * r.new_noise);
+  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD, largest over ranks",
+                              100 * r.band, 100 * r.base_noise, 100 * r.new_noise);
   if (r.base_left_out + r.new_left_out > 0)
-    o += fmt::format("; {} and {} warm-up or stalled steps left out", r.base_left_out, r.new_left_out);
+    o += fmt::format("; {} and {} steps left out", r.base_left_out, r.new_left_out);
   o += ")\n";
   if (r.basis == "un-profiled (replay)")
-    o += fmt::format("        and the estimates' error: {:.1f} % for two estimates of one step, {:.2f} x the "
-                     "profiler's share of each traced step ({:.0f} % and {:.0f} %)\n",
+    o += fmt::format("    and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
+                     "({:.0f} %, {:.0f} %)\n",
                      100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare,
                      100 * std::max(0.0, r.base_profiler_share), 100 * std::max(0.0, r.new_profiler_share));
   else
-    o += fmt::format("        and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)\n",
+    o += fmt::format("    and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)\n",
                      100 * kTracedRunToRun);
   return o;
 }

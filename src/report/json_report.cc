@@ -324,12 +324,6 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                                  {"profiler_cost_factor", w.profiler_cost_factor},
                                  {"matched", w.anchored},
                                  {"note", orNull(w.anchor_note)}};
-    // What compare judges: the step alone, also under --no-what-if (null: no replay).
-    const StepWhatIf& e = d.step_estimate;
-    dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
-                           {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
-                           {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
-                           {"basis", e.available ? e.basis : "no replay: " + e.basis}};
     ordered_json plan = ordered_json::array();
     for (const auto& p : d.plan) {
       ordered_json tied = ordered_json::array();
@@ -339,6 +333,14 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                       {"next_bottleneck", orNull(p.next_bottleneck)}, {"within_accuracy", std::move(tied)}});
     }
     dj["plan"] = plan;
+    // What compare judges: the step alone, also under --no-what-if (null: no replay).
+    const StepWhatIf& e = d.step_estimate;
+    dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
+                           {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
+                           {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
+                           {"basis", e.available      ? e.basis
+                                     : e.basis.empty() ? std::string("not computed")
+                                                       : "no replay: " + e.basis}};
     if (thresholds) {
       ordered_json th = ordered_json::object();
       for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers
