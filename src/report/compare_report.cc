@@ -28,7 +28,7 @@ std::string verdictLine(const CompareResult& r) {
 
 // What the band is made of, in two lines of at most 100 columns.
 std::string noiseLine(const CompareResult& r) {
-  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD, largest over ranks",
+  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD",
                               100 * r.band, 100 * r.base_noise, 100 * r.new_noise);
   if (r.base_left_out + r.new_left_out > 0)
     o += fmt::format("; {} and {} steps left out", r.base_left_out, r.new_left_out);
