@@ -203,7 +203,6 @@ std::vector<std::string> differentJob(const RunSummary& b, const RunSummary& n) 
 
 }  // namespace
 
-
 StepStats robustSteps(const std::vector<int64_t>& walls) {
   StepStats st;
   std::vector<double> all(walls.begin(), walls.end());

@@ -403,10 +403,6 @@ namespace {
 // A fix found worth less than this share of the step is not a plan step (nor an alternative to one).
 constexpr double kMinPlanGain = 0.01;
 
-}  // namespace
-
-namespace {
-
 // The steps of the unedited replays (the traced one and the un-profiled one) into `w`.
 void setSteps(const Replay& traced, const Replay& base, StepWhatIf& w) {
   w.available = true;
