@@ -44,6 +44,7 @@ def commands(src, tmp, fake_nvml):
     return {
         "analyze": [["analyze", "-q", ex], ["analyze", "-q", f"{src}/testdata/kineto/launch_bound_rank0.pt.trace.json.gz"],
                     ["analyze", "-q", f"{wi}/foreach_false_optimizer__base.pt.trace.json.gz"],
+                    ["analyze", "-q", "--no-what-if", f"{wi}/foreach_false_optimizer__base.pt.trace.json.gz"],
                     ["analyze", "-q", f"{src}/testdata/record/torch_small.gdrec.gz"],
                     ["analyze", "-q", ex, "--nccl-env", f"{src}/testdata/nccl_env/mixed.sh", "--nccl-log",
                      f"{src}/testdata/nccl_logs/ddp_2xh200_info.log"]],

@@ -24,22 +24,24 @@ std::array<int64_t, kCategoryCount> categoriesOf(const StepFigures& s) {
                            s.idle_other, s.idle_host_loader, s.idle_sync_loader);
 }
 
-// The median of a rank's steps' wall times (the mean of the middle two for an even count).
-double medianOf(const RankSummary& r) {
+std::vector<int64_t> wallsOf(const RankSummary& r) {
   std::vector<int64_t> w;
   for (const auto& s : r.steps) w.push_back(s.wall);
-  if (w.empty()) return 0;
-  std::sort(w.begin(), w.end());
-  const size_t n = w.size();
-  return n % 2 ? static_cast<double>(w[n / 2]) : (static_cast<double>(w[n / 2 - 1]) + static_cast<double>(w[n / 2])) / 2;
+  return w;
 }
 
-// The step-to-step spread of a rank: (max - min) / mean of its steps' wall times.
-double spreadOf(const RankSummary& r) {
-  int64_t lo = INT64_MAX, hi = INT64_MIN, sum = 0;
-  for (const auto& s : r.steps) lo = std::min(lo, s.wall), hi = std::max(hi, s.wall), sum += s.wall;
-  const double mean = static_cast<double>(sum) / static_cast<double>(r.steps.size());
-  return mean > 0 ? static_cast<double>(hi - lo) / mean : 0;
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The median absolute deviation from m.
+double mad(const std::vector<double>& v, double m) {
+  std::vector<double> d;
+  for (double x : v) d.push_back(std::abs(x - m));
+  return median(std::move(d));
 }
 
 // A kernel name without its template arguments, parameters and numbers: the same kernel of
@@ -120,10 +122,104 @@ std::vector<Delta> grouped(const std::vector<Delta>& cats) {
   return g;
 }
 
+// The un-profiled step by its critical path, matched by category name (a saved document may list
+// them in another order); the verdict's figures become the paths' sums (the rounding aside, the
+// estimates), so the deltas add up.
+void unprofiledCategories(const RunSummary& base, const RunSummary& next, CompareResult& c) {
+  std::map<std::string, std::pair<double, double>> m;
+  for (const auto& [k, v] : base.unprofiled_path) m[k].first += v;
+  for (const auto& [k, v] : next.unprofiled_path) m[k].second += v;
+  c.base_verdict_ns = c.new_verdict_ns = 0;
+  auto add = [&](const std::string& k, std::pair<double, double> v) {
+    c.unprofiled_categories.push_back({k, v.first, v.second});
+    c.base_verdict_ns += v.first;
+    c.new_verdict_ns += v.second;
+  };
+  for (size_t i = 0; i < kCategoryCount; ++i) {
+    auto it = m.find(categoryName(i));
+    if (it == m.end()) continue;
+    add(it->first, it->second);
+    m.erase(it);
+  }
+  for (const auto& [k, v] : m) add(k, v);  // names this version does not know: kept, so the sum holds
+}
+
+// The share of a side's traced step that its un-profiled estimate removes (-1: unknown).
+double profilerShare(const RunSummary& s, double traced_median_ns) {
+  const double traced = s.traced_step_ns > 0 ? s.traced_step_ns : traced_median_ns;
+  if (s.unprofiled_step_ns <= 0 || traced <= 0) return -1;
+  return std::clamp(1 - s.unprofiled_step_ns / traced, 0.0, 1.0);
+}
+
+// One step definition on both sides: the un-profiled estimates when both have one, else the
+// replay's traced steady-state steps when both have them, else the robust traced medians.
+void setBasis(const RunSummary& base, const RunSummary& next, CompareResult& c) {
+  if (base.unprofiled_step_ns > 0 && next.unprofiled_step_ns > 0) {
+    c.basis = "un-profiled (replay)";
+    c.base_verdict_ns = base.unprofiled_step_ns;
+    c.new_verdict_ns = next.unprofiled_step_ns;
+    c.base_profiler_share = profilerShare(base, c.base_median_ns);
+    c.new_profiler_share = profilerShare(next, c.new_median_ns);
+    if (!base.unprofiled_path.empty() && !next.unprofiled_path.empty()) unprofiledCategories(base, next, c);
+    return;
+  }
+  if (base.unprofiled_step_ns > 0 || next.unprofiled_step_ns > 0)
+    c.notes.push_back(fmt::format("only the {} side has an un-profiled estimate: both are judged on the traced step "
+                                  "(re-run analyze --json with this version to keep it)",
+                                  base.unprofiled_step_ns > 0 ? "base" : "new"));
+  const bool steady = base.traced_step_ns > 0 && next.traced_step_ns > 0;
+  c.basis = steady ? "traced (steady state)" : "traced (median)";
+  c.base_verdict_ns = steady ? base.traced_step_ns : c.base_median_ns;
+  c.new_verdict_ns = steady ? next.traced_step_ns : c.new_median_ns;
+}
+
+// The band, the speedup with its range, and the verdict.
+void judge(CompareResult& c) {
+  const bool unprofiled = c.basis == "un-profiled (replay)";
+  double h2 = std::pow(std::log1p(unprofiled ? kUnprofiledEstimateError : kTracedRunToRun), 2) +
+              c.base_noise * c.base_noise + c.new_noise * c.new_noise;
+  for (double share : {c.base_profiler_share, c.new_profiler_share})
+    if (unprofiled && share > 0) h2 += std::pow(kEstimateErrorPerProfilerShare * share, 2);
+  c.band = std::min(std::expm1(std::sqrt(h2)), kMaxBand);
+  const bool known = c.base_verdict_ns > 0 && c.new_verdict_ns > 0;
+  c.change = known ? c.new_verdict_ns / c.base_verdict_ns - 1 : 0;
+  c.speedup = known ? c.base_verdict_ns / c.new_verdict_ns : 1;
+  c.speedup_low = c.speedup / (1 + c.band);
+  c.speedup_high = c.speedup * (1 + c.band);
+  c.verdict = c.speedup_low > 1 ? "faster" : c.speedup_high < 1 ? "slower" : "no change beyond noise";
+}
+
+// What says the two runs are different jobs: another GPU, world size or model (its parameter tensors).
+std::vector<std::string> differentJob(const RunSummary& b, const RunSummary& n) {
+  std::vector<std::string> w;
+  if (!b.gpu.empty() && !n.gpu.empty() && b.gpu != n.gpu)
+    w.push_back(fmt::format("different GPUs: {} -> {}", b.gpu, n.gpu));
+  if (b.world_size > 0 && n.world_size > 0 && b.world_size != n.world_size)
+    w.push_back(fmt::format("different world sizes: {} -> {} ranks", b.world_size, n.world_size));
+  if (b.param_tensors > 0 && n.param_tensors > 0 && std::abs(b.param_tensors - n.param_tensors) >= 0.5)
+    w.push_back(fmt::format("different models: {:g} -> {:g} parameter tensors", b.param_tensors, n.param_tensors));
+  return w;
+}
+
 }  // namespace
 
+StepStats robustSteps(const std::vector<int64_t>& walls) {
+  StepStats st;
+  std::vector<double> all(walls.begin(), walls.end());
+  const double m = median(all);
+  const double cut = std::max(kOutlierSigmas * 1.4826 * mad(all, m), kOutlierShare * m);
+  std::vector<double> kept;
+  for (double x : all)
+    if (std::abs(x - m) <= cut) kept.push_back(x);
+  st.kept = kept.size();
+  st.left_out = all.size() - kept.size();
+  st.median_ns = median(kept);
+  st.noise = st.median_ns > 0 ? 1.4826 * mad(kept, st.median_ns) / st.median_ns : 0;
+  return st;
+}
+
 RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
-                        std::vector<std::pair<std::string, double>> unprofiled_path) {
+                        std::vector<std::pair<std::string, double>> unprofiled_path, double traced_step_ns) {
   RunSummary s;
   for (const auto& r : run.ranks) {
     RankSummary rs;
@@ -142,6 +238,10 @@ RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
   s.job = jobFields(run.job);
   s.unprofiled_step_ns = unprofiled_step_ns;
   s.unprofiled_path = std::move(unprofiled_path);
+  s.traced_step_ns = traced_step_ns;
+  if (!run.ranks.empty() && !run.ranks.front().trace->devices.empty()) s.gpu = run.ranks.front().trace->devices.front().name;
+  s.world_size = run.job.ranks.value_or(-1);
+  s.param_tensors = run.job.param_tensors;
   return s;
 }
 
@@ -186,51 +286,21 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     wb += static_cast<double>(tb) / kb, wn += static_cast<double>(tn) / kn;
     c.base_steps = std::min(c.base_steps, base.ranks[i].steps.size());
     c.new_steps = std::min(c.new_steps, next.ranks[i].steps.size());
-    c.base_median_ns += medianOf(base.ranks[i]) / nr;
-    c.new_median_ns += medianOf(next.ranks[i]) / nr;
-    c.base_spread = std::max(c.base_spread, spreadOf(base.ranks[i]));
-    c.new_spread = std::max(c.new_spread, spreadOf(next.ranks[i]));
+    const StepStats rb = robustSteps(wallsOf(base.ranks[i])), rn = robustSteps(wallsOf(next.ranks[i]));
+    c.base_median_ns += rb.median_ns / nr;
+    c.new_median_ns += rn.median_ns / nr;
+    c.base_noise = std::max(c.base_noise, rb.noise);
+    c.new_noise = std::max(c.new_noise, rn.noise);
+    c.base_left_out = std::max(c.base_left_out, rb.left_out);
+    c.new_left_out = std::max(c.new_left_out, rn.left_out);
   }
   c.base_step_ns = wb / nr;
   c.new_step_ns = wn / nr;
   for (size_t k = 0; k < kCategoryCount; ++k) c.categories.push_back({categoryName(k), sb[k] / nr, sn[k] / nr});
-  c.band = std::max(c.base_spread, c.new_spread);
   if (c.base_steps < 2 || c.new_steps < 2)
-    c.notes.push_back("one step on a side: no step-to-step spread, so no noise band (record 3 or more steps)");
-  if (base.unprofiled_step_ns > 0 && next.unprofiled_step_ns > 0) {
-    c.basis = "un-profiled (replay)";
-    c.band = std::max(c.band, kUnprofiledEstimateError);
-    c.base_verdict_ns = base.unprofiled_step_ns;
-    c.new_verdict_ns = next.unprofiled_step_ns;
-    if (!base.unprofiled_path.empty() && !next.unprofiled_path.empty()) {
-      // The steps as their critical paths add up (the rounding of the estimates aside), matched by
-      // category name (a saved document may list them in another order).
-      std::map<std::string, std::pair<double, double>> m;
-      for (const auto& [k, v] : base.unprofiled_path) m[k].first += v;
-      for (const auto& [k, v] : next.unprofiled_path) m[k].second += v;
-      c.base_verdict_ns = c.new_verdict_ns = 0;
-      for (size_t i = 0; i < kCategoryCount; ++i) {
-        const std::string k = categoryName(i);
-        auto it = m.find(k);
-        if (it == m.end()) continue;
-        c.unprofiled_categories.push_back({k, it->second.first, it->second.second});
-        c.base_verdict_ns += it->second.first;
-        c.new_verdict_ns += it->second.second;
-        m.erase(it);
-      }
-      for (const auto& [k, v] : m) {  // names this version does not know: kept, so the sum holds
-        c.unprofiled_categories.push_back({k, v.first, v.second});
-        c.base_verdict_ns += v.first;
-        c.new_verdict_ns += v.second;
-      }
-    }
-  } else {
-    c.basis = "traced";
-    c.base_verdict_ns = c.base_median_ns;
-    c.new_verdict_ns = c.new_median_ns;
-  }
-  c.change = c.base_verdict_ns > 0 ? c.new_verdict_ns / c.base_verdict_ns - 1 : 0;
-  c.verdict = std::abs(c.change) <= c.band ? "no change beyond noise" : c.change < 0 ? "faster" : "slower";
+    c.notes.push_back("one step on a side: no step-to-step noise (record 3 or more steps)");
+  setBasis(base, next, c);
+  judge(c);
   // Totals over all ranks and steps / rank-steps: per step, mean over ranks.
   const double b_div = static_cast<double>(base.steps()), n_div = static_cast<double>(next.steps());
   c.classes = deltas(base.classes, next.classes, b_div, n_div, false, nullptr);
@@ -247,9 +317,10 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     else c.job_changes.push_back(k + ": " + it->second + " -> " + v);
   }
   if (!unseen.empty()) c.notes.push_back("the job profile cannot tell on one side: " + unseen);
+  c.warnings = differentJob(base, next);
   return c;
 }
 
-bool slowerThan(const CompareResult& r, double pct) { return r.change > pct / 100.0 + r.band; }
+bool slowerThan(const CompareResult& r, double pct) { return r.change > (1 + r.band) * (1 + pct / 100.0) - 1; }
 
 }  // namespace gpudoctor

@@ -2,7 +2,10 @@
 // ranking's categories (compute, communication, host_launch, input, sync, copies, other_idle: they
 // add up to the step; means over all steps, since one step books a wait as sync and the next the
 // same wait as host), so the step delta is the sum of the categories' deltas exactly; then kernel classes, the kernels and collectives that moved most, and the job profile's
-// differences as the likely causes. Noise: each side's step-to-step spread.
+// differences as the likely causes. The verdict is on one step definition on both sides (the
+// un-profiled steady-state step, else the traced one), with a confidence range on the speedup from
+// each side's step-to-step noise (median/MAD, warm-up and stalled steps left out) and, on the
+// un-profiled basis, how far such an estimate is typically off.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,10 +24,37 @@ namespace gpudoctor {
 // (healthy's base and rerun, the same job measured at 14.54 and 14.56 ms, are estimated 6.9 % apart).
 inline constexpr double kUnprofiledEstimateError = 0.116;
 
+// An un-profiled estimate is off by about this share of the profiler's cost it removed (the share of
+// the traced step the estimate takes away): the median over the 88 traces of testdata/whatif of
+// |log(estimate / measured)| / that share is 0.28 (a trace with under 10 % removed is 1.2 % off in
+// the median, one with 50-70 % removed 13 %). Each side's term in the band.
+inline constexpr double kEstimateErrorPerProfilerShare = 0.28;
+
+// The traced steps of one job run twice differ by up to this much (the profiler's inflation varies
+// between runs: healthy 10 %, hf_gpt2_healthy 14 % in testdata/whatif): the band's floor on the
+// traced basis.
+inline constexpr double kTracedRunToRun = 0.14;
+
+// A step farther from its rank's median than this many robust standard deviations (1.4826 MAD) and
+// than kOutlierShare of the median is a warm-up or stalled step, left out of the noise and medians.
+inline constexpr double kOutlierSigmas = 3;
+inline constexpr double kOutlierShare = 0.10;
+
+// The band never exceeds this (a band of 100 % could never call a change faster).
+inline constexpr double kMaxBand = 0.5;
+
 // One side of a comparison from analyzed traces; unprofiled_step_ns and path: the what-if's estimate
-// and its critical path by category (-1 and empty: none).
+// and its critical path by category, traced_step_ns: the traced steady-state step (-1 and empty: none).
 RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
-                        std::vector<std::pair<std::string, double>> unprofiled_path = {});
+                        std::vector<std::pair<std::string, double>> unprofiled_path = {}, double traced_step_ns = -1);
+
+// A rank's steps, robustly: the median and the step-to-step noise (1.4826 MAD / median) over the
+// steps left after the warm-up and stalled ones (kOutlierSigmas, kOutlierShare).
+struct StepStats {
+  double median_ns = 0, noise = 0;
+  size_t kept = 0, left_out = 0;
+};
+StepStats robustSteps(const std::vector<int64_t>& walls);
 
 struct Delta {
   std::string name;
@@ -36,8 +66,8 @@ struct CompareResult {
   int ranks = 0;
   size_t base_steps = 0, new_steps = 0;  // per rank (the smallest count)
   double base_step_ns = 0, new_step_ns = 0;  // the ranks' mean steps, mean over ranks
-  // The ranks' median steps, mean over ranks: the traced verdict's figure (a mean moves with one
-  // slow step; the categories use the means, which add up exactly).
+  // The ranks' median steps (warm-up and stalled steps left out: robustSteps), mean over ranks (a
+  // mean moves with one slow step; the categories use the means, which add up exactly).
   double base_median_ns = 0, new_median_ns = 0;
   std::vector<Delta> categories;  // the 7 categories; their deltas sum to new_step_ns - base_step_ns
   // The un-profiled step (the replay's estimate) by its critical path's categories, when both sides
@@ -48,16 +78,29 @@ struct CompareResult {
   std::vector<Delta> groups, unprofiled_groups;
   std::vector<std::vector<Delta>> rank_categories;  // per rank (in rank order), the same
   std::vector<int> rank_ids;
-  double base_spread = 0, new_spread = 0;  // (max - min) / mean of the steps, the largest over ranks
-  // The noise band: the larger spread (a share of the step); on the un-profiled basis at least
-  // kUnprofiledEstimateError, how far two estimates of one step typically are apart.
-  double band = 0;
-  // The verdict is on the un-profiled estimates when both sides have one (the profiler's inflation
-  // varies between runs of one job), else on the traced steps.
-  std::string basis;  // "un-profiled (replay)" or "traced"
+  // Each side's step-to-step noise (robustSteps: 1.4826 MAD / median, the largest over ranks) and the
+  // steps left out of it (warm-up, stalled; the most over ranks).
+  double base_noise = 0, new_noise = 0;
+  size_t base_left_out = 0, new_left_out = 0;
+  // The share of the traced step the un-profiled estimate removes (the profiler's cost); -1: unknown.
+  double base_profiler_share = -1, new_profiler_share = -1;
+  // The verdict's figure on one step definition on both sides: "un-profiled (replay)" when both have
+  // the estimate (the profiler's inflation varies between runs), else "traced (steady state)" when
+  // both have the replay's traced step, else "traced (median)".
+  std::string basis;
   double base_verdict_ns = 0, new_verdict_ns = 0;
-  double change = 0;     // (new - base) / base on the basis
-  std::string verdict;   // "faster", "slower", "no change beyond noise"
+  double change = 0;   // (new - base) / base on the basis
+  double speedup = 0;  // base / new on the basis
+  // The band: the speedup is known within a factor of (1 + band) either way. In log terms the root
+  // sum of squares of each side's noise, on the un-profiled basis each side's estimate error
+  // (kEstimateErrorPerProfilerShare x its profiler share) and the floor kUnprofiledEstimateError
+  // (traced: kTracedRunToRun); at most kMaxBand.
+  double band = 0;
+  double speedup_low = 0, speedup_high = 0;  // speedup / (1 + band), speedup x (1 + band)
+  std::string verdict;  // "faster" (speedup_low > 1), "slower" (speedup_high < 1), "no change beyond noise"
+  // The two runs look like different jobs (another GPU, world size or model): the comparison may
+  // not mean what it seems.
+  std::vector<std::string> warnings;
   std::vector<Delta> classes;      // kernel classes per step, largest |delta| first
   std::vector<Delta> kernels;      // kernels in both sides' top lists, matched by class + stem
   std::vector<std::string> kernels_only;  // in one side's top list only ("new: ...", "gone: ...")
@@ -69,7 +112,8 @@ struct CompareResult {
 // Error when the rank counts differ, or a side has no steps.
 Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next);
 
-// True when `next` is slower than `base` by more than pct percent beyond the noise band.
+// True when `next` is slower than `base` by more than pct percent beyond the noise band: its step
+// over base's exceeds (1 + band) x (1 + pct / 100).
 bool slowerThan(const CompareResult& r, double pct);
 
 }  // namespace gpudoctor

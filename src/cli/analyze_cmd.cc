@@ -362,7 +362,11 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
                                 : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
-  if (a.no_what_if) diag.what_if.basis = "not run (--no-what-if)";
+  if (a.no_what_if) {
+    diag.what_if.basis = "not run (--no-what-if)";
+    // The step alone still, so that this document compares as a baseline as its trace does.
+    if (!a.json.empty()) diag.step_estimate = estimateStep(run.value(), a.measured_step_ms * 1e6);
+  }
   if (diag.what_if.measured_step_ns > 0 && !diag.what_if.available) {
     // The trace cannot be replayed: the rest of the analysis stands, without predictions.
     if (!a.quiet)
@@ -434,7 +438,8 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
   cmd->add_flag("--no-what-if", args->no_what_if,
-                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds)");
+                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "
+                "--json still keeps the un-profiled step alone, for compare)");
   cmd->add_option("--thresholds", args->thresholds,
                   "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
                   "see the README)")

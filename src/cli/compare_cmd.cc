@@ -10,6 +10,7 @@
 #include "cli/json_output.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/what_if.h"
 #include "report/compare_report.h"
 #include "sources/analyze_json/analyze_json_reader.h"
 #include "sources/trace_set.h"
@@ -29,7 +30,12 @@ struct CompareArgs {
 Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const StepSelection& sel) {
   if (looksLikeAnalyzeJson(path)) {
     if (a.steps != "all") return Error{path + ": --steps cannot select steps of a saved analyze document"};
-    return readAnalyzeJson(path);
+    auto s = readAnalyzeJson(path);
+    if (s.ok() && a.no_what_if) {  // judged on the traced steps, as a trace side is
+      s.value().unprofiled_step_ns = s.value().traced_step_ns = -1;
+      s.value().unprofiled_path.clear();
+    }
+    return s;
   }
   auto files = expandTracePaths({path});
   if (!files.ok()) return files.error();
@@ -44,14 +50,17 @@ Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const
   configureAnalysis(th, opt);
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return run.error();
-  double unprofiled = -1;
+  double unprofiled = -1, traced = -1;
   std::vector<std::pair<std::string, double>> critical_path;
   if (!a.no_what_if) {
-    Diagnosis d = diagnose(run.value(), th, DiagnosisInputs{});
-    if (d.what_if.available)
-      unprofiled = static_cast<double>(d.what_if.unprofiled_step_ns), critical_path = d.what_if.unprofiled_path;
+    // The step alone, as analyze --json keeps it (diagnosis.step_estimate): the same figures whether
+    // a side is a trace or a saved document.
+    const StepWhatIf e = estimateStep(run.value());
+    if (e.available)
+      unprofiled = static_cast<double>(e.unprofiled_step_ns), traced = static_cast<double>(e.traced_step_ns),
+      critical_path = e.unprofiled_path;
   }
-  RunSummary s = summarizeRun(run.value(), unprofiled, std::move(critical_path));
+  RunSummary s = summarizeRun(run.value(), unprofiled, std::move(critical_path), traced);
   s.source = path;
   return s;
 }
@@ -96,10 +105,13 @@ std::function<int()> addCompare(CLI::App& app) {
       "What changed between two runs of a job, and why the step got slower or faster: the step delta split "
       "exactly into compute, communication, host launch, input, sync, copies and other idle; the kernel classes, "
       "kernels and collectives that moved most; the job profile's differences as the likely causes; a verdict "
-      "against each side's step-to-step noise.\n\n"
+      "with a confidence range on the speedup; a warning when the runs look like different jobs.\n\n"
       "Each side is a trace file, a directory of per-rank traces, or a saved `gpudoctor analyze --json` document "
-      "(keep a baseline as one small file). The verdict is on the un-profiled step the replay estimates when both "
-      "sides have one (the profiler's inflation varies between runs), else on the traced step.\n\n"
+      "(keep a baseline as one small file; with or without --no-what-if, it gives the same verdict as its trace). "
+      "The verdict is on the un-profiled steady-state step the replay estimates (the profiler's inflation varies "
+      "between runs), on both sides, else on the traced step. \"faster\" and \"slower\" mean the whole range is "
+      "beyond 1x: the band adds each side's step-to-step noise (median/MAD, warm-up and stalled steps left out) "
+      "and how far the estimates are typically off.\n\n"
       "Examples:\n"
       "  gpudoctor compare before/ after/\n"
       "  gpudoctor analyze runs/base --json base.json      # a baseline, once\n"
@@ -115,7 +127,9 @@ std::function<int()> addCompare(CLI::App& app) {
   cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas");
   cmd->add_option("--fail-if-slower", a->fail_if_slower,
                   "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)");
-  cmd->add_flag("--no-what-if", a->no_what_if, "Judge the traced steps, without the replay's un-profiled estimate");
+  cmd->add_flag("--no-what-if", a->no_what_if,
+                "Judge the traced steps on both sides, without the replay's un-profiled estimate (also a saved "
+                "document's)");
   cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)");
   cmd->add_flag("-q,--quiet", a->quiet, "No message on stderr when the gate fails");
   return [a] { return runCompare(*a); };

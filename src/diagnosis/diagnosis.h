@@ -70,6 +70,9 @@ struct Diagnosis {
   std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity
   std::vector<ChecklistItem> checklist;   // in registry order
   StepWhatIf what_if;                     // set by diagnose(run, ...)
+  // The traced and un-profiled step alone (no fix): what compare judges, kept in every analyze
+  // --json (also under --no-what-if: estimateStep) so a saved baseline compares as its trace does.
+  StepWhatIf step_estimate;
   std::vector<PlanStep> plan;             // set by diagnose(run, ...); empty without the replay
 };
 

@@ -148,7 +148,38 @@ namespace {
 // A fix found worth less than this share of the step is not a plan step (nor an alternative to one).
 constexpr double kMinPlanGain = 0.01;
 
+// The steps of the unedited replays (the traced one and the un-profiled one) into `w`.
+void setSteps(const Replay& traced, const Replay& base, StepWhatIf& w) {
+  w.available = true;
+  w.traced_step_ns = std::llround(traced.traced_step_ns);
+  w.replayed_step_ns = std::llround(traced.replayed_step_ns);
+  w.unprofiled_step_ns = std::llround(base.replayed_step_ns);
+  w.bottleneck = pathCategoryName(base.leading);
+  w.traced_parts = stepParts(traced.traced);
+  w.steps_replayed = static_cast<int64_t>(traced.windows_replayed);
+  w.steps_in_trace = static_cast<int64_t>(traced.windows_total);
+  w.unprofiled_parts = stepParts(base.replayed);
+  w.unprofiled_path.clear();
+  for (int k = 0; k < kPathCategoryCount; ++k)
+    w.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
+}
+
 }  // namespace
+
+StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
+  StepWhatIf w;
+  const ReplayModel model(run);
+  ReplayEdits unprofiled = unprofiledEdits(&model);
+  if (measured_step_ns > 0) anchorProfilerCost(model, measured_step_ns, unprofiled);
+  std::vector<Replay> r = model.replayAll({ReplayEdits{}, unprofiled});
+  if (!r[0].available || !r[1].available || r[1].replayed_step_ns <= 0) {
+    w.basis = r[0].available ? r[1].reason : r[0].reason;
+    return w;
+  }
+  setSteps(r[0], r[1], w);
+  w.basis = "dependency-graph replay, the profiler's cost removed (as the what-if's un-profiled step)";
+  return w;
+}
 
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns) {
   const ReplayModel model(run);
@@ -206,17 +237,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.basis = base.reason;
     return;
   }
-  d.what_if.available = true;
-  d.what_if.traced_step_ns = std::llround(traced.traced_step_ns);
-  d.what_if.replayed_step_ns = std::llround(traced.replayed_step_ns);
-  d.what_if.unprofiled_step_ns = std::llround(base.replayed_step_ns);
-  d.what_if.bottleneck = pathCategoryName(base.leading);
-  d.what_if.traced_parts = stepParts(traced.traced);
-  d.what_if.steps_replayed = static_cast<int64_t>(traced.windows_replayed);
-  d.what_if.steps_in_trace = static_cast<int64_t>(traced.windows_total);
-  d.what_if.unprofiled_parts = stepParts(base.replayed);
-  for (int k = 0; k < kPathCategoryCount; ++k)
-    d.what_if.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
+  setSteps(traced, base, d.what_if);
   const std::vector<int64_t> p25 = model.hostGapP25();
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
@@ -237,6 +258,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
         d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor,
         d.what_if.anchored ? fmt::format(" (replayed {:.2f} ms)", base.replayed_step_ns / 1e6)
                            : " — not matched: " + d.what_if.anchor_note);
+  d.step_estimate = d.what_if;
   std::vector<std::string> refused;  // findings whose prediction broke their own bound
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];

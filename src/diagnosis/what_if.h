@@ -9,6 +9,7 @@
 
 #include "analysis/replay/replay.h"
 #include "analysis/run_analysis.h"
+#include "diagnosis/diagnosis.h"
 #include "model/ceilings.h"
 
 namespace gpudoctor {
@@ -152,5 +153,9 @@ inline constexpr double kBoundTolerance = 0.01;
 // measured_step_ns > 0: the job's step timed without the profiler, which anchors the un-profiled
 // step (anchorProfilerCost) in place of the estimate from the trace's host speed.
 void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns = 0);
+
+// The traced steady-state step and the un-profiled estimate alone, without a fix's replay (two
+// replays in place of one per fix): what `compare` needs of a run analyzed with --no-what-if.
+StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns = 0);
 
 }  // namespace gpudoctor

@@ -49,8 +49,14 @@ struct RunSummary {
   std::vector<TimeTotal> classes, kernels, collectives;
   std::vector<std::pair<std::string, std::string>> job;  // the job profile's fields, as text
   double unprofiled_step_ns = -1;                        // the what-if's estimate; -1 unknown
+  double traced_step_ns = -1;  // the traced steady-state step (analysis/steady_state.h); -1 unknown
   // Its critical path by category (ns per step, adding up to the estimate); empty: unknown.
   std::vector<std::pair<std::string, double>> unprofiled_path;
+  // What tells one job from another: the GPU, the world size, the parameter tensors (0 / -1 / "":
+  // unknown; CUDA graphs hide the parameters' gradient nodes).
+  std::string gpu;
+  int world_size = -1;
+  double param_tensors = 0;
   int64_t steps() const {
     int64_t n = 0;
     for (const auto& r : ranks) n += static_cast<int64_t>(r.steps.size());

@@ -11,6 +11,38 @@ namespace {
 double ms(double ns) { return ns / 1e6; }
 
 std::string fit(std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+
+std::string basisTitle(const CompareResult& r) {
+  if (r.basis == "un-profiled (replay)") return "Un-profiled (replay)";
+  return r.basis == "traced (steady state)" ? "Traced steady-state" : "Traced median";
+}
+
+// "faster 1.75x (1.52-2.01x), beyond the 15.0 % band" or "no change beyond noise (1.05x, 0.91-1.21x ...)".
+std::string verdictLine(const CompareResult& r) {
+  const std::string range = fmt::format("{:.2f}x, range {:.2f}-{:.2f}x", r.speedup, r.speedup_low, r.speedup_high);
+  if (r.verdict == "no change beyond noise")
+    return fmt::format("no change beyond noise ({}; the {:.1f} % band)", range, 100 * r.band);
+  return fmt::format("{} by {:.1f} % ({}), beyond the {:.1f} % band", r.verdict, 100 * std::abs(r.change), range,
+                     100 * r.band);
+}
+
+// What the band is made of, in two lines of at most 100 columns.
+std::string noiseLine(const CompareResult& r) {
+  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD",
+                              100 * r.band, 100 * r.base_noise, 100 * r.new_noise);
+  if (r.base_left_out + r.new_left_out > 0)
+    o += fmt::format("; {} and {} steps left out", r.base_left_out, r.new_left_out);
+  o += ")\n";
+  if (r.basis == "un-profiled (replay)")
+    o += fmt::format("    and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
+                     "({:.0f} %, {:.0f} %)\n",
+                     100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare,
+                     100 * std::max(0.0, r.base_profiler_share), 100 * std::max(0.0, r.new_profiler_share));
+  else
+    o += fmt::format("    and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)\n",
+                     100 * kTracedRunToRun);
+  return o;
+}
 }  // namespace
 
 std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l) {
@@ -18,25 +50,15 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
   o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank\n", r.ranks,
                    r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps);
   o += "  base: " + fit(l.base, 92) + "\n  new:  " + fit(l.next, 92) + "\n";
+  for (const auto& w : r.warnings) o += "  warning: " + w + ": these may be different jobs\n";
   const double d = r.new_step_ns - r.base_step_ns;
   o += fmt::format("\nTraced step, mean: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %); median: {:.3f} -> {:.3f} ms\n",
                    ms(r.base_step_ns), ms(r.new_step_ns), ms(d), r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0,
                    ms(r.base_median_ns), ms(r.new_median_ns));
-  if (r.basis != "traced")
-    o += fmt::format("Un-profiled step (replay): {:.3f} -> {:.3f} ms ({:+.1f} %)\n", ms(r.base_verdict_ns),
-                     ms(r.new_verdict_ns), 100 * r.change);
-  std::string verdict = r.verdict == "no change beyond noise"
-                            ? fmt::format("no change beyond noise ({:+.1f} % within the {:.1f} % band)", 100 * r.change,
-                                          100 * r.band)
-                            : fmt::format("{} by {:.1f} % ({:.2f}x), beyond the {:.1f} % noise band", r.verdict,
-                                          100 * std::abs(r.change),
-                                          r.new_verdict_ns > 0 ? r.base_verdict_ns / r.new_verdict_ns : 0.0, 100 * r.band);
-  o += (r.basis == "traced" ? "Verdict on the traced step (median): " : "Verdict on the un-profiled step (replay): ") + verdict + "\n";
-  o += fmt::format("  noise: step-to-step spread {:.1f} % (base) and {:.1f} % (new), largest over ranks{}\n",
-                   100 * r.base_spread, 100 * r.new_spread,
-                   r.basis == "traced" ? ""
-                                       : fmt::format("; two un-profiled estimates of one step {:.1f} % apart (median, validation set)",
-                                                     100 * kUnprofiledEstimateError));
+  o += fmt::format("{} step: {:.3f} -> {:.3f} ms ({:+.1f} %)\n", basisTitle(r), ms(r.base_verdict_ns),
+                   ms(r.new_verdict_ns), 100 * r.change);
+  o += "Verdict: " + verdictLine(r) + "\n";
+  o += noiseLine(r);
   if (l.fail_if_slower_pct >= 0)
     o += fmt::format("  gate --fail-if-slower {:g} %: {}\n", l.fail_if_slower_pct,
                      slowerThan(r, l.fail_if_slower_pct) ? "FAILED (slower beyond the noise band)" : "passed");
@@ -138,10 +160,10 @@ table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:3px 8px;te
 </style></head><body>)";
   o += fmt::format("<h1>gpudoctor compare: {}, {:+.1f} % ({})</h1>", esc(r.verdict), 100 * r.change, esc(r.basis));
   o += "<p>base: " + esc(l.base) + "<br>new: " + esc(l.next) + "</p>";
-  o += fmt::format("<p id=verdict>{} rank{}, {} and {} steps per rank. Traced step {:.3f} &rarr; {:.3f} ms; noise band "
-                   "{:.1f} % (step-to-step spread {:.1f} % and {:.1f} %).</p>",
+  o += fmt::format("<p id=verdict>{} rank{}, {} and {} steps per rank. Traced step {:.3f} &rarr; {:.3f} ms. {}: {}.</p>",
                    r.ranks, r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps, ms(r.base_step_ns), ms(r.new_step_ns),
-                   100 * r.band, 100 * r.base_spread, 100 * r.new_spread);
+                   esc(basisTitle(r)), esc(verdictLine(r)));
+  for (const auto& w : r.warnings) o += "<p class=warning><b>warning:</b> " + esc(w) + ": these may be different jobs</p>";
   if (!r.unprofiled_categories.empty()) {
     o += "<h2>The un-profiled step (replay's critical path)</h2>" + bars("bars-unprofiled", r.unprofiled_categories);
     o += deltaTable("deltas-unprofiled", r.unprofiled_categories, 7);
@@ -163,7 +185,7 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["tool"] = "gpudoctor compare";
-  j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
+  j["schema_version"] = 2;  // bumped when a field changes meaning or goes away (2: noise, verdict.speedup)
   j["version"] = GPUDOCTOR_VERSION;
   j["units"] = "times in nanoseconds per step (mean over ranks of each rank's mean step), shares 0-1";
   j["base"] = l.base;
@@ -184,14 +206,25 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
   for (size_t i = 0; i < r.rank_categories.size(); ++i)
     per.push_back({{"rank", r.rank_ids[i]}, {"categories", deltas(r.rank_categories[i])}});
   j["per_rank"] = per;
-  j["noise"] = {{"base_spread", r.base_spread}, {"new_spread", r.new_spread}, {"band", r.band}};
-  if (r.basis != "traced") j["noise"]["estimate_error"] = kUnprofiledEstimateError;
+  auto orNull = [](double v) { return v >= 0 ? ordered_json(v) : ordered_json(); };
+  j["noise"] = {{"base_step_noise", r.base_noise},
+                {"new_step_noise", r.new_noise},
+                {"base_steps_left_out", r.base_left_out},
+                {"new_steps_left_out", r.new_left_out},
+                {"base_profiler_share", orNull(r.base_profiler_share)},
+                {"new_profiler_share", orNull(r.new_profiler_share)},
+                {"estimate_error", r.basis == "un-profiled (replay)" ? kUnprofiledEstimateError : kTracedRunToRun},
+                {"estimate_error_per_profiler_share", kEstimateErrorPerProfilerShare},
+                {"band", r.band}};
   j["traced_median_ns"] = {{"base", r.base_median_ns}, {"new", r.new_median_ns}};
   j["verdict"] = {{"basis", r.basis},
                   {"base_ns", r.base_verdict_ns},
                   {"new_ns", r.new_verdict_ns},
                   {"change", r.change},
+                  {"speedup", r.speedup},
+                  {"speedup_range", {r.speedup_low, r.speedup_high}},
                   {"result", r.verdict}};
+  j["warnings"] = r.warnings;
   if (l.fail_if_slower_pct >= 0)
     j["gate"] = {{"fail_if_slower_pct", l.fail_if_slower_pct}, {"failed", slowerThan(r, l.fail_if_slower_pct)}};
   j["kernel_classes"] = deltas(r.classes);

@@ -57,6 +57,8 @@ const char* const kDefinitions[] = {
     "profiler cost that makes the replayed un-profiled step match it (every prediction uses that factor), whether "
     "it matched within 0.2 %, and why not (null when it did).",
     "job_summary: the job profile's fields as [key, text] pairs, what `gpudoctor compare` reads of a saved document.",
+    "step_estimate: the traced steady-state step and the un-profiled step estimate (with its critical path) alone, "
+    "as in what_if, written also under --no-what-if: what `gpudoctor compare` judges (null: the trace cannot be replayed).",
     "job: what the job already does, from the trace alone (null: the trace cannot tell). precision: of the GEMM, "
     "convolution and attention kernel time (one precision >= 90 % of the known time, else mixed); autocast: GEMM "
     "operators re-dispatched under torch.autocast; grad_accumulation_steps: backward passes (bursts of top-level "
@@ -331,6 +333,14 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                       {"next_bottleneck", orNull(p.next_bottleneck)}, {"within_accuracy", std::move(tied)}});
     }
     dj["plan"] = plan;
+    // What compare judges: the step alone, also under --no-what-if (null: no replay).
+    const StepWhatIf& e = d.step_estimate;
+    dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
+                           {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
+                           {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
+                           {"basis", e.available      ? e.basis
+                                     : e.basis.empty() ? std::string("not computed")
+                                                       : "no replay: " + e.basis}};
     if (thresholds) {
       ordered_json th = ordered_json::object();
       for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers

@@ -20,6 +20,41 @@ bool looksLikeAnalyzeJson(const std::string& path) {
   return false;
 }
 
+namespace {
+
+// The steps compare judges: diagnosis.step_estimate (written also under --no-what-if), else, in a
+// document of an earlier version, diagnosis.what_if.
+void readSteps(const nlohmann::json& j, RunSummary& s) {
+  if (!j.contains("diagnosis") || !j["diagnosis"].is_object()) return;
+  const auto& d = j["diagnosis"];
+  const char* key = d.contains("step_estimate") ? "step_estimate" : "what_if";
+  if (!d.contains(key) || !d[key].is_object()) return;
+  const auto& w = d[key];
+  auto num = [&](const char* k) { return w.contains(k) && w[k].is_number() ? w[k].get<double>() : -1.0; };
+  s.unprofiled_step_ns = num("unprofiled_step_ns");
+  s.traced_step_ns = num("traced_step_ns");
+  if (w.contains("unprofiled_path_ns") && w["unprofiled_path_ns"].is_object())
+    for (const auto& [k, v] : w["unprofiled_path_ns"].items()) s.unprofiled_path.push_back({k, v.get<double>()});
+}
+
+// What tells one job from another (RunSummary::gpu, world_size, param_tensors), where the document has it.
+void readJobIdentity(const nlohmann::json& j, RunSummary& s) {
+  if (j["ranks"].empty()) return;
+  const auto& r0 = j["ranks"].front();
+  if (r0.contains("devices") && r0["devices"].is_array() && !r0["devices"].empty())
+    s.gpu = r0["devices"].front().value("name", std::string());
+  if (!j.contains("job") || !j["job"].is_object()) return;
+  const auto& job = j["job"];
+  if (job.contains("parallelism") && job["parallelism"].is_object() && job["parallelism"].contains("ranks") &&
+      job["parallelism"]["ranks"].is_number_integer())
+    s.world_size = job["parallelism"]["ranks"].get<int>();
+  if (job.contains("optimizer") && job["optimizer"].is_object() && job["optimizer"].contains("param_tensors") &&
+      job["optimizer"]["param_tensors"].is_number())
+    s.param_tensors = job["optimizer"]["param_tensors"].get<double>();
+}
+
+}  // namespace
+
 Result<RunSummary> readAnalyzeJson(const std::string& path) {
   using nlohmann::json;
   std::ifstream in(path, std::ios::binary);
@@ -76,13 +111,8 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
                                "", "", c.at("duration").at("count").get<int64_t>(),
                                c.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& p : j.at("job_summary")) s.job.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>()});
-    if (j.contains("diagnosis") && j["diagnosis"].contains("what_if")) {
-      const auto& w = j["diagnosis"]["what_if"];
-      if (w.contains("unprofiled_step_ns") && w["unprofiled_step_ns"].is_number())
-        s.unprofiled_step_ns = w["unprofiled_step_ns"].get<double>();
-      if (w.contains("unprofiled_path_ns") && w["unprofiled_path_ns"].is_object())
-        for (const auto& [k, v] : w["unprofiled_path_ns"].items()) s.unprofiled_path.push_back({k, v.get<double>()});
-    }
+    readSteps(j, s);
+    readJobIdentity(j, s);
   } catch (const json::exception& e) {
     return bad(std::string("missing or mistyped field (") + std::string(e.what()).substr(0, 160) + ")");
   }
