@@ -181,28 +181,21 @@ StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
   return w;
 }
 
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns) {
-  const ReplayModel model(run);
-  // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
-  ReplayEdits unprofiled = unprofiledEdits(&model);
-  const std::vector<double> estimated_scale = unprofiled.rank_profiler_scale;
-  if (measured_step_ns > 0) {
-    const ProfilerAnchor a = anchorProfilerCost(model, measured_step_ns, unprofiled);
-    d.what_if.measured_step_ns = std::llround(measured_step_ns);
-    d.what_if.profiler_cost_factor = a.factor;
-    d.what_if.anchored = a.reached;
-    d.what_if.anchor_possible = a.possible;
-    d.what_if.anchor_note = a.note;
-  }
-  std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
-  struct Candidate {
-    std::string finding, fix, basis;
-    size_t replay;  // index into the replays: the un-profiled job with this fix alone
-    size_t model_only = 0;  // cuda_graphs: the model alone graphed (torch.compile reduce-overhead), or 0
-    std::string model_only_basis;
-  };
+namespace {
+
+// A finding whose fix the replay can edit: the replay of the un-profiled job with that fix alone.
+struct Candidate {
+  std::string finding, fix, basis;
+  size_t replay;          // index into the replays
+  size_t model_only = 0;  // cuda_graphs: the model alone graphed (torch.compile reduce-overhead), or 0
+  std::string model_only_basis;
+};
+
+// One candidate per finding with an editable fix, its edits appended to `edits`.
+std::vector<Candidate> candidates(const RunAnalysis& run, const Ceilings* c, const std::vector<Finding>& findings,
+                                  const ReplayEdits& unprofiled, std::vector<ReplayEdits>& edits) {
   std::vector<Candidate> cands;
-  for (const Finding& f : d.findings) {
+  for (const Finding& f : findings) {
     std::string_view fix = fixOfFinding(f.id);
     if (fix.empty()) continue;
     if (fix == "cuda_graphs" && (run.job.data_parallel == "fsdp" || hasDataDependentShapes(run.job)))
@@ -226,6 +219,26 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
       }
     }
   }
+  return cands;
+}
+
+}  // namespace
+
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns) {
+  const ReplayModel model(run);
+  // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
+  ReplayEdits unprofiled = unprofiledEdits(&model);
+  const std::vector<double> estimated_scale = unprofiled.rank_profiler_scale;
+  if (measured_step_ns > 0) {
+    const ProfilerAnchor a = anchorProfilerCost(model, measured_step_ns, unprofiled);
+    d.what_if.measured_step_ns = std::llround(measured_step_ns);
+    d.what_if.profiler_cost_factor = a.factor;
+    d.what_if.anchored = a.reached;
+    d.what_if.anchor_possible = a.possible;
+    d.what_if.anchor_note = a.note;
+  }
+  std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
+  const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   std::vector<Replay> r = model.replayAll(edits);
   const Replay& traced = r[0];
   const Replay& base = r[1];
