@@ -1,6 +1,6 @@
 // The time breakdown of one step on one rank: where the window's nanoseconds went on the GPU
 // (compute, communication overlapped or exposed, copies, idle and why), and what the host did
-// (data loading, optimizer, blocking syncs, launch latency). Definitions: README "Definitions".
+// (data loading, optimizer, blocking syncs, launch latency). Definitions: docs/reference/analyze.md.
 #pragma once
 #include <array>
 #include <cstdint>

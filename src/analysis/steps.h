@@ -24,7 +24,7 @@ struct StepSelection {
 struct StepWindow {
   int64_t number = -1;     // N of ProfilerStep#N; -1 for the fallback window
   bool annotated = false;  // false: no ProfilerStep annotations, the window is the GPU-active span
-  int64_t begin_ns = 0;    // window on the timeline (see the README's definitions)
+  int64_t begin_ns = 0;    // window on the timeline (see docs/reference/analyze.md, Definitions)
   int64_t end_ns = 0;
   int64_t cpu_begin_ns = 0;  // the host-side ProfilerStep range
   int64_t cpu_end_ns = 0;

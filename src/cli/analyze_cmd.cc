@@ -442,7 +442,7 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
                 "--json still keeps the un-profiled step alone, for compare)");
   cmd->add_option("--thresholds", args->thresholds,
                   "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
-                  "see the README)")
+                  "see docs/reference/analyze.md)")
       ->type_name("FILE");
   cmd->add_option("--nccl-env", args->nccl_env,
                   "The job's NCCL settings (export lines, env list or NCCL INFO log) to judge alongside the trace")

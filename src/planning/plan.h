@@ -1,7 +1,7 @@
 // The planner: memory per GPU and predicted step time of a training configuration (precision,
 // micro-batch, accumulation, recomputation, ZeRO stage, TP x PP x DP), and a search over all of
 // them for what fits and runs fastest. Every constant and assumption is a named field or a stated
-// formula (README "gpudoctor plan"). Pure arithmetic, no I/O.
+// formula (docs/reference/plan.md). Pure arithmetic, no I/O.
 #pragma once
 #include <string>
 #include <vector>

@@ -477,7 +477,7 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
     o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>", esc(k.name.substr(0, 300)),
                      kernelClassName(k.cls), k.dur.count, ms(static_cast<double>(k.dur.total_ns)), 100 * k.share);
   o += "</table></div><p><small>Made by gpudoctor " GPUDOCTOR_VERSION
-       ". Definitions of every figure: the README's Definitions section.</small></p>"
+       ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"
        "<script>(function(){var p=document.getElementById('timeline-pick');"
        "if(p)p.onchange=function(){document.querySelectorAll('svg.tl').forEach(function(s){"
        "s.style.display=s.id===p.value?'':'none';});};"

@@ -16,7 +16,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                        const Thresholds* thresholds = nullptr, const Efficiency* efficiency = nullptr,
                        const FleetReport* fleet = nullptr);
 
-// Definitions of every breakdown figure, as written in the README; also embedded in the JSON.
+// Definitions of every breakdown figure, as written in docs/reference/analyze.md; also embedded in the JSON.
 const char* const* breakdownDefinitions();
 
 }  // namespace gpudoctor

@@ -172,7 +172,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     rankRow(o, *order.back());
   }
   o += "  exposed = NCCL time with no compute kernel running; copies = memcpy/memset with no kernel running;\n"
-       "  lat = median launch latency (launch call end -> GPU start). Definitions: README.\n";
+       "  lat = median launch latency (call end -> GPU start). Definitions: docs/reference/analyze.md.\n";
 
   const RankAnalysis* dr = &first;
   for (const auto& r : run.ranks)
