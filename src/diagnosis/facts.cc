@@ -66,13 +66,14 @@ StepMeans meansOf(const RunAnalysis& run, double& steps) {
     m.sync += t.sync_ns;
     m.pageable_htod_ns += t.pageable_htod.dur_ns;
     m.pageable_htod_count += t.pageable_htod.count;
+    m.pageable_htod_bytes += static_cast<double>(t.pageable_htod.bytes);
     m.pinned_htod_count += t.pinned_htod.count;
   }
   double n = std::max(1.0, steps);
   for (double* x : {&m.wall, &m.busy, &m.compute, &m.comm, &m.comm_exposed, &m.copies, &m.idle, &m.idle_host,
                     &m.idle_sync, &m.idle_dependency, &m.idle_other, &m.idle_loader, &m.idle_host_loader,
                     &m.idle_sync_loader, &m.loader, &m.optimizer, &m.sync, &m.pageable_htod_ns,
-                    &m.pageable_htod_count, &m.pinned_htod_count})
+                    &m.pageable_htod_count, &m.pageable_htod_bytes, &m.pinned_htod_count})
     *x /= n;
   return m;
 }

@@ -20,7 +20,7 @@ struct StepMeans {
   double idle_host = 0, idle_sync = 0, idle_dependency = 0, idle_other = 0, idle_loader = 0;
   double idle_host_loader = 0, idle_sync_loader = 0;  // the loader's share of host / sync idle
   double loader = 0, optimizer = 0, sync = 0;
-  double pageable_htod_ns = 0, pageable_htod_count = 0, pinned_htod_count = 0;
+  double pageable_htod_ns = 0, pageable_htod_count = 0, pageable_htod_bytes = 0, pinned_htod_count = 0;
 };
 
 // One bottleneck category and its share of the step.

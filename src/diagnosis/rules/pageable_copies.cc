@@ -8,6 +8,11 @@
 namespace gpudoctor {
 namespace {
 
+// Pageable copies this small (mean bytes a copy: a few scalars) carry Python data, not batches (a batch
+// of 32 int64 labels is already 256 B): a constant built with torch.tensor(..., device="cuda") inside
+// the loop, whose copy waits for the GPU's queue.
+constexpr double kSmallCopyBytes = 256;
+
 class PageableCopies : public Rule {
  public:
   std::string_view id() const override { return "input.pageable_copies"; }
@@ -25,6 +30,13 @@ class PageableCopies : public Rule {
                   {"pageable copy time", ms(m.pageable_htod_ns), "ms/step"}};
     x.explanation = "Copies from pageable memory are staged and synchronous; pinned memory copies run async.";
     x.fix = {"DataLoader(..., pin_memory=True)", "x = x.cuda(non_blocking=True)"};
+    if (m.pageable_htod_bytes > 0 && m.pageable_htod_bytes < kSmallCopyBytes * m.pageable_htod_count) {
+      x.evidence.push_back({"pageable bytes per copy", m.pageable_htod_bytes / m.pageable_htod_count, "B"});
+      x.explanation += " These copies are small: Python data copied each step (a constant built with "
+                       "torch.tensor(..., device=\"cuda\") inside the loop), each waiting for the GPU's queue.";
+      x.fix = {"# build such constants once, outside the loop (a module buffer, or a tensor made before it):",
+               "mean = torch.tensor(MEAN, device=\"cuda\")  # once; then reuse `mean` every step"};
+    }
     out.push_back(std::move(x));
   }
   void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>&,

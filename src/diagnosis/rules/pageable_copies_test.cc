@@ -17,6 +17,23 @@ TEST(RulePageableCopies, PageableCopiesAreNamedWithTheirTime) {
   EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
 }
 
+TEST(RulePageableCopies, SmallCopiesOfPythonDataAreToldToBeMadeOnce) {
+  Facts f = healthyFacts();
+  f.mean.pageable_htod_count = 2;
+  f.mean.pageable_htod_bytes = 24;  // two 12-byte constants a step
+  f.mean.pageable_htod_ns = 1600;
+  auto small = run(pageableCopiesRule(), f);
+  const Finding* x = small.find("input.pageable_copies");
+  ASSERT_NE(x, nullptr);
+  EXPECT_DOUBLE_EQ(evidenceOf(*x, "pageable bytes per copy"), 12);
+  ASSERT_FALSE(x->fix.empty());
+  EXPECT_NE(x->fix[0].find("once"), std::string::npos);
+  f.mean.pageable_htod_bytes = 2 * 8e6;  // batches: pinned memory is the fix
+  auto big = run(pageableCopiesRule(), f);
+  ASSERT_NE(big.find("input.pageable_copies"), nullptr);
+  EXPECT_EQ(big.find("input.pageable_copies")->fix[0], "DataLoader(..., pin_memory=True)");
+}
+
 TEST(RulePageableCopies, PinnedOnlyPassesAndNoCopiesIsUnknown) {
   Facts f = healthyFacts();
   f.mean.pinned_htod_count = 3;
