@@ -1,0 +1,38 @@
+"""torchvision DenseNet-121 trained in FP32: many small convolutions, batch norms and concatenations."""
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch.utils.data import DataLoader
+
+from common import Batches, ImageBatchDataset, Job, autocast, gpu_normalize
+
+DESC = ("torchvision densenet121 (weights=None), FP32 NCHW, batch 64 at 224 px, uint8 batches from a DataLoader "
+        "(4 workers, pinned) normalized on the GPU, SGD momentum")
+KIND = "gpu_bound"
+VARIANTS = {"base": [], "bf16": ["bf16"]}
+TIME_HINT_S = 30
+
+BATCH, RES = 64, 224
+
+
+class DenseNetJob(Job):
+    def __init__(self, bf16):
+        self.model = torchvision.models.densenet121(weights=None).cuda().train()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+        self.batches = Batches(DataLoader(ImageBatchDataset(BATCH, RES), batch_size=None, shuffle=True,
+                                          num_workers=4, pin_memory=True))
+        self.bf16, self.samples_per_step = bf16, BATCH
+
+    def step(self):
+        x, y = next(self.batches)
+        x = gpu_normalize(x.to("cuda", non_blocking=True))
+        y = y.to("cuda", non_blocking=True)
+        with autocast(self.bf16):
+            loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+
+def build(variant):
+    return DenseNetJob(bf16="bf16" in VARIANTS[variant])
