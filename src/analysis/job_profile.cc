@@ -557,6 +557,12 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
                       ((seen & kAtenKernel) ? "PyTorch's ATen kernels" : "XLA fusion kernels") +
                       "; no framework operators were recorded), version unknown");
   }
+  if (!(seen & kPytorch)) {
+    p.not_in_source = {"optimizer", "dataloader", "autocast", "grad_accumulation", "activation_checkpointing"};
+    p.notes.push_back("not in this source: the optimizer, the DataLoader, autocast, gradient accumulation and "
+                      "recomputation are read from framework operators, which a recording (gpudoctor record) or a "
+                      "GPU-only profile does not hold; a torch.profiler trace with CPU activities does");
+  }
 
   // Precision.
   PrecisionShares& s = p.precision_shares;
@@ -777,6 +783,10 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   j.loader_workers = consensus(ps, ids, &JobProfile::loader_workers, "DataLoader workers", showOptInt, n);
   j.loader_multiprocess = consensus(ps, ids, &JobProfile::loader_multiprocess, "DataLoader worker processes", showOptBool, n);
   j.pin_memory = consensus(ps, ids, &JobProfile::pin_memory, "pinned host-to-device copies", showOptBool, n);
+  for (const auto& p : ps)  // what any rank's source cannot hold, once each
+    for (const auto& f : p.not_in_source)
+      if (std::find(j.not_in_source.begin(), j.not_in_source.end(), f) == j.not_in_source.end())
+        j.not_in_source.push_back(f);
   // Basis of the data parallelism: the first rank that has the consensus value.
   for (const auto& p : ps)
     if (p.data_parallel == j.data_parallel) {

@@ -4,6 +4,8 @@
 // A field the trace may be silent about has an unknown state (empty string, nullopt); the plain
 // bools are features whose presence the trace always shows (their names or calls), so false is seen.
 #pragma once
+#include <algorithm>
+#include <string_view>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,6 +76,14 @@ struct JobProfile {
   std::vector<HostSync> host_syncs;  // by host time per step, largest first
   int steps = 0;                     // steps the per-step figures are over (all ranks)
   std::vector<std::string> notes;    // what could not be told, and how ranks differ ("ranks differ: ...")
+  // Fields this source cannot hold: a trace without framework operators (a `gpudoctor record`
+  // recording, a GPU-only profile) has no optimizer, DataLoader, autocast, accumulation or
+  // recomputation to read ("optimizer", "dataloader", "autocast", "grad_accumulation",
+  // "activation_checkpointing"); empty for a profiler trace with its operators.
+  std::vector<std::string> not_in_source;
+  bool notInSource(std::string_view field) const {
+    return std::find(not_in_source.begin(), not_in_source.end(), field) != not_in_source.end();
+  }
 };
 
 // A host time range on one thread (index into RankTrace::tracks).

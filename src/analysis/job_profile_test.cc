@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +62,20 @@ TEST(JobProfile, HealthyJob) {
   EXPECT_EQ(p.host_syncs[0].call, "cudaDeviceSynchronize");
   EXPECT_DOUBLE_EQ(p.host_syncs[0].count_per_step, 1.0);
   EXPECT_EQ(p.steps, 3);
+}
+
+TEST(JobProfile, ARecordingSaysWhatItCannotHold) {
+  // gpudoctor record keeps kernels and CUDA calls, no framework operators: the optimizer and the
+  // DataLoader are not "unknown" or "none" but not in the source, and the profile says so.
+  const auto& p = job("testdata/record/torch_small.gdrec.gz");
+  EXPECT_EQ(p.framework, "pytorch");  // from the ATen kernels' names
+  for (const char* f : {"optimizer", "dataloader", "autocast", "grad_accumulation", "activation_checkpointing"})
+    EXPECT_TRUE(p.notInSource(f)) << f;
+  EXPECT_FALSE(p.dataloader);
+  EXPECT_NE(std::find_if(p.notes.begin(), p.notes.end(),
+                         [](const std::string& n) { return n.starts_with("not in this source:"); }),
+            p.notes.end());
+  EXPECT_TRUE(whatif("healthy__base").not_in_source.empty()) << "a profiler trace holds its operators";
 }
 
 TEST(JobProfile, GradAccumulationFp16WithScaler) {

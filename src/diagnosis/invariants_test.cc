@@ -26,7 +26,7 @@ double busiestStreamPerStep(const RunAnalysis& run) {
   double worst = 0;
   for (const RankAnalysis& r : run.ranks) {
     const RankTrace& t = *r.trace;
-    if (r.windows.empty() || !r.windows.front().annotated) continue;
+    if (r.windows.empty()) continue;
     const int64_t from = r.windows.front().begin_ns, to = r.windows.back().cpu_end_ns;
     std::unordered_map<int64_t, int64_t> launched;  // correlation -> launch call's start
     for (const Event& e : t.events)
@@ -101,6 +101,27 @@ TEST(Invariants, HoldOnEveryCommittedTrace) {
     if (keep->run.ranks.empty()) continue;
     checkBounds(keep->run, paths.front());
   }
+}
+
+// A launch-bound job recorded by `gpudoctor record` (130 kernels of ~4 us a step, the GPU idle 88 %
+// of it): its recording names no operator, and still no prediction, CUDA graphs' included, falls
+// below the GPU's own work per step.
+TEST(Invariants, ALaunchBoundRecordingKeepsItsGpuWork) {
+  auto keep = testing::loadRun({testing::srcPath("testdata/record/torch_small.gdrec.gz")});
+  const RunAnalysis& run = keep->run;
+  const double busy = busiestStreamPerStep(run);
+  ASSERT_GT(busy, 1e6) << "the recording's steps hold its kernels";
+  const Diagnosis d = diagnose(run, Thresholds::defaults());
+  ASSERT_TRUE(d.what_if.available);
+  EXPECT_GE(static_cast<double>(d.what_if.unprofiled_step_ns), busy);
+  bool graphs = false;
+  for (const Finding& f : d.findings) {
+    if (!f.what_if.available) continue;
+    EXPECT_GE(static_cast<double>(f.what_if.step_ns), 0.999 * busy) << f.id;
+    graphs |= f.id == "launch.overhead";
+  }
+  EXPECT_TRUE(graphs) << "the recording is read as launch-bound";
+  checkBounds(run, "torch_small.gdrec.gz");
 }
 
 // A loop whose host runs ahead: each step launches 5 ms of kernels in 1 ms of host time and nothing

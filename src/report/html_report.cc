@@ -366,10 +366,11 @@ std::string jobSection(const JobProfile& p) {
           (p.recompute_share && *p.recompute_share > 0 ? fmt::format(", {:.0f}% of forward GPU time recomputed",
                                                                      100 * *p.recompute_share)
                                                        : ""));
-  row("optimizer", orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
+  row("optimizer", p.notInSource("optimizer") ? std::string("not recorded (no framework operators in this source)") : orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
                        (p.optimizer_impl.empty() ? "" : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)) +
                        (p.param_tensors > 0 ? fmt::format(", {:.0f} parameter tensors", p.param_tensors) : ""));
-  row("DataLoader", !p.dataloader ? std::string("none recorded")
+  row("DataLoader", p.notInSource("dataloader") ? std::string("not recorded (no framework operators in this source)")
+                    : !p.dataloader ? std::string("none recorded")
                     : p.loader_workers == 0 ? std::string("0 workers (loads in the training process)")
                                             : std::string("worker processes (number not in the trace)"));
   row("host-to-device copies", p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "none");

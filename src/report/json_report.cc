@@ -168,6 +168,7 @@ ordered_json jobJson(const JobProfile& p) {
   j["host_syncs"] = hs;
   j["steps"] = p.steps;
   j["notes"] = p.notes;
+  j["not_in_source"] = p.not_in_source;
   return j;
 }
 

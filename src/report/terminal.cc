@@ -59,10 +59,11 @@ std::vector<std::string> jobItems(const JobProfile& p) {
     std::string impl = p.optimizer_impl == "loop" ? "per-parameter loop" : p.optimizer_impl;
     it.push_back(fmt::format("{} {}", p.optimizer.empty() ? "optimizer" : p.optimizer, impl.empty() ? "(impl unknown)" : impl));
   } else {
-    it.push_back("optimizer unknown");
+    it.push_back(p.notInSource("optimizer") ? "optimizer not recorded" : "optimizer unknown");
   }
   std::string pin = p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "";
-  if (!p.dataloader) it.push_back(pin.empty() ? "no DataLoader" : "no DataLoader (" + pin + " input copies)");
+  if (p.notInSource("dataloader")) it.push_back(pin.empty() ? "DataLoader not recorded" : "DataLoader not recorded (" + pin + " input copies)");
+  else if (!p.dataloader) it.push_back(pin.empty() ? "no DataLoader" : "no DataLoader (" + pin + " input copies)");
   else it.push_back(std::string(p.loader_workers == 0 ? "DataLoader 0 workers" : "DataLoader with workers") +
                     (pin.empty() ? "" : " (" + pin + ")"));
   it.push_back(p.torch_compile ? "torch.compile" : "no compile");
