@@ -75,7 +75,8 @@ Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string&
   x.explanation = (what != kWhat.end() ? what->second : category) + ". " + (why.empty() ? "" : why + " ") +
                   "Ranking of the GPU's time: " + list + "; grouped: " + groups +
                   " (host: the GPU idles with nothing queued: launches, input, syncs, other).";
-  x.evidence = {{"step", ms(f.mean.wall), "ms/step"}, {category, top.ms_per_step, "ms/step"},
+  // No "step" of its own here: the report's one step is the steady-state period in its header.
+  x.evidence = {{category, top.ms_per_step, "ms/step"},
                 {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
   if (host_group) x.evidence.push_back({"host-bound (GPU idle)", host.ms_per_step, "ms/step"});
   if (compute || category == "other_idle") x.severity = Severity::kInfo;
