@@ -140,7 +140,7 @@ int runIo(IoArgs a) {
   auto r = runStorageBench(opt);
   if (!r.ok()) {
     if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
-    return fail(r.error().message, kBadInput);
+    return fail(r.error().message, g_interrupted ? kInterrupted : kBadInput);
   }
   std::unique_ptr<IoAdvice> advice;
   if (target > 0) {

@@ -18,6 +18,9 @@ inline constexpr int kUsage = 2;
 inline constexpr int kBadInput = 3;
 // Not on this machine: no GPU, no NVIDIA driver (NVML, CUDA), or a build without CUDA.
 inline constexpr int kNoDevice = 4;
+// Stopped by Ctrl-C before it finished (bench io, after removing its scratch files): 128 + SIGINT,
+// as a shell reports an interrupted command.
+inline constexpr int kInterrupted = 130;
 
 // The table as --help prints it under every verb.
 inline constexpr const char* kExitStatusHelp =
