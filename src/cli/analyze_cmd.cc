@@ -20,6 +20,7 @@
 #include "cli/json_output.h"
 #include "cli/fleet_stream.h"
 #include "cli/mpi_world.h"
+#include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/nccl_log_check.h"
@@ -86,7 +87,10 @@ std::string exampleDir() {
   return std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash";
 }
 
-// Writes FILE atomically, or to stdout for "-".
+// Writes the rank summaries to FILE atomically, or to stdout for "-". Returns "" or the error.
+std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests) {
+  return target == "-" ? writeDocument(target, summaryDocument(digests)) : writeSummaryFile(target, digests).message();
+}
 
 // True when a checklist item failed.
 bool anyFailed(const Diagnosis& d) {
@@ -129,7 +133,7 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
       return fail(fmt::format("{} needs the per-rank analysis, not the streaming mode (summaries, --mpi, --stream or "
                               "more than {} traces): give it one rank's trace or up to {} traces",
                               flag, kInMemoryMax, kInMemoryMax),
-                  2);
+                  kUsage);
   MpiWorld world;
   if (a.mpi) {
     auto w = mpiInit();
@@ -212,15 +216,13 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
       info.peak_rss_bytes = rss;
       info.processes = world.size;
       info.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
-      if (!a.summary_out.empty()) {
-        Status st = writeSummaryFile(a.summary_out, digests);
-        if (!st.ok()) return fail(st.message());
-      }
+      if (!a.summary_out.empty())
+        if (std::string e = writeSummary(a.summary_out, digests); !e.empty()) return fail(e);
       // The digests are done with: the reports reuse their memory instead of adding to the peak.
       std::vector<RankDigest>().swap(digests);
       if (!a.json.empty()) {
         if (std::string e = writeDocument(a.json, renderFleetJson(fleet.value(), info)); !e.empty()) return fail(e);
-        if (a.json == "-") return 0;
+        if (a.json == "-" || a.summary_out == "-") return 0;  // a document alone on stdout
       }
       std::string text = renderFleetReport(fleet.value(), info);
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -234,48 +236,37 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
+  if (std::string e = oneStdout({{"--json", a.json}, {"--html", a.html}, {"--summary-out", a.summary_out}}); !e.empty())
+    return fail(e, kUsage);
   // --nccl-log takes every file after it: traces given after it land here.
   for (const auto& l : a.nccl_logs) {
     std::error_code ec;
     if (std::filesystem::is_directory(l, ec))
       return fail("--nccl-log " + l + ": a directory, not an NCCL log (--nccl-log takes every file after it: give the "
-                  "traces before it)", 2);
+                  "traces before it)", kUsage);
   }
   Thresholds th = Thresholds::defaults();
   if (!a.thresholds.empty()) {
     auto text = readWholeFile(a.thresholds);
     Status s = text.ok() ? th.loadTomlText(text.value(), a.thresholds) : Status(text.error());
-    if (!s.ok()) {
-      std::fprintf(stderr, "gpudoctor: error: %s\n", s.message().c_str());
-      return 2;
-    }
+    if (!s.ok()) return fail(s.message());
   }
   std::optional<Ceilings> ceilings;
   EfficiencyOptions eff_opt;
   eff_opt.flops_per_step = a.flops_per_step;
   if (!a.mfu_precision.empty()) {
     eff_opt.precision = gemmPrecisionFromName(a.mfu_precision);
-    if (!eff_opt.precision) {
-      std::fprintf(stderr, "gpudoctor: error: --mfu-precision %s: use fp32, tf32, fp16, bf16 or fp8\n", a.mfu_precision.c_str());
-      return 2;
-    }
+    if (!eff_opt.precision) return fail("--mfu-precision " + a.mfu_precision + ": use fp32, tf32, fp16, bf16 or fp8", kUsage);
   }
   if (!a.ceilings.empty()) {
     auto c = loadCeilingsFile(a.ceilings);
-    if (!c.ok()) {
-      std::fprintf(stderr, "gpudoctor: error: %s\n", c.error().message.c_str());
-      return 2;
-    }
+    if (!c.ok()) return fail(c.error().message);
     ceilings = c.value();
   } else if (a.flops_per_step > 0 || !a.mfu_precision.empty()) {
-    std::fprintf(stderr, "gpudoctor: error: --flops-per-step and --mfu-precision need --ceilings FILE (gpudoctor bench gpu --ceilings-out)\n");
-    return 2;
+    return fail("--flops-per-step and --mfu-precision need --ceilings FILE (gpudoctor bench gpu --ceilings-out)", kUsage);
   }
   auto sel = StepSelection::parse(a.steps);
-  if (!sel.ok()) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", sel.error().message.c_str());
-    return 2;
-  }
+  if (!sel.ok()) return fail(sel.error().message, kUsage);
   std::vector<std::string> paths = a.paths;
   if (paths.empty()) {
     paths.push_back(exampleDir());
@@ -296,7 +287,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (a.measured_step_ms > 0)
       return fail("--measured-step-ms: the streaming mode has no replay to anchor (analyze at most " +
                       std::to_string(kInMemoryMax) + " traces, without --stream, --mpi or summaries)",
-                  2);
+                  kUsage);
     if (!a.quiet && !a.mpi && !a.stream && !any_summary)
       std::fprintf(stderr, "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
                            "thread; per-rank detail: analyze one rank's trace)\n", files.value().size());
@@ -326,12 +317,8 @@ int runAnalyze(const AnalyzeArgs& a) {
     for (const auto& r : run.value().ranks) found |= r.trace->rank == a.rank;
     if (!found) {
       for (const auto& l : run.value().left_out)
-        if (l.rank == a.rank) {
-          std::fprintf(stderr, "gpudoctor: error: --rank %d: left out (%s)\n", a.rank, l.reason.c_str());
-          return 2;
-        }
-      std::fprintf(stderr, "gpudoctor: error: --rank %d: no such rank in the traces\n", a.rank);
-      return 2;
+        if (l.rank == a.rank) return fail(fmt::format("--rank {}: left out ({})", a.rank, l.reason), kUsage);
+      return fail(fmt::format("--rank {}: no such rank in the traces", a.rank), kUsage);
     }
   }
   DiagnosisInputs inputs;
@@ -378,7 +365,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss)
       return fail(fmt::format("--measured-step-ms {:g}: {}: is it the traced job's (same model, batch and machine)?",
                               a.measured_step_ms, diag.what_if.anchor_note),
-                  2);
+                  kUsage);
     if (!a.quiet)
       std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: %s; predicting from the nearest, %.2f ms\n",
                    a.measured_step_ms, diag.what_if.anchor_note.c_str(),
@@ -392,17 +379,16 @@ int runAnalyze(const AnalyzeArgs& a) {
   std::vector<RankDigest> digests = digestsOf(run.value());
   auto fleet = analyzeFleet(digests);
   if (!fleet.ok()) return fail(fleet.error().message);
-  if (!a.summary_out.empty()) {
-    Status st = writeSummaryFile(a.summary_out, digests);
-    if (!st.ok()) return fail(st.message());
-  }
+  if (!a.summary_out.empty())
+    if (std::string e = writeSummary(a.summary_out, digests); !e.empty()) return fail(e);
   if (!a.json.empty()) {
     std::string json = renderJson(run.value(), read_s, &diag, &th, eff ? &*eff : nullptr, &fleet.value());
     // The checklist's document is the analyze document under its own name.
     if (a.checklist_only) json = relabelTool(json, "gpudoctor checklist");
     if (std::string e = writeDocument(a.json, json); !e.empty()) return fail(e);
-    if (a.json == "-") return a.checklist_only && a.strict && anyFailed(diag) ? 1 : 0;
   }
+  const int code = a.checklist_only && a.strict && anyFailed(diag) ? kGateFailed : kOk;
+  if (a.json == "-" || a.html == "-" || a.summary_out == "-") return code;  // a document alone on stdout
   std::string text;
   if (a.checklist_only) {
     text = renderChecklist(diag);
@@ -418,8 +404,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (eff) text += renderEfficiencyText(*eff);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (a.checklist_only && a.strict && anyFailed(diag)) return 1;
-  return 0;
+  return code;
 }
 
 }  // namespace
@@ -434,8 +419,9 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   addJsonOption(cmd, &args->json, "every figure and the definitions")
       ->type_name("FILE");
   cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)");
-  cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)");
+  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)")->check(wholeNumber());
+  cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)")
+      ->check(wholeNumber());
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
   cmd->add_flag("--no-what-if", args->no_what_if,
                 "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "
@@ -450,11 +436,12 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--nccl-log", args->nccl_logs,
                   "The job's NCCL_DEBUG=INFO logs: transports, GDR, channels and NCCL warnings become findings")
       ->type_name("FILE...");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE")->type_name("FILE");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE ('-': the page alone, "
+                  "on stdout)")->type_name("FILE|-");
   cmd->add_option("--summary-out", args->summary_out,
                   "Also write every rank's summary (kilobytes per rank and step) to FILE (.gdsum, or .gdsum.gz "
-                  "compressed): analyze reads it back like a trace, for the cross-rank analyses")
-      ->type_name("FILE");
+                  "compressed; '-': alone on stdout): analyze reads it back like a trace, for the cross-rank analyses")
+      ->type_name("FILE|-");
   cmd->add_flag("--stream", args->stream,
                 fmt::format("Streaming mode whatever the rank count (automatic beyond {} traces or with summaries): "
                             "one trace in memory per thread, the cross-rank analyses only",
@@ -477,7 +464,8 @@ std::function<int()> addAnalyze(CLI::App& app) {
       "NCCL (overlapped, exposed) / copies / idle and why; host data loading, syncs and launch latency; kernel "
       "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
   addCommonOptions(cmd, args.get());
-  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str();
+  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str()
+      ->check(wholeNumber());
   cmd->add_option("--measured-step-ms", args->measured_step_ms,
                   "The step time the job logs when it runs without the profiler (same model, batch and machine), "
                   "in ms: the replay's un-profiled step is matched to it (the profiler's estimated cost scaled) "
@@ -499,7 +487,7 @@ std::function<int()> addAnalyze(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_option("--flops-per-step", args->flops_per_step,
                   "Training FLOPs per step per rank, for MFU (≈ 6 × parameters × tokens per step per rank)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--mfu-precision", args->mfu_precision, "Peak to measure MFU against: fp32, tf32, fp16, bf16, fp8 "
                   "(default: the precision of most GEMM time)");
   return [args] { return runAnalyze(*args); };

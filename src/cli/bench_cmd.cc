@@ -16,10 +16,12 @@
 #include "analysis/io_paths.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
 #include "diagnosis/io_advice.h"
 #include "datapipe/storage_bench.h"
+#include "probes/cuda/cuda_runtime_probe.h"
 #include "report/bench_gpu_report.h"
 #include "report/io_report.h"
 #include "sources/ceilings_file/ceilings_file.h"
@@ -80,13 +82,13 @@ int runIo(IoArgs a) {
                                  std::tuple{"--file-size", &a.file_size, &opt.small_file_bytes},
                                  std::tuple{"--shard-size", &a.shard_size, &opt.shard_bytes}}) {
     auto v = parseByteSize(*text);
-    if (!v.ok()) return fail(std::string(flag) + ": " + v.error().message, 2);
+    if (!v.ok()) return fail(std::string(flag) + ": " + v.error().message, kUsage);
     *dst = v.value();
   }
-  if (opt.large_file_bytes < (4u << 20)) return fail("--large-size must be at least 4M", 2);
-  if (opt.small_file_bytes == 0) return fail("--file-size must be at least 1 byte", 2);
-  if (a.files < 10) return fail("--files must be at least 10", 2);
-  if (opt.shard_bytes < (64u << 10)) return fail("--shard-size must be at least 64K", 2);
+  if (opt.large_file_bytes < (4u << 20)) return fail("--large-size must be at least 4M", kUsage);
+  if (opt.small_file_bytes == 0) return fail("--file-size must be at least 1 byte", kUsage);
+  if (a.files < 10) return fail("--files must be at least 10", kUsage);
+  if (opt.shard_bytes < (64u << 10)) return fail("--shard-size must be at least 64K", kUsage);
   opt.small_files = a.files;
   opt.threads = a.threads;
   std::sort(opt.threads.begin(), opt.threads.end());
@@ -95,26 +97,26 @@ int runIo(IoArgs a) {
   opt.cold = !a.no_cold;
   opt.drop_caches = a.drop_caches;
   opt.keep = a.keep;
-  if (a.current != "small-files" && a.current != "shards") return fail("--current must be small-files or shards", 2);
-  if (a.cache != "cold" && a.cache != "warm") return fail("--cache must be cold or warm", 2);
+  if (a.current != "small-files" && a.current != "shards") return fail("--current must be small-files or shards", kUsage);
+  if (a.cache != "cold" && a.cache != "warm") return fail("--cache must be cold or warm", kUsage);
   if (a.cache == "cold" && a.no_cold) a.cache = "warm";
   // The target, from a flag or a trace, checked before minutes of measuring.
   double sample_bytes = static_cast<double>(opt.small_file_bytes);
   if (!a.sample_size.empty()) {
     auto v = parseByteSize(a.sample_size);
-    if (!v.ok() || v.value() == 0) return fail("--sample-size: " + (v.ok() ? std::string("must be positive") : v.error().message), 2);
+    if (!v.ok() || v.value() == 0) return fail("--sample-size: " + (v.ok() ? std::string("must be positive") : v.error().message), kUsage);
     sample_bytes = static_cast<double>(v.value());
   }
   double target = a.target_samples;
   if (!a.target_bytes.empty()) {
     auto v = parseByteSize(a.target_bytes);
-    if (!v.ok()) return fail("--target-bytes: " + v.error().message, 2);
+    if (!v.ok()) return fail("--target-bytes: " + v.error().message, kUsage);
     target = static_cast<double>(v.value()) / sample_bytes;
   }
   if (!a.from_trace.empty()) {
-    if (a.batch <= 0) return fail("--from-trace needs --batch-size (samples per step per GPU)", 2);
+    if (a.batch <= 0) return fail("--from-trace needs --batch-size (samples per step per GPU)", kUsage);
     auto t = targetFromTrace(a.from_trace, a.batch);
-    if (!t.ok()) return fail(t.error().message, 1);
+    if (!t.ok()) return fail(t.error().message, kBadInput);
     target = t.value();
   }
 #ifdef GPUDOCTOR_HAVE_CUDA
@@ -138,7 +140,7 @@ int runIo(IoArgs a) {
   auto r = runStorageBench(opt);
   if (!r.ok()) {
     if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
-    return fail(r.error().message, 1);
+    return fail(r.error().message, g_interrupted ? kInterrupted : kBadInput);
   }
   std::unique_ptr<IoAdvice> advice;
   if (target > 0) {
@@ -152,7 +154,7 @@ int runIo(IoArgs a) {
   }
   std::string json = a.json.empty() ? "" : renderIoBenchJson(r.value(), advice.get());
   std::string text = jsonOnly(a.json) ? "" : renderIoBenchText(r.value(), advice.get());
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 
@@ -182,12 +184,12 @@ std::function<int()> addBenchIo(CLI::App* bench) {
                "Empty the cache with /proc/sys/vm/drop_caches (root; affects the whole machine) instead of "
                "posix_fadvise on the scratch files; drops directory and inode caches too")->group("Cache");
   io->add_option("--target-samples", a->target_samples, "Samples/s the GPUs consume (all GPUs reading this storage)")
-      ->check(CLI::PositiveNumber)->group("Target");
+      ->check(positive())->group("Target");
   io->add_option("--target-bytes", a->target_bytes, "Or bytes/s the GPUs consume (K/M/G per second)")->group("Target");
   io->add_option("--sample-size", a->sample_size, "Bytes per sample for the target (default: --file-size)")->group("Target");
   io->add_option("--from-trace", a->from_trace, "Or derive the target from profiler traces of the job (with --batch-size)")
       ->type_name("TRACE")->group("Target");
-  io->add_option("--batch-size", a->batch, "Samples per step per GPU, for --from-trace")->group("Target");
+  io->add_option("--batch-size", a->batch, "Samples per step per GPU, for --from-trace")->check(positive())->group("Target");
   io->add_flag("--compressed", a->compressed, "Samples are gzip-compressed: add the measured inflate cost per sample")->group("Target");
   io->add_option("--current", a->current, "How the job reads today: small-files or shards")->capture_default_str()->group("Target");
   io->add_option("--cache", a->cache, "Page cache the job sees today: cold (dataset larger than RAM, first epoch) or warm")
@@ -198,7 +200,9 @@ std::function<int()> addBenchIo(CLI::App* bench) {
   io->add_flag("--keep", a->keep, "Keep the scratch files (PATH/.gpudoctor-bench-io-PID)");
   return [a, io] {
     if (!io->parsed()) return -1;
-    if (!a->target_bytes.empty() && a->target_samples > 0) return fail("give --target-samples or --target-bytes, not both", 2);
+    if ((!a->target_bytes.empty()) + (a->target_samples > 0) + !a->from_trace.empty() > 1)
+      return fail("give one of --target-samples, --target-bytes and --from-trace, not both", kUsage);
+    if (a->batch != 0 && a->from_trace.empty()) return fail("--batch-size is for --from-trace: give the traces", kUsage);
     return runIo(*a);
   };
 }
@@ -214,21 +218,16 @@ int runGpu(const GpuArgs& a) {
   if (!a.datasheet.empty()) {
     // No measurement: the datasheet's figures as a ceilings file (for hosts without the GPU).
     auto c = datasheetCeilings(a.datasheet);
-    if (!c) return fail("--datasheet " + a.datasheet + ": no datasheet figures for it (known: H100 SXM, H200 SXM)", 2);
-    if (a.ceilings_out.empty()) {
-      std::string j = ceilingsToJson(*c);
-      std::fwrite(j.data(), 1, j.size(), stdout);
-      return 0;
-    }
-    Status s = writeFileAtomic(a.ceilings_out, ceilingsToJson(*c));
-    return s.ok() ? 0 : fail(s.message(), 1);
+    if (!c) return fail("--datasheet " + a.datasheet + ": no datasheet figures for it (known: H100 SXM, H200 SXM)", kUsage);
+    std::string e = writeDocument(a.ceilings_out.empty() ? "-" : a.ceilings_out, ceilingsToJson(*c));
+    return e.empty() ? kOk : fail(e);
   }
   bool parts[4] = {false, false, false, false};
   std::stringstream ss(a.only);
   for (std::string item; std::getline(ss, item, ',');) {
     const char* names[] = {"gemm", "bandwidth", "attention", "fusion"};
     auto it = std::find(std::begin(names), std::end(names), item);
-    if (it == std::end(names)) return fail("--only: unknown part \"" + item + "\" (gemm, bandwidth, attention, fusion)", 2);
+    if (it == std::end(names)) return fail("--only: unknown part \"" + item + "\" (gemm, bandwidth, attention, fusion)", kUsage);
     parts[it - std::begin(names)] = true;
   }
 #ifdef GPUDOCTOR_HAVE_CUDA
@@ -236,26 +235,27 @@ int runGpu(const GpuArgs& a) {
   opt.quick = a.quick;
   opt.gemm = parts[0], opt.bandwidth = parts[1], opt.attention = parts[2], opt.fusion = parts[3];
   opt.device = a.device;
+  // No driver or no device: this machine cannot run it (4), said before any part starts.
+  if (auto d = probeCudaDriver(); !d.ok() || d.value().devices < 1)
+    return fail(std::string("bench gpu: no usable GPU here (") + (d.ok() ? "no CUDA devices" : "no NVIDIA driver") + ")", kNoDevice);
   if (!a.quiet)
     opt.progress = [](const std::string& line) {
       std::fprintf(stderr, "[bench gpu] %s\n", line.c_str());
       std::fflush(stderr);
     };
   auto r = runGpuBench(opt);
-  if (!r.ok()) return fail(r.error().message, 1);
+  if (!r.ok()) return fail(r.error().message, kBadInput);
   auto speedups = gpuSpeedups(r.value());
   std::string json = a.json.empty() ? "" : renderGpuBenchJson(r.value(), speedups);
   std::string text = jsonOnly(a.json) ? "" : renderGpuBenchText(r.value(), speedups);
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
-  if (!a.ceilings_out.empty()) {
-    Status s = writeFileAtomic(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value())));
-    if (!s.ok()) return fail(s.message(), 1);
-  }
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
+  if (!a.ceilings_out.empty())
+    if (std::string e = writeDocument(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value()))); !e.empty()) return fail(e);
   // Like nccl bench's #wrong: a figure whose check failed is not a figure.
-  return r.value().allPassed() ? 0 : 3;
+  return r.value().allPassed() ? kOk : kGateFailed;
 #else
   (void)parts;  // validated above so a usage error reads the same in every build
-  return fail("bench gpu needs a build with CUDA (configure with the CUDA toolkit installed)", 1);
+  return fail("bench gpu needs a build with CUDA (configure with the CUDA toolkit installed)", kNoDevice);
 #endif
 }
 
@@ -266,17 +266,19 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
       "This GPU's measured ceilings and what each compute optimization buys on it: GEMM TFLOP/s per precision "
       "(cuBLASLt FP32, TF32, FP16, BF16, FP8), HBM copy/read/write, host<->device pageable vs pinned, P2P; attention "
       "forward unfused (scores in memory) vs this project's fused flash-style kernel, seq 512 to 16k; elementwise "
-      "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 3 when a check fails.");
+      "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 1 when a check fails.");
   gpu->add_flag("--quick", a->quick, "Smoke run: fewer shapes, 20 repetitions");
   gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")->capture_default_str();
   addJsonOption(gpu, &a->json, "every figure, check and speedup");
-  gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE")->type_name("FILE");
+  gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE "
+                  "('-': alone on stdout)")->type_name("FILE|-");
   gpu->add_option("--datasheet", a->datasheet, "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
       ->type_name("GPU");
   gpu->add_option("--device", a->device, "GPU index")->capture_default_str();
   gpu->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
   return [a, gpu] {
     if (!gpu->parsed()) return -1;
+    if (std::string e = oneStdout({{"--json", a->json}, {"--ceilings-out", a->ceilings_out}}); !e.empty()) return fail(e, kUsage);
     return runGpu(*a);
   };
 }
@@ -290,7 +292,7 @@ std::function<int()> addBench(CLI::App& app) {
   return [verbs] {
     for (const auto& v : verbs)
       if (int rc = v(); rc >= 0) return rc;
-    return 2;
+    return kUsage;
   };
 }
 

@@ -69,7 +69,7 @@ TEST(Cli, BadInputsGiveOneLineNamingTheFile) {
                                           "testdata/bad/cpu_only.json.gz", "testdata/no_such_file.json"};
   for (const auto& b : bad) {
     auto r = run("analyze " + src(b));
-    EXPECT_EQ(r.rc, 1) << b;
+    EXPECT_EQ(r.rc, 3) << b;
     EXPECT_EQ(lines(r.err), 1) << b << ": " << r.err;
     EXPECT_NE(r.err.find(src(b)), std::string::npos) << r.err;
     EXPECT_EQ(r.err.rfind("gpudoctor: error: ", 0), 0u) << r.err;
@@ -81,7 +81,7 @@ TEST(Cli, FuzzRegressionsDoNotCrash) {
   // Inputs libFuzzer once broke the tool with; each must give a report or a clean error.
   for (const auto& e : fs::directory_iterator(src("testdata/fuzz_regressions"))) {
     auto r = run("analyze -q " + e.path().string());
-    EXPECT_TRUE(r.rc == 0 || (r.rc == 1 && lines(r.err) == 1)) << e.path() << " rc=" << r.rc << " " << r.err;
+    EXPECT_TRUE(r.rc == 0 || (r.rc == 3 && lines(r.err) == 1)) << e.path() << " rc=" << r.rc << " " << r.err;
   }
 }
 
@@ -93,7 +93,7 @@ TEST(Cli, ChecklistVerbAndThresholdsFile) {
   fs::path bad = fs::temp_directory_path() / "gpudoctor_bad_thresholds.toml";
   std::ofstream(bad) << "comm_share_max = 0.2\ngpu_utilisation_min = 0.9\n";
   auto b = run("analyze -q --thresholds " + bad.string());
-  EXPECT_EQ(b.rc, 2);
+  EXPECT_EQ(b.rc, 3);  // the file is bad input
   EXPECT_EQ(lines(b.err), 1) << b.err;
   EXPECT_NE(b.err.find("unknown threshold \"gpu_utilisation_min\""), std::string::npos) << b.err;
   EXPECT_NE(b.err.find(":2"), std::string::npos) << b.err;
@@ -186,24 +186,24 @@ TEST(Cli, NcclEnv) {
   EXPECT_NE(ok.out.find("3 settings from"), std::string::npos) << ok.out;
   auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
                     " --from " + src("testdata/nccl_env/mixed.sh"));
-  EXPECT_EQ(strict.rc, 3);
+  EXPECT_EQ(strict.rc, 1);  // a failed gate (exit_codes.h)
   auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json -");
   ASSERT_EQ(json.rc, 0);
   auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["nccl_version"], "2.28.3");
   EXPECT_GE(j["findings"].size(), 19u);
   auto bad = run(base + src("testdata/nccl_env/malformed.sh"));
-  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(bad.rc, 3);
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("malformed.sh:2"), std::string::npos) << bad.err;
   auto missing = run(base + "/nonexistent/env.sh");
-  EXPECT_EQ(missing.rc, 1);
+  EXPECT_EQ(missing.rc, 3);
   EXPECT_NE(missing.err.find("/nonexistent/env.sh"), std::string::npos);
   auto version = run("nccl env --nccl-version banana");
   EXPECT_EQ(version.rc, 2);
   EXPECT_NE(version.err.find("banana"), std::string::npos) << version.err;
   auto garbage = run(base + src("testdata/bad/garbage.bin"));
-  EXPECT_EQ(garbage.rc, 1);
+  EXPECT_EQ(garbage.rc, 3);
 }
 
 // Issue 20: checklist gates CI with --strict (exit 1 on a failed item) and names its own document.
@@ -247,7 +247,7 @@ TEST(Cli, PlanRejectsBadNumbers) {
   for (const char* line : {"global_batch = -5", "efficiency = 7.0", "gpu_memory_gb = -3.0"}) {
     std::ofstream(cfg) << line << "\n";
     auto r = run("plan --model gpt2 --config " + cfg.string());
-    EXPECT_EQ(r.rc, 2) << line;
+    EXPECT_EQ(r.rc, 3) << line;  // the file is bad input
     EXPECT_NE(r.err.find("must be"), std::string::npos) << line << ": " << r.err;
   }
 }
@@ -298,7 +298,7 @@ TEST(Cli, Plan) {
   fs::path bad = fs::temp_directory_path() / "gpudoctor_bad_plan.toml";
   std::ofstream(bad) << "model = \"gpt2\"\nnodez = 2\n";
   auto b = run("plan --config " + bad.string());
-  EXPECT_EQ(b.rc, 2);
+  EXPECT_EQ(b.rc, 3);
   EXPECT_NE(b.err.find(":2: unknown key \"nodez\""), std::string::npos) << b.err;
   fs::remove(bad);
   auto batch = run("plan --model gpt2 --gpus-per-node 8 --tp 1 --pp 1 --global-batch 3");
@@ -314,7 +314,7 @@ TEST(Cli, NcclLog) {
   ASSERT_EQ(j.rc, 0);
   EXPECT_EQ(nlohmann::json::parse(j.out)["communicators"][0]["coll_channels"], 24);
   auto bad = run("nccl log " + src("testdata/bad/not_a_trace.json"));
-  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(bad.rc, 3);
   EXPECT_EQ(lines(bad.err), 1);
   EXPECT_NE(bad.err.find("no NCCL lines"), std::string::npos) << bad.err;
   EXPECT_EQ(run("nccl log").rc, 2);
@@ -324,7 +324,7 @@ TEST(Cli, EmptyDirectoryAndUsageErrors) {
   fs::path d = fs::temp_directory_path() / "gpudoctor_empty_dir";
   fs::create_directories(d);
   auto r = run("analyze " + d.string());
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("no trace files"), std::string::npos) << r.err;
   EXPECT_EQ(run("analyze --no-such-flag").rc, 2);
   EXPECT_EQ(run("analyze --steps 3-1").rc, 2);
@@ -336,10 +336,10 @@ TEST(Cli, NoJsonLeftBehindOnError) {
   fs::path out = fs::temp_directory_path() / "gpudoctor_cli_bad.json";
   fs::remove(out);
   auto r = run("analyze -q --json " + out.string() + " " + src("testdata/bad/truncated.json.gz"));
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_FALSE(fs::exists(out));
   auto r2 = run("analyze -q --json /nonexistent_dir/x.json " + src("examples/ddp_bf16_flash"));
-  EXPECT_EQ(r2.rc, 1);
+  EXPECT_EQ(r2.rc, 3);
   EXPECT_NE(r2.err.find("/nonexistent_dir/x.json"), std::string::npos) << r2.err;
 }
 
@@ -397,7 +397,7 @@ TEST(Cli, NcclLogFeedsTheDiagnosis) {
                f["title"].get<std::string>().find("TCP sockets") != std::string::npos;
   EXPECT_TRUE(sockets) << j["diagnosis"]["findings"].dump(1);
   auto missing = run("analyze -q --nccl-log /nonexistent.log");
-  EXPECT_EQ(missing.rc, 1);
+  EXPECT_EQ(missing.rc, 3);
   EXPECT_NE(missing.err.find("/nonexistent.log"), std::string::npos);
 }
 
@@ -418,13 +418,13 @@ TEST(Cli, NcclBenchFlagsAndNoGpu) {
   EXPECT_EQ(fp8.rc, 2) << fp8.err;
   EXPECT_NE(fp8.err.find("no fp8"), std::string::npos) << fp8.err;
   auto check0 = testing::run("nccl bench -c 0 -b 8 -e 8");
-  EXPECT_EQ(check0.rc, 1) << check0.err;
+  EXPECT_EQ(check0.rc, 4) << check0.err;  // no NCCL or no GPU here
   EXPECT_EQ(check0.err.find("unknown collective"), std::string::npos) << check0.err;
   EXPECT_EQ(testing::run("nccl bench -c 2").rc, 2);
   EXPECT_EQ(testing::run("nccl bench --collectives allreduce,bogus").rc, 2);
   // Rank 1 would wait for rank 0's id; the message shows the GPU check came first.
   auto joined = testing::run("nccl bench", "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511");
-  EXPECT_EQ(joined.rc, 1) << joined.err;
+  EXPECT_EQ(joined.rc, 4) << joined.err;
   if (joined.err.find("libnccl") == std::string::npos) {  // where NCCL itself loads, the GPU check speaks
     EXPECT_NE(joined.err.find("no GPU found on this node"), std::string::npos) << joined.err;
   }

@@ -33,10 +33,16 @@ inline std::string slurp(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+// The binary under test: this build's, or GPUDOCTOR_TEST_BIN's (the same tests against another build).
+inline std::string testBin() {
+  const char* b = std::getenv("GPUDOCTOR_TEST_BIN");
+  return b != nullptr && *b != '\0' ? b : GPUDOCTOR_BIN;
+}
+
 // Runs `gpudoctor ARGS` through the shell, with `env` assignments in front.
 inline Run run(const std::string& args, const std::string& env = "") {
   auto d = scratch();
-  std::string cmd = env + " " + std::string(GPUDOCTOR_BIN) + " " + args + " >" + (d / "out").string() + " 2>" +
+  std::string cmd = env + " " + testBin() + " " + args + " >" + (d / "out").string() + " 2>" +
                     (d / "err").string();
   int st = std::system(cmd.c_str());
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};

@@ -1,10 +1,12 @@
 // The verbs of the gpudoctor binary. Each registers its options on the CLI11 app and returns the
-// process exit code: 0 success, 1 an error in the input or the analysis, 2 a usage error.
+// process exit code (cli/exit_codes.h: 0 ok, 1 a gate failed, 2 usage, 3 bad input or I/O, 4 no device).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
 #include <string>
+
+#include "cli/exit_codes.h"
 
 namespace gpudoctor::cli {
 
@@ -40,7 +42,7 @@ const std::vector<std::string>& commandLine();
 const std::vector<std::string>& jobCommand();
 
 // The one error line every verb prints ("gpudoctor: error: MESSAGE" on stderr); returns `code`.
-inline int fail(const std::string& message, int code = 1) {
+inline int fail(const std::string& message, int code = kBadInput) {
   std::fprintf(stderr, "gpudoctor: error: %s\n", message.c_str());
   return code;
 }

@@ -140,10 +140,10 @@ TEST(Compare, ASavedAnalyzeJsonBaselineGivesTheSameResult) {
     EXPECT_EQ(from_json[k], from_trace[k]) << k;
 }
 
-TEST(Compare, BadInputIsOneLineAndExit2) {
+TEST(Compare, BadInputIsOneLineAndExit3) {
   // Different rank counts.
   testing::Run r = run("compare " + src("examples/ddp_bf16_flash") + " " + w("healthy__base"));
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("different rank counts (2 vs 1)"), std::string::npos) << r.err;
   // Another tool's JSON.
   auto other = scratch() / "other.json";
@@ -151,20 +151,20 @@ TEST(Compare, BadInputIsOneLineAndExit2) {
     std::ofstream(other) << R"({"tool": "gpudoctor analyze", "version": "0.0.1", "ranks": []})";
   }
   r = run("compare " + other.string() + " " + w("healthy__base"));
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("another layout"), std::string::npos) << r.err;
   auto foreign = scratch() / "foreign.json";
   {
     std::ofstream(foreign) << R"({"tool": "nsys", "traceEvents": []})";
   }
   r = run("compare " + foreign.string() + " " + w("healthy__base"));
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   // No common steps.
   r = run("compare " + w("healthy__base") + " " + w("healthy__rerun") + " --steps 9");
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("--steps keeps none"), std::string::npos) << r.err;
-  // A bad gate.
+  // A bad gate: usage.
   r = run("compare " + w("healthy__base") + " " + w("healthy__rerun") + " --fail-if-slower -3");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--fail-if-slower"), std::string::npos) << r.err;

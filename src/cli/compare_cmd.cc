@@ -8,6 +8,7 @@
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/what_if.h"
@@ -29,7 +30,6 @@ struct CompareArgs {
 // One side: a saved analyze --json document, or traces (a file or a directory of ranks) analyzed here.
 Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const StepSelection& sel) {
   if (looksLikeAnalyzeJson(path)) {
-    if (a.steps != "all") return Error{path + ": --steps cannot select steps of a saved analyze document"};
     auto s = readAnalyzeJson(path);
     if (s.ok() && a.no_what_if) {  // judged on the traced steps, as a trace side is
       s.value().unprofiled_step_ns = s.value().traced_step_ns = -1;
@@ -67,22 +67,27 @@ Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const
 
 int runCompare(const CompareArgs& a) {
   if (a.fail_if_slower != -1 && !(a.fail_if_slower >= 0 && a.fail_if_slower <= 1000))
-    return fail("--fail-if-slower " + std::to_string(a.fail_if_slower) + ": expected a percentage from 0 to 1000", 2);
+    return fail("--fail-if-slower " + std::to_string(a.fail_if_slower) + ": expected a percentage from 0 to 1000", kUsage);
+  if (std::string e = oneStdout({{"--json", a.json}, {"--html", a.html}}); !e.empty()) return fail(e, kUsage);
   auto sel = StepSelection::parse(a.steps);
-  if (!sel.ok()) return fail(sel.error().message, 2);
+  if (!sel.ok()) return fail(sel.error().message, kUsage);
+  for (const std::string* side : {&a.base, &a.next})
+    if (a.steps != "all" && looksLikeAnalyzeJson(*side))
+      return fail(*side + ": --steps cannot select steps of a saved analyze document", kUsage);
+  // An unreadable side, different rank counts, no steps, another tool's JSON: bad input (3).
   auto base = loadSide(a.base, a, sel.value());
-  if (!base.ok()) return fail(base.error().message, 2);
+  if (!base.ok()) return fail(base.error().message);
   auto next = loadSide(a.next, a, sel.value());
-  if (!next.ok()) return fail(next.error().message, 2);
+  if (!next.ok()) return fail(next.error().message);
   auto r = compareRuns(base.value(), next.value());
-  if (!r.ok()) return fail(r.error().message, 2);
+  if (!r.ok()) return fail(r.error().message);
   CompareLabels labels{a.base, a.next, a.fail_if_slower};
   if (!a.json.empty()) {
     if (std::string e = writeDocument(a.json, renderCompareJson(r.value(), labels)); !e.empty()) return fail(e);
   }
   if (!a.html.empty())
-    if (auto st = writeFileAtomic(a.html, renderCompareHtml(r.value(), labels)); !st.ok()) return fail(st.message());
-  if (a.json != "-") {
+    if (std::string e = writeDocument(a.html, renderCompareHtml(r.value(), labels)); !e.empty()) return fail(e);
+  if (a.json != "-" && a.html != "-") {
     std::string text = renderCompareTerminal(r.value(), labels);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
@@ -91,9 +96,9 @@ int runCompare(const CompareArgs& a) {
       std::fprintf(stderr, "gpudoctor: compare: %s is %.1f %% slower than %s, beyond the %.1f %% noise band and the "
                            "%.1f %% allowed\n",
                    a.next.c_str(), 100 * r.value().change, a.base.c_str(), 100 * r.value().band, a.fail_if_slower);
-    return 1;
+    return kGateFailed;
   }
-  return 0;
+  return kOk;
 }
 
 }  // namespace
@@ -117,20 +122,22 @@ std::function<int()> addCompare(CLI::App& app) {
       "  gpudoctor analyze runs/base --json base.json      # a baseline, once\n"
       "  gpudoctor compare base.json runs/new --fail-if-slower 3   # a CI gate\n"
       "  gpudoctor compare a.pt.trace.json.gz b.pt.trace.json.gz --json -\n\n"
-      "Exit status: 0; 1 when --fail-if-slower is given and NEW is slower by more than that beyond the noise band; "
-      "2 for bad input (an unreadable side, different rank counts, no steps, another tool's JSON).");
+      "Exit status 1: --fail-if-slower is given and NEW is slower by more than that beyond the noise band; 3: an "
+      "unreadable side, different rank counts, no steps, another tool's JSON.");
   cmd->add_option("base", a->base, "The baseline: trace file, directory of rank traces, or analyze --json document")
       ->required();
   cmd->add_option("new", a->next, "The run to judge against it (same kinds)")->required();
   cmd->add_option("--steps", a->steps, "Steps to use on trace sides, as analyze's --steps (default all)");
   addJsonOption(cmd, &a->json, "the comparison");
-  cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas");
+  cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas "
+                  "('-': the page alone, on stdout)")->type_name("FILE|-");
   cmd->add_option("--fail-if-slower", a->fail_if_slower,
-                  "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)");
+                  "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)")
+      ->check(nonNegative());
   cmd->add_flag("--no-what-if", a->no_what_if,
                 "Judge the traced steps on both sides, without the replay's un-profiled estimate (also a saved "
                 "document's)");
-  cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)");
+  cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)")->check(wholeNumber());
   cmd->add_flag("-q,--quiet", a->quiet, "No message on stderr when the gate fails");
   return [a] { return runCompare(*a); };
 }

@@ -35,7 +35,7 @@ TEST(CliFleet, StreamingRefusesPerRankOptionsAndNamesMissingRanks) {
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("--html needs the per-rank analysis"), std::string::npos) << r.err;
   auto m = run("analyze --stream -q " + src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz"));
-  EXPECT_EQ(m.rc, 1);
+  EXPECT_EQ(m.rc, 3);
   EXPECT_EQ(lines(m.err), 1) << m.err;
   EXPECT_NE(m.err.find("rank 1 of the job's 2 has no trace or summary here"), std::string::npos) << m.err;
   auto ok = run("analyze --stream -q --allow-missing-ranks --json - " +
@@ -51,7 +51,7 @@ TEST(CliFleet, BadSummariesAreOneLine) {
     f << "{\"format\":\"gpudoctor-summary\",\"version\":9,\"ranks\":0}\n{\"end\":0}\n";
   }
   auto v = run("analyze -q " + (d / "v9.gdsum").string());
-  EXPECT_EQ(v.rc, 1);
+  EXPECT_EQ(v.rc, 3);
   EXPECT_EQ(lines(v.err), 1) << v.err;
   EXPECT_NE(v.err.find("summary format version 9"), std::string::npos) << v.err;
   {
@@ -59,12 +59,12 @@ TEST(CliFleet, BadSummariesAreOneLine) {
     f << "{\"format\":\"gpudoctor-summary\",\"version\":1,\"ranks\":3}\n";
   }
   auto c = run("analyze -q " + (d / "cut.gdsum").string());
-  EXPECT_EQ(c.rc, 1);
+  EXPECT_EQ(c.rc, 3);
   EXPECT_NE(c.err.find("cut short: 0 of 3 ranks"), std::string::npos) << c.err;
   // Two summaries of the same ranks.
   ASSERT_EQ(run("analyze -q --summary-out " + (d / "a.gdsum").string() + " " + src("examples/ddp_bf16_flash")).rc, 0);
   auto dup = run("analyze -q " + (d / "a.gdsum").string() + " " + (d / "a.gdsum").string());
-  EXPECT_EQ(dup.rc, 1);
+  EXPECT_EQ(dup.rc, 3);
   EXPECT_NE(dup.err.find("appears twice"), std::string::npos) << dup.err;
 }
 

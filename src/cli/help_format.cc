@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "cli/exit_codes.h"
+
 namespace gpudoctor::cli {
 
 namespace {
@@ -191,12 +193,16 @@ const std::map<std::string, const char*>& examples() {
   return m;
 }
 
+// The examples, then the exit-code table (cli/exit_codes.h), under every verb.
 void addExamples(CLI::App* app, const std::string& path) {
   for (CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
     std::string p = path.empty() ? sub->get_name() : path + " " + sub->get_name();
     auto it = examples().find(p);
     // (compare and record carry their examples in their descriptions)
-    if (it != examples().end() && sub->get_footer().empty()) sub->footer(it->second);
+    std::string footer = it != examples().end() ? std::string(it->second) + "\n\n" : "";
+    footer += kExitStatusHelp;
+    if (p == "record") footer += " A job that fails gives its own exit status (128+N for signal N).";
+    sub->footer(footer);
     addExamples(sub, p);
   }
 }
@@ -205,6 +211,9 @@ void addExamples(CLI::App* app, const std::string& path) {
 
 void useWrappedHelp(CLI::App& app) { app.formatter(std::make_shared<WrappedFormatter>()); }
 
-void addHelpExamples(CLI::App& app) { addExamples(&app, ""); }
+void addHelpExamples(CLI::App& app) {
+  addExamples(&app, "");
+  app.footer(kExitStatusHelp);
+}
 
 }  // namespace gpudoctor::cli

@@ -43,10 +43,10 @@ TEST(IoCli, PackErrors) {
   std::ofstream(d / "src" / "a.txt") << "a";
   expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "out").string() + " --shard-size lots"), 2,
                      "--shard-size");
-  expectOneLineError(run("pack " + (d / "nope").string() + " " + (d / "out").string()), 1, (d / "nope").string());
-  expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "src" / "sub" / "out").string()), 1,
+  expectOneLineError(run("pack " + (d / "nope").string() + " " + (d / "out").string()), 3, (d / "nope").string());
+  expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "src" / "sub" / "out").string()), 3,
                      "inside the source folder");
-  expectOneLineError(run("pack " + (d / "src" / "sub").string() + " " + (d / "out2").string()), 1, "no files to pack");
+  expectOneLineError(run("pack " + (d / "src" / "sub").string() + " " + (d / "out2").string()), 3, "no files to pack");
   EXPECT_FALSE(fs::exists(d / "out2")) << "a failed pack leaves no (empty) output folder";
   EXPECT_EQ(run("pack " + (d / "src").string()).rc, 2);
   auto ok = run("pack " + (d / "src").string() + " " + (d / "out").string());
@@ -60,13 +60,13 @@ TEST(IoCli, PackErrors) {
   EXPECT_NE(again.err.find("[pack] 1/1 shards"), std::string::npos) << again.err;
   // Other settings into the same folder: refused unless --replace (was: earlier shards deleted unasked).
   auto other = run("pack " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K");
-  EXPECT_EQ(other.rc, 1) << other.err;
+  EXPECT_EQ(other.rc, 3) << other.err;
   EXPECT_NE(other.err.find("holds a pack made with other settings (shard size 268435456 B, now 4096 B)"), std::string::npos)
       << other.err;
   EXPECT_EQ(run("pack --replace " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K").rc, 0);
   // A dangling link stops the pack, naming it; --skip-bad leaves it out and lists it.
   fs::create_symlink(d / "src" / "gone.txt", d / "src" / "b.txt");
-  expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "out3").string()), 1, "a dangling link");
+  expectOneLineError(run("pack " + (d / "src").string() + " " + (d / "out3").string()), 3, "a dangling link");
   auto skip = run("pack --skip-bad -q " + (d / "src").string() + " " + (d / "out3").string());
   EXPECT_EQ(skip.rc, 0) << skip.err;
   EXPECT_NE(skip.err.find("left out 1 file that cannot be packed"), std::string::npos) << skip.err;
@@ -104,7 +104,7 @@ TEST(IoCli, BenchIoChecksFreeSpaceFirst) {
   auto dir = scratch() / "io_space";
   std::filesystem::create_directories(dir);
   auto r = run("bench io " + dir.string() + " --large-size 9999T");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.err.find("GB of scratch space"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dir));
@@ -122,7 +122,7 @@ TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
   int code = -1;
   rf >> code;
   std::string e((std::istreambuf_iterator<char>(ef)), {});
-  EXPECT_EQ(code, 1) << e;
+  EXPECT_EQ(code, 130) << e;  // 128 + SIGINT (exit_codes.h)
   EXPECT_EQ(e, "gpudoctor: error: interrupted; scratch files removed\n");
   EXPECT_TRUE(fs::is_empty(d));
   fs::remove_all(d);
@@ -143,7 +143,7 @@ TEST(IoCli, BenchIoTargetFromATrace) {
 
 TEST(IoCli, BenchIoErrors) {
   fs::path d = scratch();
-  expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 1, (d / "missing").string() + ": not a directory");
+  expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 3, (d / "missing").string() + ": not a directory");
   expectOneLineError(run("bench io " + d.string() + " --large-size 1K"), 2, "--large-size");
   expectOneLineError(run("bench io " + d.string() + " --target-samples 10 --target-bytes 1M"), 2, "not both");
   expectOneLineError(run("bench io " + d.string() + " --from-trace x.json"), 2, "--batch-size");

@@ -1,12 +1,14 @@
 // gpudoctor: one binary, verbs users know the shape of. This file only dispatches.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <string_view>
 
 #include "cli/commands.h"
 #include "cli/help_format.h"
+#include "cli/usage.h"
 
 namespace gpudoctor::cli {
 namespace {
@@ -15,6 +17,14 @@ std::vector<std::string> g_job;
 }
 const std::vector<std::string>& commandLine() { return g_argv; }
 const std::vector<std::string>& jobCommand() { return g_job; }
+
+// "a, b, c": the verbs under `app`.
+std::string verbsOf(const CLI::App* app) {
+  std::string verbs;
+  for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; }))
+    verbs += (verbs.empty() ? "" : ", ") + s->get_name();
+  return verbs;
+}
 }  // namespace gpudoctor::cli
 
 int main(int argc, char** argv) {
@@ -39,14 +49,23 @@ int main(int argc, char** argv) {
   auto record = gpudoctor::cli::addRecord(app);
   gpudoctor::cli::addHelpExamples(app);
   // An unknown verb is named, with the verbs there are (CLI11 would say "A subcommand is required").
+  // So is an unknown verb of a verb that has verbs and no arguments of its own (nccl, bench, monitor).
+  using gpudoctor::cli::verbsOf;
   const std::vector<CLI::App*> all = app.get_subcommands([](const CLI::App*) { return true; });
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(all.begin(), all.end(), [&](const CLI::App* s) { return s->check_name(argv[1]); })) {
-    std::string verbs;
-    for (const CLI::App* s : all) verbs += (verbs.empty() ? "" : ", ") + s->get_name();
-    std::fprintf(stderr, "gpudoctor: error: unknown verb \"%s\" (verbs: %s; see gpudoctor --help)\n", argv[1], verbs.c_str());
-    return 2;
-  }
+  auto named = [](const std::vector<CLI::App*>& subs, const char* word) {
+    auto it = std::find_if(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->check_name(word); });
+    return it == subs.end() ? nullptr : *it;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !named(all, argv[1]))
+    return gpudoctor::cli::fail("unknown verb \"" + std::string(argv[1]) + "\" (verbs: " + verbsOf(&app) +
+                                "; see gpudoctor --help)", gpudoctor::cli::kUsage);
+  if (CLI::App* verb = argc > 2 && argv[1][0] != '-' && argv[2][0] != '-' ? named(all, argv[1]) : nullptr;
+      verb && !verb->get_subcommands([](const CLI::App*) { return true; }).empty() &&
+      verb->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty() &&
+      !named(verb->get_subcommands([](const CLI::App*) { return true; }), argv[2]))
+    return gpudoctor::cli::fail("unknown " + verb->get_name() + " verb \"" + argv[2] + "\" (" + verb->get_name() +
+                                " verbs: " + verbsOf(verb) + "; see gpudoctor " + verb->get_name() + " --help)",
+                                gpudoctor::cli::kUsage);
   // `record ... -- CMD ARGS`: the job's words are not parsed as gpudoctor's (CLI11 would give the
   // `--` to the top-level app); record takes them from jobCommand().
   if (argc > 2 && std::string_view(argv[1]) == "record") {
@@ -67,34 +86,41 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Point to the help of the verb that was being parsed (its chain: "nccl env").
-    std::string verb;
-    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    std::string verb, what = e.what();
+    const CLI::App* sub = &app;
+    while (!sub->get_subcommands().empty()) {
       sub = sub->get_subcommands().front();
       verb += " " + sub->get_name();
     }
-    std::fprintf(stderr, "gpudoctor: error: %s (see gpudoctor%s --help)\n", e.what(), verb.c_str());
-    return 2;
+    // "A subcommand is required": say which verbs there are. An unknown option: the nearest one.
+    if (sub->get_require_subcommand_min() > 0 && what.find("subcommand") != std::string::npos)
+      what = (verb.empty() ? "gpudoctor" : verb.substr(1)) + " needs a verb: " + verbsOf(sub);
+    if (size_t at = what.find("not expected: -"); at != std::string::npos)
+      what = gpudoctor::cli::unknownOption(*sub, what.substr(at + 14, what.find(' ', at + 14) - at - 14));
+    return gpudoctor::cli::fail(what + " (see gpudoctor" + verb + " --help)", gpudoctor::cli::kUsage);
   }
   // The help's examples are checked by parsing them (src/cli/help_cli_test.cc): stop before running.
   if (std::getenv("GPUDOCTOR_PARSE_ONLY")) return 0;
+  int rc = gpudoctor::cli::kUsage;
   try {
-    if (app.got_subcommand("analyze")) return analyze();
-    if (app.got_subcommand("checklist")) return checklist();
-    if (app.got_subcommand("compare")) return compare();
-    if (app.got_subcommand("nccl")) return nccl();
-    if (app.got_subcommand("plan")) return plan();
-    if (app.got_subcommand("topo")) return topo();
-    if (app.got_subcommand("place")) return place();
-    if (app.got_subcommand("pack")) return pack();
-    if (app.got_subcommand("bench")) return bench();
-    if (app.got_subcommand("monitor")) return monitor();
-    if (app.got_subcommand("record")) return record();
+    if (app.got_subcommand("analyze")) rc = analyze();
+    else if (app.got_subcommand("checklist")) rc = checklist();
+    else if (app.got_subcommand("compare")) rc = compare();
+    else if (app.got_subcommand("nccl")) rc = nccl();
+    else if (app.got_subcommand("plan")) rc = plan();
+    else if (app.got_subcommand("topo")) rc = topo();
+    else if (app.got_subcommand("place")) rc = place();
+    else if (app.got_subcommand("pack")) rc = pack();
+    else if (app.got_subcommand("bench")) rc = bench();
+    else if (app.got_subcommand("monitor")) rc = monitor();
+    else if (app.got_subcommand("record")) rc = record();
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "gpudoctor: error: out of memory\n");
-    return 1;
+    return gpudoctor::cli::fail("out of memory", gpudoctor::cli::kBadInput);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", e.what());
-    return 1;
+    return gpudoctor::cli::fail(e.what(), gpudoctor::cli::kBadInput);
   }
-  return 2;
+  // Every verb's stdout, checked once it is done: a full disk is an error, not exit 0.
+  if (rc != gpudoctor::cli::kBadInput)  // (a verb that failed with 3 has said why already)
+    if (std::string e = gpudoctor::cli::stdoutError(); !e.empty()) return gpudoctor::cli::fail(e, gpudoctor::cli::kBadInput);
+  return rc;
 }

@@ -109,7 +109,7 @@ TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
   }
   // A second exporter on the same port is refused, not a silent sharer of the scrapes.
   auto second = run("monitor --no-gpu --once --prometheus " + std::to_string(port));
-  EXPECT_EQ(second.rc, 1) << second.err;
+  EXPECT_EQ(second.rc, 3) << second.err;
   EXPECT_NE(second.err.find("cannot listen"), std::string::npos) << second.err;
   kill(pid, SIGTERM);
   int st = 0;
@@ -145,7 +145,7 @@ TEST(CliMonitor, PortInUseIsOneClearError) {
   getsockname(s, reinterpret_cast<sockaddr*>(&a), &n);
   auto r = run("monitor --no-gpu --once --prometheus " + std::to_string(ntohs(a.sin_port)));
   close(s);
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("cannot listen"), std::string::npos) << r.err;
 }
 
@@ -179,20 +179,20 @@ TEST(CliMonitor, BadInput) {
   EXPECT_EQ(run("monitor --prometheus notaport --no-gpu").rc, 2);
   EXPECT_EQ(run("monitor --bogus").rc, 2);
   auto r = run("monitor --no-gpu --once --record /nonexistent/dir/rec.jsonl");
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("/nonexistent/dir/rec.jsonl"), std::string::npos);
-  EXPECT_EQ(run("monitor --no-gpu --once --root /nonexistent").rc, 1);
+  EXPECT_EQ(run("monitor --no-gpu --once --root /nonexistent").rc, 3);
   fs::path bad = scratch() / "torn.jsonl";
   std::ofstream(bad) << "{\"format\":\"gpudoctor-monitor-record\",\"version\":1}\n{\"t_ns\":1,";
   r = run("monitor report " + bad.string());
-  EXPECT_EQ(r.rc, 1);  // nothing but a torn line: no complete sample
+  EXPECT_EQ(r.rc, 3);  // nothing but a torn line: no complete sample
   EXPECT_NE(r.err.find("no complete sample"), std::string::npos) << r.err;
-  EXPECT_EQ(run("monitor report " + src("README.md")).rc, 1);
-  EXPECT_EQ(run("monitor report /nonexistent.jsonl").rc, 1);
+  EXPECT_EQ(run("monitor report " + src("README.md")).rc, 3);
+  EXPECT_EQ(run("monitor report /nonexistent.jsonl").rc, 3);
   // A directory is one line naming it (was: a raw C++ stream error); the gzipped recording shipped
   // in docs/ reads as it is (was: "no header line").
   auto dir = run("monitor report " + scratch().string());
-  EXPECT_EQ(dir.rc, 1);
+  EXPECT_EQ(dir.rc, 3);
   EXPECT_NE(dir.err.find("a directory; give the recording file"), std::string::npos) << dir.err;
   EXPECT_EQ(dir.err.find("basic_filebuf"), std::string::npos) << dir.err;
   auto gz = run("monitor report " + src("docs/monitor_h200/monitor.jsonl.gz"));

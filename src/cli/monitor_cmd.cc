@@ -23,6 +23,7 @@
 #include "diagnosis/monitor_summary.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/usage.h"
 #include "diagnosis/health.h"
 #include "probes/host/host_counters.h"
 #include "probes/nvml/gpu_sampler.h"
@@ -67,17 +68,21 @@ int runReport(const MonitorArgs& a, const Thresholds& t) {
   m.torn_tail = rec.value().torn_tail;
   std::string json = a.report_json.empty() ? "" : renderMonitorSummaryJson(m);
   std::string text = jsonOnly(a.report_json) ? "" : renderMonitorSummary(m);
-  if (std::string err = writeOutputs(a.report_json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.report_json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 
 int runMonitor(const MonitorArgs& a, const Thresholds& t) {
-  if (!(a.interval_s >= 0.01 && a.interval_s <= 3600)) return fail("--interval must be between 0.01 and 3600 seconds", 2);
-  if (a.duration_s < 0) return fail("--duration must not be negative", 2);
+  if (!(a.interval_s >= 0.01 && a.interval_s <= 3600)) return fail("--interval must be between 0.01 and 3600 seconds", kUsage);
+  if (a.duration_s < 0) return fail("--duration must not be negative", kUsage);
+  // -q leaves the view out: without an output the run would show nothing at all.
+  if (a.quiet && !a.once && a.record.empty() && a.prometheus.empty() && a.json.empty())
+    return fail("-q shows nothing without an output: add --record FILE, --prometheus PORT or --json FILE", kUsage);
+  if (a.record == "-") return fail("--record - : the recording is a file; for samples on stdout use --json -", kUsage);
   std::string listen_host;
   int listen_port = 0;
   if (!a.prometheus.empty() && !parseListen(a.prometheus, listen_host, listen_port))
-    return fail("--prometheus: \"" + a.prometheus + "\" is not [ADDR:]PORT", 2);
+    return fail("--prometheus: \"" + a.prometheus + "\" is not [ADDR:]PORT", kUsage);
   auto first = readHostCounters(a.root);
   if (!first.ok()) return fail(first.error().message);
   std::unique_ptr<GpuSampler> gpus;
@@ -201,7 +206,11 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
       else out += "\n";
       std::fwrite(out.data(), 1, out.size(), stdout);
     }
-    std::fflush(stdout);
+    if (std::string e = stdoutError(); !e.empty()) {  // a full disk or a closed pipe ends the run
+      rc = fail(e);
+      std::clearerr(stdout);
+      break;
+    }
     if (last) break;
   }
   writer.close();

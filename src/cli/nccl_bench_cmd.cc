@@ -59,62 +59,62 @@ Result<NcclBenchOptions> options(const BenchArgs& a) {
 
 int worker(const BenchArgs& a, int rank, int nranks, int device, const nccl::UniqueId& id) {
   auto o = options(a);
-  if (!o.ok()) return fail(o.error().message, 2);
+  if (!o.ok()) return fail(o.error().message, kUsage);
   auto rows = runNcclBench(o.value(), rank, nranks, device, id);
-  if (!rows.ok()) return fail(rows.error().message, 1);
+  if (!rows.ok()) return fail(rows.error().message, kBadInput);
   if (rank == 0) {
     std::string json = a.json.empty() ? "" : renderNcclBenchJson(rows.value(), nranks);
     std::string text = jsonOnly(a.json) ? "" : renderNcclBenchTable(rows.value(), nranks, o.value().in_place);
-    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
     std::fflush(stdout);
   }
-  return wrongElements(rows.value()) ? 3 : 0;
+  return wrongElements(rows.value()) ? kGateFailed : kOk;  // #wrong: a check failed
 }
 
 int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
-  if (auto o = options(a); !o.ok()) return fail(o.error().message, 2);
+  if (auto o = options(a); !o.ok()) return fail(o.error().message, kUsage);
   auto api = nccl::load();
-  if (!api.ok()) return fail(api.error().message, 1);
+  if (!api.ok()) return fail(api.error().message, kNoDevice);  // no NCCL here
   // A worker this process started.
   if (a.worker_rank >= 0) {
     nccl::UniqueId id{};
     const char* h = std::getenv("GPUDOCTOR_NCCL_ID");
-    if (!h || !unhexBytes(h, id.internal)) return fail("worker started without GPUDOCTOR_NCCL_ID", 2);
+    if (!h || !unhexBytes(h, id.internal)) return fail("worker started without GPUDOCTOR_NCCL_ID", kUsage);
     return worker(a, a.worker_rank, a.worker_nranks, a.worker_rank, id);
   }
   // Started by torchrun / mpirun / srun: join that job.
   if (a.gpus == 0) {
     auto launch = launchFromEnv([](const char* k) { return std::getenv(k); });
-    if (!launch.ok()) return fail(launch.error().message, 2);
+    if (!launch.ok()) return fail(launch.error().message, kUsage);
     if (const LaunchEnv& l = launch.value(); l.joined) {
       // Before the rendezvous: a rank without a GPU would otherwise wait for its peers' timeout.
-      if (localGpuCount() < 1) return fail("no GPU found on this node (no /dev/nvidia0; CUDA_VISIBLE_DEVICES?): not joining the job", 1);
+      if (localGpuCount() < 1) return fail("no GPU found on this node (no /dev/nvidia0; CUDA_VISIBLE_DEVICES?): not joining the job", kNoDevice);
       int device = l.local_rank >= 0 ? l.local_rank : l.rank % std::max(1, localGpuCount());
       nccl::UniqueId id{};
-      if (l.rank == 0 && api.value()->GetUniqueId(&id) != 0) return fail("ncclGetUniqueId failed", 1);
-      if (Status s = exchangeId(l, id.internal); !s.ok()) return fail(s.message(), 1);
+      if (l.rank == 0 && api.value()->GetUniqueId(&id) != 0) return fail("ncclGetUniqueId failed", kBadInput);
+      if (Status s = exchangeId(l, id.internal); !s.ok()) return fail(s.message(), kBadInput);
       return worker(a, l.rank, l.world_size, device, id);
     }
   }
   // One process per local GPU, started here.
   int n = a.gpus > 0 ? a.gpus : localGpuCount();
-  if (n < 1) return fail("no GPU found (no /dev/nvidia0; set -g or CUDA_VISIBLE_DEVICES)", 1);
+  if (n < 1) return fail("no GPU found (no /dev/nvidia0; set -g or CUDA_VISIBLE_DEVICES)", kNoDevice);
   nccl::UniqueId id{};
   if (nccl::Result r = api.value()->GetUniqueId(&id); r != 0)
-    return fail(std::string("ncclGetUniqueId failed: ") + api.value()->GetErrorString(r), 1);
+    return fail(std::string("ncclGetUniqueId failed: ") + api.value()->GetErrorString(r), kBadInput);
   std::vector<std::vector<std::string>> argvs;
   for (int r = 0; r < n; ++r) {
     argvs.push_back(argv);
     argvs.back().insert(argvs.back().end(), {"--worker-rank", std::to_string(r), "--worker-nranks", std::to_string(n)});
   }
   auto exits = runProcesses("/proc/self/exe", argvs, {"GPUDOCTOR_NCCL_ID=" + hexBytes(id.internal)});
-  if (!exits.ok()) return fail(exits.error().message, 1);
+  if (!exits.ok()) return fail(exits.error().message, kBadInput);
   int rc = 0;
   for (size_t k = 0; k < exits.value().size(); ++k) {
     const ProcessExit& e = exits.value()[k];
     if (e.signal) {
       std::fprintf(stderr, "gpudoctor: error: rank %zu died of signal %d\n", k, e.signal);
-      rc = std::max(rc, 1);
+      rc = std::max(rc, kBadInput);
     } else if (e.exit_code) {
       rc = std::max(rc, e.exit_code);
     }

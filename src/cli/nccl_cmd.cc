@@ -41,7 +41,7 @@ int runEnv(const EnvArgs& a) {
     source = "";
     for (const auto& f : a.from) {
       auto r = readNcclSettingsFile(f);
-      if (!r.ok()) return fail(r.error().message, 1);
+      if (!r.ok()) return fail(r.error().message, kBadInput);
       for (auto& s : r.value()) {
         // Later files override earlier ones, as later exports do.
         auto it = std::find_if(settings.begin(), settings.end(), [&](const auto& x) { return x.name == s.name; });
@@ -56,7 +56,7 @@ int runEnv(const EnvArgs& a) {
   std::string version_note;
   if (!a.nccl_version.empty()) {
     auto v = parseNcclVersion(a.nccl_version);
-    if (!v.ok()) return fail("--nccl-version: " + v.error().message, 2);
+    if (!v.ok()) return fail("--nccl-version: " + v.error().message, kUsage);
     opt.version = v.value();
     version_note = "NCCL " + ncclVersionString(opt.version) + " (--nccl-version)";
   } else {
@@ -70,7 +70,7 @@ int runEnv(const EnvArgs& a) {
   }
   // Settings read from files are for the job's machines, not necessarily this one (a login node
   // judging a pod's YAML): the host checks run on them only with --this-host.
-  if (a.no_host && a.this_host) return fail("--no-host and --this-host contradict each other", 2);
+  if (a.no_host && a.this_host) return fail("--no-host and --this-host contradict each other", kUsage);
   const bool check_host = a.from.empty() ? !a.no_host : a.this_host;
   HostNet host;
   if (check_host) {
@@ -94,11 +94,11 @@ int runEnv(const EnvArgs& a) {
   ctx.multi_node = a.multi_node;
   std::string json = a.json.empty() ? "" : renderNcclEnvJson(findings, ctx);
   std::string text = jsonOnly(a.json) ? "" : renderNcclEnvText(findings, ctx);
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   std::map<EnvVerdict, int> count;
   for (const auto& f : findings) ++count[f.verdict];
-  if (a.strict && (count[EnvVerdict::kIgnored] || count[EnvVerdict::kWrong])) return 3;
-  return 0;
+  if (a.strict && (count[EnvVerdict::kIgnored] || count[EnvVerdict::kWrong])) return kGateFailed;
+  return kOk;
 }
 
 }  // namespace
@@ -110,14 +110,11 @@ struct LogArgs {
 
 int runLog(const LogArgs& a) {
   auto f = readNcclLogs(a.files);
-  if (!f.ok()) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", f.error().message.c_str());
-    return 1;
-  }
+  if (!f.ok()) return fail(f.error().message);
   auto findings = judgeNcclLog(f.value());
   std::string json = a.json.empty() ? "" : renderNcclLogJson(f.value(), findings);
   std::string text = jsonOnly(a.json) ? "" : renderNcclLogText(f.value(), findings);
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 
@@ -144,7 +141,7 @@ std::function<int()> addNccl(CLI::App& app) {
                 "(default: not, since a pod's or job's file usually describes other machines)");
   env->add_option("--sysfs-root", args->sysfs_root, "Read /sys from this folder instead (testing)")->group("");
   addJsonOption(env, &args->json, "the verdicts");
-  env->add_flag("--strict", args->strict, "Exit with status 3 when a setting is ignored by NCCL or wrong");
+  env->add_flag("--strict", args->strict, "Exit 1 when a setting is ignored by NCCL or wrong (a CI gate)");
   auto largs = std::make_shared<LogArgs>();
   auto* log = nccl->add_subcommand(
       "log",
@@ -165,14 +162,13 @@ std::function<int()> addNccl(CLI::App& app) {
   bench_cmd->allow_extras();
   auto bench = [bench_cmd] {
     if (!bench_cmd->parsed()) return -1;
-    std::fprintf(stderr, "gpudoctor: error: this gpudoctor was built without CUDA: rebuild where the CUDA toolkit is installed\n");
-    return 1;
+    return fail("nccl bench: this gpudoctor was built without CUDA: rebuild where the CUDA toolkit is installed", kNoDevice);
   };
 #endif
   return [args, env, largs, log, bench] {
     if (log->parsed()) return runLog(*largs);
     if (int rc = bench(); rc >= 0) return rc;
-    return env->parsed() ? runEnv(*args) : 2;
+    return env->parsed() ? runEnv(*args) : kUsage;
   };
 }
 

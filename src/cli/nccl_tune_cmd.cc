@@ -96,7 +96,7 @@ int runTuneWith(const TuneArgs& a);
 int runTune(const TuneArgs& a) {
   for (const auto& c : splitNcclTuneList(a.collectives))
     if (!isNcclTunableCollective(c))
-      return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)");
+      return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)", kUsage);
   TuneArgs args = a;
   if (args.plugin.empty()) {
     std::error_code ec;
@@ -112,7 +112,7 @@ int runTune(const TuneArgs& a) {
 int runTuneWith(const TuneArgs& a) {
   auto ctas = splitNcclTuneList(a.ctas);
   for (const auto& c : ctas)
-    if (!isNcclCtaCount(c)) return fail("--ctas: \"" + c + "\" is not a CTA count (1-64)");
+    if (!isNcclCtaCount(c)) return fail("--ctas: \"" + c + "\" is not a CTA count (1-64)", kUsage);
   std::vector<NcclTuneSetting> stage1 = ncclTuneStage1(splitNcclTuneList(a.algos), splitNcclTuneList(a.protos));
   NcclSweepTimes times;
   NcclTuneRun run;
@@ -189,7 +189,7 @@ int runTuneWith(const TuneArgs& a) {
   run.settings = times.size();
   std::string json = a.json.empty() ? "" : renderNcclTuneJson(d, run);
   std::string text = jsonOnly(a.json) ? "" : renderNcclTuneText(d, run);
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 

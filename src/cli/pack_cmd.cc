@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "common/byte_size.h"
 #include "datapipe/packer.h"
 
@@ -28,9 +29,9 @@ struct PackArgs {
 
 int runPack(const PackArgs& a) {
   auto size = parseByteSize(a.shard_size);
-  if (!size.ok()) return fail("--shard-size: " + size.error().message, 2);
-  if (size.value() < 1024) return fail("--shard-size must be at least 1K", 2);
-  if (a.prefix.empty() || a.prefix.find('/') != std::string::npos) return fail("--prefix must be a plain file name", 2);
+  if (!size.ok()) return fail("--shard-size: " + size.error().message, kUsage);
+  if (size.value() < 1024) return fail("--shard-size must be at least 1K", kUsage);
+  if (a.prefix.empty() || a.prefix.find('/') != std::string::npos) return fail("--prefix must be a plain file name", kUsage);
   PackOptions opt;
   opt.shard_bytes = size.value();
   opt.max_samples_per_shard = a.max_samples;
@@ -50,7 +51,7 @@ int runPack(const PackArgs& a) {
   auto r = packDirectory(a.src, a.out, opt);
   if (!r.ok()) {
     if (show && ::isatty(STDERR_FILENO)) std::fputc('\n', stderr);
-    return fail(r.error().message, 1);
+    return fail(r.error().message, kBadInput);
   }
   const auto& s = r.value();
   if (!a.quiet)
@@ -88,9 +89,9 @@ std::function<int()> addPack(CLI::App& app) {
   cmd->add_option("OUT_DIR", a->out, "Folder for the shards and index.json (created; not inside SRC_DIR)")->required();
   cmd->add_option("--shard-size", a->shard_size, "Target shard size (K/M/G); a larger sample gets a shard alone")
       ->capture_default_str();
-  cmd->add_option("--max-samples", a->max_samples, "At most this many samples per shard (0: no limit)");
+  cmd->add_option("--max-samples", a->max_samples, "At most this many samples per shard (0: no limit)")->check(wholeNumber());
   cmd->add_option("--shuffle", a->shuffle, "Shuffle the sample order with this seed (same seed, same shards)")
-      ->check(CLI::NonNegativeNumber)->type_name("SEED");
+      ->check(wholeNumber())->type_name("SEED");
   cmd->add_option("--threads", a->threads, "Shards written in parallel")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--prefix", a->prefix, "Shard names: PREFIX-000000.tar, ...")->capture_default_str();
   cmd->add_flag("-q,--quiet", a->quiet, "No summary line, no progress");

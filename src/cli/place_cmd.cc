@@ -51,15 +51,21 @@ bool parseGpuList(const std::string& s, std::vector<int>* out) {
 }
 
 int runPlace(const PlaceArgs& a) {
+  // One node or a cluster: a flag of the other kind would be ignored, so it is refused.
+  if (a.nodes > 0 && (a.gpus > 0 || !a.free.empty() || a.include_busy))
+    return fail(std::string(a.gpus > 0 ? "--gpus" : !a.free.empty() ? "--free" : "--include-busy") +
+                    " is for one node; --nodes places on a cluster with --gpus-per-node K per node", kUsage);
+  if (a.nodes == 0 && a.gpus_per_node > 0)
+    return fail("--gpus-per-node is for a cluster (--nodes N --topology cluster.toml); one node takes --gpus K", kUsage);
   if (a.nodes > 0) {
-    if (a.topology.empty()) return fail("--nodes places on a cluster: give its file with --topology cluster.toml", 2);
-    if (a.gpus_per_node <= 0) return fail("--nodes needs --gpus-per-node K", 2);
+    if (a.topology.empty()) return fail("--nodes places on a cluster: give its file with --topology cluster.toml", kUsage);
+    if (a.gpus_per_node <= 0) return fail("--nodes needs --gpus-per-node K", kUsage);
     auto f = loadTopologyFile(a.topology);
-    if (!f.ok()) return fail(f.error().message, 1);
-    if (!f.value().is_cluster) return fail(a.topology + ": not a cluster file (it has no [[host]] entries)", 1);
+    if (!f.ok()) return fail(f.error().message, kBadInput);
+    if (!f.value().is_cluster) return fail(a.topology + ": not a cluster file (it has no [[host]] entries)", kBadInput);
     const ClusterTopology& c = f.value().cluster;
     auto p = placeOnCluster(c, a.nodes, a.gpus_per_node);
-    if (!p.ok()) return fail(a.topology + ": " + p.error().message, 1);
+    if (!p.ok()) return fail(a.topology + ": " + p.error().message, kGateFailed);  // no placement fits
     std::unique_ptr<NodePlacement> per_node;
     if (c.has_node && a.gpus_per_node <= c.node.size()) {
       auto np = placeOnNode(c.node, a.gpus_per_node, {});
@@ -67,26 +73,26 @@ int runPlace(const PlaceArgs& a) {
     }
     std::string json = a.json.empty() ? "" : renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get());
     std::string text = jsonOnly(a.json) ? "" : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
-    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+    if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
     return 0;
   }
-  if (a.gpus <= 0) return fail("give --gpus K (one node) or --nodes N --gpus-per-node K (a cluster)", 2);
+  if (a.gpus <= 0) return fail("give --gpus K (one node) or --nodes N --gpus-per-node K (a cluster)", kUsage);
   NodeTopology t;
   std::string where;
   if (!a.topology.empty()) {
     auto f = loadTopologyFile(a.topology);
-    if (!f.ok()) return fail(f.error().message, 1);
-    if (f.value().is_cluster) return fail(a.topology + " is a cluster file: use --nodes N --gpus-per-node K", 2);
+    if (!f.ok()) return fail(f.error().message, kBadInput);
+    if (f.value().is_cluster) return fail(a.topology + " is a cluster file: use --nodes N --gpus-per-node K", kUsage);
     t = f.value().node;
     where = a.topology + ": ";
   } else {
     auto p = probeTopology({a.nvml_library, a.sysfs_root});
-    if (!p.ok()) return fail(p.error().message, 1);
+    if (!p.ok()) return fail(p.error().message + "; or give --topology FILE", kNoDevice);
     t = std::move(p.value());
   }
   std::vector<int> free;
   if (!a.free.empty() && !parseGpuList(a.free, &free))
-    return fail("--free must list GPU indices like 0,1,4-7, not \"" + a.free + "\"", 2);
+    return fail("--free must list GPU indices like 0,1,4-7, not \"" + a.free + "\"", kUsage);
   if (free.empty()) {
     free = t.freeGpus();
     // A GPU a process runs on is not offered (it was: "GPU 0 free" at 97 % with two processes).
@@ -106,10 +112,10 @@ int runPlace(const PlaceArgs& a) {
     free.erase(std::unique(free.begin(), free.end()), free.end());
   }
   auto r = placeOnNodeAndCompare(t, a.gpus, free);
-  if (!r.ok()) return fail(where + r.error().message, 1);
+  if (!r.ok()) return fail(where + r.error().message, kGateFailed);  // no placement fits
   std::string json = a.json.empty() ? "" : renderNodePlacementJson(t, r.value());
   std::string text = jsonOnly(a.json) ? "" : fitLines(renderNodePlacementText(t, r.value()));
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 

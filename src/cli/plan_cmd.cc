@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/usage.h"
 #include "report/text.h"
 #include "analysis/run_analysis.h"
 #include "planning/plan.h"
@@ -97,7 +98,7 @@ Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd
 }
 
 int runPlan(const PlanArgs& a) {
-  auto usage = [](const std::string& m) { return fail(m, 2); };  // plan's input errors are usage errors
+  auto usage = [](const std::string& m) { return fail(m, kUsage); };  // plan's input errors are usage errors
   ModelSpec m;
   if (!a.model.empty() && a.model != "custom") {
     auto p = modelPreset(a.model);
@@ -172,9 +173,9 @@ int runPlan(const PlanArgs& a) {
     if (!a.json.empty()) return usage("--json with --from-trace: the plan-versus-trace comparison is text only");
     // Prediction against a measured run: the first configuration matching the pins is the job's.
     auto files = expandTracePaths(a.from_trace);
-    if (!files.ok()) return usage(files.error().message) - 1;
+    if (!files.ok()) return fail(files.error().message);
     auto traces = readTraceSet(files.value());
-    if (!traces.ok()) return usage(traces.error().message) - 1;
+    if (!traces.ok()) return fail(traces.error().message);
     // The job's size: the traces' world size where they record it (a run may profile a few ranks
     // only), else their count. A plan for another GPU count is not this job's.
     int world = 0;
@@ -184,15 +185,15 @@ int runPlan(const PlanArgs& a) {
       return usage("--from-trace: the traces are of a " + std::to_string(world) + "-GPU job, the plan is for " +
                    std::to_string(c.gpus()) + " (--gpus-per-node x --nodes): give the job's GPU count");
     auto run = analyzeRun(traces.value(), {});
-    if (!run.ok()) return usage(run.error().message) - 1;
+    if (!run.ok()) return fail(run.error().message);
     std::string out = fitLines(renderPlanVsTrace(m, c, t, plans.front(), run.value()));
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
   std::string json = a.json.empty() ? "" : renderPlanJson(m, c, t, plans, a.top);
   std::string text = jsonOnly(a.json) ? "" : fitLines(renderPlanText(m, c, t, plans, a.top));
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
-  return plans.front().fits ? 0 : 1;
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
+  return plans.front().fits ? kOk : kGateFailed;  // nothing fits: the table says what would
 }
 
 }  // namespace
@@ -206,23 +207,23 @@ std::function<int()> addPlan(CLI::App& app) {
       "Megatron / DeepSpeed / FSDP settings. Exit 1 when nothing fits (and says what would).");
   cmd->add_option("--model", a->model, "Preset (gpt2..gpt2-xl, gpt3-125m..gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b) or custom")
       ->capture_default_str();
-  cmd->add_option("--layers", a->layers, "Override: transformer layers")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--hidden", a->hidden, "Override: hidden size")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", a->heads, "Override: attention heads")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", a->kv_heads, "Override: key/value heads (GQA)")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn", a->ffn, "Override: FFN size")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--vocab", a->vocab, "Override: vocabulary")->group("Model")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq", a->seq, "Override: sequence length")->group("Model")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", a->layers, "Override: transformer layers")->group("Model")->check(positive());
+  cmd->add_option("--hidden", a->hidden, "Override: hidden size")->group("Model")->check(positive());
+  cmd->add_option("--heads", a->heads, "Override: attention heads")->group("Model")->check(positive());
+  cmd->add_option("--kv-heads", a->kv_heads, "Override: key/value heads (GQA)")->group("Model")->check(positive());
+  cmd->add_option("--ffn", a->ffn, "Override: FFN size")->group("Model")->check(positive());
+  cmd->add_option("--vocab", a->vocab, "Override: vocabulary")->group("Model")->check(positive());
+  cmd->add_option("--seq", a->seq, "Override: sequence length")->group("Model")->check(positive());
   cmd->add_option("--gpu", a->gpu, "GPU: h200, h100, a100-80g, a100-40g, l40s, b200")->capture_default_str()->group("Cluster");
-  cmd->add_option("--gpu-memory-gb", a->gpu_memory_gb, "GPU memory (GB, 1e9)")->group("Cluster")->check(CLI::PositiveNumber);
-  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")->group("Cluster")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-memory-gb", a->gpu_memory_gb, "GPU memory (GB, 1e9)")->group("Cluster")->check(positive());
+  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")->group("Cluster")->check(positive());
   cmd->add_option("--efficiency", a->efficiency, "Achieved fraction of peak (default 0.55)")->group("Cluster")->check(CLI::Range(0.01, 1.0).description("a fraction of peak from 0.01 to 1"));
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 1024));
   cmd->add_option("--nodes", a->nodes, "Nodes")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 100000));
-  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")->group("Cluster")->check(CLI::PositiveNumber);
-  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster")->check(CLI::PositiveNumber);
-  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training")->check(CLI::PositiveNumber);
-  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training")->check(CLI::PositiveNumber);
+  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")->group("Cluster")->check(positive());
+  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster")->check(positive());
+  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training")->check(positive());
+  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training")->check(positive());
   cmd->add_option("--precision", a->precision, "bf16 or fp16 (16-bit weights, fp32 master copy: Megatron/DeepSpeed), amp (PyTorch autocast: fp32 weights, 16-bit compute) or fp32")->capture_default_str()->group("Training");
   cmd->add_option("--optimizer", a->optimizer, "adamw or sgd")->capture_default_str()->group("Training");
   cmd->add_flag("--no-flash", a->no_flash, "Attention stores its score matrices (no flash attention)")->group("Training");
@@ -231,7 +232,7 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--tp", a->tp, "Pin the tensor-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
   cmd->add_option("--pp", a->pp, "Pin the pipeline-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
   cmd->add_option("--zero", a->zero, "Pin the ZeRO stage (0-3)")->group("Pin")->check(CLI::Range(0, 3));
-  cmd->add_option("--micro-batch", a->micro_batch, "Pin the micro-batch")->group("Pin")->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batch", a->micro_batch, "Pin the micro-batch")->group("Pin")->check(positive());
   cmd->add_option("--recompute", a->recompute, "Pin recomputation: none, selective, full")->group("Pin");
   cmd->add_option("--top", a->top, "Configurations shown")->capture_default_str()->check(CLI::Range(1, 1000));
   addJsonOption(cmd, &a->json, "the plans");
@@ -244,10 +245,7 @@ std::function<int()> addPlan(CLI::App& app) {
   return [a, cmd] {
     if (!a->config.empty()) {
       Status s = applyPlanConfig(a->config, *a, *cmd);
-      if (!s.ok()) {
-        std::fprintf(stderr, "gpudoctor: error: %s\n", s.message().c_str());
-        return 2;
-      }
+      if (!s.ok()) return fail(s.message());  // a missing or wrong file: bad input
     }
     return runPlan(*a);
   };

@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "common/thousands.h"
 #include "probes/cuda/cuda_runtime_probe.h"
@@ -80,30 +81,29 @@ std::string shellJoin(const std::vector<std::string>& v) {
   return s;
 }
 
-
 int runRecord(RecordArgs a) {
   // Usage first: every problem here is one line and exit 2, before anything runs.
-  if (a.command.empty()) return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", 2);
+  if (a.command.empty()) return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", kUsage);
   if (!(a.delay_s >= 0 && a.delay_s <= 30 * 24 * 3600.0))
-    return fail("--delay " + std::to_string(a.delay_s) + ": expected seconds from 0 to 2592000", 2);
+    return fail("--delay " + std::to_string(a.delay_s) + ": expected seconds from 0 to 2592000", kUsage);
   if (a.duration_s != -1 && !(a.duration_s > 0 && a.duration_s <= 30 * 24 * 3600.0))
-    return fail("--duration " + std::to_string(a.duration_s) + ": expected seconds above 0 (up to 2592000)", 2);
+    return fail("--duration " + std::to_string(a.duration_s) + ": expected seconds above 0 (up to 2592000)", kUsage);
   int sig = 0;
   if (!a.signal.empty()) {
     if (a.signal == "USR1" || a.signal == "SIGUSR1") sig = SIGUSR1;
     else if (a.signal == "USR2" || a.signal == "SIGUSR2") sig = SIGUSR2;
-    else return fail("--signal " + a.signal + ": expected USR1 or USR2", 2);
+    else return fail("--signal " + a.signal + ": expected USR1 or USR2", kUsage);
   }
   long long sample_on_ms = 0, sample_every_ms = 0;
   if (!a.sample.empty()) {
     double on = 0, every = 0;
     char slash = 0, extra = 0;
     if (std::sscanf(a.sample.c_str(), "%lf %c %lf %c", &on, &slash, &every, &extra) != 3 || slash != '/')
-      return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)", 2);
+      return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)", kUsage);
     if (!(on >= 0.1 && every > on && every <= 24 * 3600.0))
-      return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s", 2);
+      return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s", kUsage);
     if (sig != 0 || a.detached)
-      return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached", 2);
+      return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached", kUsage);
     sample_on_ms = std::llround(on * 1000);
     sample_every_ms = std::llround(every * 1000);
   }
@@ -113,20 +113,20 @@ int runRecord(RecordArgs a) {
     int n = std::sscanf(a.steps.c_str(), "%lld %c %lld %c", &steps_first, &dash, &steps_last, &extra);
     if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos) steps_last = steps_first;
     else if (n != 3 || dash != '-' || a.steps.find_first_not_of("0123456789-") != std::string::npos)
-      return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", 2);
+      return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", kUsage);
     if (steps_first < 1 || steps_last < steps_first || steps_last > 100000000)
-      return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", 2);
+      return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", kUsage);
     if (a.delay_s > 0 || a.duration_s > 0 || !a.sample.empty() || a.detached || sig != 0)
       return fail("--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
-                  "--sample, --detached or --signal", 2);
+                  "--sample, --detached or --signal", kUsage);
   }
   if (a.detached && sig == 0 && a.delay_s == 0)
-    return fail("--detached records nothing unless --signal or --delay attaches the recorder", 2);
+    return fail("--detached records nothing unless --signal or --delay attaches the recorder", kUsage);
   if (!a.nvtx_step.empty()) {
     try {
       std::regex re(a.nvtx_step, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return fail("--nvtx-step \"" + a.nvtx_step + "\": not a regular expression (" + e.what() + ")", 2);
+      return fail("--nvtx-step \"" + a.nvtx_step + "\": not a regular expression (" + e.what() + ")", kUsage);
     }
   }
   for (const char* v : {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"}) {
@@ -134,7 +134,7 @@ int runRecord(RecordArgs a) {
     if (x != nullptr && *x != '\0')
       return fail(std::string(v) + " is already set (" + x +
                       "): another tool (nsys, ncu) injects into this job, and CUPTI takes one subscriber; run record without it",
-                  2);
+                  kUsage);
   }
   std::string lib = a.lib;
   if (lib.empty()) {
@@ -146,24 +146,24 @@ int runRecord(RecordArgs a) {
       }
     if (lib.empty())
       return fail("libgpudoctor-record.so not found beside " + d + "/gpudoctor (this build has no CUDA toolkit, or the "
-                  "library was not copied with the binary; give it with --lib)", 2);
+                  "library was not copied with the binary; give it with --lib)", kNoDevice);
   } else if (!fs::exists(lib)) {
-    return fail("--lib " + lib + ": no such file", 2);
+    return fail("--lib " + lib + ": no such file", kBadInput);
   } else {
     lib = fs::canonical(lib).string();
   }
   auto driver = probeCudaDriver();
-  if (!driver.ok()) return fail(driver.message(), 2);
+  if (!driver.ok()) return fail(driver.message(), kNoDevice);
   auto cupti = findCupti(fs::path(lib).parent_path().string());
-  if (!cupti.ok()) return fail(cupti.message(), 2);
+  if (!cupti.ok()) return fail(cupti.message(), kNoDevice);
   if (a.out.empty()) a.out = defaultOut();
   std::error_code ec;
   fs::create_directories(a.out, ec);
-  if (ec) return fail("--out " + a.out + ": cannot create the directory: " + ec.message(), 2);
+  if (ec) return fail("--out " + a.out + ": cannot create the directory: " + ec.message(), kBadInput);
   for (const auto& e : fs::directory_iterator(a.out, ec)) {
     std::string n = e.path().filename().string();
     if (n.find(".gdrec") != std::string::npos || (n.size() > 6 && n.substr(n.size() - 6) == ".error") || (n.size() > 5 && n.substr(n.size() - 5) == ".idle"))
-      return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", 2);
+      return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", kBadInput);
   }
   const std::string out_abs = fs::absolute(a.out).string();
 
@@ -229,7 +229,7 @@ int runRecord(RecordArgs a) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return fail(std::string("cannot run ") + a.command[0] + ": " + std::strerror(rc), 2);
+  if (rc != 0) return fail(std::string("cannot run ") + a.command[0] + ": " + std::strerror(rc), kBadInput);
   g_child = pid;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -260,15 +260,12 @@ int runRecord(RecordArgs a) {
   std::sort(done.begin(), done.end());
   int code = job_code;
   nlohmann::json jf = nlohmann::json::array();
-  for (const auto& f : errors) {
-    std::fprintf(stderr, "gpudoctor: error: %s: %s\n", fs::path(f).filename().c_str(), firstLine(f).c_str());
-    if (code == 0) code = 1;
-  }
-  for (const auto& f : partial) {
-    std::fprintf(stderr, "gpudoctor: error: %s: the process ended before its recorder finished (killed, or _exit): left unfinished\n",
-                 fs::path(f).filename().c_str());
-    if (code == 0) code = 1;
-  }
+  // The job's own exit status first (like time or nohup); else a broken recording is bad output (3).
+  for (const auto& f : errors)
+    code = fail(fs::path(f).filename().string() + ": " + firstLine(f), code == 0 ? kBadInput : code);
+  for (const auto& f : partial)
+    code = fail(fs::path(f).filename().string() + ": the process ended before its recorder finished (killed, or _exit): "
+                "left unfinished", code == 0 ? kBadInput : code);
   if (!a.quiet)
     std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs, done.size(),
                  done.size() == 1 ? "" : "s", a.out.c_str());
@@ -278,7 +275,7 @@ int runRecord(RecordArgs a) {
     std::string name = fs::path(f).filename().string();
     if (!t.ok()) {
       std::fprintf(stderr, "gpudoctor: error: %s\n", t.message().c_str());
-      if (code == 0) code = 1;
+      if (code == 0) code = kBadInput;
       continue;
     }
     uint64_t bytes = fs::file_size(f, ec);
@@ -315,7 +312,7 @@ int runRecord(RecordArgs a) {
     std::fprintf(stderr, idle.empty()       ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
                          : steps_first > 0 ? "gpudoctor: error: nothing recorded in the --steps window (the line above says why)\n"
                                            : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
-    if (code == 0) code = 1;
+    if (code == 0) code = kBadInput;
   } else if (!done.empty() && !a.quiet) {
     std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
   }
@@ -323,8 +320,7 @@ int runRecord(RecordArgs a) {
     nlohmann::json j = {{"tool", "gpudoctor record"}, {"schema_version", 1}, {"command", shellJoin(a.command)},
                         {"out", out_abs}, {"job_exit_code", job_code}, {"seconds", secs}, {"recordings", jf},
                         {"partial", partial}, {"errors", errors}, {"idle", idle}};
-    std::string text = j.dump(2) + "\n";
-    if (std::string e = writeDocument(a.json, text); !e.empty()) return fail(e);
+    if (std::string e = writeDocument(a.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   return code;
 }
@@ -370,7 +366,11 @@ std::function<int()> addRecord(CLI::App& app) {
   // Everything from the command on is the job's own (its flags are not record's).
   r->prefix_command();
   return [a, r] {
-    a->command = jobCommand().empty() ? r->remaining() : jobCommand();
+    // Words before `--` that are not record's: a mistyped option is refused, not handed to the job.
+    const std::vector<std::string> rest = r->remaining();
+    if (!rest.empty() && (rest[0][0] == '-' || !jobCommand().empty()))
+      return fail(rest[0][0] == '-' ? unknownOption(*r, rest[0]) : "\"" + rest[0] + "\" before --: the job's command goes after --", kUsage);
+    a->command = jobCommand().empty() ? rest : jobCommand();
     return runRecord(*a);
   };
 }

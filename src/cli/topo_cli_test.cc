@@ -37,7 +37,7 @@ TEST(CliTopo, RendersAFileAsNvidiaSmiDoes) {
   fs::remove(xml);
   // A file without bus ids gives no XML (NCCL matches GPUs by bus id), one line naming the file.
   auto nobus = run("topo --topology " + src("testdata/topology/dgx_a100.toml") + " --nccl-xml " + xml.string());
-  EXPECT_EQ(nobus.rc, 1);
+  EXPECT_EQ(nobus.rc, 3);
   EXPECT_EQ(lines(nobus.err), 1) << nobus.err;
   EXPECT_NE(nobus.err.find("dgx_a100.toml: GPU 0 has no PCI bus id"), std::string::npos) << nobus.err;
   EXPECT_FALSE(fs::exists(xml));
@@ -67,7 +67,7 @@ TEST(CliTopo, JsonRoundTripKeepsTheMatrix) {
 
 TEST(CliTopo, NoDriverIsOneLine) {
   auto r = run("topo --nvml-library /nonexistent/libnvidia-ml.so.1");
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 4);  // not on this machine (exit_codes.h)
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("gpudoctor: error: cannot load NVML"), std::string::npos) << r.err;
 }
@@ -110,7 +110,7 @@ TEST(CliTopo, BadFilesNameFileLineAndKey) {
                {"testdata/topology/bad/switch_cycle.toml", "cycle in the switch tree"}};
   for (const auto& c : cases) {
     auto r = run("place --gpus 1 --topology " + src(c.file));
-    EXPECT_EQ(r.rc, 1) << c.file;
+    EXPECT_EQ(r.rc, 3) << c.file;
     EXPECT_EQ(lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(src(c.file)), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(c.what), std::string::npos) << r.err;

@@ -31,17 +31,19 @@ struct TopoArgs {
 };
 
 int runTopo(const TopoArgs& a) {
+  for (auto [set, flag] : {std::pair{a.measure_bytes != "256M", "--measure-bytes"}, {a.repeats != 20, "--repeats"}})
+    if (set && !a.measure) return fail(std::string(flag) + " sets up --measure: give --measure too", kUsage);
   NodeTopology t;
   if (!a.topology.empty()) {
-    if (a.measure) return fail("--measure measures this machine; it cannot be combined with --topology", 2);
+    if (a.measure) return fail("--measure measures this machine; it cannot be combined with --topology", kUsage);
     auto f = loadTopologyFile(a.topology);
-    if (!f.ok()) return fail(f.error().message, 1);
+    if (!f.ok()) return fail(f.error().message, kBadInput);
     if (f.value().is_cluster && !f.value().cluster.has_node)
-      return fail(a.topology + ": a cluster file without node_topology has no GPUs to show", 1);
+      return fail(a.topology + ": a cluster file without node_topology has no GPUs to show", kBadInput);
     t = f.value().is_cluster ? f.value().cluster.node : f.value().node;
   } else {
     auto p = probeTopology({a.nvml_library, a.sysfs_root});
-    if (!p.ok()) return fail(p.error().message, 1);
+    if (!p.ok()) return fail(p.error().message + "; or show a file with --topology FILE", kNoDevice);
     t = std::move(p.value());
   }
   BandwidthMeasurement m;
@@ -49,30 +51,30 @@ int runTopo(const TopoArgs& a) {
   if (a.measure) {
 #ifdef GPUDOCTOR_HAVE_CUDA
     auto bytes = parseByteSize(a.measure_bytes);
-    if (!bytes.ok() || bytes.value() < 1024) return fail("--measure-bytes: " + (bytes.ok() ? "at least 1K" : bytes.error().message), 2);
+    if (!bytes.ok() || bytes.value() < 1024) return fail("--measure-bytes: " + (bytes.ok() ? "at least 1K" : bytes.error().message), kUsage);
     auto r = measureCopyBandwidth(static_cast<int64_t>(bytes.value()), a.repeats);
-    if (!r.ok()) return fail("--measure: " + r.error().message, 1);
+    if (!r.ok()) return fail("--measure: " + r.error().message, kNoDevice);  // no device, or one that fails
     m = std::move(r.value());
     measured = true;
 #else
-    return fail("--measure needs a build with CUDA (this gpudoctor was built without it)", 2);
+    return fail("--measure needs a build with CUDA (this gpudoctor was built without it)", kNoDevice);
 #endif
   }
-  if (a.nccl_xml == "-" && jsonOnly(a.json)) return fail("--nccl-xml - and --json - would both write to stdout: give one a file", 2);
+  if (a.nccl_xml == "-" && jsonOnly(a.json)) return fail("--nccl-xml - and --json - would both write to stdout: give one a file", kUsage);
   if (!a.nccl_xml.empty()) {
     if (std::string why = ncclXmlMissing(t); !why.empty())
-      return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why, 1);
+      return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why, kBadInput);
     std::string xml = renderNcclXml(ncclXmlSystem(t));
     if (a.nccl_xml == "-") {
       std::fwrite(xml.data(), 1, xml.size(), stdout);
       return 0;
     }
-    if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), 1);
+    if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), kBadInput);
     std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(), a.nccl_xml.c_str());
   }
   std::string json = a.json.empty() ? "" : renderTopoJson(t, measured ? &m : nullptr);
   std::string text = jsonOnly(a.json) ? "" : renderTopoText(t, gpuCpuLists(t), measured ? &m : nullptr);
-  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, 1);
+  if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   return 0;
 }
 

@@ -30,7 +30,9 @@ Result<NcclVersion> parseNcclVersion(const std::string& text) {
     p = dot + 1;
     if (i == 2) return bad;  // a fourth component
   }
-  if (parts[0] != 2) return bad;
+  // Well-formed but not a release: say so rather than "cannot read".
+  if (parts[0] != 2)
+    return Error{"NCCL version \"" + text + "\" is not a release of NCCL 2 (they are numbered 2.X.Y, e.g. 2.28.3)"};
   return parts[0] * 10000 + parts[1] * 100 + parts[2];
 }
 

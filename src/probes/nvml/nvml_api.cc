@@ -51,7 +51,7 @@ Loaded loadFrom(const std::string& requested) {
   }
   if (!h) {
     l.error = "cannot load NVML (" + first_error +
-              "): no NVIDIA driver here? Set GPUDOCTOR_NVML_LIBRARY to libnvidia-ml.so.1's path, or use --topology FILE";
+              "): no NVIDIA driver here? Set GPUDOCTOR_NVML_LIBRARY to libnvidia-ml.so.1's path";
     return l;
   }
   Api& a = l.api;

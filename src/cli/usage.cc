@@ -1,0 +1,82 @@
+#include "cli/usage.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpudoctor::cli {
+namespace {
+
+// A validator that reads the value as a number and asks `ok` of it; `what` completes "must be ...".
+CLI::Validator number(bool (*ok)(double), const char* what, bool whole) {
+  return CLI::Validator(
+      [ok, what, whole](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool read = end != s.c_str() && *end == '\0' && errno == 0 && (!whole || s.find_first_of(".eE") == std::string::npos);
+        return read && ok(v) ? std::string() : std::string("must be ") + what + ", not " + s;
+      },
+      "", "");
+}
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+CLI::Validator positive() {
+  return number([](double v) { return v > 0; }, "above 0", false);
+}
+CLI::Validator nonNegative() {
+  return number([](double v) { return v >= 0; }, "0 or more", false);
+}
+CLI::Validator wholeNumber() {
+  return number([](double v) { return v >= 0; }, "a whole number, 0 or more", true);
+}
+
+std::string unknownOption(const CLI::App& app, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  std::string best;
+  size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
+  for (const CLI::Option* o : app.get_options()) {
+    std::vector<std::string> names;
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+    for (const auto& n : names)
+      if (size_t d = editDistance(name, n); d < best_d) best_d = d, best = n;
+  }
+  return "unknown option " + name + (best.empty() ? "" : " (did you mean " + best + "?)");
+}
+
+std::string oneStdout(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::string dashes;
+  int n = 0;
+  for (const auto& [flag, value] : outputs)
+    if (value == "-") dashes += (n++ ? " and " : "") + flag + " -";
+  return n > 1 ? dashes + " would all write to stdout: give all but one a file name" : "";
+}
+
+std::string stdoutError() {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return "";
+  const int e = errno;
+  return std::string("cannot write to stdout: ") +
+         (e != 0 ? std::strerror(e) : "a write failed (a full disk, or a closed output?)");
+}
+
+}  // namespace gpudoctor::cli
