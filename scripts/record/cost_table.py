@@ -1,9 +1,10 @@
 """The recorder's cost per job from cost_by_job.sh's cost.jsonl: per pair, recorded / plain median step;
 then per job the paired ratios' median, min and max, and the plain and recorded medians.
 
-    python3 scripts/record/cost_table.py cost.jsonl [more.jsonl ...] [--markdown]
+    python3 scripts/record/cost_table.py cost.jsonl[.gz] [more.jsonl ...] [--markdown]
 """
 import collections
+import gzip
 import json
 import statistics
 import sys
@@ -14,7 +15,7 @@ def main():
     md = "--markdown" in sys.argv
     runs = collections.defaultdict(dict)  # (job, variant) -> {(file, pair): {mode: ms}}
     for i, f in enumerate(files):
-        for line in open(f):
+        for line in (gzip.open(f, "rt") if f.endswith(".gz") else open(f)):
             r = json.loads(line)
             if r.get("result"):
                 runs[(r["job"], r["variant"])].setdefault((i, r["pair"]), {})[r["mode"]] = r["result"]["median_ms"]
