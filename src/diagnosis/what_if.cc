@@ -148,14 +148,18 @@ namespace {
 // A fix found worth less than this share of the step is not a plan step (nor an alternative to one).
 constexpr double kMinPlanGain = 0.01;
 
-// The steps of the unedited replays (the traced one and the un-profiled one) into `w`.
-void setSteps(const Replay& traced, const Replay& base, StepWhatIf& w) {
+// The steps of the unedited replays (the traced one and the un-profiled one) into `w`. pool_ns: the
+// period of a DataLoader pool that sets the step (unprofiledEdits' loader_period_ns), the traced
+// loop's floor as well as the un-profiled one's, so that one step holds for both.
+void setSteps(const Replay& traced, const Replay& base, double pool_ns, StepWhatIf& w) {
+  SteadyState t = traced.traced;
+  if (pool_ns > t.period_ns) t.period_ns = pool_ns, t.loader_ns = pool_ns, t.bound = StepBound::kLoader;
   w.available = true;
-  w.traced_step_ns = std::llround(traced.traced_step_ns);
-  w.replayed_step_ns = std::llround(traced.replayed_step_ns);
+  w.traced_step_ns = std::llround(std::max(traced.traced_step_ns, pool_ns));
+  w.replayed_step_ns = std::llround(std::max(traced.replayed_step_ns, pool_ns));
   w.unprofiled_step_ns = std::llround(base.replayed_step_ns);
   w.bottleneck = pathCategoryName(base.leading);
-  w.traced_parts = stepParts(traced.traced);
+  w.traced_parts = stepParts(t);
   w.steps_replayed = static_cast<int64_t>(traced.windows_replayed);
   w.steps_in_trace = static_cast<int64_t>(traced.windows_total);
   w.unprofiled_parts = stepParts(base.replayed);
@@ -176,7 +180,7 @@ StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
     w.basis = r[0].available ? r[1].reason : r[0].reason;
     return w;
   }
-  setSteps(r[0], r[1], w);
+  setSteps(r[0], r[1], static_cast<double>(unprofiled.loader_period_ns), w);
   w.basis = "dependency-graph replay, the profiler's cost removed (as the what-if's un-profiled step)";
   return w;
 }
@@ -250,7 +254,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.basis = base.reason;
     return;
   }
-  setSteps(traced, base, d.what_if);
+  setSteps(traced, base, static_cast<double>(unprofiled.loader_period_ns), d.what_if);
   const std::vector<int64_t> p25 = model.hostGapP25();
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "

@@ -199,9 +199,9 @@ struct Replay {
 // The DataLoader as the trace shows it, over the step windows (means over ranks).
 struct LoaderPool {
   bool multiprocess = false;        // fetches from worker processes
-  double wait_per_step_ns = 0;      // multi-process: the training thread inside fetches, per step (median step)
+  double wait_per_step_ns = 0;      // multi-process: the training thread inside fetches, per step (mean over steps)
   double handoff_ns = 0;            // ... the shortest fetch: a batch that was ready
-  double host_step_ns = 0;          // the host's step (median), traced
+  double host_step_ns = 0;          // the host's step (mean over steps), traced
 };
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
