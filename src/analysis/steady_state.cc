@@ -13,6 +13,12 @@ double medianOf(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double meanOf(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
 SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_period_ns) {
   SteadyState s;
   if (steps.empty()) return s;
@@ -25,13 +31,8 @@ SteadyState steadyState(const std::vector<StepTiming>& steps, double loader_peri
   s.host_ns = medianOf(std::move(host));
   // The GPU's figures are throughput: over many steps the loop cannot run faster than its mean work
   // per step, however that work varies (an MoE's routing, a detection model's proposals).
-  auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-  };
-  s.gpu_period_ns = mean(gpu);
-  s.busy_ns = mean(busy);
+  s.gpu_period_ns = meanOf(gpu);
+  s.busy_ns = meanOf(busy);
   // The parts of the step whose busy time is nearest the mean (a real step's mix, not a blend).
   const StepTiming* near = &steps.front();
   for (const StepTiming& t : steps)

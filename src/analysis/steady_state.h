@@ -40,6 +40,8 @@ struct SteadyState {
 
 // The middle of `v` by value: one element, or the mean of the two middle ones; 0 when empty.
 double medianOf(std::vector<double> v);
+// The mean of `v`; 0 when empty.
+double meanOf(const std::vector<double>& v);
 
 // The steady-state period from per-step timings: the host's median step (so one stalled step does
 // not set it; two middle ones averaged), the GPU's mean period and mean busy time (a loop cannot run

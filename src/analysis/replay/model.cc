@@ -200,13 +200,8 @@ LoaderPool ReplayModel::loaderPool() const {
     ranks += 1;
     // Means, not medians: a pool of W workers delivers its batches in bursts (W ready at once, then
     // a long wait), so most steps wait for nothing and the pool's period is its throughput.
-    auto mean = [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s / static_cast<double>(v.size());
-    };
-    p.wait_per_step_ns += mean(wait);
-    p.host_step_ns += mean(host);
+    p.wait_per_step_ns += meanOf(wait);
+    p.host_step_ns += meanOf(host);
     p.handoff_ns = std::max(p.handoff_ns, static_cast<double>(g.loader_handoff_ns));
     for (const auto& v : g.loader_wait) p.multiprocess |= !v.empty();
   }
