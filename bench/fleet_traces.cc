@@ -54,8 +54,8 @@ struct Ev {
   std::string pre, mid, post;  // text around the ts and dur numbers (mid/post empty without dur)
   int64_t ts = 0, dur = -1;
   Kind kind = Kind::kHost;
-  bool has_group = false;      // carries "Process Group Name": rewritten per stage
-  bool step = false;           // a host ProfilerStep range
+  bool has_group = false;  // carries "Process Group Name": rewritten per stage
+  bool step = false;       // a host ProfilerStep range
 };
 
 struct Insertion {
@@ -77,10 +77,11 @@ struct Args {
 };
 
 int usage(const char* why) {
-  std::fprintf(stderr,
-               "fleet_traces: %s\nusage: fleet_traces SRC.json[.gz] OUTDIR --ranks N [--stages S] [--repeat K] "
-               "[--slow-rank R --slow-ms D] [--gc RANK:STEP --gc-ms D] [--slow-stage P --stage-factor F] [--threads T]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "fleet_traces: %s\nusage: fleet_traces SRC.json[.gz] OUTDIR --ranks N [--stages S] [--repeat K] "
+      "[--slow-rank R --slow-ms D] [--gc RANK:STEP --gc-ms D] [--slow-stage P --stage-factor F] [--threads T]\n",
+      why);
   return 2;
 }
 
@@ -100,31 +101,42 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (k == "--ranks") a.ranks = std::atoi(val().c_str());
-    else if (k == "--stages") a.stages = std::atoi(val().c_str());
-    else if (k == "--repeat") a.repeat = std::atoi(val().c_str());
-    else if (k == "--threads") a.threads = std::atoi(val().c_str());
-    else if (k == "--slow-rank") a.slow_rank = std::atoi(val().c_str());
-    else if (k == "--slow-ms") a.slow_ms = std::atof(val().c_str());
+    if (k == "--ranks")
+      a.ranks = std::atoi(val().c_str());
+    else if (k == "--stages")
+      a.stages = std::atoi(val().c_str());
+    else if (k == "--repeat")
+      a.repeat = std::atoi(val().c_str());
+    else if (k == "--threads")
+      a.threads = std::atoi(val().c_str());
+    else if (k == "--slow-rank")
+      a.slow_rank = std::atoi(val().c_str());
+    else if (k == "--slow-ms")
+      a.slow_ms = std::atof(val().c_str());
     else if (k == "--gc") {
       std::string v = val();
       size_t c = v.find(':');
       if (c == std::string::npos) return usage("--gc wants RANK:STEP");
       a.gc_rank = std::atoi(v.substr(0, c).c_str());
       a.gc_step = std::atoll(v.substr(c + 1).c_str());
-    } else if (k == "--gc-ms") a.gc_ms = std::atof(val().c_str());
-    else if (k == "--slow-stage") a.slow_stage = std::atoi(val().c_str());
-    else if (k == "--stage-factor") a.stage_factor = std::atof(val().c_str());
-    else if (k.rfind("--", 0) == 0) return usage(("unknown option " + k).c_str());
-    else pos.push_back(k);
+    } else if (k == "--gc-ms")
+      a.gc_ms = std::atof(val().c_str());
+    else if (k == "--slow-stage")
+      a.slow_stage = std::atoi(val().c_str());
+    else if (k == "--stage-factor")
+      a.stage_factor = std::atof(val().c_str());
+    else if (k.rfind("--", 0) == 0)
+      return usage(("unknown option " + k).c_str());
+    else
+      pos.push_back(k);
   }
   if (pos.size() != 2) return usage("give SRC and OUTDIR");
   a.src = pos[0];
   a.out = pos[1];
   if (a.ranks < 2 || a.stages < 1 || a.ranks % a.stages != 0 || a.ranks / a.stages < 2)
     return usage("--ranks must be at least 2 and a multiple of --stages with two ranks per stage or more");
-  if (a.repeat < 1 || a.slow_rank >= a.ranks || a.gc_rank >= a.ranks || a.slow_stage >= a.stages ||
-      a.slow_ms <= 0 || a.gc_ms <= 0 || a.stage_factor <= 1)
+  if (a.repeat < 1 || a.slow_rank >= a.ranks || a.gc_rank >= a.ranks || a.slow_stage >= a.stages || a.slow_ms <= 0 ||
+      a.gc_ms <= 0 || a.stage_factor <= 1)
     return usage("a fault names a rank or stage outside the job, or a non-positive delay");
   const int per_stage = a.ranks / a.stages;
 
@@ -154,7 +166,8 @@ int main(int argc, char** argv) {
   for (const std::string& ev : src_events) {
     for (auto key : {"\"correlation\"", "\"External id\"", "\"id\""}) {
       auto [ip, il] = numberAfter(ev, key);
-      if (ip != std::string::npos) max_id = std::max<int64_t>(max_id, parseInt64(std::string_view(ev).substr(ip, il)).value_or(0));
+      if (ip != std::string::npos)
+        max_id = std::max<int64_t>(max_id, parseInt64(std::string_view(ev).substr(ip, il)).value_or(0));
     }
     size_t s = ev.find("ProfilerStep#");
     if (s != std::string::npos) max_step = std::max<int64_t>(max_step, std::atoll(ev.c_str() + s + 13));
@@ -168,7 +181,8 @@ int main(int argc, char** argv) {
   {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (const auto& ev : src_events) {
-      if (ev.find("\"cat\": \"user_annotation\"") == std::string::npos || ev.find("\"name\": \"ProfilerStep#") == std::string::npos)
+      if (ev.find("\"cat\": \"user_annotation\"") == std::string::npos ||
+          ev.find("\"name\": \"ProfilerStep#") == std::string::npos)
         continue;
       auto [tp, tl] = numberAfter(ev, "\"ts\"");
       auto [dp, dl] = numberAfter(ev, "\"dur\"");
@@ -203,7 +217,8 @@ int main(int argc, char** argv) {
           for (size_t from = 0;;) {
             auto [ip, il] = numberAfter(ev, key, from);
             if (ip == std::string::npos) break;
-            std::string v = std::to_string(parseInt64(std::string_view(ev).substr(ip, il)).value_or(0) + c * (max_id + 1));
+            std::string v =
+                std::to_string(parseInt64(std::string_view(ev).substr(ip, il)).value_or(0) + c * (max_id + 1));
             ev.replace(ip, il, v);
             from = ip + v.size();
           }
@@ -218,11 +233,16 @@ int main(int argc, char** argv) {
       auto cat_at = ev.find("\"cat\": \"");
       std::string cat = cat_at == std::string::npos ? "" : ev.substr(cat_at + 8, ev.find('"', cat_at + 8) - cat_at - 8);
       bool flow = ev.find("\"ph\": \"f\"") != std::string::npos || ev.find("\"ph\": \"s\"") != std::string::npos;
-      if (meta) x.kind = Kind::kMeta;
-      else if (flow) x.kind = Kind::kFlow;
-      else if (cat == "kernel") x.kind = ev.find("\"name\": \"nccl") != std::string::npos ? Kind::kNccl : Kind::kCompute;
-      else if (cat == "gpu_memcpy" || cat == "gpu_memset") x.kind = Kind::kCopy;
-      else x.kind = Kind::kHost;
+      if (meta)
+        x.kind = Kind::kMeta;
+      else if (flow)
+        x.kind = Kind::kFlow;
+      else if (cat == "kernel")
+        x.kind = ev.find("\"name\": \"nccl") != std::string::npos ? Kind::kNccl : Kind::kCompute;
+      else if (cat == "gpu_memcpy" || cat == "gpu_memset")
+        x.kind = Kind::kCopy;
+      else
+        x.kind = Kind::kHost;
       x.has_group = ev.find("\"Process Group Name\"") != std::string::npos;
       x.step = cat == "user_annotation" && ev.find("\"name\": \"ProfilerStep#") != std::string::npos;
       auto [tp, tl] = numberAfter(ev, "\"ts\"");
@@ -302,18 +322,23 @@ int main(int argc, char** argv) {
     std::vector<Insertion> ins;
     if (a.slow_rank >= 0 && stageOf(r) == stageOf(a.slow_rank))
       for (const auto& s : step_info) {
-        if (r == a.slow_rank && s.compute_before >= 0) ins.push_back({mid(s.compute_before), slow_d, s.compute_before});
-        else if (r != a.slow_rank) ins.push_back({mid(s.first_nccl), slow_d, s.first_nccl});
+        if (r == a.slow_rank && s.compute_before >= 0)
+          ins.push_back({mid(s.compute_before), slow_d, s.compute_before});
+        else if (r != a.slow_rank)
+          ins.push_back({mid(s.first_nccl), slow_d, s.first_nccl});
       }
     if (a.gc_rank >= 0 && stageOf(r) == stageOf(a.gc_rank)) {
       const StepInfo* s = stepOf(a.gc_step);
-      if (r == a.gc_rank) ins.push_back({s->begin + 1, gc_d, -1});
-      else ins.push_back({mid(s->first_nccl), gc_d, s->first_nccl});
+      if (r == a.gc_rank)
+        ins.push_back({s->begin + 1, gc_d, -1});
+      else
+        ins.push_back({mid(s->first_nccl), gc_d, s->first_nccl});
     }
     if (a.slow_stage >= 0 && stageOf(r) == a.slow_stage)
       for (size_t i : order)
         if (evs[i].kind == Kind::kCompute)
-          ins.push_back({mid(static_cast<int64_t>(i)), static_cast<int64_t>((a.stage_factor - 1) * static_cast<double>(evs[i].dur)),
+          ins.push_back({mid(static_cast<int64_t>(i)),
+                         static_cast<int64_t>((a.stage_factor - 1) * static_cast<double>(evs[i].dur)),
                          static_cast<int64_t>(i)});
     std::sort(ins.begin(), ins.end(), [](const Insertion& x, const Insertion& y) { return x.t < y.t; });
     return ins;
@@ -336,7 +361,9 @@ int main(int argc, char** argv) {
   // The group's arguments sit after ts/dur (in post, or in mid when there is no dur).
   auto rewriteGroup = [&](std::string s, int st) {
     replaceAll(s, "\"Process Group Name\": \"0\"", "\"Process Group Name\": \"" + dpName(st) + "\"");
-    if (a.stages > 1) replaceAll(s, "\"Process Group Description\": \"default_pg\"", "\"Process Group Description\": \"DATA_PARALLEL_GROUP\"");
+    if (a.stages > 1)
+      replaceAll(s, "\"Process Group Description\": \"default_pg\"",
+                 "\"Process Group Description\": \"DATA_PARALLEL_GROUP\"");
     size_t p = s.find("\"Process Group Ranks\": \"");
     if (p != std::string::npos) {
       size_t v = p + 24, e = s.find('"', v);
@@ -349,7 +376,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<std::string>> stage_post(static_cast<size_t>(a.stages));
   for (int st = 0; st < a.stages; ++st)
     for (const auto& e : evs)
-      stage_post[static_cast<size_t>(st)].push_back(e.has_group ? rewriteGroup(e.dur >= 0 ? e.post : e.mid, st) : std::string());
+      stage_post[static_cast<size_t>(st)].push_back(e.has_group ? rewriteGroup(e.dur >= 0 ? e.post : e.mid, st)
+                                                                : std::string());
 
   std::error_code ec;
   std::filesystem::create_directories(a.out + "/traces", ec);
@@ -362,29 +390,35 @@ int main(int argc, char** argv) {
     std::vector<int64_t> prefix(ins.size() + 1, 0);
     for (size_t i = 0; i < ins.size(); ++i) prefix[i + 1] = prefix[i] + ins[i].d;
     auto shiftAt = [&](int64_t t, bool inclusive) {  // Σ d over insertions with t_i <= t (or < t)
-      auto it = inclusive ? std::upper_bound(ins.begin(), ins.end(), t, [](int64_t v, const Insertion& x) { return v < x.t; })
-                          : std::lower_bound(ins.begin(), ins.end(), t, [](const Insertion& x, int64_t v) { return x.t < v; });
+      auto it =
+          inclusive
+              ? std::upper_bound(ins.begin(), ins.end(), t, [](int64_t v, const Insertion& x) { return v < x.t; })
+              : std::lower_bound(ins.begin(), ins.end(), t, [](const Insertion& x, int64_t v) { return x.t < v; });
       return prefix[static_cast<size_t>(it - ins.begin())];
     };
     std::string h = head;
-    std::string pg = fmt::format("{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
-                                 "\"pg_size\": {}, \"ranks\": {}}}",
-                                 a.ranks, groupRanks(world));
+    std::string pg = fmt::format(
+        "{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
+        "\"pg_size\": {}, \"ranks\": {}}}",
+        a.ranks, groupRanks(world));
     int pg_count = 1;
     if (a.stages > 1) {
-      pg += fmt::format(", {{\"pg_name\": \"{}\", \"pg_desc\": \"DATA_PARALLEL_GROUP\", \"backend_config\": \"cuda:nccl\", "
-                        "\"pg_size\": {}, \"ranks\": {}}}",
-                        dpName(st), per_stage, groupRanks(dpRanks(st)));
+      pg += fmt::format(
+          ", {{\"pg_name\": \"{}\", \"pg_desc\": \"DATA_PARALLEL_GROUP\", \"backend_config\": \"cuda:nccl\", "
+          "\"pg_size\": {}, \"ranks\": {}}}",
+          dpName(st), per_stage, groupRanks(dpRanks(st)));
       int i = r % per_stage;
-      pg += fmt::format(", {{\"pg_name\": \"{}\", \"pg_desc\": \"PIPELINE_MODEL_PARALLEL_GROUP\", \"backend_config\": "
-                        "\"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}",
-                        1 + a.stages + i, a.stages, groupRanks(ppRanks(i)));
+      pg += fmt::format(
+          ", {{\"pg_name\": \"{}\", \"pg_desc\": \"PIPELINE_MODEL_PARALLEL_GROUP\", \"backend_config\": "
+          "\"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}",
+          1 + a.stages + i, a.stages, groupRanks(ppRanks(i)));
       pg_count = 1 + a.stages + per_stage;
     }
-    h.replace(di_open, di_close - di_open,
-              fmt::format("{{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}, \"pg_count\": {}, \"pg_config\": [{}], "
-                          "\"nccl_version\": \"{}\"}}",
-                          r, a.ranks, pg_count, pg, nccl_version));
+    h.replace(
+        di_open, di_close - di_open,
+        fmt::format("{{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}, \"pg_count\": {}, \"pg_config\": [{}], "
+                    "\"nccl_version\": \"{}\"}}",
+                    r, a.ranks, pg_count, pg, nccl_version));
     std::string path = fmt::format("{}/traces/rank{:05}.pt.trace.json.gz", a.out, r);
     gzFile gz = gzopen((path + ".partial").c_str(), "wb1");
     if (!gz) return false;
@@ -448,7 +482,8 @@ int main(int argc, char** argv) {
       " \"slow_stage\": {}, \"stage_factor\": {},\n"
       " \"straggler_groups\": {{{}}}\n}}\n",
       a.ranks, a.stages, per_stage, fmt::join(steps_json, ", "), a.slow_rank, a.slow_rank >= 0 ? slow_d : 0, a.gc_rank,
-      a.gc_rank >= 0 ? a.gc_step : -1, a.gc_rank >= 0 ? gc_d : 0, a.slow_stage, a.slow_stage >= 0 ? a.stage_factor : 1.0,
+      a.gc_rank >= 0 ? a.gc_step : -1, a.gc_rank >= 0 ? gc_d : 0, a.slow_stage,
+      a.slow_stage >= 0 ? a.stage_factor : 1.0,
       a.slow_rank >= 0 ? fmt::format("\"{}\": {}", dpName(stageOf(a.slow_rank)), a.slow_rank) : std::string());
   FILE* f = std::fopen((a.out + "/expected.json").c_str(), "w");
   if (!f || std::fputs(exp.c_str(), f) < 0 || std::fclose(f) != 0) return usage("cannot write expected.json");

@@ -88,9 +88,12 @@ int main(int argc, char** argv) {
       if (src.find("\"ph\": \"M\"") != std::string::npos && c > 0) continue;  // metadata once
       std::string ev = src;
       if (c > 0) {
-        rewriteNumber(ev, "\"ts\"", [&](std::string_view n) { return formatMicros(*parseMicrosToNanos(n) + c * period); });
+        rewriteNumber(ev, "\"ts\"",
+                      [&](std::string_view n) { return formatMicros(*parseMicrosToNanos(n) + c * period); });
         for (auto key : {"\"correlation\"", "\"External id\"", "\"id\""})
-          rewriteNumber(ev, key, [&](std::string_view n) { return std::to_string(parseInt64(n).value_or(0) + c * (max_id + 1)); });
+          rewriteNumber(ev, key, [&](std::string_view n) {
+            return std::to_string(parseInt64(n).value_or(0) + c * (max_id + 1));
+          });
         size_t s = ev.find("ProfilerStep#");
         if (s != std::string::npos) {
           size_t e = s + 13;

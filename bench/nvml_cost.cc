@@ -38,7 +38,8 @@ void measure(const char* name, int gpu, int reps, const std::function<nvml::Retu
     cpu.push_back(nowUs(CLOCK_PROCESS_CPUTIME_ID) - c0);
     wall.push_back(nowUs(CLOCK_MONOTONIC) - w0);
   }
-  std::printf("%4d  %-44s %12.1f %12.1f  %s\n", gpu, name, median(wall), median(cpu), r == nvml::kSuccess ? "ok" : "not answered");
+  std::printf("%4d  %-44s %12.1f %12.1f  %s\n", gpu, name, median(wall), median(cpu),
+              r == nvml::kSuccess ? "ok" : "not answered");
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
   const nvml::Api& a = *api.value();
   unsigned int n = 0;
   a.DeviceGetCount(&n);
-  std::printf("NVML query cost, median of %d calls (microseconds; CPU = the whole process, helper threads included)\n", reps);
+  std::printf("NVML query cost, median of %d calls (microseconds; CPU = the whole process, helper threads included)\n",
+              reps);
   std::printf("%4s  %-44s %12s %12s\n", "gpu", "query", "wall us", "CPU us");
   for (unsigned int i = 0; i < n; ++i) {
     nvml::Device d = nullptr;
@@ -69,20 +71,29 @@ int main(int argc, char** argv) {
     auto opt = [&](const char* name, auto fn, const std::function<nvml::Return()>& call) {
       if (fn) measure(name, g, reps, call);
     };
-    opt("nvmlDeviceGetUtilizationRates", a.DeviceGetUtilizationRates, [&] { nvml::Utilization u{}; return a.DeviceGetUtilizationRates(d, &u); });
+    opt("nvmlDeviceGetUtilizationRates", a.DeviceGetUtilizationRates, [&] {
+      nvml::Utilization u{};
+      return a.DeviceGetUtilizationRates(d, &u);
+    });
     opt("nvmlDeviceGetMemoryInfo_v2", a.DeviceGetMemoryInfoV2, [&] {
       nvml::MemoryV2 m{};
       m.version = nvml::kMemoryV2Version;
       return a.DeviceGetMemoryInfoV2(d, &m);
     });
-    opt("nvmlDeviceGetClockInfo (SM)", a.DeviceGetClockInfo, [&] { return a.DeviceGetClockInfo(d, nvml::kClockSm, &v); });
+    opt("nvmlDeviceGetClockInfo (SM)", a.DeviceGetClockInfo,
+        [&] { return a.DeviceGetClockInfo(d, nvml::kClockSm, &v); });
     opt("nvmlDeviceGetPowerUsage", a.DeviceGetPowerUsage, [&] { return a.DeviceGetPowerUsage(d, &v); });
-    opt("nvmlDeviceGetEnforcedPowerLimit", a.DeviceGetEnforcedPowerLimit, [&] { return a.DeviceGetEnforcedPowerLimit(d, &v); });
+    opt("nvmlDeviceGetEnforcedPowerLimit", a.DeviceGetEnforcedPowerLimit,
+        [&] { return a.DeviceGetEnforcedPowerLimit(d, &v); });
     opt("nvmlDeviceGetTemperature", a.DeviceGetTemperature, [&] { return a.DeviceGetTemperature(d, 0, &v); });
-    opt("nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption, [&] { return a.DeviceGetTotalEnergyConsumption(d, &ull); });
-    opt("nvmlDeviceGetPcieThroughput (TX)", a.DeviceGetPcieThroughput, [&] { return a.DeviceGetPcieThroughput(d, 0, &v); });
-    opt("nvmlDeviceGetClocksEventReasons", a.DeviceGetClocksEventReasons, [&] { return a.DeviceGetClocksEventReasons(d, &ull); });
-    opt("nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors, [&] { return a.DeviceGetTotalEccErrors(d, 1, 0, &ull); });
+    opt("nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption,
+        [&] { return a.DeviceGetTotalEnergyConsumption(d, &ull); });
+    opt("nvmlDeviceGetPcieThroughput (TX)", a.DeviceGetPcieThroughput,
+        [&] { return a.DeviceGetPcieThroughput(d, 0, &v); });
+    opt("nvmlDeviceGetClocksEventReasons", a.DeviceGetClocksEventReasons,
+        [&] { return a.DeviceGetClocksEventReasons(d, &ull); });
+    opt("nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors,
+        [&] { return a.DeviceGetTotalEccErrors(d, 1, 0, &ull); });
     opt("nvmlDeviceGetComputeRunningProcesses", a.DeviceGetComputeRunningProcesses, [&] {
       nvml::ProcessInfo p[64];
       unsigned int c = 64;
@@ -91,7 +102,8 @@ int main(int argc, char** argv) {
     auto fields = [&](const char* name, std::vector<nvml::FieldValue> f) {
       opt(name, a.DeviceGetFieldValues, [&] {
         auto r = a.DeviceGetFieldValues(d, static_cast<int>(f.size()), f.data());
-        for (auto& x : f) if (r == nvml::kSuccess && x.nvmlReturn != 0) r = static_cast<nvml::Return>(x.nvmlReturn);
+        for (auto& x : f)
+          if (r == nvml::kSuccess && x.nvmlReturn != 0) r = static_cast<nvml::Return>(x.nvmlReturn);
         return r;
       });
     };

@@ -57,15 +57,17 @@ int main(int argc, char** argv) {
   Replay r = model.replay();
   double replay_s = since(t0);
   const double what_if_s = std::max(0.0, full_s - rules_s), analyze_total_s = read_s + analyze_s + rules_s;
-  std::printf("%llu events: read %.2f s, analyze %.2f s, rules %.2f s; diagnosis with the what-if %.2f s "
-              "(graph %.2f s, one replay %.3f s; %zu findings predicted, %zu plan steps)\n",
-              static_cast<unsigned long long>(events), read_s, analyze_s, rules_s, full_s, build_s, replay_s,
-              static_cast<size_t>(std::count_if(full.findings.begin(), full.findings.end(),
-                                                [](const Finding& f) { return f.what_if.available; })),
-              full.plan.size());
-  std::printf("what-if over analyze without it: +%.1f %% (replay %s, worst step error %.4f %%; %zu findings "
-              "without it)\n",
-              100 * what_if_s / analyze_total_s, r.available ? "available" : r.reason.c_str(), 100 * r.worst_error,
-              plain.findings.size());
+  std::printf(
+      "%llu events: read %.2f s, analyze %.2f s, rules %.2f s; diagnosis with the what-if %.2f s "
+      "(graph %.2f s, one replay %.3f s; %zu findings predicted, %zu plan steps)\n",
+      static_cast<unsigned long long>(events), read_s, analyze_s, rules_s, full_s, build_s, replay_s,
+      static_cast<size_t>(std::count_if(full.findings.begin(), full.findings.end(),
+                                        [](const Finding& f) { return f.what_if.available; })),
+      full.plan.size());
+  std::printf(
+      "what-if over analyze without it: +%.1f %% (replay %s, worst step error %.4f %%; %zu findings "
+      "without it)\n",
+      100 * what_if_s / analyze_total_s, r.available ? "available" : r.reason.c_str(), 100 * r.worst_error,
+      plain.findings.size());
   return r.available ? 0 : 1;
 }

@@ -46,16 +46,17 @@ using namespace gpudoctor;
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::fprintf(argc < 2 ? stderr : stdout,
-                 "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
-                 "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
-                 "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT] [--fit-on JOB,...]\n"
-                 "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
-                 "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
-                 "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, or the\n"
-                 "median kernel-launch call); --costs: the profiler's costs to score instead of the committed ones (the\n"
-                 "plans keep the committed ones); --fit-on: fit on these jobs alone, score the rest as held out.\n"
-                 "Example: replay_calibrate testdata/whatif --paths\n");
+    std::fprintf(
+        argc < 2 ? stderr : stdout,
+        "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
+        "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
+        "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT] [--fit-on JOB,...]\n"
+        "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
+        "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
+        "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, or the\n"
+        "median kernel-launch call); --costs: the profiler's costs to score instead of the committed ones (the\n"
+        "plans keep the committed ones); --fit-on: fit on these jobs alone, score the rest as held out.\n"
+        "Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
   }
   std::string dir = argv[1];
@@ -115,10 +116,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "replay_calibrate: %s %s: not a percentage\n", flag.c_str(), argv[a + 1]);
       return 2;
     }
-    if (flag == "--max-median-error") max_median = v;
-    else if (flag == "--max-worst-error") max_worst = v;
-    else if (flag == "--max-outside-band") max_outside = v;
-    else if (flag == "--max-unprofiled-worst") max_unprofiled = v;
+    if (flag == "--max-median-error")
+      max_median = v;
+    else if (flag == "--max-worst-error")
+      max_worst = v;
+    else if (flag == "--max-outside-band")
+      max_outside = v;
+    else if (flag == "--max-unprofiled-worst")
+      max_unprofiled = v;
     else {
       std::fprintf(stderr, "replay_calibrate: unknown flag %s\n", flag.c_str());
       return 2;
@@ -134,7 +139,7 @@ int main(int argc, char** argv) {
     std::string job, variant;
     std::string name;
     double measured;
-    double other;  // the other timed pass (pass 1, interleaved with the job's other variants)
+    double other;                  // the other timed pass (pass 1, interleaved with the job's other variants)
     std::map<int, double> rounds;  // retime.json: the step's median in each re-time round's process
     std::vector<RankTrace> traces;
     RunAnalysis run;
@@ -155,8 +160,15 @@ int main(int argc, char** argv) {
     // pass 1's median where there is no re-timing.
     const double pass1 = e["unprofiled_step_ns_median"].get<double>();
     const double pass2 = e.value("unprofiled_recheck_step_ns_median", 0.0);
-    Job j{job, e.value("variant", ""), job + "/" + e.value("variant", ""), pass2 > 0 ? pass2 : pass1, pass1, {},
-          std::move(t.value()), {}, nullptr};
+    Job j{job,
+          e.value("variant", ""),
+          job + "/" + e.value("variant", ""),
+          pass2 > 0 ? pass2 : pass1,
+          pass1,
+          {},
+          std::move(t.value()),
+          {},
+          nullptr};
     if (e.contains("model") && e["model"].is_object() && e["model"].contains("cuda_graphs") &&
         e["model"]["cuda_graphs"].is_string())
       j.compiled_graphs = e["model"]["cuda_graphs"].get<std::string>().starts_with("torch.compile");
@@ -237,8 +249,13 @@ int main(int argc, char** argv) {
       for (int which = 0; which < kParams; ++which) {
         if (which == 1) continue;  // the per-call cost is measured, not fitted
         int64_t* v = p.at(which);
-        const int64_t step = which == 2 ? 100 : which == 3 ? 10 : 250,
-                      hi = which == 0 ? 12000 : which == 1 ? 10000 : which == 2 ? 8000 : 150;
+        const int64_t step = which == 2   ? 100
+                             : which == 3 ? 10
+                                          : 250,
+                      hi = which == 0   ? 12000
+                           : which == 1 ? 10000
+                           : which == 2 ? 8000
+                                        : 150;
         for (int64_t x = 0; x <= hi; x += step) {
           Params q = p;
           *q.at(which) = x;
@@ -277,11 +294,12 @@ int main(int argc, char** argv) {
   auto summary = [&](const Params& p, std::vector<double> e) {  // e: errors(p, all)
     std::sort(e.begin(), e.end());
     const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25;
-    return fmt::format("{} ns per host event, {} ns per API call, {} ns per GPU gap, x ({} / {} ns)^{:.2f}: "
-                       "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
-                       p.ev, p.call, p.gap, gaps ? "host gap p25" : "launch call p50",
-                       gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs, static_cast<double>(p.speed) / 100,
-                       100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
+    return fmt::format(
+        "{} ns per host event, {} ns per API call, {} ns per GPU gap, x ({} / {} ns)^{:.2f}: "
+        "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
+        p.ev, p.call, p.gap, gaps ? "host gap p25" : "launch call p50",
+        gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs, static_cast<double>(p.speed) / 100, 100 * e[e.size() / 2],
+        100 * mean(e), 100 * e.back());
   };
   const std::vector<double> committed_errs = errors(committed, all);
   std::printf("fitted:    %s\n", summary(best, errors(best, all)).c_str());
@@ -304,15 +322,16 @@ int main(int argc, char** argv) {
       Params p = fit([&](const Job& j) { return j.job != name; });
       std::vector<double> mine = errors(p, [&](const Job& j) { return j.job == name; });
       std::printf("  %-26s %5ld %5ld %5ld %4.2f  mean |error| %.1f %%, worst %.1f %%\n", name.c_str(), p.ev, p.call,
-                  p.gap, static_cast<double>(p.speed) / 100,
-                  100 * mean(mine), 100 * *std::max_element(mine.begin(), mine.end()));
+                  p.gap, static_cast<double>(p.speed) / 100, 100 * mean(mine),
+                  100 * *std::max_element(mine.begin(), mine.end()));
       e.insert(e.end(), mine.begin(), mine.end());
     }
     std::sort(e.begin(), e.end());
     std::printf("held out, all traces: median |error| %.1f %%, mean %.1f %%, worst %.1f %%\n", 100 * e[e.size() / 2],
                 100 * mean(e), 100 * e.back());
   }
-  std::printf("%-36s %10s %10s %10s %8s  %s\n", "job", "traced ms", "unprof ms", "predicted", "error", "critical path (>= 10 %)");
+  std::printf("%-36s %10s %10s %10s %8s  %s\n", "job", "traced ms", "unprof ms", "predicted", "error",
+              "critical path (>= 10 %)");
   std::vector<double> all_runs_errs;  // against the median of every process's timing of the variant
   double all_runs_spread = 0;         // the largest max/min - 1 of one variant's timings over processes
   std::string all_runs_worst;
@@ -330,41 +349,53 @@ int main(int argc, char** argv) {
     signed_errs.push_back(r.replayed_step_ns / j.measured);
     const std::vector<int64_t> p25 = j.model->hostGapP25();
     const std::vector<int64_t> p50 = j.model->launchCallP50();
-    std::string speed = p25.empty() ? "" : fmt::format("gap p25 {:.2f} us, launch p50 {:.2f} us; ", p25[0] / 1e3, p50[0] / 1e3);
+    std::string speed =
+        p25.empty() ? "" : fmt::format("gap p25 {:.2f} us, launch p50 {:.2f} us; ", p25[0] / 1e3, p50[0] / 1e3);
     std::string path;  // the un-profiled critical path's largest parts
     for (int c = 0; c < kPathCategoryCount; ++c)
       if (r.path_ns[c] >= 0.1 * r.replayed_step_ns)
         path += fmt::format("{}{} {:.0f}%", path.empty() ? "" : ", ", pathCategoryName(static_cast<PathCategory>(c)),
                             100 * r.path_ns[c] / r.replayed_step_ns);
-    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%  %s%s\n", j.name.c_str(), base.traced_step_ns / 1e6, j.measured / 1e6,
-                r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1), speed.c_str(), path.c_str());
+    std::printf("%-36s %10.2f %10.2f %10.2f %+7.1f%%  %s%s\n", j.name.c_str(), base.traced_step_ns / 1e6,
+                j.measured / 1e6, r.replayed_step_ns / 1e6, 100 * (r.replayed_step_ns / j.measured - 1), speed.c_str(),
+                path.c_str());
   }
   {  // how far apart two estimates of one step typically are (compare's kUnprofiledEstimateError)
     std::vector<double> apart;
     for (size_t a = 0; a < signed_errs.size(); ++a)
-      for (size_t b = a + 1; b < signed_errs.size(); ++b) apart.push_back(std::abs(signed_errs[a] / signed_errs[b] - 1));
+      for (size_t b = a + 1; b < signed_errs.size(); ++b)
+        apart.push_back(std::abs(signed_errs[a] / signed_errs[b] - 1));
     if (!apart.empty())
-      std::printf("two traces' estimates, each against its measured step, are apart by a median of %.1f %% over all %zu "
-                  "pairs (compare's noise floor, analysis/compare.h: %.1f %%)\n",
-                  100 * medianOf(apart), apart.size(), 100 * kUnprofiledEstimateError);
+      std::printf(
+          "two traces' estimates, each against its measured step, are apart by a median of %.1f %% over all %zu "
+          "pairs (compare's noise floor, analysis/compare.h: %.1f %%)\n",
+          100 * medianOf(apart), apart.size(), 100 * kUnprofiledEstimateError);
   }
   if (!all_runs_errs.empty()) {
     std::sort(all_runs_errs.begin(), all_runs_errs.end());
-    std::printf("against the median of all processes' timings (the trace's and the re-time rounds'): median |error| "
-                "%.1f %%, worst %.1f %%; one variant's timings spread up to %.1f %% over processes (%s)\n",
-                100 * all_runs_errs[all_runs_errs.size() / 2], 100 * all_runs_errs.back(), 100 * all_runs_spread,
-                all_runs_worst.c_str());
+    std::printf(
+        "against the median of all processes' timings (the trace's and the re-time rounds'): median |error| "
+        "%.1f %%, worst %.1f %%; one variant's timings spread up to %.1f %% over processes (%s)\n",
+        100 * all_runs_errs[all_runs_errs.size() / 2], 100 * all_runs_errs.back(), 100 * all_runs_spread,
+        all_runs_worst.c_str());
   }
   // The fixes as edits: the same edits the diagnosis makes (diagnosis/what_if), with the H200's
   // measured ceilings; fixes the replay cannot edit yet are listed as not modeled.
   const std::optional<Ceilings> h200 = builtinCeilings("NVIDIA H200");
   // A variant's fix (scripts/whatif_jobs.py) as the diagnosis names it; the ones missing have no edit.
-  static const std::map<std::string, std::string> kFixOfVariant = {
-      {"bf16", "bf16"},          {"workers4", "loader_workers"},   {"workers2", "loader_workers"},   {"log_every_100", "no_host_syncs"},
-      {"where", "no_host_syncs"}, {"pinned", "pinned_copies"},     {"cuda_graphs", "cuda_graphs"},
-      {"fused", "fused_optimizer"}, {"sdpa", "sdpa"},            {"no_checkpointing", "no_checkpointing"},
-      {"microbatch8_no_accum", "micro_batch"}, {"microbatch16_no_accum", "micro_batch"},
-      {"cuda_graphs_model", "cuda_graphs_model"}};
+  static const std::map<std::string, std::string> kFixOfVariant = {{"bf16", "bf16"},
+                                                                   {"workers4", "loader_workers"},
+                                                                   {"workers2", "loader_workers"},
+                                                                   {"log_every_100", "no_host_syncs"},
+                                                                   {"where", "no_host_syncs"},
+                                                                   {"pinned", "pinned_copies"},
+                                                                   {"cuda_graphs", "cuda_graphs"},
+                                                                   {"fused", "fused_optimizer"},
+                                                                   {"sdpa", "sdpa"},
+                                                                   {"no_checkpointing", "no_checkpointing"},
+                                                                   {"microbatch8_no_accum", "micro_batch"},
+                                                                   {"microbatch16_no_accum", "micro_batch"},
+                                                                   {"cuda_graphs_model", "cuda_graphs_model"}};
   // A variant graphed by torch.compile (reduce-overhead) is the cuda_graphs fix's alternative: the
   // model alone graphed, the optimizer step eager.
   auto fixOf = [](const Job& v, std::string fix) {
@@ -376,7 +407,8 @@ int main(int argc, char** argv) {
     return it != kFixOfVariant.end() && fixEdit(it->second, h200 ? &*h200 : nullptr, run, ed, basis);
   };
   if (host_path) {  // the host's own path, un-profiled: every piece of GPU work free
-    std::printf("\nhost path (un-profiled, GPU work free) and where bf16 autocast would cast (RankAnalysis::autocast_casts)\n");
+    std::printf(
+        "\nhost path (un-profiled, GPU work free) and where bf16 autocast would cast (RankAnalysis::autocast_casts)\n");
     for (const auto& j : jobs) {
       double casts = 0;
       size_t windows = 0;
@@ -392,14 +424,15 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\nfixes (un-profiled steps; prediction = replayed base / replayed with the fix)\n");
-  std::printf("%s\n", retimed ? "measured: the median over processes (the trace's and each re-time round's) of base / variant "
-                               "in one process; band: every process and pass 1"
-                             : "measured: pass 2 (the trace's process); band: pass 2 and pass 1");
+  std::printf("%s\n",
+              retimed ? "measured: the median over processes (the trace's and each re-time round's) of base / variant "
+                        "in one process; band: every process and pass 1"
+                      : "measured: pass 2 (the trace's process); band: pass 2 and pass 1");
   std::printf("%-26s %-26s %9s %9s %8s   %12s %8s %-2s %s\n", "job", "fix", "measured", "predicted", "error", "band",
               "outside", "n", "anchored: predicted, error (factor on the profiler's host cost)");
   std::vector<double> errs, band_errs, pass2_errs;  // pass2: against the trace's process alone
-  std::vector<double> anchored_errs;  // the base anchored to its process's measured step
-  std::vector<double> edit_errs;  // the edited base's step against the variant trace's, both replayed
+  std::vector<double> anchored_errs;                // the base anchored to its process's measured step
+  std::vector<double> edit_errs;                    // the edited base's step against the variant trace's, both replayed
   std::string edit_note;
   for (const auto& j : jobs) {
     if (j.variant == "base" || j.variant == "rerun") continue;
@@ -448,9 +481,9 @@ int main(int argc, char** argv) {
     }
     const double anchored_pred = anchor.step_ns / base->model->replay(anchored_fix).replayed_step_ns;
     anchored_errs.push_back(std::abs(anchored_pred / measured - 1));
-    const std::string anchored_col = fmt::format("{:5.2f}x {:+6.1f}% (x{:.2f}{})", anchored_pred,
-                                                 100 * (anchored_pred / measured - 1), anchor.factor,
-                                                 anchor.reached ? "" : " not reached");
+    const std::string anchored_col =
+        fmt::format("{:5.2f}x {:+6.1f}% (x{:.2f}{})", anchored_pred, 100 * (anchored_pred / measured - 1),
+                    anchor.factor, anchor.reached ? "" : " not reached");
     // The edit against the variant's own trace, both replayed un-profiled: what the edit misses,
     // free of the timing's noise (the two traces come from one process each).
     const double own = j.model->replay(editsOf(committed, j)).replayed_step_ns;
@@ -481,7 +514,8 @@ int main(int argc, char** argv) {
     Diagnosis d = diagnose(b.run, Thresholds::defaults());
     std::string plan;
     for (const auto& p : d.plan) {
-      plan += (plan.empty() ? "" : ", ") + p.fix + " " + std::to_string(p.speedup).substr(0, 4) + "x->" + p.next_bottleneck;
+      plan +=
+          (plan.empty() ? "" : ", ") + p.fix + " " + std::to_string(p.speedup).substr(0, 4) + "x->" + p.next_bottleneck;
       for (const auto& a : p.within_accuracy) plan += " ~" + a.fix;
     }
     if (plan.empty()) plan = "(none)";
@@ -502,8 +536,10 @@ int main(int argc, char** argv) {
       bool modeled = editFor(best->variant, probe, &b.run);
       std::string want;
       if (auto it = kFixOfVariant.find(best->variant); it != kFixOfVariant.end()) want = it->second;
-      if (!modeled) verdict = "not modeled";
-      else if (!d.plan.empty() && d.plan.front().fix == want) verdict = "yes";
+      if (!modeled)
+        verdict = "not modeled";
+      else if (!d.plan.empty() && d.plan.front().fix == want)
+        verdict = "yes";
       else {
         verdict = "NO", ++plan_misses;
         if (!d.plan.empty())
@@ -525,11 +561,15 @@ int main(int argc, char** argv) {
       std::printf("against the trace's process alone (pass 2): median |error| %.1f %%, worst %.1f %%\n",
                   100 * pass2_errs[pass2_errs.size() / 2], 100 * pass2_errs.back());
     std::sort(anchored_errs.begin(), anchored_errs.end());
-    std::printf("with the base anchored to the step its process measured (analyze --measured-step-ms): median |error| %.1f %%, "
-                "worst %.1f %%\n", 100 * anchored_errs[anchored_errs.size() / 2], 100 * anchored_errs.back());
+    std::printf(
+        "with the base anchored to the step its process measured (analyze --measured-step-ms): median |error| %.1f %%, "
+        "worst %.1f %%\n",
+        100 * anchored_errs[anchored_errs.size() / 2], 100 * anchored_errs.back());
     std::sort(edit_errs.begin(), edit_errs.end());
-    std::printf("each edited base against the variant's own trace, both replayed un-profiled: median |error| %.1f %%, "
-                "worst %.1f %%\n", 100 * edit_errs[edit_errs.size() / 2], 100 * edit_errs.back());
+    std::printf(
+        "each edited base against the variant's own trace, both replayed un-profiled: median |error| %.1f %%, "
+        "worst %.1f %%\n",
+        100 * edit_errs[edit_errs.size() / 2], 100 * edit_errs.back());
     std::sort(band_errs.begin(), band_errs.end());
     const double outside = 100 * band_errs.back();
     std::printf("outside the measured band (every timed process and pass 1): median %.1f %%, worst %.1f %%\n",

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   for (auto& t : ts) t.join();
   std::sort(lat_us.begin(), lat_us.end());
   auto pct = [&](double p) { return lat_us.empty() ? 0.0 : lat_us[static_cast<size_t>(p * (lat_us.size() - 1))]; };
-  std::printf("scrapes %ld failed %ld in %.1f s = %.0f scrapes/s; latency p50 %.0f us p99 %.0f us max %.0f us\n", ok.load(),
-              bad.load(), seconds, ok / seconds, pct(0.5), pct(0.99), pct(1.0));
+  std::printf("scrapes %ld failed %ld in %.1f s = %.0f scrapes/s; latency p50 %.0f us p99 %.0f us max %.0f us\n",
+              ok.load(), bad.load(), seconds, ok / seconds, pct(0.5), pct(0.99), pct(1.0));
   return bad ? 1 : 0;
 }

@@ -35,7 +35,8 @@ std::string clusterToml(int hosts, int per_leaf, int leaves_per_spine, uint32_t 
   int leaves = (hosts + per_leaf - 1) / per_leaf, spines = (leaves + leaves_per_spine - 1) / leaves_per_spine;
   for (int i = 0; i < spines; ++i) s += "\n[[switch]]\nname = \"spine" + std::to_string(i) + "\"\nparent = \"core\"\n";
   for (int i = 0; i < leaves; ++i)
-    s += "\n[[switch]]\nname = \"leaf" + std::to_string(i) + "\"\nparent = \"spine" + std::to_string(i / leaves_per_spine) + "\"\n";
+    s += "\n[[switch]]\nname = \"leaf" + std::to_string(i) + "\"\nparent = \"spine" +
+         std::to_string(i / leaves_per_spine) + "\"\n";
   const int free_choices[] = {0, 2, 4, 8, 8, 8};
   for (int h = 0; h < hosts; ++h) {
     seed = seed * 1664525u + 1013904223u;
@@ -48,10 +49,12 @@ std::string clusterToml(int hosts, int per_leaf, int leaves_per_spine, uint32_t 
 // 16 GPUs: four NVLink quads (2 links inside a quad, 1 link between quads 0-1 and 2-3 GPU by GPU),
 // two sockets, PCIe switches of four.
 std::string node16Toml() {
-  std::string s = "name = \"synthetic-16\"\nnvlink_gbps = 25.0\npcie_gbps = 24.0\n\n[[numa]]\nid = 0\ncpus = \"0-31\"\n\n[[numa]]\nid = 1\ncpus = \"32-63\"\n";
+  std::string s =
+      "name = \"synthetic-16\"\nnvlink_gbps = 25.0\npcie_gbps = 24.0\n\n[[numa]]\nid = 0\ncpus = "
+      "\"0-31\"\n\n[[numa]]\nid = 1\ncpus = \"32-63\"\n";
   for (int w = 0; w < 4; ++w)
-    s += "\n[[pcie_switch]]\nid = \"sw" + std::to_string(w) + "\"\nhost_bridge = \"hb" + std::to_string(w) + "\"\nnuma = " +
-         std::to_string(w / 2) + "\n";
+    s += "\n[[pcie_switch]]\nid = \"sw" + std::to_string(w) + "\"\nhost_bridge = \"hb" + std::to_string(w) +
+         "\"\nnuma = " + std::to_string(w / 2) + "\n";
   for (int g = 0; g < 16; ++g)
     s += "\n[[gpu]]\nindex = " + std::to_string(g) + "\npcie_switch = \"sw" + std::to_string(g / 4) + "\"\n";
   for (int q = 0; q < 4; ++q)
@@ -60,7 +63,8 @@ std::string node16Toml() {
         s += "\n[[nvlink]]\ngpus = [" + std::to_string(q * 4 + a) + ", " + std::to_string(q * 4 + b) + "]\ncount = 2\n";
   for (int q = 0; q < 4; q += 2)
     for (int a = 0; a < 4; ++a)
-      s += "\n[[nvlink]]\ngpus = [" + std::to_string(q * 4 + a) + ", " + std::to_string((q + 1) * 4 + a) + "]\ncount = 1\n";
+      s += "\n[[nvlink]]\ngpus = [" + std::to_string(q * 4 + a) + ", " + std::to_string((q + 1) * 4 + a) +
+           "]\ncount = 1\n";
   return s;
 }
 
@@ -84,8 +88,8 @@ int main(int argc, char** argv) {
     file = std::move(f.value());
   });
   const ClusterTopology& c = file.cluster;
-  std::printf("cluster: %zu hosts, %zu switches, %zu KB of TOML; load + validate %.2f ms (median of 5)\n", c.hosts.size(),
-              c.switches.size(), text.size() / 1024, load_ms);
+  std::printf("cluster: %zu hosts, %zu switches, %zu KB of TOML; load + validate %.2f ms (median of 5)\n",
+              c.hosts.size(), c.switches.size(), text.size() / 1024, load_ms);
   std::printf("%-28s %10s %8s %6s %10s\n", "job", "time ms", "leaves", "hops", "eligible");
   const std::pair<int, int> jobs[] = {{1, 8}, {2, 8}, {16, 8}, {64, 8}, {128, 4}, {400, 2}, {600, 1}};
   double worst = 0;
@@ -94,7 +98,8 @@ int main(int argc, char** argv) {
     double t = medianMs(21, [&] { p = placeOnCluster(c, n, k); });
     worst = std::max(worst, t);
     std::string job = std::to_string(n) + " nodes x " + std::to_string(k) + " GPUs";
-    if (!p.ok()) std::printf("%-28s %10.3f  %s\n", job.c_str(), t, p.error().message.c_str());
+    if (!p.ok())
+      std::printf("%-28s %10.3f  %s\n", job.c_str(), t, p.error().message.c_str());
     else
       std::printf("%-28s %10.3f %8d %6d %10d\n", job.c_str(), t, p.value().leaves, p.value().max_switch_hops,
                   p.value().eligible_hosts);

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "diagnosis/nccl_log_check.h"
 #include "probes/host/host_counters.h"
 #include "sources/monitor_record/monitor_record.h"
-#include "diagnosis/nccl_log_check.h"
 #include "sources/nccl_log/nccl_log_reader.h"
 
 // The plugin is a shared library of one file; its parser is compiled in here to be fuzzed directly.

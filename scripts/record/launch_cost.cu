@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
   std::vector<double> sorted = per;
   std::sort(sorted.begin(), sorted.end());
   cudaError_t e = cudaGetLastError();
-  std::printf("{\"launches\": %d, \"spin_us\": %g, \"api_calls\": %d, \"ns_per_launch\": %.1f, \"blocks_ns\": [", block * 9 + 1000,
-              spin_us, api_calls, sorted[4]);
+  std::printf("{\"launches\": %d, \"spin_us\": %g, \"api_calls\": %d, \"ns_per_launch\": %.1f, \"blocks_ns\": [",
+              block * 9 + 1000, spin_us, api_calls, sorted[4]);
   for (int b = 0; b < 9; ++b) std::printf("%s%.1f", b ? ", " : "", per[b]);
   std::printf("], \"error\": \"%s\"}\n", cudaGetErrorString(e));
   return e == cudaSuccess ? 0 : 1;

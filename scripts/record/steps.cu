@@ -23,13 +23,13 @@ __global__ void square(float* x, int n) {
   if (i < n) x[i] = x[i] * x[i] * 0.5f;
 }
 
-#define CHECK(x)                                                               \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));             \
-      return 1;                                                                \
-    }                                                                          \
+#define CHECK(x)                                                   \
+  do {                                                             \
+    cudaError_t e = (x);                                           \
+    if (e != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); \
+      return 1;                                                    \
+    }                                                              \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -54,9 +54,12 @@ int main(int argc, char** argv) {
   for (int step = 0; step < steps; ++step) {
     CHECK(cudaMemcpyAsync(y, host.data(), n * sizeof(float), cudaMemcpyHostToDevice, s));
     for (int k = 0; k < kernels; ++k) {
-      if (k % 3 == 0) scale<<<(n + 255) / 256, 256, 0, s>>>(x, n, 1.001f);
-      else if (k % 3 == 1) add<<<(n + 255) / 256, 256, 0, s>>>(x, y, n);
-      else square<<<(n + 255) / 256, 256, 0, s>>>(x, n);
+      if (k % 3 == 0)
+        scale<<<(n + 255) / 256, 256, 0, s>>>(x, n, 1.001f);
+      else if (k % 3 == 1)
+        add<<<(n + 255) / 256, 256, 0, s>>>(x, y, n);
+      else
+        square<<<(n + 255) / 256, 256, 0, s>>>(x, n);
       ++launches;
     }
     CHECK(cudaGraphLaunch(ge, s));
@@ -65,7 +68,8 @@ int main(int argc, char** argv) {
     CHECK(cudaStreamSynchronize(s));
   }
   CHECK(cudaGetLastError());
-  std::printf("{\"steps\": %d, \"kernel_launches\": %ld, \"graph_launches\": %ld, \"graph_kernels\": %ld, \"kernels\": %ld}\n",
-              steps, launches, graph_launches, graph_launches * nodes, launches + graph_launches * nodes);
+  std::printf(
+      "{\"steps\": %d, \"kernel_launches\": %ld, \"graph_launches\": %ld, \"graph_kernels\": %ld, \"kernels\": %ld}\n",
+      steps, launches, graph_launches, graph_launches * nodes, launches + graph_launches * nodes);
   return 0;
 }

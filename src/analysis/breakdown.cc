@@ -8,13 +8,20 @@ namespace gpudoctor {
 
 std::string_view copyDirName(CopyDir d) {
   switch (d) {
-    case CopyDir::kHtoD: return "HtoD";
-    case CopyDir::kDtoH: return "DtoH";
-    case CopyDir::kDtoD: return "DtoD";
-    case CopyDir::kPtoP: return "PtoP";
-    case CopyDir::kHtoH: return "HtoH";
-    case CopyDir::kMemset: return "Memset";
-    case CopyDir::kOther: return "other";
+    case CopyDir::kHtoD:
+      return "HtoD";
+    case CopyDir::kDtoH:
+      return "DtoH";
+    case CopyDir::kDtoD:
+      return "DtoD";
+    case CopyDir::kPtoP:
+      return "PtoP";
+    case CopyDir::kHtoH:
+      return "HtoH";
+    case CopyDir::kMemset:
+      return "Memset";
+    case CopyDir::kOther:
+      return "other";
   }
   return "other";
 }
@@ -28,7 +35,9 @@ DurationStats DurationStats::of(std::vector<int64_t>& v) {
   s.min_ns = v.front();
   s.max_ns = v.back();
   // Nearest-rank percentiles: an observed value, no interpolation.
-  auto rank = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))]; };
+  auto rank = [&](double p) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+  };
   s.p50_ns = rank(0.5);
   s.p95_ns = rank(0.95);
   s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
@@ -50,7 +59,6 @@ CopyDir copyDirOf(std::string_view name) {
 bool isPageableCopy(std::string_view name) { return name.find("Pageable") != std::string_view::npos; }
 
 namespace {
-
 
 // Time is clipped to the window; count and bytes go to the step where the copy starts, as for
 // kernels, so summing steps counts each copy once.
@@ -87,7 +95,8 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
   // Work in the window: GPU work overlapping it (copies), kernels starting in it (counts).
   const auto& ev = t.events;
   // Work that started before the window but runs into it is clipped in.
-  size_t from = std::upper_bound(idx.gpu_work_max_end.begin(), idx.gpu_work_max_end.end(), wb) - idx.gpu_work_max_end.begin();
+  size_t from =
+      std::upper_bound(idx.gpu_work_max_end.begin(), idx.gpu_work_max_end.end(), wb) - idx.gpu_work_max_end.begin();
   auto scan_from = idx.gpu_work.begin() + static_cast<long>(from);
   for (auto it = scan_from; it != idx.gpu_work.end() && ev[*it].start_ns < we; ++it) {
     const Event& e = ev[*it];

@@ -41,27 +41,27 @@ struct StepBreakdown {
   StepWindow window;
   // GPU side: lengths of exact interval sets inside the window.
   int64_t wall_ns = 0;
-  int64_t gpu_busy_ns = 0;       // union of all GPU work on all streams
-  int64_t compute_ns = 0;        // union of non-NCCL kernels
-  int64_t comm_ns = 0;           // union of NCCL kernels
-  int64_t comm_overlap_ns = 0;   // NCCL ∩ compute
-  int64_t comm_exposed_ns = 0;   // NCCL − compute
-  int64_t memcpy_ns = 0;         // union of memcpy
-  int64_t memset_ns = 0;         // union of memset
-  int64_t copy_exposed_ns = 0;   // memcpy/memset while no kernel runs
-  int64_t idle_ns = 0;           // wall − busy
+  int64_t gpu_busy_ns = 0;      // union of all GPU work on all streams
+  int64_t compute_ns = 0;       // union of non-NCCL kernels
+  int64_t comm_ns = 0;          // union of NCCL kernels
+  int64_t comm_overlap_ns = 0;  // NCCL ∩ compute
+  int64_t comm_exposed_ns = 0;  // NCCL − compute
+  int64_t memcpy_ns = 0;        // union of memcpy
+  int64_t memset_ns = 0;        // union of memset
+  int64_t copy_exposed_ns = 0;  // memcpy/memset while no kernel runs
+  int64_t idle_ns = 0;          // wall − busy
   // Idle split by cause (sums to idle_ns).
-  int64_t idle_host_ns = 0;      // next work not yet launched by the host
-  int64_t idle_sync_ns = 0;      // ... because the launching thread was blocked in a sync call
-  int64_t idle_dependency_ns = 0;// next work already queued: waiting on another stream or event
-  int64_t idle_other_ns = 0;     // nothing more ran in the window, or no launch record
-  int64_t idle_in_loader_ns = 0; // idle time while the host was inside DataLoader __next__
+  int64_t idle_host_ns = 0;            // next work not yet launched by the host
+  int64_t idle_sync_ns = 0;            // ... because the launching thread was blocked in a sync call
+  int64_t idle_dependency_ns = 0;      // next work already queued: waiting on another stream or event
+  int64_t idle_other_ns = 0;           // nothing more ran in the window, or no launch record
+  int64_t idle_in_loader_ns = 0;       // idle time while the host was inside DataLoader __next__
   int64_t idle_host_in_loader_ns = 0;  // ... the part of it classified host
   int64_t idle_sync_in_loader_ns = 0;  // ... the part of it classified sync
-  int64_t gpu_wait_ns = 0;       // Stream Wait Event time on GPU streams (cuda_sync events), if recorded
+  int64_t gpu_wait_ns = 0;             // Stream Wait Event time on GPU streams (cuda_sync events), if recorded
   std::array<CopyStats, kCopyDirCount> copies{};
   CopyStats pageable_htod, pinned_htod, pageable_dtoh, pinned_dtoh;
-  int64_t kernels = 0;           // kernels starting in the window
+  int64_t kernels = 0;  // kernels starting in the window
   // Host side.
   int64_t dataloader_ns = 0;     // DataLoader __next__ ranges
   int64_t optimizer_ns = 0;      // Optimizer.step# ranges

@@ -10,8 +10,8 @@
 #include "analysis/ranks.h"
 #include "analysis/run_analysis.h"
 #include "analysis/steps.h"
-#include "analysis/trace_index.h"
 #include "analysis/trace_builder_test_util.h"
+#include "analysis/trace_index.h"
 #include "model/run_summary.h"
 
 namespace gpudoctor {
@@ -220,7 +220,7 @@ TEST(Breakdown, WorkStraddlingAWindowBoundaryIsSplitBetweenSteps) {
   StepBreakdown s2 = measureStep(m.idx, m.windows[1]);
   EXPECT_EQ(s1.compute_ns, 200);  // [800,1000)
   EXPECT_EQ(s1.kernels, 1);
-  EXPECT_EQ(s1.idle_host_ns, 800);  // [0,800): launched at 100, after the gap began
+  EXPECT_EQ(s1.idle_host_ns, 800);      // [0,800): launched at 100, after the gap began
   EXPECT_EQ(s2.compute_ns, 300 + 200);  // [1000,1300) and [1500,1700)
   EXPECT_EQ(s2.kernels, 1);             // a kernel counts in the step where it starts
   // [1300,1500): K2 launched at 1100, before the gap: dependency. [1700,2000): other.
@@ -413,7 +413,8 @@ TEST(Ranks, TiedCollectivesHaveNoLastArrival) {
   same.push_back(ncclRank(0, {500, 500}));
   same.push_back(ncclRank(1, {500, 500}));
   std::vector<TraceIndex> sidx{buildIndex(same[0]), buildIndex(same[1])};
-  std::vector<std::vector<StepWindow>> sw{findSteps(same[0], sidx[0], {}).value(), findSteps(same[1], sidx[1], {}).value()};
+  std::vector<std::vector<StepWindow>> sw{findSteps(same[0], sidx[0], {}).value(),
+                                          findSteps(same[1], sidx[1], {}).value()};
   StragglerReport t = findStraggler({{&sidx[0], &sw[0]}, {&sidx[1], &sw[1]}}, {0, 1});
   ASSERT_TRUE(t.matched);
   EXPECT_EQ(t.straggler, -1);
@@ -515,7 +516,8 @@ TEST(Steps, EdgeStepsWithoutGpuWorkAreLeftOut) {
   EXPECT_EQ(ra.total.wall_ns, 3000);
   ASSERT_EQ(r.value().notes.size(), 2u);
   EXPECT_NE(r.value().notes[1].find("ProfilerStep#5 left out: it launches and runs no GPU work (2.000 ms"),
-            std::string::npos) << r.value().notes[1];
+            std::string::npos)
+      << r.value().notes[1];
 }
 
 // GPU work before the first or after the last annotated step is in no step; it is counted and noted.
@@ -537,8 +539,8 @@ TEST(Steps, GpuWorkOutsideTheStepsIsCounted) {
   EXPECT_EQ(ra.coverage.gpu_before_ns, 500);
   EXPECT_EQ(ra.total.compute_ns, 600);
   ASSERT_EQ(r.value().notes.size(), 1u);
-  EXPECT_NE(r.value().notes[0].find("2 GPU operations (0.001 ms of GPU time, 0.001 ms of it before"),
-            std::string::npos) << r.value().notes[0];
+  EXPECT_NE(r.value().notes[0].find("2 GPU operations (0.001 ms of GPU time, 0.001 ms of it before"), std::string::npos)
+      << r.value().notes[0];
 }
 
 // DeepEP's dispatch/combine (communication as CUDA kernels over NVSHMEM, no NCCL) is communication:
@@ -596,8 +598,8 @@ TEST(Collectives, OneRowPerProcessGroup) {
   TraceBuilder b;
   b.step(1, 0, 100'000);
   auto coll = [&](int64_t corr, int64_t s, const char* pg) {
-    b.launch(corr, s, s + 1'000, EventKind::kKernel, TraceBuilder::kStream13, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)",
-             s + 2'000, s + 12'000);
+    b.launch(corr, s, s + 1'000, EventKind::kKernel, TraceBuilder::kStream13,
+             "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", s + 2'000, s + 12'000);
     Collective c;
     c.coll_name = b.t.strings.intern("allreduce");
     c.dtype = b.t.strings.intern("BFloat16");
@@ -621,7 +623,8 @@ TEST(Collectives, OneRowPerProcessGroup) {
   EXPECT_EQ(cs[0].dur.count, 2);
   EXPECT_EQ(cs[1].process_group, "dp");
   EXPECT_EQ(cs[1].bytes, 2048);
-  EXPECT_EQ(collectiveKey(cs[0].collective, cs[0].dtype, cs[0].bytes, cs[0].process_group), "allreduce BFloat16 2048 B group tp");
+  EXPECT_EQ(collectiveKey(cs[0].collective, cs[0].dtype, cs[0].bytes, cs[0].process_group),
+            "allreduce BFloat16 2048 B group tp");
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ std::string ncclKernelCollective(std::string_view name) {
     if (name.substr(0, prefix.size()) != prefix) continue;
     std::string_view rest = name.substr(prefix.size());
     rest = rest.substr(0, rest.find_first_of("_("));
-    static constexpr std::string_view kKnown[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
-                                                  "SendRecv", "AllToAll"};
+    static constexpr std::string_view kKnown[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+                                                  "Reduce",    "SendRecv",  "AllToAll"};
     for (auto k : kKnown)
       if (rest == k) {
         std::string o;
@@ -53,7 +53,8 @@ std::string ncclKernelCollective(std::string_view name) {
 std::string ncclKernelVariant(std::string_view name) {
   auto paren = name.find('(');
   std::string_view stem = name.substr(0, paren);
-  static constexpr std::string_view kAlgos[] = {"COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS", "TREE", "RING", "PAT"};
+  static constexpr std::string_view kAlgos[] = {"COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS",
+                                                "TREE",           "RING",          "PAT"};
   static constexpr std::string_view kProtos[] = {"LL128", "SIMPLE", "LL"};
   for (auto a : kAlgos) {
     auto pos = stem.find("_" + std::string(a) + "_");
@@ -72,35 +73,35 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
   using Key = std::tuple<std::string, std::string, std::string, int64_t, int, std::string>;
   std::map<Key, std::vector<int64_t>> groups;
   for (const auto& r : ranks)
-  for (const auto& w : *r.windows) {
-    const TraceIndex& idx = *r.idx;
-    const RankTrace& t = *idx.trace;
-    const auto& ev = t.events;
-    auto it = idx.firstStartingAt(idx.gpu_work, w.begin_ns);
-    for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
-      const Event& e = ev[*it];
-      if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
-      // Without PyTorch's arguments (a collective outside record_param_comms): the kind from the
-      // kernel's name, the size unknown (0).
-      std::string coll, dtype, group;
-      if (e.collective == 0) {
-        coll = ncclKernelCollective(t.strings.view(e.name));
-        coll = coll.empty() ? "unknown" : coll;
+    for (const auto& w : *r.windows) {
+      const TraceIndex& idx = *r.idx;
+      const RankTrace& t = *idx.trace;
+      const auto& ev = t.events;
+      auto it = idx.firstStartingAt(idx.gpu_work, w.begin_ns);
+      for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
+        const Event& e = ev[*it];
+        if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
+        // Without PyTorch's arguments (a collective outside record_param_comms): the kind from the
+        // kernel's name, the size unknown (0).
+        std::string coll, dtype, group;
+        if (e.collective == 0) {
+          coll = ncclKernelCollective(t.strings.view(e.name));
+          coll = coll.empty() ? "unknown" : coll;
+        }
+        int64_t bytes = 0;
+        int n = 0;
+        if (e.collective > 0) {
+          const Collective& c = t.collectives[e.collective - 1];
+          coll = std::string(t.strings.view(c.coll_name));
+          dtype = std::string(t.strings.view(c.dtype));
+          bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);
+          if (bytes == 0 && c.in_nelems < 0 && c.out_nelems < 0) bytes = e.bytes;  // a source that gives bytes (record)
+          n = c.group_size;
+          group = std::string(t.strings.view(c.process_group));
+        }
+        groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n, group}].push_back(e.dur_ns);
       }
-      int64_t bytes = 0;
-      int n = 0;
-      if (e.collective > 0) {
-        const Collective& c = t.collectives[e.collective - 1];
-        coll = std::string(t.strings.view(c.coll_name));
-        dtype = std::string(t.strings.view(c.dtype));
-        bytes = std::max<int64_t>(0, std::max(c.in_nelems, c.out_nelems)) * dtypeBytes(dtype);
-        if (bytes == 0 && c.in_nelems < 0 && c.out_nelems < 0) bytes = e.bytes;  // a source that gives bytes (record)
-        n = c.group_size;
-        group = std::string(t.strings.view(c.process_group));
-      }
-      groups[Key{coll, dtype, ncclKernelVariant(t.strings.view(e.name)), bytes, n, group}].push_back(e.dur_ns);
     }
-  }
   std::vector<CollectiveStats> out;
   for (auto& [k, durs] : groups) {
     CollectiveStats s;

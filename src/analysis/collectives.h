@@ -20,7 +20,7 @@ struct CollectiveStats {
   int group_size = 0;
   std::string process_group;  // the group's name where the trace has one, else its rank list; "" unknown
   DurationStats dur;
-  double algbw_gbps = 0;   // bytes / mean time, GB/s (1e9)
+  double algbw_gbps = 0;  // bytes / mean time, GB/s (1e9)
   double busbw_gbps = 0;
   double bus_factor = 0;
 };

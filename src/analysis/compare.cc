@@ -48,7 +48,8 @@ double mad(const std::vector<double>& v, double m) {
 // another build or shape matches ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64...").
 std::string stem(std::string_view n) {
   if (n.substr(0, 5) == "void ") n.remove_prefix(5);
-  for (std::string_view anon = "(anonymous namespace)::"; n.substr(0, anon.size()) == anon;) n.remove_prefix(anon.size());
+  for (std::string_view anon = "(anonymous namespace)::"; n.substr(0, anon.size()) == anon;)
+    n.remove_prefix(anon.size());
   size_t cut = n.find_first_of("<(");
   if (cut != std::string_view::npos) n = n.substr(0, cut);
   std::string o;
@@ -88,9 +89,11 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
     if (sides.first.empty() || sides.second.empty()) continue;
     std::string name = "by operator " + op + ": ";
     std::pair<double, double> sum{0, 0};
-    for (size_t i = 0; i < sides.first.size(); ++i) name += (i ? " + " : "") + sides.first[i], sum.first += m[sides.first[i]].first;
+    for (size_t i = 0; i < sides.first.size(); ++i)
+      name += (i ? " + " : "") + sides.first[i], sum.first += m[sides.first[i]].first;
     name += " -> ";
-    for (size_t i = 0; i < sides.second.size(); ++i) name += (i ? " + " : "") + sides.second[i], sum.second += m[sides.second[i]].second;
+    for (size_t i = 0; i < sides.second.size(); ++i)
+      name += (i ? " + " : "") + sides.second[i], sum.second += m[sides.second[i]].second;
     for (const auto& k : sides.first) m.erase(k);
     for (const auto& k : sides.second) m.erase(k);
     m[name] = sum;
@@ -99,8 +102,9 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
   std::vector<Delta> out;
   for (const auto& [k, v] : m) {
     if (only && seen[k] != 3) {
-      only->push_back(fmt::format("{}: {} ({:.3f} ms/step)", seen[k] == 1 ? "gone from the top kernels" : "new in the top kernels",
-                                  k, (seen[k] == 1 ? v.first : v.second) / 1e6));
+      only->push_back(fmt::format("{}: {} ({:.3f} ms/step)",
+                                  seen[k] == 1 ? "gone from the top kernels" : "new in the top kernels", k,
+                                  (seen[k] == 1 ? v.first : v.second) / 1e6));
       continue;
     }
     out.push_back({k, v.first, v.second});
@@ -115,10 +119,13 @@ std::vector<Delta> grouped(const std::vector<Delta>& cats) {
   for (const auto& c : cats) {
     std::string name(categoryGroup(c.name));
     auto it = std::find_if(g.begin(), g.end(), [&](const Delta& x) { return x.name == name; });
-    if (it == g.end()) g.push_back({name, c.base, c.next});
-    else it->base += c.base, it->next += c.next;
+    if (it == g.end())
+      g.push_back({name, c.base, c.next});
+    else
+      it->base += c.base, it->next += c.next;
   }
-  std::stable_sort(g.begin(), g.end(), [](const Delta& a, const Delta& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
+  std::stable_sort(g.begin(), g.end(),
+                   [](const Delta& a, const Delta& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
   return g;
 }
 
@@ -164,9 +171,10 @@ void setBasis(const RunSummary& base, const RunSummary& next, CompareResult& c) 
     return;
   }
   if (base.unprofiled_step_ns > 0 || next.unprofiled_step_ns > 0)
-    c.notes.push_back(fmt::format("only the {} side has an un-profiled estimate: both are judged on the traced step "
-                                  "(re-run analyze --json with this version to keep it)",
-                                  base.unprofiled_step_ns > 0 ? "base" : "new"));
+    c.notes.push_back(
+        fmt::format("only the {} side has an un-profiled estimate: both are judged on the traced step "
+                    "(re-run analyze --json with this version to keep it)",
+                    base.unprofiled_step_ns > 0 ? "base" : "new"));
   const bool steady = base.traced_step_ns > 0 && next.traced_step_ns > 0;
   c.basis = steady ? "traced (steady state)" : "traced (median)";
   c.base_verdict_ns = steady ? base.traced_step_ns : c.base_median_ns;
@@ -234,12 +242,14 @@ RunSummary summarizeRun(const RunAnalysis& run, double unprofiled_step_ns,
   for (const auto& k : run.kernels.top)
     s.kernels.push_back({k.name, std::string(kernelClassName(k.cls)), k.op, k.dur.count, k.dur.total_ns});
   for (const auto& c : run.collectives)
-    s.collectives.push_back({collectiveKey(c.collective, c.dtype, c.bytes, c.process_group), "", "", c.dur.count, c.dur.total_ns});
+    s.collectives.push_back(
+        {collectiveKey(c.collective, c.dtype, c.bytes, c.process_group), "", "", c.dur.count, c.dur.total_ns});
   s.job = jobFields(run.job);
   s.unprofiled_step_ns = unprofiled_step_ns;
   s.unprofiled_path = std::move(unprofiled_path);
   s.traced_step_ns = traced_step_ns;
-  if (!run.ranks.empty() && !run.ranks.front().trace->devices.empty()) s.gpu = run.ranks.front().trace->devices.front().name;
+  if (!run.ranks.empty() && !run.ranks.front().trace->devices.empty())
+    s.gpu = run.ranks.front().trace->devices.front().name;
   s.world_size = run.job.ranks.value_or(-1);
   s.param_tensors = run.job.param_tensors;
   return s;
@@ -275,7 +285,8 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     int64_t tb, tn;
     sums(base.ranks[i], cb, tb);
     sums(next.ranks[i], cn, tn);
-    const double kb = static_cast<double>(base.ranks[i].steps.size()), kn = static_cast<double>(next.ranks[i].steps.size());
+    const double kb = static_cast<double>(base.ranks[i].steps.size()),
+                 kn = static_cast<double>(next.ranks[i].steps.size());
     std::vector<Delta> per;
     for (size_t k = 0; k < kCategoryCount; ++k) {
       sb[k] += static_cast<double>(cb[k]) / kb, sn[k] += static_cast<double>(cn[k]) / kn;
@@ -313,8 +324,10 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
   for (const auto& [k, v] : next.job) {
     auto it = bj.find(k);
     if (it == bj.end() || it->second == v) continue;
-    if (it->second.find("unknown") != std::string::npos || v.find("unknown") != std::string::npos) unseen += (unseen.empty() ? "" : ", ") + k;
-    else c.job_changes.push_back(k + ": " + it->second + " -> " + v);
+    if (it->second.find("unknown") != std::string::npos || v.find("unknown") != std::string::npos)
+      unseen += (unseen.empty() ? "" : ", ") + k;
+    else
+      c.job_changes.push_back(k + ": " + it->second + " -> " + v);
   }
   if (!unseen.empty()) c.notes.push_back("the job profile cannot tell on one side: " + unseen);
   c.warnings = differentJob(base, next);

@@ -1,11 +1,11 @@
 // `compare`: what changed between two runs. Each rank's mean step, on each side, is split into the
 // ranking's categories (compute, communication, host_launch, input, sync, copies, other_idle: they
 // add up to the step; means over all steps, since one step books a wait as sync and the next the
-// same wait as host), so the step delta is the sum of the categories' deltas exactly; then kernel classes, the kernels and collectives that moved most, and the job profile's
-// differences as the likely causes. The verdict is on one step definition on both sides (the
-// un-profiled steady-state step, else the traced one), with a confidence range on the speedup from
-// each side's step-to-step noise (median/MAD, warm-up and stalled steps left out) and, on the
-// un-profiled basis, how far such an estimate is typically off.
+// same wait as host), so the step delta is the sum of the categories' deltas exactly; then kernel classes, the kernels
+// and collectives that moved most, and the job profile's differences as the likely causes. The verdict is on one step
+// definition on both sides (the un-profiled steady-state step, else the traced one), with a confidence range on the
+// speedup from each side's step-to-step noise (median/MAD, warm-up and stalled steps left out) and, on the un-profiled
+// basis, how far such an estimate is typically off.
 #pragma once
 #include <string>
 #include <vector>
@@ -64,7 +64,7 @@ struct Delta {
 
 struct CompareResult {
   int ranks = 0;
-  size_t base_steps = 0, new_steps = 0;  // per rank (the smallest count)
+  size_t base_steps = 0, new_steps = 0;      // per rank (the smallest count)
   double base_step_ns = 0, new_step_ns = 0;  // the ranks' mean steps, mean over ranks
   // The ranks' median steps (warm-up and stalled steps left out: robustSteps), mean over ranks (a
   // mean moves with one slow step; the categories use the means, which add up exactly).
@@ -101,11 +101,11 @@ struct CompareResult {
   // The two runs look like different jobs (another GPU, world size or model): the comparison may
   // not mean what it seems.
   std::vector<std::string> warnings;
-  std::vector<Delta> classes;      // kernel classes per step, largest |delta| first
-  std::vector<Delta> kernels;      // kernels in both sides' top lists, matched by class + stem
+  std::vector<Delta> classes;             // kernel classes per step, largest |delta| first
+  std::vector<Delta> kernels;             // kernels in both sides' top lists, matched by class + stem
   std::vector<std::string> kernels_only;  // in one side's top list only ("new: ...", "gone: ...")
-  std::vector<Delta> collectives;  // by kind, dtype and size
-  std::vector<std::string> job_changes;  // "precision: fp32 -> bf16"
+  std::vector<Delta> collectives;         // by kind, dtype and size
+  std::vector<std::string> job_changes;   // "precision: fp32 -> bf16"
   std::vector<std::string> notes;
 };
 

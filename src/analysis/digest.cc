@@ -9,9 +9,17 @@
 namespace gpudoctor {
 
 StepFigures stepFigures(const StepBreakdown& b) {
-  return {b.window.annotated ? b.window.number : -1, b.wall_ns, b.compute_ns, b.comm_exposed_ns,
-          b.copy_exposed_ns, b.idle_host_ns, b.idle_sync_ns, b.idle_dependency_ns, b.idle_other_ns,
-          b.idle_host_in_loader_ns, b.idle_sync_in_loader_ns};
+  return {b.window.annotated ? b.window.number : -1,
+          b.wall_ns,
+          b.compute_ns,
+          b.comm_exposed_ns,
+          b.copy_exposed_ns,
+          b.idle_host_ns,
+          b.idle_sync_ns,
+          b.idle_dependency_ns,
+          b.idle_other_ns,
+          b.idle_host_in_loader_ns,
+          b.idle_sync_in_loader_ns};
 }
 
 namespace {
@@ -50,15 +58,15 @@ RankDigest digestRank(const RankAnalysis& ra) {
   // trace without point-to-point sends, yet names the rank's stage).
   for (const auto& pg : t.process_groups)
     if (auto at = std::find(pg.ranks.begin(), pg.ranks.end(), t.rank); at != pg.ranks.end())
-      d.groups.push_back({pg.name, internText(pg.desc), static_cast<int>(pg.ranks.size()),
-                          static_cast<int>(at - pg.ranks.begin())});
+      d.groups.push_back(
+          {pg.name, internText(pg.desc), static_cast<int>(pg.ranks.size()), static_cast<int>(at - pg.ranks.begin())});
   std::map<uint32_t, uint32_t> group_of;  // interned key -> index into d.groups
   const auto& ev = t.events;
   for (uint32_t s = 0; s < ra.windows.size(); ++s) {
     const StepWindow& w = ra.windows[s];
     // Collectives launched inside the step, as the straggler matching counts them.
-    for (auto it = idx.firstStartingAt(idx.launches, w.begin_ns); it != idx.launches.end() && ev[*it].start_ns < w.end_ns;
-         ++it) {
+    for (auto it = idx.firstStartingAt(idx.launches, w.begin_ns);
+         it != idx.launches.end() && ev[*it].start_ns < w.end_ns; ++it) {
       uint32_t wk = idx.work_of.find(ev[*it].correlation);
       if (wk == IdMap::kNone) continue;
       const Event& g = ev[wk];

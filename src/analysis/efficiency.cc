@@ -10,12 +10,18 @@ namespace {
 
 std::optional<GemmPrecision> gemmPrecision(KernelClass c) {
   switch (c) {
-    case KernelClass::kGemmFp32Simt: return GemmPrecision::kFp32;
-    case KernelClass::kGemmTf32: return GemmPrecision::kTf32;
-    case KernelClass::kGemmFp16: return GemmPrecision::kFp16;
-    case KernelClass::kGemmBf16: return GemmPrecision::kBf16;
-    case KernelClass::kGemmFp8: return GemmPrecision::kFp8;
-    default: return std::nullopt;
+    case KernelClass::kGemmFp32Simt:
+      return GemmPrecision::kFp32;
+    case KernelClass::kGemmTf32:
+      return GemmPrecision::kTf32;
+    case KernelClass::kGemmFp16:
+      return GemmPrecision::kFp16;
+    case KernelClass::kGemmBf16:
+      return GemmPrecision::kBf16;
+    case KernelClass::kGemmFp8:
+      return GemmPrecision::kFp8;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -55,7 +61,9 @@ Efficiency computeEfficiency(const RunAnalysis& run, const Ceilings& c, const Ef
   if (e.peak_tflops <= 0)
     e.missing.push_back(fmt::format("MFU: the ceilings file has no {} TFLOP/s", gemmPrecisionName(e.precision)));
   if (opt.flops_per_step <= 0)
-    e.missing.push_back("MFU: the trace does not record FLOPs; give --flops-per-step (per rank; training ≈ 6 × parameters × tokens per step per rank)");
+    e.missing.push_back(
+        "MFU: the trace does not record FLOPs; give --flops-per-step (per rank; training ≈ 6 × parameters × tokens per "
+        "step per rank)");
   double mfu_sum = 0;
   int mfu_n = 0;
   for (const auto& r : run.ranks) {
@@ -80,8 +88,10 @@ Efficiency computeEfficiency(const RunAnalysis& run, const Ceilings& c, const Ef
   e.mean_mfu = mfu_n ? mfu_sum / mfu_n : 0;
   for (const auto& r : e.ranks)
     if (r.mfu > 1) {
-      e.warnings.push_back(fmt::format("MFU above 100 % (rank {}: {:.0f} %): --flops-per-step is too high, or the ceilings "
-                                       "are not this GPU's", r.rank, 100 * r.mfu));
+      e.warnings.push_back(
+          fmt::format("MFU above 100 % (rank {}: {:.0f} %): --flops-per-step is too high, or the ceilings "
+                      "are not this GPU's",
+                      r.rank, 100 * r.mfu));
       break;
     }
   // Ceilings of another GPU make every ratio meaningless: compare with the trace's deviceProperties.

@@ -54,7 +54,7 @@ TEST(Efficiency, MfuFromStepTimeAndGivenFlops) {
   EXPECT_NEAR(e.ranks[0].compute_share, 0.75, 1e-12);
   ASSERT_EQ(e.copies.size(), 1u);
   EXPECT_EQ(e.copies[0].kind, "h2d pinned");
-  EXPECT_NEAR(e.copies[0].gbps, 20, 1e-12);        // 2 GB in 100 ms over both ranks
+  EXPECT_NEAR(e.copies[0].gbps, 20, 1e-12);  // 2 GB in 100 ms over both ranks
   EXPECT_NEAR(e.copies[0].share, 20.0 / 64, 1e-12);
   EXPECT_EQ(e.best_busbw_gbps, 300);
   EXPECT_TRUE(e.missing.empty());

@@ -105,7 +105,8 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
   for (const RankDigest* d : sorted) {
     rep.world_size = std::max(rep.world_size, d->world_size);
     if (!d->left_out.empty() || d->steps.empty()) {
-      rep.left_out.push_back(fmt::format("rank {} ({}): {}", d->rank, d->path, d->left_out.empty() ? "no steps" : d->left_out));
+      rep.left_out.push_back(
+          fmt::format("rank {} ({}): {}", d->rank, d->path, d->left_out.empty() ? "no steps" : d->left_out));
       continue;
     }
     ranks.push_back(d);
@@ -215,15 +216,16 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
       fg.others_wait_ns = member_steps > 0 ? caused[top] / member_steps : 0;
       if (fg.cause_steps >= opt.straggler_steps_min && fg.wait_fraction >= opt.straggler_wait_min) {
         fg.straggler = fg.top_cause;
-        fg.note = fmt::format("rank {} holds the group back: it causes most of the waiting in {:.0f}% of the steps "
-                              "({:.0f}% of all waiting; the others wait {} per step for it, {:.0f}% of their NCCL time "
-                              "is waiting)",
-                              fg.straggler, 100 * fg.cause_steps, 100 * fg.wait_share, ms(fg.others_wait_ns),
-                              100 * fg.wait_fraction);
+        fg.note = fmt::format(
+            "rank {} holds the group back: it causes most of the waiting in {:.0f}% of the steps "
+            "({:.0f}% of all waiting; the others wait {} per step for it, {:.0f}% of their NCCL time "
+            "is waiting)",
+            fg.straggler, 100 * fg.cause_steps, 100 * fg.wait_share, ms(fg.others_wait_ns), 100 * fg.wait_fraction);
       } else {
-        fg.note = fmt::format("no consistent straggler (rank {} causes most waiting, in {:.0f}% of the steps; "
-                              "waiting is {:.0f}% of the members' NCCL time)",
-                              fg.top_cause, 100 * fg.cause_steps, 100 * fg.wait_fraction);
+        fg.note = fmt::format(
+            "no consistent straggler (rank {} causes most waiting, in {:.0f}% of the steps; "
+            "waiting is {:.0f}% of the members' NCCL time)",
+            fg.top_cause, 100 * fg.cause_steps, 100 * fg.wait_fraction);
       }
     }
     if (fg.declared > fg.members)
@@ -294,7 +296,8 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
     rep.median_step_ns = median(std::move(medians));
   }
   auto ownExcess = [&](size_t i, size_t j) {
-    return static_cast<double>(ranks[i]->steps[j].wall) - wait[i][j] - step_median_own[{peerOf(i), ranks[i]->steps[j].number}];
+    return static_cast<double>(ranks[i]->steps[j].wall) - wait[i][j] -
+           step_median_own[{peerOf(i), ranks[i]->steps[j].number}];
   };
 
   // Cells whose own time stands out from their step's: robust to noise (three median absolute
@@ -388,9 +391,10 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
                                    : "one pipeline stage in the traces";
   } else {
     st.known = true;
-    st.basis = fmt::format("{} stages from the pipeline-parallel groups of pg_config (a rank's stage: its place in "
-                           "its group); GPU work per step = compute + exposed copies, median over the stage's ranks",
-                           stage_count);
+    st.basis = fmt::format(
+        "{} stages from the pipeline-parallel groups of pg_config (a rank's stage: its place in "
+        "its group); GPU work per step = compute + exposed copies, median over the stage's ranks",
+        stage_count);
     if (staged < n) st.basis += fmt::format("; {} of {} ranks have no pipeline group", n - staged, n);
     std::vector<double> values;
     for (const auto& [stage, idx] : stage_ranks) {
@@ -414,14 +418,16 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
     st.imbalance = med > 0 ? st.stages[worst].gpu_ns / med - 1 : 0;
     st.flagged = st.imbalance >= opt.stage_imbalance_min;
     st.note = st.flagged
-                  ? fmt::format("stage {} (ranks {}) does {} of GPU work per step, {:.0f}% more than the median stage "
-                                "({}); the pipeline runs at its slowest stage's pace: move layers off stage {} (up to {} "
-                                "per step)",
-                                st.slowest, rankList(st.stages[worst].ranks), ms(st.stages[worst].gpu_ns),
-                                100 * st.imbalance, ms(med), st.slowest, ms(st.excess_ns))
-                  : fmt::format("stages balanced: the slowest, stage {}, does {:.1f}% more GPU work per step than the "
-                                "median stage",
-                                st.slowest, 100 * st.imbalance);
+                  ? fmt::format(
+                        "stage {} (ranks {}) does {} of GPU work per step, {:.0f}% more than the median stage "
+                        "({}); the pipeline runs at its slowest stage's pace: move layers off stage {} (up to {} "
+                        "per step)",
+                        st.slowest, rankList(st.stages[worst].ranks), ms(st.stages[worst].gpu_ns), 100 * st.imbalance,
+                        ms(med), st.slowest, ms(st.excess_ns))
+                  : fmt::format(
+                        "stages balanced: the slowest, stage {}, does {:.1f}% more GPU work per step than the "
+                        "median stage",
+                        st.slowest, 100 * st.imbalance);
   }
 
   std::map<std::string, TimeTotal> classes;
@@ -459,16 +465,17 @@ Result<FleetReport> analyzeFleet(const std::vector<RankDigest>& digests, const F
   for (const auto& l : rep.left_out) rep.notes.push_back("left out: " + l);
   if (auto missing = missingRanks(digests); !missing.empty()) {
     std::vector<int> shown(missing.begin(), missing.begin() + static_cast<long>(std::min<size_t>(missing.size(), 8)));
-    rep.notes.push_back(fmt::format("{} of the job's {} ranks have no trace here (missing: {}{}); the cross-rank "
-                                    "figures are those of the ranks present",
-                                    missing.size(), rep.world_size, fmt::join(shown, ", "),
-                                    missing.size() > shown.size() ? ", ..." : ""));
+    rep.notes.push_back(fmt::format(
+        "{} of the job's {} ranks have no trace here (missing: {}{}); the cross-rank "
+        "figures are those of the ranks present",
+        missing.size(), rep.world_size, fmt::join(shown, ", "), missing.size() > shown.size() ? ", ..." : ""));
   }
   for (const auto& g : rep.groups)
     if (g.unmatched > 0)
-      rep.notes.push_back(fmt::format("group {}: {} collectives are not on every member (outside some member's selected "
-                                      "steps) and are not matched",
-                                      g.name, g.unmatched));
+      rep.notes.push_back(
+          fmt::format("group {}: {} collectives are not on every member (outside some member's selected "
+                      "steps) and are not matched",
+                      g.name, g.unmatched));
   return rep;
 }
 

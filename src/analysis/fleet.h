@@ -22,20 +22,20 @@
 namespace gpudoctor {
 
 struct FleetOptions {
-  double straggler_steps_min = 0.6;  // a group's straggler causes most of its wait in at least this share of steps
-  double straggler_wait_min = 0.05;  // ... and the others wait at least this share of their NCCL time
-  double outlier_min = 0.05;         // a cell's own time exceeds its step's median by this share of the median step
-  double slow_rank_steps_min = 0.5;  // a slow rank is an outlier in at least this share of its steps (and two)
-  double slow_step_min = 0.10;       // a slow step's median wall exceeds the median step by this share
-  double stage_imbalance_min = 0.05; // the slowest stage's GPU work exceeds the median stage's by this share
+  double straggler_steps_min = 0.6;   // a group's straggler causes most of its wait in at least this share of steps
+  double straggler_wait_min = 0.05;   // ... and the others wait at least this share of their NCCL time
+  double outlier_min = 0.05;          // a cell's own time exceeds its step's median by this share of the median step
+  double slow_rank_steps_min = 0.5;   // a slow rank is an outlier in at least this share of its steps (and two)
+  double slow_step_min = 0.10;        // a slow step's median wall exceeds the median step by this share
+  double stage_imbalance_min = 0.05;  // the slowest stage's GPU work exceeds the median stage's by this share
 };
 
 struct FleetRank {
   int rank = -1;
   int64_t steps = 0;
-  double wall_ns = 0;  // per step, mean
-  double own_ns = 0;   // per step, mean: wall − waiting in collectives
-  double wait_ns = 0;  // per step, mean
+  double wall_ns = 0;         // per step, mean
+  double own_ns = 0;          // per step, mean: wall − waiting in collectives
+  double wait_ns = 0;         // per step, mean
   int64_t nccl_ns = 0;        // its matched collectives' kernel time, all steps
   int64_t last_arrivals = 0;  // matched collectives it reached last (the others waited for it)
 };
@@ -58,59 +58,59 @@ struct FleetGroup {
 struct SlowRank {
   int rank = -1;
   int64_t steps_flagged = 0, steps = 0;
-  double excess_ns = 0;       // per step, mean own time over the median of its steps' medians
-  std::string cause;          // the ranking category that grew most against its peers
+  double excess_ns = 0;             // per step, mean own time over the median of its steps' medians
+  std::string cause;                // the ranking category that grew most against its peers
   std::vector<std::string> groups;  // groups it is the straggler of
-  double step_ns = 0;         // the run's mean step now
-  double what_if_step_ns = 0; // with this rank at its peers' median (the others stop waiting for it)
+  double step_ns = 0;               // the run's mean step now
+  double what_if_step_ns = 0;       // with this rank at its peers' median (the others stop waiting for it)
 };
 
 struct StepOutlier {
   int rank = -1;
-  int64_t step = -1;          // ProfilerStep number (-1: the fallback window)
-  double excess_ns = 0;       // own time over the step's median own time
-  double median_ns = 0;       // the step's median own time over ranks
+  int64_t step = -1;     // ProfilerStep number (-1: the fallback window)
+  double excess_ns = 0;  // own time over the step's median own time
+  double median_ns = 0;  // the step's median own time over ranks
   std::string cause;
 };
 
 struct SlowStep {
   int64_t step = -1;
-  double wall_ns = 0;         // median over ranks
-  double excess_ns = 0;       // over the median step
+  double wall_ns = 0;    // median over ranks
+  double excess_ns = 0;  // over the median step
 };
 
 struct FleetStage {
   int stage = 0;
   std::vector<int> ranks;
-  double gpu_ns = 0;          // per step: median over its ranks of compute + exposed copies
+  double gpu_ns = 0;  // per step: median over its ranks of compute + exposed copies
 };
 
 struct StageReport {
   bool known = false;
-  std::string basis;          // where the stages come from, or why unknown
+  std::string basis;  // where the stages come from, or why unknown
   std::vector<FleetStage> stages;
   int slowest = -1;
-  double imbalance = 0;       // slowest / median stage − 1
-  double excess_ns = 0;       // per step: slowest − median stage
+  double imbalance = 0;  // slowest / median stage − 1
+  double excess_ns = 0;  // per step: slowest − median stage
   bool flagged = false;
   std::string note;
 };
 
 struct FleetReport {
-  int ranks = 0;              // analyzed
-  int world_size = -1;        // the largest world_size the traces declare
-  int64_t rank_steps = 0;     // steps summed over ranks
-  double step_ns = 0;         // mean step wall over ranks and steps
-  double median_step_ns = 0;  // median over steps of the median over ranks
-  std::vector<FleetRank> rows;            // by rank
-  std::vector<FleetGroup> groups;         // by name
-  std::vector<SlowRank> slow_ranks;       // largest excess first
-  std::vector<StepOutlier> outliers;      // largest excess first
-  std::vector<SlowStep> slow_steps;       // by step
+  int ranks = 0;                      // analyzed
+  int world_size = -1;                // the largest world_size the traces declare
+  int64_t rank_steps = 0;             // steps summed over ranks
+  double step_ns = 0;                 // mean step wall over ranks and steps
+  double median_step_ns = 0;          // median over steps of the median over ranks
+  std::vector<FleetRank> rows;        // by rank
+  std::vector<FleetGroup> groups;     // by name
+  std::vector<SlowRank> slow_ranks;   // largest excess first
+  std::vector<StepOutlier> outliers;  // largest excess first
+  std::vector<SlowStep> slow_steps;   // by step
   StageReport stages;
-  std::vector<TimeTotal> classes;         // kernel classes over all ranks, largest first
+  std::vector<TimeTotal> classes;                        // kernel classes over all ranks, largest first
   std::vector<std::pair<std::string, std::string>> job;  // each field's value on most ranks (differences in notes)
-  std::vector<std::string> left_out;      // "rank 3 (path): reason"
+  std::vector<std::string> left_out;                     // "rank 3 (path): reason"
   std::vector<std::string> notes;
 };
 

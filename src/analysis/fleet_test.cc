@@ -108,7 +108,7 @@ TEST(Fleet, AHostPauseOnOneRankInOneStepIsAnOutlierNotASlowRankNorASlowStep) {
   EXPECT_EQ(o.step, 12);
   EXPECT_DOUBLE_EQ(o.excess_ns, 30.0 * kMs);
   EXPECT_NE(o.cause.find("host pause"), std::string::npos) << o.cause;
-  EXPECT_TRUE(f.value().slow_steps.empty());  // the pause explains step 12's length
+  EXPECT_TRUE(f.value().slow_steps.empty());     // the pause explains step 12's length
   EXPECT_EQ(f.value().groups[0].straggler, -1);  // one step in six is not a straggler
   EXPECT_EQ(f.value().groups[0].top_cause, 5);
 }

@@ -26,9 +26,9 @@ std::vector<GpuSpeedup> gpuSpeedups(const GpuBenchResult& r) {
     if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
   }
   const std::pair<GemmPrecision, GemmPrecision> pairs[] = {{GemmPrecision::kTf32, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kBf16, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kFp16, GemmPrecision::kFp32},
-                                                   {GemmPrecision::kFp8, GemmPrecision::kBf16}};
+                                                           {GemmPrecision::kBf16, GemmPrecision::kFp32},
+                                                           {GemmPrecision::kFp16, GemmPrecision::kFp32},
+                                                           {GemmPrecision::kFp8, GemmPrecision::kBf16}};
   for (auto [m, n, k] : shapes) {
     GemmFigure shape;
     shape.m = m, shape.n = n, shape.k = k;
@@ -54,9 +54,10 @@ std::vector<GpuSpeedup> gpuSpeedups(const GpuBenchResult& r) {
       if (f.name == name && f.check.passed) return &f;
     return nullptr;
   };
-  for (auto [fast, base, what] : {std::tuple{"elementwise fused", "elementwise separate", "elementwise fused vs separate"},
-                                  std::tuple{"small fused", "small separate", "small elementwise fused vs separate"},
-                                  std::tuple{"small separate graph", "small separate", "CUDA graph vs launches"}}) {
+  for (auto [fast, base, what] :
+       {std::tuple{"elementwise fused", "elementwise separate", "elementwise fused vs separate"},
+        std::tuple{"small fused", "small separate", "small elementwise fused vs separate"},
+        std::tuple{"small separate graph", "small separate", "CUDA graph vs launches"}}) {
     const FusionFigure* a = fusion(fast);
     const FusionFigure* b = fusion(base);
     if (a && b && a->median_us > 0)

@@ -10,9 +10,9 @@
 namespace gpudoctor {
 
 struct GpuSpeedup {
-  std::string what;    // "GEMM bf16 vs fp32", "attention fused vs unfused", ...
-  std::string detail;  // where: "8192x8192x8192", "seq 4096 d 128 causal", "65536 elements"
-  double ratio = 0;    // baseline time / optimized time
+  std::string what;         // "GEMM bf16 vs fp32", "attention fused vs unfused", ...
+  std::string detail;       // where: "8192x8192x8192", "seq 4096 d 128 causal", "65536 elements"
+  double ratio = 0;         // baseline time / optimized time
   double memory_ratio = 0;  // attention: unfused / fused memory (0 elsewhere)
 };
 

@@ -14,7 +14,8 @@ CheckFigure passed() {
 
 TEST(GpuSpeedups, GemmAttentionAndFusionRatios) {
   GpuBenchResult r;
-  for (auto [p, us] : {std::pair{GemmPrecision::kFp32, 20000.0}, {GemmPrecision::kBf16, 2000.0}, {GemmPrecision::kFp8, 1250.0}}) {
+  for (auto [p, us] :
+       {std::pair{GemmPrecision::kFp32, 20000.0}, {GemmPrecision::kBf16, 2000.0}, {GemmPrecision::kFp8, 1250.0}}) {
     GemmFigure g;
     g.precision = p;
     g.m = g.n = g.k = 4096;

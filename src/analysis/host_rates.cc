@@ -42,7 +42,8 @@ HostMetrics hostRates(const HostCounters& prev, const HostCounters& cur) {
     const DiskCounters& p = *it->second;
     DiskRate r;
     r.name = d.name;
-    double reads = static_cast<double>(delta(p.reads, d.reads)), writes = static_cast<double>(delta(p.writes, d.writes));
+    double reads = static_cast<double>(delta(p.reads, d.reads)),
+           writes = static_cast<double>(delta(p.writes, d.writes));
     r.reads_per_s = reads / dt;
     r.writes_per_s = writes / dt;
     r.read_bytes_per_s = 512.0 * static_cast<double>(delta(p.read_sectors, d.read_sectors)) / dt;
@@ -63,7 +64,8 @@ HostMetrics hostRates(const HostCounters& prev, const HostCounters& cur) {
                       static_cast<double>(delta(it->second->tx_bytes, n.tx_bytes)) / dt});
   }
   auto psi = [&](int64_t a, int64_t b) {
-    return a < 0 || b < 0 ? -1.0 : static_cast<double>(delta(static_cast<uint64_t>(a), static_cast<uint64_t>(b))) / (dt * 1e6);
+    return a < 0 || b < 0 ? -1.0
+                          : static_cast<double>(delta(static_cast<uint64_t>(a), static_cast<uint64_t>(b))) / (dt * 1e6);
   };
   m.psi_cpu_some = psi(prev.psi_cpu_some_us, cur.psi_cpu_some_us);
   m.psi_io_some = psi(prev.psi_io_some_us, cur.psi_io_some_us);
@@ -75,8 +77,9 @@ HostMetrics hostRates(const HostCounters& prev, const HostCounters& cur) {
   for (const auto& p : cur.procs) {
     auto it = pprev.find(p.pid);
     if (it == pprev.end()) continue;
-    m.procs.push_back({p.pid, p.comm,
-                       static_cast<double>(delta(it->second->ticks, p.ticks)) / static_cast<double>(cur.ticks_per_second) / dt});
+    m.procs.push_back(
+        {p.pid, p.comm,
+         static_cast<double>(delta(it->second->ticks, p.ticks)) / static_cast<double>(cur.ticks_per_second) / dt});
   }
   return m;
 }

@@ -1,7 +1,7 @@
 // Host rates over an interval from two counter readings, with iostat's and vmstat's arithmetic.
 #pragma once
-#include "model/monitor_sample.h"
 #include "model/host_counters.h"
+#include "model/monitor_sample.h"
 
 namespace gpudoctor {
 

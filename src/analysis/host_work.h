@@ -22,8 +22,8 @@ struct HostWork {
   // stretches in which no host thread of the rank runs an operator, a call or a fetch, sorted and
   // disjoint, inside the step windows and not across a step's start (the profiler's own step).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> stretches;
-  int64_t total_ns = 0;           // their time over the selected steps
-  double per_step_ns = 0;         // ... per step (median over steps)
+  int64_t total_ns = 0;    // their time over the selected steps
+  double per_step_ns = 0;  // ... per step (median over steps)
 };
 
 // Of one rank's trace, over its step windows.

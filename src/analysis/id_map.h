@@ -23,7 +23,8 @@ class IdMap {
     int64_t span = pairs_.back().first - lo_;
     if (span >= 0 && static_cast<uint64_t>(span) < 4 * pairs_.size() + 1024) {
       dense_.assign(static_cast<size_t>(span) + 1, kNone);
-      for (auto it = pairs_.rbegin(); it != pairs_.rend(); ++it) dense_[static_cast<size_t>(it->first - lo_)] = it->second;
+      for (auto it = pairs_.rbegin(); it != pairs_.rend(); ++it)
+        dense_[static_cast<size_t>(it->first - lo_)] = it->second;
       pairs_.clear();
       pairs_.shrink_to_fit();
     }

@@ -40,8 +40,10 @@ IntervalSet IntervalSet::intersect(const IntervalSet& o) const {
     int64_t b = std::max(s_[i].begin, o.s_[j].begin);
     int64_t e = std::min(s_[i].end, o.s_[j].end);
     if (b < e) out.s_.push_back({b, e});
-    if (s_[i].end < o.s_[j].end) ++i;
-    else ++j;
+    if (s_[i].end < o.s_[j].end)
+      ++i;
+    else
+      ++j;
   }
   return out;
 }

@@ -142,7 +142,8 @@ Spans randomSpans(std::mt19937& rng) {
 
 int64_t bitsIn(const Bits& b, int64_t lo, int64_t hi) {
   int64_t n = 0;
-  for (int64_t t = std::max<int64_t>(lo, 0); t < std::min<int64_t>(hi, kRange); ++t) n += b.test(static_cast<size_t>(t));
+  for (int64_t t = std::max<int64_t>(lo, 0); t < std::min<int64_t>(hi, kRange); ++t)
+    n += b.test(static_cast<size_t>(t));
   return n;
 }
 

@@ -43,7 +43,8 @@ IoReadPath pathFrom(const StorageBenchResult& r, const std::string& pattern, con
 
 }  // namespace
 
-std::vector<IoReadPath> ioReadPaths(const StorageBenchResult& res, const std::string& current, const std::string& cache) {
+std::vector<IoReadPath> ioReadPaths(const StorageBenchResult& res, const std::string& current,
+                                    const std::string& cache) {
   std::vector<IoReadPath> paths;
   auto add = [&](const std::string& pattern, const std::string& c, const std::string& name, const std::string& fix) {
     if (pick(res, pattern, c, res.options.threads.front())) paths.push_back(pathFrom(res, pattern, c, name, fix));
@@ -56,7 +57,8 @@ std::vector<IoReadPath> ioReadPaths(const StorageBenchResult& res, const std::st
       if (pattern == cur_pattern && c == cache) continue;
       std::string fix;
       if (std::string(pattern) == "shards" && cur_pattern != "shards")
-        fix = std::string("pack into shards (gpudoctor pack)") + (std::string(c) == "warm" ? " and " + std::string(cache_fix) : "");
+        fix = std::string("pack into shards (gpudoctor pack)") +
+              (std::string(c) == "warm" ? " and " + std::string(cache_fix) : "");
       else if (std::string(c) == "warm" && cache == "cold")
         fix = cache_fix;
       if (fix.empty()) continue;  // a step back from today's setup is no fix

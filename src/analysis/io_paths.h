@@ -18,8 +18,8 @@ double consumedSamplesPerSecond(const RunAnalysis& run, int64_t batch);
 
 // One way of reading, as measured (the fields of diagnosis' IoPath).
 struct IoReadPath {
-  std::string name;  // "small files, cold cache (today)"
-  std::string fix;   // what moving to it takes; empty for today's
+  std::string name;                     // "small files, cold cache (today)"
+  std::string fix;                      // what moving to it takes; empty for today's
   double per_worker_samples_per_s = 0;  // at the fewest threads measured, per thread
   double best_samples_per_s = 0;
   int best_threads = 1;

@@ -28,26 +28,26 @@ bool has(std::string_view s, std::string_view w) { return s.find(w) != std::stri
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 enum NameFlag : uint32_t {
-  kPytorch = 1u << 0,        // aten::*, autograd::*, ProfilerStep#*, "PyTorch Profiler"
-  kEvalFn = 1u << 1,         // autograd::engine::evaluate_function: one backward node
-  kGemmOp = 1u << 2,         // operators torch.autocast wraps (re-dispatched under the same name)
-  kScaler = 1u << 3,         // GradScaler's operators and kernels
-  kUnscale = 1u << 4,        // GradScaler.unscale_ (its found_inf check follows)
-  kDdp = 1u << 5,            // DistributedDataParallel's ranges / reducer operators / module
-  kFsdp = 1u << 6,           // FullyShardedDataParallel (FSDP1 ranges, FSDP2 FSDP::*)
-  kZero = 1u << 7,           // DeepSpeed (ZeRO)
-  kCompile = 1u << 8,        // torch.compile regions, compiled autograd functions, inductor kernels
-  kCheckpoint = 1u << 9,     // torch.utils.checkpoint named (reentrant backward node, its Python frames)
-  kFusedOpt = 1u << 10,      // aten::_fused_adamw_, _fused_adam_, _fused_sgd_, ...
-  kForeach = 1u << 11,       // aten::_foreach_*
-  kSyncChain = 1u << 12,     // thin wrappers a sync is reported through (item -> _local_scalar_dense, to -> copy_)
-  kOptTrivial = 1u << 13,    // bookkeeping inside an optimizer step (CPU step counters, allocation)
-  kAllReduce = 1u << 14,     // collective kinds (from the collective's name or the NCCL kernel's)
+  kPytorch = 1u << 0,      // aten::*, autograd::*, ProfilerStep#*, "PyTorch Profiler"
+  kEvalFn = 1u << 1,       // autograd::engine::evaluate_function: one backward node
+  kGemmOp = 1u << 2,       // operators torch.autocast wraps (re-dispatched under the same name)
+  kScaler = 1u << 3,       // GradScaler's operators and kernels
+  kUnscale = 1u << 4,      // GradScaler.unscale_ (its found_inf check follows)
+  kDdp = 1u << 5,          // DistributedDataParallel's ranges / reducer operators / module
+  kFsdp = 1u << 6,         // FullyShardedDataParallel (FSDP1 ranges, FSDP2 FSDP::*)
+  kZero = 1u << 7,         // DeepSpeed (ZeRO)
+  kCompile = 1u << 8,      // torch.compile regions, compiled autograd functions, inductor kernels
+  kCheckpoint = 1u << 9,   // torch.utils.checkpoint named (reentrant backward node, its Python frames)
+  kFusedOpt = 1u << 10,    // aten::_fused_adamw_, _fused_adam_, _fused_sgd_, ...
+  kForeach = 1u << 11,     // aten::_foreach_*
+  kSyncChain = 1u << 12,   // thin wrappers a sync is reported through (item -> _local_scalar_dense, to -> copy_)
+  kOptTrivial = 1u << 13,  // bookkeeping inside an optimizer step (CPU step counters, allocation)
+  kAllReduce = 1u << 14,   // collective kinds (from the collective's name or the NCCL kernel's)
   kAllGather = 1u << 15,
   kReduceScatter = 1u << 16,
-  kCast = 1u << 17,          // aten::to / aten::_to_copy
-  kAtenKernel = 1u << 18,    // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
-  kXlaKernel = 1u << 19,     // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
+  kCast = 1u << 17,        // aten::to / aten::_to_copy
+  kAtenKernel = 1u << 18,  // a kernel of PyTorch's ATen (demangled at::native::...): PyTorch without profiler operators
+  kXlaKernel = 1u << 19,   // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
   kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward
   kAutocastFp32 = 1u << 21,     // on autocast's FP32 list: its output is FP32 (normalization, softmax, losses)
 };
@@ -74,10 +74,10 @@ bool xlaKernelName(std::string_view n) {
 // Forward operators that a backward formula does not call: seen inside a backward node, they are
 // the forward pass recomputed (activation checkpointing). Index + 1 is a bit of a node's mask.
 constexpr std::string_view kForwardEntry[] = {
-    "aten::linear",     "aten::layer_norm", "aten::group_norm", "aten::batch_norm",
-    "aten::instance_norm", "aten::rms_norm", "aten::conv1d",    "aten::conv2d",
-    "aten::conv3d",     "aten::scaled_dot_product_attention", "aten::embedding", "aten::dropout",
-    "aten::gelu",       "aten::silu",       "aten::relu",       "aten::softmax"};
+    "aten::linear",    "aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::instance_norm",
+    "aten::rms_norm",  "aten::conv1d",     "aten::conv2d",     "aten::conv3d",     "aten::scaled_dot_product_attention",
+    "aten::embedding", "aten::dropout",    "aten::gelu",       "aten::silu",       "aten::relu",
+    "aten::softmax"};
 
 uint32_t nameFlags(std::string_view n) {
   uint32_t f = 0;
@@ -87,17 +87,36 @@ uint32_t nameFlags(std::string_view n) {
   if (has(n, "at::native::") || startsWith(n, "void at::")) f |= kAtenKernel;
   if (xlaKernelName(n)) f |= kXlaKernel;
   if (startsWith(n, "autograd::engine::evaluate_function")) f |= kEvalFn;
-  static constexpr std::string_view kGemmOps[] = {
-      "aten::linear", "aten::matmul", "aten::mm",     "aten::bmm",    "aten::addmm",
-      "aten::baddbmm", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution",
-      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
-      "aten::scaled_dot_product_attention"};
+  static constexpr std::string_view kGemmOps[] = {"aten::linear",
+                                                  "aten::matmul",
+                                                  "aten::mm",
+                                                  "aten::bmm",
+                                                  "aten::addmm",
+                                                  "aten::baddbmm",
+                                                  "aten::conv1d",
+                                                  "aten::conv2d",
+                                                  "aten::conv3d",
+                                                  "aten::convolution",
+                                                  "aten::conv_transpose1d",
+                                                  "aten::conv_transpose2d",
+                                                  "aten::conv_transpose3d",
+                                                  "aten::scaled_dot_product_attention"};
   for (auto g : kGemmOps)
     if (n == g) f |= kGemmOp;
-  static constexpr std::string_view kFp32Ops[] = {
-      "aten::layer_norm", "aten::group_norm", "aten::rms_norm", "aten::softmax", "aten::log_softmax",
-      "aten::cross_entropy_loss", "aten::nll_loss", "aten::mse_loss", "aten::l1_loss", "aten::smooth_l1_loss",
-      "aten::binary_cross_entropy_with_logits", "aten::kl_div", "aten::cosine_similarity", "aten::norm"};
+  static constexpr std::string_view kFp32Ops[] = {"aten::layer_norm",
+                                                  "aten::group_norm",
+                                                  "aten::rms_norm",
+                                                  "aten::softmax",
+                                                  "aten::log_softmax",
+                                                  "aten::cross_entropy_loss",
+                                                  "aten::nll_loss",
+                                                  "aten::mse_loss",
+                                                  "aten::l1_loss",
+                                                  "aten::smooth_l1_loss",
+                                                  "aten::binary_cross_entropy_with_logits",
+                                                  "aten::kl_div",
+                                                  "aten::cosine_similarity",
+                                                  "aten::norm"};
   for (auto g : kFp32Ops)
     if (n == g) f |= kAutocastFp32;
   if (has(n, "_amp_foreach_non_finite_check_and_unscale") || has(n, "amp_update_scale") ||
@@ -158,12 +177,18 @@ Prec ofDtype(std::string_view d) {
 
 Prec ofGemmClass(KernelClass c) {
   switch (c) {
-    case KernelClass::kGemmFp32Simt: return kFp32;
-    case KernelClass::kGemmTf32: return kTf32;
-    case KernelClass::kGemmBf16: return kBf16;
-    case KernelClass::kGemmFp16: return kFp16;
-    case KernelClass::kGemmFp8: return kFp8;
-    default: return kPrecUnknown;
+    case KernelClass::kGemmFp32Simt:
+      return kFp32;
+    case KernelClass::kGemmTf32:
+      return kTf32;
+    case KernelClass::kGemmBf16:
+      return kBf16;
+    case KernelClass::kGemmFp16:
+      return kFp16;
+    case KernelClass::kGemmFp8:
+      return kFp8;
+    default:
+      return kPrecUnknown;
   }
 }
 
@@ -210,20 +235,30 @@ std::string_view precName(int p) {
 enum CopyKind : uint8_t { kNoCopy, kDtoH, kHtoDPageable, kHtoDPinned, kDtoD, kOtherCopy };
 std::string_view copyKindName(uint8_t k) {
   switch (k) {
-    case kDtoH: return "DtoH";
-    case kHtoDPageable: return "HtoD pageable";
-    case kHtoDPinned: return "HtoD pinned";
-    case kDtoD: return "DtoD";
-    case kOtherCopy: return "copy";
-    default: return "";
+    case kDtoH:
+      return "DtoH";
+    case kHtoDPageable:
+      return "HtoD pageable";
+    case kHtoDPinned:
+      return "HtoD pinned";
+    case kDtoD:
+      return "DtoD";
+    case kOtherCopy:
+      return "copy";
+    default:
+      return "";
   }
 }
 uint8_t copyKindOf(std::string_view memcpy_name) {
   switch (copyDirOf(memcpy_name)) {
-    case CopyDir::kDtoH: return kDtoH;
-    case CopyDir::kHtoD: return isPageableCopy(memcpy_name) ? kHtoDPageable : kHtoDPinned;
-    case CopyDir::kDtoD: return kDtoD;
-    default: return kOtherCopy;
+    case CopyDir::kDtoH:
+      return kDtoH;
+    case CopyDir::kHtoD:
+      return isPageableCopy(memcpy_name) ? kHtoDPageable : kHtoDPinned;
+    case CopyDir::kDtoD:
+      return kDtoD;
+    default:
+      return kOtherCopy;
   }
 }
 
@@ -239,7 +274,7 @@ struct BackwardNode {
   uint32_t forward_mask = 0;      // forward operators seen inside it
   bool named_checkpoint = false;  // a reentrant checkpoint's backward node
   bool in_window = false;
-  int64_t recompute_gpu_ns = 0;   // GPU time launched from those forward operators
+  int64_t recompute_gpu_ns = 0;                                     // GPU time launched from those forward operators
   int64_t first_forward = INT64_MAX, last_forward_end = INT64_MIN;  // the re-run forward's host span
 };
 
@@ -249,9 +284,9 @@ struct ThreadState {
   BackwardNode node;
   int64_t forward_entry_end = INT64_MIN;  // the outermost forward operator open inside the node
   int64_t optimizer_end = INT64_MIN;
-  bool scaler_pending = false;            // between GradScaler's unscale and the optimizer step
-  uint32_t last_sync_op = UINT32_MAX;     // the operator whose sync was last counted
-  int64_t last_top_end = INT64_MIN;       // the end of the thread's last top-level operator
+  bool scaler_pending = false;         // between GradScaler's unscale and the optimizer step
+  uint32_t last_sync_op = UINT32_MAX;  // the operator whose sync was last counted
+  int64_t last_top_end = INT64_MIN;    // the end of the thread's last top-level operator
   // Autocast's casts (CastSite): are the activations FP32 here (under autocast), in which window, the
   // forward site of the open top-level operator (for a linear's bias), the open backward node's site.
   bool act_fp32 = true;
@@ -401,8 +436,10 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
           }
         }
         if (f & kGemmOp) {
-          if (!ts.ops.empty() && ev[ts.ops.back().event].name == e.name) ++autocast_hits;
-          else if (in_win) ++gemm_ops;
+          if (!ts.ops.empty() && ev[ts.ops.back().event].name == e.name)
+            ++autocast_hits;
+          else if (in_win)
+            ++gemm_ops;
         }
         if (casts && in_win && !in_optimizer) {
           if (in_node) {
@@ -431,9 +468,12 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
         }
         if (f & kUnscale) ts.scaler_pending = true;
         if (in_optimizer && in_win) {
-          if (f & kFusedOpt) ++fused_ops;
-          else if (f & kForeach) ++foreach_ops;
-          else if (top && !(f & kOptTrivial)) ++loop_ops;
+          if (f & kFusedOpt)
+            ++fused_ops;
+          else if (f & kForeach)
+            ++foreach_ops;
+          else if (top && !(f & kOptTrivial))
+            ++loop_ops;
         }
         ts.ops.push_back({e.end_ns(), i, kNoCopy});
         break;
@@ -448,9 +488,11 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
         if (e.correlation >= 0) {
           uint32_t w = ix.work_of.find(e.correlation);
           if (w != IdMap::kNone) {
-            if (ev[w].kind == EventKind::kMemcpy && !ts.ops.empty()) ts.ops.back().copy = copyKindOf(t.strings.view(ev[w].name));
+            if (ev[w].kind == EventKind::kMemcpy && !ts.ops.empty())
+              ts.ops.back().copy = copyKindOf(t.strings.view(ev[w].name));
             if (in_win && ev[w].kind == EventKind::kKernel) {
-              if (in_optimizer) ++optimizer_launches;
+              if (in_optimizer)
+                ++optimizer_launches;
               else if (in_node) {
                 if (ts.forward_entry_end != INT64_MIN) ts.node.recompute_gpu_ns += kernelNs(e.correlation);
               } else if (ev[w].collective == 0) {
@@ -468,7 +510,9 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
           uint32_t op_event = UINT32_MAX;
           if (!ts.ops.empty()) {
             size_t k = ts.ops.size() - 1;
-            while (k > 0 && (flags[ev[ts.ops[k - 1].event].name] & kSyncChain) && (flags[ev[ts.ops[k].event].name] & kSyncChain)) --k;
+            while (k > 0 && (flags[ev[ts.ops[k - 1].event].name] & kSyncChain) &&
+                   (flags[ev[ts.ops[k].event].name] & kSyncChain))
+              --k;
             op_event = ts.ops[k].event;
             op = std::string(t.strings.view(ev[op_event].name));
             for (size_t j = k; j < ts.ops.size(); ++j)
@@ -480,7 +524,8 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
               break;
             }
           }
-          if (caller.empty() && !ts.ranges.empty()) caller = std::string(t.strings.view(ev[ts.ranges.back().event].name));
+          if (caller.empty() && !ts.ranges.empty())
+            caller = std::string(t.strings.view(ev[ts.ranges.back().event].name));
           if (caller.empty() && ts.scaler_pending) caller = "GradScaler";
           SyncAcc& a = syncs[{op, std::string(t.strings.view(e.name)), caller, std::string(copyKindName(copy))}];
           a.wait_ns += e.dur_ns;
@@ -499,7 +544,8 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
         break;
     }
   }
-  for (uint32_t tr = 0; tr < threads.size(); ++tr) finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, checkpoint);
+  for (uint32_t tr = 0; tr < threads.size(); ++tr)
+    finishNode(threads[tr], tr, recompute_nodes, recompute_gpu_ns, checkpoint);
   if (checkpoint) {
     auto byStart = [](const HostRegion& a, const HostRegion& b) {
       return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.track < b.track;
@@ -540,7 +586,8 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
     uint32_t dtype = op_ev == IdMap::kNone ? 0 : ev[op_ev].dtype;
     auto key = std::make_pair(e.name, dtype);
     auto it = prec_cache.find(key);
-    if (it == prec_cache.end()) it = prec_cache.emplace(key, precisionOf(t.strings.view(e.name), c, t.strings.view(dtype))).first;
+    if (it == prec_cache.end())
+      it = prec_cache.emplace(key, precisionOf(t.strings.view(e.name), c, t.strings.view(dtype))).first;
     if (it->second == kNotEligible) continue;
     prec_ns[it->second] += e.dur_ns;
     eligible_ns += e.dur_ns;
@@ -559,9 +606,10 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   }
   if (!(seen & kPytorch)) {
     p.not_in_source = {"optimizer", "dataloader", "autocast", "grad_accumulation", "activation_checkpointing"};
-    p.notes.push_back("not in this source: the optimizer, the DataLoader, autocast, gradient accumulation and "
-                      "recomputation are read from framework operators, which a recording (gpudoctor record) or a "
-                      "GPU-only profile does not hold; a torch.profiler trace with CPU activities does");
+    p.notes.push_back(
+        "not in this source: the optimizer, the DataLoader, autocast, gradient accumulation and "
+        "recomputation are read from framework operators, which a recording (gpudoctor record) or a "
+        "GPU-only profile does not hold; a torch.profiler trace with CPU activities does");
   }
 
   // Precision.
@@ -577,7 +625,8 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
     s.unknown = prec_ns[kPrecUnknown] / tot;
     int64_t known = eligible_ns - prec_ns[kPrecUnknown];
     if (2 * known < eligible_ns) {
-      p.notes.push_back("precision: most GEMM/attention kernel time is of unknown precision (names silent, no record_shapes)");
+      p.notes.push_back(
+          "precision: most GEMM/attention kernel time is of unknown precision (names silent, no record_shapes)");
     } else {
       int best = 0;
       for (int k = 1; k < kPrecUnknown; ++k)
@@ -587,14 +636,17 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   } else {
     p.notes.push_back("precision: no GEMM, convolution or attention kernels in the steps");
   }
-  if (autocast_hits > 0) p.autocast = true;
-  else if (gemm_ops > 0) p.autocast = false;
+  if (autocast_hits > 0)
+    p.autocast = true;
+  else if (gemm_ops > 0)
+    p.autocast = false;
 
   p.grad_scaler = (seen & kScaler) != 0;
 
   // Accumulation.
   p.backward_passes_per_step = backward_passes * per_step;
-  if (backward_passes > 0) p.param_tensors = static_cast<double>(accumulate_grads) / static_cast<double>(backward_passes);
+  if (backward_passes > 0)
+    p.param_tensors = static_cast<double>(accumulate_grads) / static_cast<double>(backward_passes);
   p.optimizer_steps_per_step = optimizer_steps * per_step;
   if (backward_passes > 0 && optimizer_steps > 0) {
     if (backward_passes % optimizer_steps == 0)
@@ -603,8 +655,9 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
       p.notes.push_back("gradient accumulation: " + std::to_string(backward_passes) + " backward passes over " +
                         std::to_string(optimizer_steps) + " optimizer steps");
   } else if (graph_launches > 0) {
-    p.notes.push_back("gradient accumulation, optimizer, recomputation: the step runs inside CUDA graphs, "
-                      "whose operators the trace does not show");
+    p.notes.push_back(
+        "gradient accumulation, optimizer, recomputation: the step runs inside CUDA graphs, "
+        "whose operators the trace does not show");
   } else if (backward_passes == 0) {
     p.notes.push_back("gradient accumulation: no backward pass (autograd nodes) in the steps");
   } else {
@@ -676,9 +729,12 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
         if (n != p.optimizer) others += (others.empty() ? "" : ", ") + n;
       p.notes.push_back("optimizer: also " + others);
     }
-    if (fused_ops > 0) p.optimizer_impl = "fused";
-    else if (foreach_ops > 0) p.optimizer_impl = "foreach";
-    else if (loop_ops > 0) p.optimizer_impl = "loop";
+    if (fused_ops > 0)
+      p.optimizer_impl = "fused";
+    else if (foreach_ops > 0)
+      p.optimizer_impl = "foreach";
+    else if (loop_ops > 0)
+      p.optimizer_impl = "loop";
     p.optimizer_launches_per_step = optimizer_launches * per_step;
   }
 
@@ -686,8 +742,10 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   p.dataloader = loaders > 0;
   if (loaders > 0) {
     p.loader_multiprocess = loaders_in_process < loaders;
-    if (loaders_in_process == loaders) p.loader_workers = 0;
-    else p.notes.push_back("DataLoader workers: more than 0, the number is not in the trace");
+    if (loaders_in_process == loaders)
+      p.loader_workers = 0;
+    else
+      p.notes.push_back("DataLoader workers: more than 0, the number is not in the trace");
   }
   const auto& tot = ra.total;
   int64_t htod = tot.pinned_htod.bytes + tot.pageable_htod.bytes;
@@ -715,10 +773,13 @@ T consensus(const std::vector<JobProfile>& ps, const std::vector<int>& ids, T Jo
   std::vector<std::pair<T, int>> counts;
   for (const auto& p : ps) {
     auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == p.*field; });
-    if (it == counts.end()) counts.push_back({p.*field, 1});
-    else ++it->second;
+    if (it == counts.end())
+      counts.push_back({p.*field, 1});
+    else
+      ++it->second;
   }
-  auto best = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  auto best =
+      std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   T v = best->first;
   if (counts.size() > 1) {
     std::string diff;
@@ -756,7 +817,8 @@ std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& p) 
       {"pin_memory", showOptBool(p.pin_memory)}};
   std::string syncs;
   for (const auto& h : p.host_syncs)
-    syncs += (syncs.empty() ? "" : ", ") + (h.op.empty() ? h.call : h.op) + fmt::format(" {:.3g}/step", h.count_per_step);
+    syncs +=
+        (syncs.empty() ? "" : ", ") + (h.op.empty() ? h.call : h.op) + fmt::format(" {:.3g}/step", h.count_per_step);
   f.push_back({"host_syncs", syncs.empty() ? "none" : syncs});
   return f;
 }
@@ -771,7 +833,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   j.precision = consensus(ps, ids, &JobProfile::precision, "precision", showStr, n);
   j.autocast = consensus(ps, ids, &JobProfile::autocast, "autocast", showOptBool, n);
   j.grad_scaler = consensus(ps, ids, &JobProfile::grad_scaler, "grad scaler", showBool, n);
-  j.grad_accumulation_steps = consensus(ps, ids, &JobProfile::grad_accumulation_steps, "gradient accumulation", showOptInt, n);
+  j.grad_accumulation_steps =
+      consensus(ps, ids, &JobProfile::grad_accumulation_steps, "gradient accumulation", showOptInt, n);
   j.data_parallel = consensus(ps, ids, &JobProfile::data_parallel, "data parallelism", showStr, n);
   j.torch_compile = consensus(ps, ids, &JobProfile::torch_compile, "torch.compile", showBool, n);
   j.cuda_graphs = consensus(ps, ids, &JobProfile::cuda_graphs, "CUDA graphs", showBool, n);
@@ -781,7 +844,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   j.optimizer_impl = consensus(ps, ids, &JobProfile::optimizer_impl, "optimizer implementation", showStr, n);
   j.dataloader = consensus(ps, ids, &JobProfile::dataloader, "DataLoader", showBool, n);
   j.loader_workers = consensus(ps, ids, &JobProfile::loader_workers, "DataLoader workers", showOptInt, n);
-  j.loader_multiprocess = consensus(ps, ids, &JobProfile::loader_multiprocess, "DataLoader worker processes", showOptBool, n);
+  j.loader_multiprocess =
+      consensus(ps, ids, &JobProfile::loader_multiprocess, "DataLoader worker processes", showOptBool, n);
   j.pin_memory = consensus(ps, ids, &JobProfile::pin_memory, "pinned host-to-device copies", showOptBool, n);
   for (const auto& p : ps)  // what any rank's source cannot hold, once each
     for (const auto& f : p.not_in_source)
@@ -802,7 +866,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   for (const auto& p : ps)
     if (p.ranks) world = std::max(world, *p.ranks);
   j.ranks = world;
-  if (j.data_parallel.empty() && world > 1 && std::none_of(ps.begin(), ps.end(), [](const auto& p) { return !p.data_parallel.empty(); }))
+  if (j.data_parallel.empty() && world > 1 &&
+      std::none_of(ps.begin(), ps.end(), [](const auto& p) { return !p.data_parallel.empty(); }))
     n.push_back("data parallelism: " + std::to_string(world) + " ranks, no gradient collectives seen");
   // Per-step figures: means over ranks.
   const double k = 1.0 / static_cast<double>(ps.size());
@@ -848,7 +913,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
       char buf[160];
       std::snprintf(buf, sizeof buf, "%.2f ms/step on rank %d, %.2f ms/step on rank %d", hi / 1e6, ids[hi_r], lo / 1e6,
                     ids[lo_r]);
-      n.push_back("ranks differ: host sync " + (h.op.empty() ? h.call : h.op) + (h.caller.empty() ? "" : " in " + h.caller) + ": " + buf);
+      n.push_back("ranks differ: host sync " + (h.op.empty() ? h.call : h.op) +
+                  (h.caller.empty() ? "" : " in " + h.caller) + ": " + buf);
     }
   }
   if (!shares.empty()) {

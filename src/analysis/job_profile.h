@@ -5,10 +5,10 @@
 // bools are features whose presence the trace always shows (their names or calls), so false is seen.
 #pragma once
 #include <algorithm>
-#include <string_view>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,8 +33,8 @@ struct HostSync {
 // Share of tensor-core eligible kernel time (GEMM, convolution, attention) by precision.
 struct PrecisionShares {
   double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0, fp8 = 0;
-  double unknown = 0;          // eligible kernels whose precision neither name nor operator tells
-  int64_t eligible_ns = 0;     // summed duration of the eligible kernels, per step
+  double unknown = 0;       // eligible kernels whose precision neither name nor operator tells
+  int64_t eligible_ns = 0;  // summed duration of the eligible kernels, per step
 };
 
 struct JobProfile {
@@ -44,8 +44,9 @@ struct JobProfile {
   // >= 90 % of the known time) or "mixed"; empty: unknown (no such work, or mostly of unknown precision).
   std::string precision;
   PrecisionShares precision_shares;
-  std::optional<bool> autocast;   // GEMM operators re-dispatched under torch.autocast; nullopt: no eager GEMM operator seen
-  bool grad_scaler = false;       // GradScaler's unscale / update-scale operators or kernels ran
+  std::optional<bool>
+      autocast;              // GEMM operators re-dispatched under torch.autocast; nullopt: no eager GEMM operator seen
+  bool grad_scaler = false;  // GradScaler's unscale / update-scale operators or kernels ran
   // Backward passes per optimizer step (forward/backward micro-batches); nullopt: no backward pass
   // or no optimizer step visible (e.g. both inside a CUDA graph), or not a whole multiple.
   std::optional<int> grad_accumulation_steps;
@@ -54,23 +55,23 @@ struct JobProfile {
   // Data parallelism: "ddp", "fsdp", "zero", "none"; empty: unknown. data_parallel_basis says from what.
   std::string data_parallel;
   std::string data_parallel_basis;
-  std::optional<int> ranks;       // world size
-  bool torch_compile = false;     // compiled regions / inductor (triton_*) kernels
-  bool cuda_graphs = false;       // CUDA graph launches
+  std::optional<int> ranks;    // world size
+  bool torch_compile = false;  // compiled regions / inductor (triton_*) kernels
+  bool cuda_graphs = false;    // CUDA graph launches
   // Recomputation in backward (activation checkpointing); nullopt: no backward pass visible.
   std::optional<bool> activation_checkpointing;
   // GPU time of the forward work recomputed inside backward ÷ that of the forward (and other
   // non-backward, non-optimizer) work; nullopt: unknown.
   std::optional<double> recompute_share;
-  std::string optimizer;          // "AdamW" (from Optimizer.step#AdamW.step); empty: unknown
-  std::string optimizer_impl;     // "fused", "foreach", "loop"; empty: unknown
+  std::string optimizer;                   // "AdamW" (from Optimizer.step#AdamW.step); empty: unknown
+  std::string optimizer_impl;              // "fused", "foreach", "loop"; empty: unknown
   double optimizer_launches_per_step = 0;  // kernel launches inside the optimizer step
   // Parameter tensors that receive gradients: AccumulateGrad backward nodes per backward pass
   // (mean over ranks); 0: no backward pass seen.
   double param_tensors = 0;
-  bool dataloader = false;        // DataLoader fetches were recorded
-  std::optional<int> loader_workers;       // 0 (in-process loading); nullopt: workers of unknown number, or no loader
-  std::optional<bool> loader_multiprocess; // fetches from worker processes; nullopt: no loader
+  bool dataloader = false;                  // DataLoader fetches were recorded
+  std::optional<int> loader_workers;        // 0 (in-process loading); nullopt: workers of unknown number, or no loader
+  std::optional<bool> loader_multiprocess;  // fetches from worker processes; nullopt: no loader
   // Host-to-device copies from pinned memory (by bytes); nullopt: no host-to-device copies.
   std::optional<bool> pin_memory;
   std::vector<HostSync> host_syncs;  // by host time per step, largest first

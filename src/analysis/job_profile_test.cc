@@ -156,7 +156,8 @@ TEST(JobProfile, CheckpointRegions) {
       }
     }
   }
-  const RankAnalysis& off = load("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz").run.ranks[0];
+  const RankAnalysis& off =
+      load("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz").run.ranks[0];
   EXPECT_EQ(off.checkpoint.blocks(), 0);
   EXPECT_TRUE(off.checkpoint.wrapper.empty());
 }
@@ -171,8 +172,9 @@ TEST(JobProfile, AutocastCastSites) {
     const char* job;
     double forward, backward;
   };
-  for (const Case& c : {Case{"gpt_fp32_naive", 59, 51}, Case{"loader_bound", 51, 43}, Case{"pageable_copies", 8, 7},
-                        Case{"mask_nonzero", 99, 83}, Case{"foreach_false_optimizer", 200, 150}, Case{"resnet_fp32", 24, 23}}) {
+  for (const Case& c :
+       {Case{"gpt_fp32_naive", 59, 51}, Case{"loader_bound", 51, 43}, Case{"pageable_copies", 8, 7},
+        Case{"mask_nonzero", 99, 83}, Case{"foreach_false_optimizer", 200, 150}, Case{"resnet_fp32", 24, 23}}) {
     const RankAnalysis& ra = load(std::string("testdata/whatif/") + c.job + "__base.pt.trace.json.gz").run.ranks[0];
     ASSERT_FALSE(ra.autocast_casts.empty()) << c.job;
     // The forward sites are on the training thread, the backward ones on autograd's.
@@ -217,7 +219,8 @@ TEST(JobProfile, OptimizerImplementation) {
   // Parameters that receive gradients: one AccumulateGrad node each per backward pass (the deep narrow
   // net has 200 parameter tensors; four micro-batches a step count once).
   EXPECT_DOUBLE_EQ(loop.param_tensors, 200.0);
-  EXPECT_DOUBLE_EQ(whatif("grad_accum_fp16__base").param_tensors, whatif("grad_accum_fp16__microbatch8_no_accum").param_tensors);
+  EXPECT_DOUBLE_EQ(whatif("grad_accum_fp16__base").param_tensors,
+                   whatif("grad_accum_fp16__microbatch8_no_accum").param_tensors);
 }
 
 TEST(JobProfile, CudaGraphsHideTheOperators) {
@@ -332,7 +335,8 @@ TEST(JobProfile, TwoRankDdp) {
   for (const auto& n : flash.notes)
     if (n.rfind("ranks differ: ", 0) == 0) {
       ++differ;
-      EXPECT_EQ(n.rfind("ranks differ: host sync cudaEventSynchronize in DistributedDataParallel.forward: ", 0), 0u) << n;
+      EXPECT_EQ(n.rfind("ranks differ: host sync cudaEventSynchronize in DistributedDataParallel.forward: ", 0), 0u)
+          << n;
       EXPECT_NE(n.find("ms/step on rank 1, 0.03 ms/step on rank 0"), std::string::npos) << n;
     }
   EXPECT_EQ(differ, 1);

@@ -29,8 +29,10 @@ std::string_view kernelStem(std::string_view n) {
     if (n[i] == '<') ++depth;
     if (n[i] == '>' && depth > 0) --depth;
     if (n[i] != '(' || depth > 0) continue;
-    if (n.substr(i, kAnon.size()) == kAnon) i += kAnon.size() - 1;
-    else return n.substr(0, i);
+    if (n.substr(i, kAnon.size()) == kAnon)
+      i += kAnon.size() - 1;
+    else
+      return n.substr(0, i);
   }
   return n;
 }
@@ -206,22 +208,38 @@ KernelClass classByName(std::string_view ln) {
 
 std::string_view kernelClassName(KernelClass c) {
   switch (c) {
-    case KernelClass::kGemmFp32Simt: return "gemm_fp32_simt";
-    case KernelClass::kGemmTf32: return "gemm_tf32";
-    case KernelClass::kGemmFp16: return "gemm_fp16";
-    case KernelClass::kGemmBf16: return "gemm_bf16";
-    case KernelClass::kGemmFp8: return "gemm_fp8";
-    case KernelClass::kGemmOther: return "gemm_other";
-    case KernelClass::kAttentionFused: return "attention_fused";
-    case KernelClass::kAttentionUnfused: return "attention_unfused";
-    case KernelClass::kElementwise: return "elementwise";
-    case KernelClass::kReduction: return "reduction";
-    case KernelClass::kNormalization: return "normalization";
-    case KernelClass::kOptimizer: return "optimizer";
-    case KernelClass::kNccl: return "nccl";
-    case KernelClass::kCommOther: return "comm_other";
-    case KernelClass::kCopy: return "copy";
-    case KernelClass::kOther: return "other";
+    case KernelClass::kGemmFp32Simt:
+      return "gemm_fp32_simt";
+    case KernelClass::kGemmTf32:
+      return "gemm_tf32";
+    case KernelClass::kGemmFp16:
+      return "gemm_fp16";
+    case KernelClass::kGemmBf16:
+      return "gemm_bf16";
+    case KernelClass::kGemmFp8:
+      return "gemm_fp8";
+    case KernelClass::kGemmOther:
+      return "gemm_other";
+    case KernelClass::kAttentionFused:
+      return "attention_fused";
+    case KernelClass::kAttentionUnfused:
+      return "attention_unfused";
+    case KernelClass::kElementwise:
+      return "elementwise";
+    case KernelClass::kReduction:
+      return "reduction";
+    case KernelClass::kNormalization:
+      return "normalization";
+    case KernelClass::kOptimizer:
+      return "optimizer";
+    case KernelClass::kNccl:
+      return "nccl";
+    case KernelClass::kCommOther:
+      return "comm_other";
+    case KernelClass::kCopy:
+      return "copy";
+    case KernelClass::kOther:
+      return "other";
   }
   return "other";
 }
@@ -234,7 +252,8 @@ bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNh
 
 bool isFp32FusedAttentionKernel(std::string_view name) {
   std::string ln = lower(name);
-  if (has(ln, "cudnn") || has(ln, "bf16") || has(ln, "bfloat16") || has(ln, "_f16") || has(ln, "half") || has(ln, "fp16"))
+  if (has(ln, "cudnn") || has(ln, "bf16") || has(ln, "bfloat16") || has(ln, "_f16") || has(ln, "half") ||
+      has(ln, "fp16"))
     return false;
   return has(ln, "_f32") || has(ln, "float>") || has(ln, "fp32");
 }

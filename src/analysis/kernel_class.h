@@ -13,16 +13,16 @@ enum class KernelClass : uint8_t {
   kGemmFp16,
   kGemmBf16,
   kGemmFp8,
-  kGemmOther,        // a GEMM whose precision neither name nor operator tells
-  kAttentionFused,   // flash / memory-efficient / cuDNN fused attention
-  kAttentionUnfused, // batched GEMM or softmax issued by a hand-written attention (bmm/softmax ops)
+  kGemmOther,         // a GEMM whose precision neither name nor operator tells
+  kAttentionFused,    // flash / memory-efficient / cuDNN fused attention
+  kAttentionUnfused,  // batched GEMM or softmax issued by a hand-written attention (bmm/softmax ops)
   kElementwise,
-  kReduction,        // reductions, softmax outside attention, losses, sorts
+  kReduction,  // reductions, softmax outside attention, losses, sorts
   kNormalization,
   kOptimizer,
   kNccl,
-  kCommOther,        // communication kernels that are not NCCL's (DeepEP, NVSHMEM, custom all-reduce: model/comm_kernels.h)
-  kCopy,             // copy/cast/cat kernels (not memcpy engines)
+  kCommOther,  // communication kernels that are not NCCL's (DeepEP, NVSHMEM, custom all-reduce: model/comm_kernels.h)
+  kCopy,       // copy/cast/cat kernels (not memcpy engines)
   kOther,
 };
 constexpr int kKernelClassCount = 16;

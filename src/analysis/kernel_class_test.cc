@@ -11,8 +11,7 @@ namespace gpudoctor {
 namespace {
 
 // Prints the class name on failure instead of a number.
-#define EXPECT_CLASS(expected, ...) \
-  EXPECT_EQ(kernelClassName(classifyKernel(__VA_ARGS__)), kernelClassName(expected))
+#define EXPECT_CLASS(expected, ...) EXPECT_EQ(kernelClassName(classifyKernel(__VA_ARGS__)), kernelClassName(expected))
 
 TEST(ClassifyKernel, Nccl) {
   EXPECT_CLASS(KernelClass::kNccl, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "", "");
@@ -29,9 +28,11 @@ TEST(ClassifyKernel, Nccl) {
 // compute, whatever operator launched it; names as their sources declare them.
 TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
   EXPECT_CLASS(KernelClass::kCommOther,
-               "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)", "", "");
+               "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*)", "",
+               "");
   EXPECT_CLASS(KernelClass::kCommOther, "void deep_ep::internode_ll::combine<false, 7168>(void*, void*)", "", "");
-  EXPECT_CLASS(KernelClass::kCommOther, "deep_ep::intranode::notify_dispatch(int const*, int*, int)", "aten::empty", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "deep_ep::intranode::notify_dispatch(int const*, int*, int)", "aten::empty",
+               "");
   EXPECT_CLASS(KernelClass::kCommOther, "void nvshmemi_barrier_all_on_stream_kernel()", "", "");
   // As PyTorch 2.11 names it (testdata/cases/symm_mem).
   EXPECT_CLASS(KernelClass::kCommOther,
@@ -39,7 +40,8 @@ TEST(ClassifyKernel, CommunicationKernelsThatAreNotNccl) {
                "unsigned long, unsigned long, unsigned int**, unsigned long)",
                "symm_mem::one_shot_all_reduce", "");
   EXPECT_EQ(commKernelLibrary("void (anonymous namespace)::elementwise_kernel<float>(int)"), "");
-  EXPECT_CLASS(KernelClass::kCommOther, "void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>(vllm::RankData*)", "", "");
+  EXPECT_CLASS(KernelClass::kCommOther, "void vllm::cross_device_reduce_1stage<c10::BFloat16, 8>(vllm::RankData*)", "",
+               "");
   EXPECT_TRUE(isCommunication(KernelClass::kCommOther));
   EXPECT_TRUE(isCommunication(KernelClass::kNccl));
   EXPECT_FALSE(isCommunication(KernelClass::kElementwise));
@@ -79,13 +81,15 @@ TEST(ClassifyKernel, ExpertParallelKernelsByStructure) {
                "onst*, int*, int const*, int*, int, bool const*, int, int, int, int, int, int, in"
                "t, int*, int*, int*, int*, void*, void**, int**, int, int, int*, int)",
                "", "");
-  EXPECT_TRUE(isExpertParallelKernel("void dpsk::ep::internode::dispatch<false, 8, false, 8>(int4*, float*, long*, floa"
-               "t*, dpsk::ep::internode::SourceMeta*, int4 const*, float const*, long const*, flo"
-               "at const*, int*, int*, int*, int*, int const*, int const*, int const*, int const*"
-               ", int, int, int, int, int, bool const*, void*, int, int, void**, int, int, int, i"
-               "nt, int*)"));
-  EXPECT_FALSE(isExpertParallelKernel(
-      "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)"));
+  EXPECT_TRUE(
+      isExpertParallelKernel("void dpsk::ep::internode::dispatch<false, 8, false, 8>(int4*, float*, long*, floa"
+                             "t*, dpsk::ep::internode::SourceMeta*, int4 const*, float const*, long const*, flo"
+                             "at const*, int*, int*, int*, int*, int const*, int const*, int const*, int const*"
+                             ", int, int, int, int, int, bool const*, void*, int, int, void**, int, int, int, i"
+                             "nt, int*)"));
+  EXPECT_FALSE(
+      isExpertParallelKernel("void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, "
+                             "bool*, int, int, int, int)"));
   // MoE routing outside a transport namespace is not communication (tracelens_mi300x_vllm_decode_full_replay).
   EXPECT_FALSE(isExpertParallelKernel("_combined_routing_compute"));
 }
@@ -157,15 +161,17 @@ TEST(ClassifyKernel, OlderCudnnConvolutionsAndBatchNorm) {
                "float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, "
                "int, float const*, float const*, bool, int, int)",
                "", "");
-  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
-               "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, "
-               "float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, "
-               "int, int, int)",
-               "aten::convolution_backward", "");
-  EXPECT_CLASS(KernelClass::kGemmFp32Simt,
-               "void wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*, int, float*, "
-               "float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)",
-               "aten::convolution_backward", "");
+  EXPECT_CLASS(
+      KernelClass::kGemmFp32Simt,
+      "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, "
+      "float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, "
+      "int, int, int)",
+      "aten::convolution_backward", "");
+  EXPECT_CLASS(
+      KernelClass::kGemmFp32Simt,
+      "void wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*, int, float*, "
+      "float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)",
+      "aten::convolution_backward", "");
   EXPECT_CLASS(KernelClass::kGemmFp32Simt,
                "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::"
                "WinogradDataParams<float, float>)",
@@ -183,10 +189,11 @@ TEST(ClassifyKernel, OlderCudnnConvolutionsAndBatchNorm) {
                "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::"
                "ops::nchw2nhwc_params_t<float>, float const*, float*)",
                "aten::convolution_backward", "");
-  EXPECT_CLASS(KernelClass::kReduction,
-               "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>(float const*, long const*, "
-               "int, long, long, long, int, int, int, int, int, int, int, int, int, int, float*)",
-               "aten::max_pool2d_with_indices_backward", "float");
+  EXPECT_CLASS(
+      KernelClass::kReduction,
+      "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>(float const*, long const*, "
+      "int, long, long, long, int, int, int, int, int, int, int, int, int, int, float*)",
+      "aten::max_pool2d_with_indices_backward", "float");
 }
 
 // On Ampere an FP32 GEMM on tensor cores is TF32: CUTLASS's s1688 tiles on float data (manifest
@@ -278,13 +285,15 @@ TEST(ClassifyKernel, ArgumentTypesDoNotClassify) {
                "rTraits, int>, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits,"
                " int>)",
                "", "");
-  EXPECT_TRUE(isGemmKernelName("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_"
-               "80_tensorop_s1688gemm_64x64_16x6_nn_align4::Params)"));
-  EXPECT_FALSE(isGemmKernelName("void bounds_check_indices_kernel<long, false>(at::GenericPackedTensorAccessor<lon"
-               "g, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, a"
-               "t::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, at::Restri"
-               "ctPtrTraits, int>, int const*, long, at::GenericPackedTensorAccessor<long, 1ul, a"
-               "t::RestrictPtrTraits, int>, fbgemm_gpu::FixedDivisor)"));
+  EXPECT_TRUE(
+      isGemmKernelName("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_"
+                       "80_tensorop_s1688gemm_64x64_16x6_nn_align4::Params)"));
+  EXPECT_FALSE(
+      isGemmKernelName("void bounds_check_indices_kernel<long, false>(at::GenericPackedTensorAccessor<lon"
+                       "g, 1ul, at::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, a"
+                       "t::RestrictPtrTraits, int>, at::GenericPackedTensorAccessor<long, 1ul, at::Restri"
+                       "ctPtrTraits, int>, int const*, long, at::GenericPackedTensorAccessor<long, 1ul, a"
+                       "t::RestrictPtrTraits, int>, fbgemm_gpu::FixedDivisor)"));
   EXPECT_CLASS(KernelClass::kCopy,
                "void cuda::per_token_cast_to_fp8_with_channels<__nv_bfloat16, 128, false, 128, false>(__nv_bfloat16 "
                "const*, int, unsigned char*, float*, int, int, int, int, bool, float, __nv_fp8_interpretation_t)",
@@ -324,14 +333,19 @@ TEST(ClassifyKernel, GemmPrecisionFromTheName) {
 
 TEST(ClassifyKernel, Fp32FusedAttention) {
   // PyTorch's memory-efficient kernels in FP32 (the what-if validation jobs' SDPA in FP32, H200).
-  EXPECT_TRUE(isFp32FusedAttentionKernel("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
-                                         "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"));
-  EXPECT_TRUE(isFp32FusedAttentionKernel("fmha_cutlassB_f32_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel)"));
-  EXPECT_FALSE(isFp32FusedAttentionKernel("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)"));
+  EXPECT_TRUE(isFp32FusedAttentionKernel(
+      "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
+      "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"));
+  EXPECT_TRUE(isFp32FusedAttentionKernel(
+      "fmha_cutlassB_f32_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel)"));
+  EXPECT_FALSE(
+      isFp32FusedAttentionKernel("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)"));
   // cuDNN's fused attention has no FP32 kernel (its names say f16 for bf16 too).
-  EXPECT_FALSE(isFp32FusedAttentionKernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64"));
-  EXPECT_FALSE(isFp32FusedAttentionKernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, "
-                                          "false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)"));
+  EXPECT_FALSE(
+      isFp32FusedAttentionKernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64"));
+  EXPECT_FALSE(
+      isFp32FusedAttentionKernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, "
+                                 "false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)"));
 }
 
 TEST(ClassifyKernel, Attention) {
@@ -440,7 +454,8 @@ TEST(Collectives, DtypeBytes) {
 
 TEST(Collectives, NcclKernelCollectiveWithoutArgs) {
   // A kernel without PyTorch's arguments is named by its kind (was "(no args)"), its size unknown.
-  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), "allreduce");
+  EXPECT_EQ(ncclKernelCollective("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            "allreduce");
   EXPECT_EQ(ncclKernelCollective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_SIMPLE(x)"), "reducescatter");
   EXPECT_EQ(ncclKernelCollective("ncclDevKernel_SendRecv(x)"), "sendrecv");
   EXPECT_EQ(ncclKernelCollective("ncclKernel_AllGather_RING_LL_Sum_float(x)"), "allgather");

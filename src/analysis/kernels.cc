@@ -23,7 +23,8 @@ struct OpKey {
 };
 struct OpKeyHash {
   size_t operator()(const OpKey& k) const {
-    return std::hash<uint64_t>{}((static_cast<uint64_t>(k.kernel) << 32 | k.op) ^ (static_cast<uint64_t>(k.shapes) * 0x9E3779B97F4A7C15ull));
+    return std::hash<uint64_t>{}((static_cast<uint64_t>(k.kernel) << 32 | k.op) ^
+                                 (static_cast<uint64_t>(k.shapes) * 0x9E3779B97F4A7C15ull));
   }
 };
 
@@ -33,10 +34,12 @@ KernelSummary finish(std::array<std::vector<int64_t>, kKernelClassCount>& by_cla
   KernelSummary s;
   std::vector<int64_t> non_nccl;
   for (int c = 0; c < kKernelClassCount; ++c)
-    if (!isCommunication(static_cast<KernelClass>(c))) non_nccl.insert(non_nccl.end(), by_class[c].begin(), by_class[c].end());
+    if (!isCommunication(static_cast<KernelClass>(c)))
+      non_nccl.insert(non_nccl.end(), by_class[c].begin(), by_class[c].end());
   s.non_nccl = DurationStats::of(non_nccl);
   for (const auto& [name, v] : by_name)
-    if (v.first == KernelClass::kOptimizer && (name.find("Fused") != std::string::npos || name.find("fused") != std::string::npos))
+    if (v.first == KernelClass::kOptimizer &&
+        (name.find("Fused") != std::string::npos || name.find("fused") != std::string::npos))
       s.fused_optimizer = true;
   for (int c = 0; c < kKernelClassCount; ++c) {
     if (by_class[c].empty()) continue;
@@ -47,8 +50,10 @@ KernelSummary finish(std::array<std::vector<int64_t>, kKernelClassCount>& by_cla
     s.total_ns += k.dur.total_ns;
     s.classes.push_back(k);
   }
-  for (auto& k : s.classes) k.share = s.total_ns ? static_cast<double>(k.dur.total_ns) / static_cast<double>(s.total_ns) : 0;
-  std::sort(s.classes.begin(), s.classes.end(), [](const auto& a, const auto& b) { return a.dur.total_ns > b.dur.total_ns; });
+  for (auto& k : s.classes)
+    k.share = s.total_ns ? static_cast<double>(k.dur.total_ns) / static_cast<double>(s.total_ns) : 0;
+  std::sort(s.classes.begin(), s.classes.end(),
+            [](const auto& a, const auto& b) { return a.dur.total_ns > b.dur.total_ns; });
   for (auto& [name, v] : by_name) {
     KernelStats k;
     k.name = name;

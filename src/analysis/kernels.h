@@ -28,7 +28,7 @@ struct KernelStats {
 
 struct KernelSummary {
   int64_t kernels = 0;
-  int64_t total_ns = 0;  // summed kernel durations (kernels on several streams may overlap)
+  int64_t total_ns = 0;                   // summed kernel durations (kernels on several streams may overlap)
   std::vector<KernelClassStats> classes;  // non-empty classes, by total time
   std::vector<KernelStats> top;           // top-N by total time
   DurationStats non_nccl;                 // every kernel but NCCL's: median size of compute work

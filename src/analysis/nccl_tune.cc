@@ -63,7 +63,8 @@ NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain, in
     for (const auto& [setting, m] : times) {
       // The plugin sets algorithm and protocol together or neither (NCCL's rule for tuners).
       if (setting.isDefault() || (setting.algo == "default") != (setting.proto == "default")) continue;
-      if (max_plugin_channels > 0 && setting.ctas != "default" && std::stoi(setting.ctas) > max_plugin_channels) continue;
+      if (max_plugin_channels > 0 && setting.ctas != "default" && std::stoi(setting.ctas) > max_plugin_channels)
+        continue;
       auto it = m.find(key);
       if (it == m.end() || it->second.empty()) continue;
       Stats s = stats(it->second);
@@ -105,8 +106,9 @@ NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain, in
     }
   }
   if (!d.has_env_setting)
-    d.why_no_env = "no setting measured is at least as fast as NCCL's default at every size and faster beyond the "
-                   "noise at one; apply the per-size choices with the tuner plugin instead";
+    d.why_no_env =
+        "no setting measured is at least as fast as NCCL's default at every size and faster beyond the "
+        "noise at one; apply the per-size choices with the tuner plugin instead";
   return d;
 }
 
@@ -143,7 +145,8 @@ bool NcclTuneDecision::anyKept() const {
   return std::any_of(choices.begin(), choices.end(), [](const NcclTuneChoice& c) { return c.kept; });
 }
 
-std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos, const std::vector<std::string>& protos) {
+std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos,
+                                            const std::vector<std::string>& protos) {
   std::vector<NcclTuneSetting> stage1;
   bool has_default = false;
   for (const auto& al : algos)
@@ -169,8 +172,8 @@ std::vector<NcclTuneSetting> ncclTuneStage2(const NcclSweepTimes& stage1, const 
 }
 
 bool isNcclCtaCount(const std::string& c) {
-  return c == "default" ||
-         (c.find_first_not_of("0123456789") == std::string::npos && std::atoi(c.c_str()) >= 1 && std::atoi(c.c_str()) <= 64);
+  return c == "default" || (c.find_first_not_of("0123456789") == std::string::npos && std::atoi(c.c_str()) >= 1 &&
+                            std::atoi(c.c_str()) <= 64);
 }
 
 bool isNcclTunableCollective(const std::string& c) {
@@ -205,7 +208,8 @@ std::string ncclTunerConfig(const NcclTuneDecision& d, int nranks, int nnodes) {
     int64_t hi = next_same ? mid(cs[j].key.bytes, cs[j + 1].key.bytes) - 1 : (int64_t{1} << 62);
     const NcclTuneSetting& s = cs[i].best;
     std::string channels = s.ctas == "default" ? "0" : s.ctas;
-    cfg += fmt::format("{},{},{},{},{},{},{},{}\n", cs[i].key.collective, lo, hi, s.algo, s.proto, channels, nranks, nnodes);
+    cfg += fmt::format("{},{},{},{},{},{},{},{}\n", cs[i].key.collective, lo, hi, s.algo, s.proto, channels, nranks,
+                       nnodes);
     i = j;
   }
   return cfg;

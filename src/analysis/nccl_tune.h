@@ -79,15 +79,15 @@ NcclTuneDecision decideNcclTune(const NcclSweepTimes& times, double min_gain = k
 // the same rule; an untouched size where the plugin is slower beyond the noise is flagged. Returns
 // the number of kept choices dropped.
 int validateNcclTune(NcclTuneDecision& d, const std::map<NcclSizeKey, std::vector<double>>& default_times,
-                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times,
-                     double min_gain = kNcclTuneNoise);
+                     const std::map<NcclSizeKey, std::vector<double>>& plugin_times, double min_gain = kNcclTuneNoise);
 
 // The three stages of `nccl tune`. Stage 1 sweeps NCCL_ALGO x NCCL_PROTO; stage 2 sweeps CTA counts
 // (NCCL_MIN_CTAS = NCCL_MAX_CTAS) under NCCL's default and under every algorithm/protocol stage 1
 // kept, so the sweep stays algos x protos + (1 + kept) x ctas settings rather than the full product;
 // stage 3 re-measures the kept choices through the plugin (validateNcclTune).
 // Stage 1's settings: every algorithm with every protocol, NCCL's default first when not among them.
-std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos, const std::vector<std::string>& protos);
+std::vector<NcclTuneSetting> ncclTuneStage1(const std::vector<std::string>& algos,
+                                            const std::vector<std::string>& protos);
 // Stage 2's settings from stage 1's times: each CTA count other than "default" under the default and
 // under each setting decideNcclTune kept (at kNcclTuneNoise, max_plugin_channels as there).
 std::vector<NcclTuneSetting> ncclTuneStage2(const NcclSweepTimes& stage1, const std::vector<std::string>& ctas,

@@ -11,11 +11,14 @@ NcclTuneSetting S(std::string a, std::string p, std::string c = "default") { ret
 TEST(NcclTune, KeepsOnlyGainsBeyondTheNoise) {
   NcclSweepTimes t;
   NcclSizeKey small{"allreduce", 512}, mid{"allreduce", 2 << 20}, big{"allreduce", 128 << 20};
-  t[S("default", "default")] = {{small, {6.1, 6.5, 16.9, 6.3, 6.2}}, {mid, {27.7, 27.9, 28.0, 27.8, 27.9}}, {big, {470, 471, 472, 470, 471}}};
+  t[S("default", "default")] = {
+      {small, {6.1, 6.5, 16.9, 6.3, 6.2}}, {mid, {27.7, 27.9, 28.0, 27.8, 27.9}}, {big, {470, 471, 472, 470, 471}}};
   // ring/ll: clearly faster at 2 MiB (ranges apart), slower at 128 MiB.
-  t[S("ring", "ll")] = {{small, {6.0, 6.1, 6.2, 6.1, 6.0}}, {mid, {22.1, 22.2, 22.1, 22.0, 22.2}}, {big, {900, 901, 902, 900, 903}}};
+  t[S("ring", "ll")] = {
+      {small, {6.0, 6.1, 6.2, 6.1, 6.0}}, {mid, {22.1, 22.2, 22.1, 22.0, 22.2}}, {big, {900, 901, 902, 900, 903}}};
   // tree/ll128: a lower median at 512 B but its runs overlap the default's: noise, rejected.
-  t[S("tree", "ll128")] = {{small, {5.0, 5.1, 6.4, 5.2, 5.0}}, {mid, {30, 31, 30, 30, 31}}, {big, {480, 481, 480, 482, 481}}};
+  t[S("tree", "ll128")] = {
+      {small, {5.0, 5.1, 6.4, 5.2, 5.0}}, {mid, {30, 31, 30, 30, 31}}, {big, {480, 481, 480, 482, 481}}};
   auto d = decideNcclTune(t);
   ASSERT_EQ(d.choices.size(), 3u);
   EXPECT_EQ(d.choices[0].key, small);
@@ -93,8 +96,10 @@ TEST(NcclTune, ValidationDropsChoicesThePluginDoesNotConfirm) {
   ASSERT_TRUE(d.choices[1].kept);
   // In the validation processes the default ran 512 B in 6.5 us (the sweep's 16.8 did not hold);
   // 2 MiB holds; 8 MiB, untouched, was slower with the plugin.
-  std::map<NcclSizeKey, std::vector<double>> def = {{a, {6.2, 6.5, 6.6}}, {b, {27.8, 27.9, 28.1}}, {c, {46.8, 47.4, 47.5}}};
-  std::map<NcclSizeKey, std::vector<double>> plug = {{a, {12.1, 12.3, 12.5}}, {b, {21.3, 21.6, 21.9}}, {c, {63.1, 63.3, 63.4}}};
+  std::map<NcclSizeKey, std::vector<double>> def = {
+      {a, {6.2, 6.5, 6.6}}, {b, {27.8, 27.9, 28.1}}, {c, {46.8, 47.4, 47.5}}};
+  std::map<NcclSizeKey, std::vector<double>> plug = {
+      {a, {12.1, 12.3, 12.5}}, {b, {21.3, 21.6, 21.9}}, {c, {63.1, 63.3, 63.4}}};
   EXPECT_EQ(validateNcclTune(d, def, plug), 1);
   EXPECT_FALSE(d.choices[0].kept);
   EXPECT_TRUE(d.choices[0].regressed);

@@ -202,14 +202,16 @@ Status checkFree(const NodeTopology& t, std::vector<int>& free, int k) {
   std::sort(free.begin(), free.end());
   for (size_t i = 0; i < free.size(); ++i) {
     if (free[i] < 0 || free[i] >= t.size())
-      return Error{"free GPU " + std::to_string(free[i]) + " is not on this node (GPUs 0-" + std::to_string(t.size() - 1) + ")"};
+      return Error{"free GPU " + std::to_string(free[i]) + " is not on this node (GPUs 0-" +
+                   std::to_string(t.size() - 1) + ")"};
     if (i && free[i] == free[i - 1]) return Error{"free GPU " + std::to_string(free[i]) + " listed twice"};
   }
-  if (t.size() > 64) return Error{"nodes of more than 64 GPUs are not supported (this one has " + std::to_string(t.size()) + ")"};
+  if (t.size() > 64)
+    return Error{"nodes of more than 64 GPUs are not supported (this one has " + std::to_string(t.size()) + ")"};
   if (k < 1) return Error{"--gpus must be at least 1"};
   if (k > static_cast<int>(free.size()))
-    return Error{"asked for " + std::to_string(k) + " GPUs but only " + std::to_string(free.size()) + " of the node's " +
-                 std::to_string(t.size()) + " are free"};
+    return Error{"asked for " + std::to_string(k) + " GPUs but only " + std::to_string(free.size()) +
+                 " of the node's " + std::to_string(t.size()) + " are free"};
   return {};
 }
 
@@ -328,12 +330,24 @@ int goPairScore(const NodeTopology& t, int a, int b) {
   if (a == b) return 0;
   int score = 100 * t.nvlinkCount(a, b);
   switch (t.pcie[a][b]) {
-    case PcieLevel::kSystem: score += 10; break;
-    case PcieLevel::kNode: score += 20; break;
-    case PcieLevel::kHostBridge: score += 30; break;
-    case PcieLevel::kMultiple: score += 40; break;
-    case PcieLevel::kSingle: score += 50; break;
-    case PcieLevel::kInternal: score += 60; break;
+    case PcieLevel::kSystem:
+      score += 10;
+      break;
+    case PcieLevel::kNode:
+      score += 20;
+      break;
+    case PcieLevel::kHostBridge:
+      score += 30;
+      break;
+    case PcieLevel::kMultiple:
+      score += 40;
+      break;
+    case PcieLevel::kSingle:
+      score += 50;
+      break;
+    case PcieLevel::kInternal:
+      score += 60;
+      break;
   }
   return score;
 }
@@ -522,9 +536,8 @@ Result<ClusterPlacement> placeOnCluster(const ClusterTopology& c, int nodes, int
   // otherwise the child with the most eligible hosts.
   std::function<void(int, int)> take = [&](int s, int need) {
     std::vector<int> hs = hosts_at[s];
-    std::sort(hs.begin(), hs.end(), [&](int a, int b) {
-      return std::tie(c.hosts[a].free_gpus, a) < std::tie(c.hosts[b].free_gpus, b);
-    });
+    std::sort(hs.begin(), hs.end(),
+              [&](int a, int b) { return std::tie(c.hosts[a].free_gpus, a) < std::tie(c.hosts[b].free_gpus, b); });
     for (int h : hs) {
       if (need == 0) return;
       p.hosts.push_back(h);

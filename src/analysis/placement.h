@@ -18,10 +18,10 @@ struct PlacementScore {
   // at which the links at least that wide still hold a cycle (bitmask DP); inf for 1 GPU. Over 20 GPUs
   // (leftovers on big nodes) the upper bound "each GPU's second-widest link" instead.
   double ring_gbps = 0;
-  int numa_nodes = 0;            // NUMA nodes the set spans (fewer is better)
-  double leftover_ring_gbps = 0; // best ring through all free GPUs left over (0 when fewer than 2)
-  double pair_gbps_sum = 0;      // every pair's bandwidth summed (tie-break: more links for all-to-all)
-  int pcie_level_sum = 0;        // PCIe levels summed (tie-break: shorter paths; lower is better)
+  int numa_nodes = 0;             // NUMA nodes the set spans (fewer is better)
+  double leftover_ring_gbps = 0;  // best ring through all free GPUs left over (0 when fewer than 2)
+  double pair_gbps_sum = 0;       // every pair's bandwidth summed (tie-break: more links for all-to-all)
+  int pcie_level_sum = 0;         // PCIe levels summed (tie-break: shorter paths; lower is better)
 };
 
 // True when a is strictly better than b.
@@ -30,11 +30,11 @@ bool betterScore(const PlacementScore& a, const PlacementScore& b);
 bool sameScore(const PlacementScore& a, const PlacementScore& b);
 
 struct NodePlacement {
-  std::vector<int> gpus;   // chosen GPU indices, ascending
-  std::vector<int> ring;   // the best ring's order (starts at gpus[0])
+  std::vector<int> gpus;  // chosen GPU indices, ascending
+  std::vector<int> ring;  // the best ring's order (starts at gpus[0])
   PlacementScore score;
-  bool exact = true;       // every K-subset considered (false: greedy, over 16 free GPUs)
-  int64_t subsets = 0;     // K-subsets of the free GPUs
+  bool exact = true;            // every K-subset considered (false: greedy, over 16 free GPUs)
+  int64_t subsets = 0;          // K-subsets of the free GPUs
   int64_t rings_evaluated = 0;  // subsets whose ring was computed (the rest were pruned by a bound)
 };
 
@@ -79,11 +79,11 @@ struct NodePlacementReport {
 Result<NodePlacementReport> placeOnNodeAndCompare(const NodeTopology& t, int k, std::vector<int> free = {});
 
 struct ClusterPlacement {
-  std::vector<int> hosts;  // indices into ClusterTopology::hosts
-  int lowest_switch = -1;  // the switch under which all chosen hosts sit
-  int max_switch_hops = 0; // switches on the longest path between two chosen hosts (1: same leaf)
-  int leaves = 0;          // leaf switches the chosen hosts span
-  int eligible_hosts = 0;  // hosts with enough free GPUs
+  std::vector<int> hosts;   // indices into ClusterTopology::hosts
+  int lowest_switch = -1;   // the switch under which all chosen hosts sit
+  int max_switch_hops = 0;  // switches on the longest path between two chosen hosts (1: same leaf)
+  int leaves = 0;           // leaf switches the chosen hosts span
+  int eligible_hosts = 0;   // hosts with enough free GPUs
 };
 
 // N hosts with at least K free GPUs each, under the lowest switch that holds N of them (same leaf

@@ -29,7 +29,8 @@ double ringByPermutation(const NodeTopology& t, std::vector<int> set) {
   std::sort(set.begin() + 1, set.end());
   do {
     double bottleneck = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < set.size(); ++i) bottleneck = std::min(bottleneck, t.pairGbps(set[i], set[(i + 1) % set.size()]));
+    for (size_t i = 0; i < set.size(); ++i)
+      bottleneck = std::min(bottleneck, t.pairGbps(set[i], set[(i + 1) % set.size()]));
     best = std::max(best, bottleneck);
   } while (std::next_permutation(set.begin() + 1, set.end()));
   return best;
@@ -68,8 +69,8 @@ void checkAgainstBruteForceAndGo(const NodeTopology& t, const std::vector<int>& 
     auto p = placeOnNode(t, k, free);
     ASSERT_TRUE(p.ok()) << what << " k=" << k;
     PlacementScore brute = bruteBest(t, k, free);
-    EXPECT_TRUE(sameScore(p.value().score, brute)) << what << " k=" << k << ": ring " << p.value().score.ring_gbps
-                                                   << " vs brute " << brute.ring_gbps;
+    EXPECT_TRUE(sameScore(p.value().score, brute))
+        << what << " k=" << k << ": ring " << p.value().score.ring_gbps << " vs brute " << brute.ring_gbps;
     // The reported score is the chosen set's true score (ring recomputed by permutation).
     EXPECT_TRUE(sameScore(bruteScore(t, p.value().gpus, free), p.value().score)) << what << " k=" << k;
     auto go = placeGoBestEffort(t, k, free);

@@ -6,8 +6,8 @@
 
 namespace gpudoctor {
 
-StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::vector<int>& rank_ids,
-                              double min_share, double min_wait_fraction) {
+StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::vector<int>& rank_ids, double min_share,
+                              double min_wait_fraction) {
   StragglerReport r;
   if (ranks.size() < 2) {
     r.note = "one rank: nothing to compare";
@@ -36,9 +36,10 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
   size_t n = durs[0].size();
   for (size_t k = 1; k < durs.size(); ++k) {
     if (durs[k].size() != n) {
-      r.note = fmt::format("ranks {} and {} recorded {} and {} NCCL kernels in the selected steps; "
-                           "collectives cannot be matched",
-                           rank_ids[0], rank_ids[k], n, durs[k].size());
+      r.note = fmt::format(
+          "ranks {} and {} recorded {} and {} NCCL kernels in the selected steps; "
+          "collectives cannot be matched",
+          rank_ids[0], rank_ids[k], n, durs[k].size());
       return r;
     }
   }
@@ -81,14 +82,16 @@ StragglerReport findStraggler(const std::vector<RankWindows>& ranks, const std::
   r.straggler_share = share;
   if (share >= min_share && frac >= min_wait_fraction) {
     r.straggler = r.ranks[best].rank;
-    r.note = fmt::format("rank {} arrives last at {:.0f}% of the {} collectives where a rank waited ({} matched); the "
-                         "other ranks wait {:.0f}% of their NCCL time for it",
-                         r.straggler, 100 * share, waited_at, n, 100 * frac);
+    r.note = fmt::format(
+        "rank {} arrives last at {:.0f}% of the {} collectives where a rank waited ({} matched); the "
+        "other ranks wait {:.0f}% of their NCCL time for it",
+        r.straggler, 100 * share, waited_at, n, 100 * frac);
   } else {
-    r.note = fmt::format("no consistent straggler (the most frequent last arrival, rank {}, comes last at {:.0f}% "
-                         "of the {} collectives where a rank waited ({} matched); waiting is {:.0f}% of the others' "
-                         "NCCL time)",
-                         r.ranks[best].rank, 100 * share, waited_at, n, 100 * frac);
+    r.note = fmt::format(
+        "no consistent straggler (the most frequent last arrival, rank {}, comes last at {:.0f}% "
+        "of the {} collectives where a rank waited ({} matched); waiting is {:.0f}% of the others' "
+        "NCCL time)",
+        r.ranks[best].rank, 100 * share, waited_at, n, 100 * frac);
   }
   return r;
 }

@@ -19,14 +19,15 @@ struct RankWait {
 };
 
 struct StragglerReport {
-  bool matched = false;       // false: ranks recorded different numbers of NCCL kernels
-  std::string note;           // why not matched, or the verdict in words
-  int64_t collectives = 0;    // matched collectives
+  bool matched = false;     // false: ranks recorded different numbers of NCCL kernels
+  std::string note;         // why not matched, or the verdict in words
+  int64_t collectives = 0;  // matched collectives
   std::vector<RankWait> ranks;
-  int straggler = -1;         // rank, or -1 when none is consistent
-  double straggler_share = 0; // share of the collectives with waiting where that rank arrived last (share_of says of what)
+  int straggler = -1;  // rank, or -1 when none is consistent
+  double straggler_share =
+      0;  // share of the collectives with waiting where that rank arrived last (share_of says of what)
   std::string share_of = "collectives";  // "steps" when judged per process group (analysis/fleet)
-  int64_t others_wait_ns = 0; // mean over the other ranks of their wait_ns
+  int64_t others_wait_ns = 0;            // mean over the other ranks of their wait_ns
 };
 
 // Thresholds: a straggler arrives last in at least `min_share` of the collectives and costs the

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "analysis/trace_builder_test_util.h"
 #include "analysis/run_test_util.h"
+#include "analysis/trace_builder_test_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -26,7 +26,8 @@ TEST(Replay, UnmodifiedGraphReproducesEveryCommittedTrace) {
   for (auto set : std::vector<std::vector<std::string>>{
            {"examples/ddp_bf16_flash"},
            {"testdata/kineto/fp32_naive_rank0.pt.trace.json.gz", "testdata/kineto/fp32_naive_rank1.pt.trace.json.gz"},
-           {"testdata/kineto/launch_bound_rank0.pt.trace.json.gz", "testdata/kineto/launch_bound_rank1.pt.trace.json.gz"}}) {
+           {"testdata/kineto/launch_bound_rank0.pt.trace.json.gz",
+            "testdata/kineto/launch_bound_rank1.pt.trace.json.gz"}}) {
     auto l = load(set);
     Replay r = replayRun(l->run);
     ASSERT_TRUE(r.available) << r.reason;
@@ -34,7 +35,8 @@ TEST(Replay, UnmodifiedGraphReproducesEveryCommittedTrace) {
     EXPECT_GT(r.stats.calls, 100);
     EXPECT_GT(r.stats.collective_groups, 0) << set[0];
     for (const auto& rank : r.ranks)
-      for (const auto& w : rank.windows) EXPECT_NEAR(w.replayed_ns, w.traced_ns, 1000) << set[0] << " step " << w.number;
+      for (const auto& w : rank.windows)
+        EXPECT_NEAR(w.replayed_ns, w.traced_ns, 1000) << set[0] << " step " << w.number;
   }
 }
 
@@ -179,8 +181,8 @@ TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
       t += d + 2000;
     }
     for (int k = 0; k < 60; ++k, ++corr) {  // copies' launches, long: not kernels
-      b.launch(corr, t, t + 50000, EventKind::kMemcpy, TraceBuilder::kStream7, "Memcpy HtoD (Pinned -> Device)", t + 100,
-               t + 40000);
+      b.launch(corr, t, t + 50000, EventKind::kMemcpy, TraceBuilder::kStream7, "Memcpy HtoD (Pinned -> Device)",
+               t + 100, t + 40000);
       t += 52000;
     }
     b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 90000, corr++);
@@ -335,8 +337,10 @@ TEST(Replay, AnEventWaitHoldsTheWaitingStreamOnceLaunchesAreFree) {
     free.free_launches = true;
     Replay graphed = m.replay(free);
     // k2 (50 us) after k1 (100 us); where they overlapped in the trace, side by side.
-    if (overlap) EXPECT_LT(graphed.replayed_step_ns, 120000);
-    else EXPECT_GT(graphed.replayed_step_ns, 150000);
+    if (overlap)
+      EXPECT_LT(graphed.replayed_step_ns, 120000);
+    else
+      EXPECT_GT(graphed.replayed_step_ns, 150000);
   }
 }
 
@@ -414,8 +418,8 @@ TEST(Replay, CriticalPathPartsAddUpToTheStep) {
   EXPECT_NEAR(sum(h), h.replayed_step_ns, 1);
   EXPECT_STREQ(std::string(pathCategoryName(PathCategory::kOtherIdle)).c_str(), "other_idle");
   // On real traces, each edit's parts add up too; one model replays many edits as replayRun does.
-  for (const char* trace : {"testdata/whatif/loader_bound__bf16.pt.trace.json.gz",
-                            "testdata/whatif/item_sync__base.pt.trace.json.gz"}) {
+  for (const char* trace :
+       {"testdata/whatif/loader_bound__bf16.pt.trace.json.gz", "testdata/whatif/item_sync__base.pt.trace.json.gz"}) {
     auto l = load({trace});
     ReplayModel model(l->run);
     ReplayEdits loader, nosync, graphs;
@@ -496,7 +500,8 @@ TEST(Replay, PinnedCopiesDropTheCopiesWaitsAlone) {
 
 // Two ranks, each step one compute kernel then an allreduce that ends once both arrived (plus
 // 100 us of transfer), then a synchronize. Rank 1's compute is `slow_ns`, rank 0's 1 ms.
-RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns, int64_t host_ns = 0, int64_t slowest_host_ns = 0) {
+RankTrace collectiveRank(int rank, int64_t compute_ns, int64_t slowest_ns, int64_t host_ns = 0,
+                         int64_t slowest_host_ns = 0) {
   TraceBuilder b;
   b.t.rank = rank;
   int64_t t = 1000, corr = 1;
@@ -581,7 +586,8 @@ TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {
   {  // GPU work without launch records
     TraceBuilder b;
     b.step(1, 1000, 100000);
-    for (int k = 0; k < 10; ++k) b.add(EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 2000 + 5000 * k, 6000 + 5000 * k);
+    for (int k = 0; k < 10; ++k)
+      b.add(EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", 2000 + 5000 * k, 6000 + 5000 * k);
     Replay r = replayOf(b.done());
     EXPECT_FALSE(r.available);
     EXPECT_NE(r.reason.find("only 0% of the GPU work links to a recorded launch call"), std::string::npos) << r.reason;

@@ -29,21 +29,24 @@ StragglerReport stragglerOfGroups(const FleetReport& f) {
   }
   double steps = 0;
   for (const auto& row : f.rows) {
-    r.ranks.push_back({row.rank, row.nccl_ns, std::llround(row.wait_ns * static_cast<double>(row.steps)), row.last_arrivals});
+    r.ranks.push_back(
+        {row.rank, row.nccl_ns, std::llround(row.wait_ns * static_cast<double>(row.steps)), row.last_arrivals});
     steps += static_cast<double>(row.steps);
   }
   steps /= std::max<double>(1, static_cast<double>(f.rows.size()));
   if (!r.matched) {
-    r.note = fmt::format("collectives in {} process groups, none seen on two members: nothing to match", f.groups.size());
+    r.note =
+        fmt::format("collectives in {} process groups, none seen on two members: nothing to match", f.groups.size());
   } else if (best) {
     r.straggler = best->straggler;
     r.straggler_share = best->cause_steps;
     r.share_of = "steps";
     r.others_wait_ns = std::llround(best->others_wait_ns * steps);
-    r.note = fmt::format("process group {}{}: {}", best->name, best->desc.empty() ? "" : " (" + best->desc + ")", best->note);
+    r.note = fmt::format("process group {}{}: {}", best->name, best->desc.empty() ? "" : " (" + best->desc + ")",
+                         best->note);
   } else {
-    r.note = fmt::format("no consistent straggler in any of {} process groups (most waiting: group {}: {})", f.groups.size(),
-                         worst_wait->name, worst_wait->note);
+    r.note = fmt::format("no consistent straggler in any of {} process groups (most waiting: group {}: {})",
+                         f.groups.size(), worst_wait->name, worst_wait->note);
   }
   return r;
 }
@@ -51,8 +54,9 @@ StragglerReport stragglerOfGroups(const FleetReport& f) {
 Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   ra.index = buildIndex(*ra.trace);
   if (!ra.index.has_gpu_work())
-    return Error{ra.trace->path + ": no GPU activity in this trace (no kernels, memcpy or memset); "
-                                  "was the profiler run with ProfilerActivity.CUDA?"};
+    return Error{ra.trace->path +
+                 ": no GPU activity in this trace (no kernels, memcpy or memset); "
+                 "was the profiler run with ProfilerActivity.CUDA?"};
   auto w = findSteps(*ra.trace, ra.index, opt.steps, &ra.coverage);
   if (!w.ok()) return w.error();
   ra.windows = std::move(w.value());
@@ -111,12 +115,12 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
         continue;
       }
       run.left_out.push_back({traces[i].path, traces[i].rank, "no GPU activity (no kernels, memcpy or memset)"});
-      run.notes.push_back(fmt::format("rank {} ({}) left out: no GPU activity in its trace (no kernels, memcpy or "
-                                      "memset); the figures are those of the {}",
-                                      traces[i].rank, traces[i].path,
-                                      traces.size() - without_gpu == 1
-                                          ? std::string("other rank")
-                                          : fmt::format("other {} ranks", traces.size() - without_gpu)));
+      run.notes.push_back(
+          fmt::format("rank {} ({}) left out: no GPU activity in its trace (no kernels, memcpy or "
+                      "memset); the figures are those of the {}",
+                      traces[i].rank, traces[i].path,
+                      traces.size() - without_gpu == 1 ? std::string("other rank")
+                                                       : fmt::format("other {} ranks", traces.size() - without_gpu)));
     }
     run.ranks = std::move(kept);
   }
@@ -124,29 +128,33 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
     const RankTrace& t = *r.trace;
     const std::string dev = t.devices.empty() ? "" : " (" + t.devices.front().name + ")";
     if (t.platform == "rocm")
-      run.notes.push_back(fmt::format("rank {}: a ROCm (HIP) trace{}: HIP calls are read as their CUDA counterparts; "
-                                      "kernel classes, ceilings and the what-if's profiler costs are CUDA's, not "
-                                      "verified on AMD GPUs",
-                                      t.rank, dev));
+      run.notes.push_back(
+          fmt::format("rank {}: a ROCm (HIP) trace{}: HIP calls are read as their CUDA counterparts; "
+                      "kernel classes, ceilings and the what-if's profiler costs are CUDA's, not "
+                      "verified on AMD GPUs",
+                      t.rank, dev));
     else if (t.platform == "mtia")
-      run.notes.push_back(fmt::format("rank {}: an MTIA trace{}: unsupported; its figures use CUDA's names and may "
-                                      "miss work",
-                                      t.rank, dev));
+      run.notes.push_back(
+          fmt::format("rank {}: an MTIA trace{}: unsupported; its figures use CUDA's names and may "
+                      "miss work",
+                      t.rank, dev));
     for (const auto& d : r.coverage.dropped)
-      run.notes.push_back(fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
-                                      "of host time only; e.g. the step the last prof.step() opens)",
-                                      r.trace->rank, d.number, static_cast<double>(d.host_ns) / 1e6));
+      run.notes.push_back(
+          fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
+                      "of host time only; e.g. the step the last prof.step() opens)",
+                      r.trace->rank, d.number, static_cast<double>(d.host_ns) / 1e6));
     for (const auto& w : r.windows)
       if (w.clipped_ns > 0)
-        run.notes.push_back(fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event; cut there "
-                                        "(the annotation outlived the profiler's recording)",
-                                        r.trace->rank, w.number, static_cast<double>(w.clipped_ns) / 1e6));
+        run.notes.push_back(
+            fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event; cut there "
+                        "(the annotation outlived the profiler's recording)",
+                        r.trace->rank, w.number, static_cast<double>(w.clipped_ns) / 1e6));
     if (r.coverage.gpu_outside_ops > 0)
-      run.notes.push_back(fmt::format("rank {}: {} GPU operations ({:.3f} ms of GPU time, {:.3f} ms of it before the "
-                                      "first step) lie outside the annotated steps and are in no figure",
-                                      r.trace->rank, r.coverage.gpu_outside_ops,
-                                      static_cast<double>(r.coverage.gpu_outside_ns) / 1e6,
-                                      static_cast<double>(r.coverage.gpu_before_ns) / 1e6));
+      run.notes.push_back(
+          fmt::format("rank {}: {} GPU operations ({:.3f} ms of GPU time, {:.3f} ms of it before the "
+                      "first step) lie outside the annotated steps and are in no figure",
+                      r.trace->rank, r.coverage.gpu_outside_ops, static_cast<double>(r.coverage.gpu_outside_ns) / 1e6,
+                      static_cast<double>(r.coverage.gpu_before_ns) / 1e6));
   }
   std::vector<RankWindows> all;
   std::vector<int> ids;

@@ -16,7 +16,7 @@ namespace gpudoctor {
 struct AnalysisOptions {
   StepSelection steps;
   size_t top_n = 10;
-  unsigned threads = 0;  // 0: hardware concurrency
+  unsigned threads = 0;              // 0: hardware concurrency
   double straggler_share_min = 0.6;  // see findStraggler (diagnosis sets both from its thresholds)
   double straggler_wait_min = 0.05;
 };
@@ -29,9 +29,9 @@ struct RankAnalysis {
   StepBreakdown total;  // sums over the selected steps (launch latency over all of them)
   KernelSummary kernels;
   std::vector<CollectiveStats> collectives;
-  JobProfile job;  // what this rank's job does (see job_profile.h)
-  StepCoverage coverage;  // GPU work outside the annotated steps
-  CheckpointRegions checkpoint;  // activation checkpointing's re-run forward and wrapper (see profileRank)
+  JobProfile job;                        // what this rank's job does (see job_profile.h)
+  StepCoverage coverage;                 // GPU work outside the annotated steps
+  CheckpointRegions checkpoint;          // activation checkpointing's re-run forward and wrapper (see profileRank)
   std::vector<CastSite> autocast_casts;  // where bf16 autocast would cast (see CastSite)
   HostWork host_work;                    // the host's own work (analysis/host_work.h)
 };
@@ -44,11 +44,11 @@ struct LeftOutRank {
 };
 
 struct RunAnalysis {
-  std::vector<RankAnalysis> ranks;  // in rank order
-  KernelSummary kernels;            // all ranks
+  std::vector<RankAnalysis> ranks;           // in rank order
+  KernelSummary kernels;                     // all ranks
   std::vector<CollectiveStats> collectives;  // all ranks
   StragglerReport straggler;
-  JobProfile job;  // what the job does: the ranks' profiles merged, differences in job.notes
+  JobProfile job;                     // what the job does: the ranks' profiles merged, differences in job.notes
   std::vector<LeftOutRank> left_out;  // ranks not analyzed, in rank order
   // What the figures leave out or cut, one sentence each: ranks left out, steps clipped to the
   // recording, GPU work outside the annotated steps.

@@ -14,13 +14,13 @@ namespace gpudoctor {
 
 // One step, on one rank or averaged over ranks.
 struct StepTiming {
-  double host_ns = 0;        // the host's step: its range from one step's start to the next's
+  double host_ns = 0;  // the host's step: its range from one step's start to the next's
   // The GPU's own time for the step's work on its busiest stream: the work and the gaps before it that
   // the GPU made (the work launched already: waits for other streams, the GPU's own spacing), not the
   // gaps in which it waited for the host; < 0: unknown (no GPU work).
   double gpu_period_ns = -1;
-  double busy_ns = 0;        // the busiest stream's work launched by this step (collectives left out: their
-                             // time holds the wait for the other ranks)
+  double busy_ns = 0;  // the busiest stream's work launched by this step (collectives left out: their
+                       // time holds the wait for the other ranks)
   // ... that stream's work by kind: compute, communication, copies (they add up to busy_ns).
   std::array<double, 3> busy_parts{};
 };
@@ -32,8 +32,8 @@ struct SteadyState {
   // The host's step: the median over steps; the GPU's period and busy time: means over steps (its
   // work is throughput). gpu_period_ns: 0 when unknown.
   double host_ns = 0, gpu_period_ns = 0, busy_ns = 0;
-  double loader_ns = 0;                                // the loader pool's period per step (0: not modeled)
-  double period_ns = 0;                                // the largest of these
+  double loader_ns = 0;  // the loader pool's period per step (0: not modeled)
+  double period_ns = 0;  // the largest of these
   StepBound bound = StepBound::kHost;
   std::array<double, 3> busy_parts{};  // the parts of the step nearest the mean busy time, as in StepTiming
 };

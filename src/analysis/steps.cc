@@ -92,8 +92,10 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     std::vector<size_t> run_ends;  // steps that end a run: each before a gap, and the last
     for (size_t k = 0; k + 1 < all.size(); ++k) {
       const int64_t host = all[k].cpu_end_ns - all[k].cpu_begin_ns;
-      if (host > 0 && all[k + 1].begin_ns - all[k].cpu_end_ns > host) run_ends.push_back(k);
-      else all[k].end_ns = all[k + 1].begin_ns;
+      if (host > 0 && all[k + 1].begin_ns - all[k].cpu_end_ns > host)
+        run_ends.push_back(k);
+      else
+        all[k].end_ns = all[k + 1].begin_ns;
     }
     run_ends.push_back(all.size() - 1);
     StepWindow& last = all.back();
@@ -103,7 +105,8 @@ Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& 
     for (const Event& e : t.events)
       if (!e.hasRole(kRoleStep)) recorded_end = std::max(recorded_end, e.end_ns());
     constexpr int64_t kToleranceNs = 2000;
-    if (recorded_end != INT64_MIN && recorded_end > last.cpu_begin_ns && last.cpu_end_ns - recorded_end > kToleranceNs) {
+    if (recorded_end != INT64_MIN && recorded_end > last.cpu_begin_ns &&
+        last.cpu_end_ns - recorded_end > kToleranceNs) {
       last.clipped_ns = last.cpu_end_ns - recorded_end;
       last.cpu_end_ns = recorded_end;
     }

@@ -36,7 +36,7 @@ struct StepWindow {
 struct StepCoverage {
   int64_t gpu_outside_ns = 0;  // summed duration of GPU work starting before the first or after the last step
   int64_t gpu_outside_ops = 0;
-  int64_t gpu_before_ns = 0;   // of which before the first step
+  int64_t gpu_before_ns = 0;  // of which before the first step
   // First or last steps that launch and run no GPU work while others do (the step the last
   // prof.step() opens, holding only what runs after training): left out of the windows.
   struct Dropped {
@@ -48,11 +48,12 @@ struct StepCoverage {
 
 // Windows from ProfilerStep#N: step N runs from its host start to the next step's host start,
 // unless that start comes more than step N's host length after its host end (a gap: step N
-// then ends as a last step does); the last one ends at the later of its host end and the end of the GPU work it launched. Without
-// annotations, one window spans the first to the last GPU work. A last step whose host range ends
+// then ends as a last step does); the last one ends at the later of its host end and the end of the GPU work it
+// launched. Without annotations, one window spans the first to the last GPU work. A last step whose host range ends
 // after the last recorded event and Kineto's "Record Window End" is clipped there (clipped_ns says
 // how much). A first or last step with no GPU work (launched or running) is left out while another
-// step has some (StepCoverage::dropped). Error when selection keeps none. `cov`, when given, receives what lies outside the steps.
+// step has some (StepCoverage::dropped). Error when selection keeps none. `cov`, when given, receives what lies outside
+// the steps.
 Result<std::vector<StepWindow>> findSteps(const RankTrace& t, const TraceIndex& idx, const StepSelection& sel,
                                           StepCoverage* cov = nullptr);
 

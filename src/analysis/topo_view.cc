@@ -29,8 +29,8 @@ std::string cpuMask(const std::string& list) {
 }
 
 std::string pcieSpeed(int gen) {
-  static const char* s[] = {"", "2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe",
-                            "64.0 GT/s PCIe"};
+  static const char* s[] = {
+      "", "2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe"};
   return gen >= 1 && gen <= 6 ? s[gen] : "";
 }
 
@@ -41,13 +41,15 @@ std::string gpuBusId(const TopoGpu& g) { return g.pci_bus_id; }
 std::string ncclXmlMissing(const NodeTopology& t) {
   for (const auto& g : t.gpus)
     if (g.pci_bus_id.empty())
-      return fmt::format("GPU {} has no PCI bus id (bus_id): NCCL matches NCCL_TOPO_FILE's GPUs to its devices by bus id, so "
-                         "give each GPU its bus_id (nvidia-smi --query-gpu=index,pci.bus_id --format=csv) or run topo on the machine",
-                         g.index);
+      return fmt::format(
+          "GPU {} has no PCI bus id (bus_id): NCCL matches NCCL_TOPO_FILE's GPUs to its devices by bus id, so "
+          "give each GPU its bus_id (nvidia-smi --query-gpu=index,pci.bus_id --format=csv) or run topo on the machine",
+          g.index);
   for (const auto& g : t.gpus)
     if (g.sm == 0)
-      return fmt::format("GPU {} has no SM version (sm, e.g. 90 for H100/H200): NCCL's XML needs it; add it to the topology file",
-                         g.index);
+      return fmt::format(
+          "GPU {} has no SM version (sm, e.g. 90 for H100/H200): NCCL's XML needs it; add it to the topology file",
+          g.index);
   return {};
 }
 
@@ -79,9 +81,11 @@ NcclXmlSystem ncclXmlSystem(const NodeTopology& t) {
       // dev and rank as NCCL's own dumps write them (NCCL resets rank per communicator).
       e.dev = g.index, e.rank = g.index, e.sm = g.sm;
       e.busid = gpuBusId(g);
-      if (g.pcie_gen) e.link = true, e.link_speed = pcieSpeed(g.pcie_gen), e.link_width = g.pcie_width ? g.pcie_width : 16;
+      if (g.pcie_gen)
+        e.link = true, e.link_speed = pcieSpeed(g.pcie_gen), e.link_width = g.pcie_width ? g.pcie_width : 16;
       for (const auto& o : t.gpus)
-        if (o.index != g.index && t.nvlinks[g.index][o.index] > 0) e.nvlinks.emplace_back(gpuBusId(o), t.nvlinks[g.index][o.index]);
+        if (o.index != g.index && t.nvlinks[g.index][o.index] > 0)
+          e.nvlinks.emplace_back(gpuBusId(o), t.nvlinks[g.index][o.index]);
       e.nvswitch_links = g.nvswitch_links;
       e.pci_switches = g.pci_switches;
       c.gpus.push_back(std::move(e));

@@ -15,13 +15,13 @@ std::vector<std::string> gpuCpuLists(const NodeTopology& t);
 // One GPU of the XML, every attribute resolved.
 struct NcclXmlGpu {
   int dev = 0, sm = 90, rank = 0;
-  std::string busid;                       // the GPU's, else 0000:(0x10 + index):00.0
-  bool link = false;                       // PCIe generation known: link_speed and link_width apply
-  std::string link_speed;                  // "16.0 GT/s PCIe"
+  std::string busid;       // the GPU's, else 0000:(0x10 + index):00.0
+  bool link = false;       // PCIe generation known: link_speed and link_width apply
+  std::string link_speed;  // "16.0 GT/s PCIe"
   int link_width = 16;
   std::vector<std::pair<std::string, int>> nvlinks;  // peer bus id, link count
   int nvswitch_links = 0;
-  std::vector<std::string> pci_switches;   // upstream switch bus ids, outermost first
+  std::vector<std::string> pci_switches;  // upstream switch bus ids, outermost first
 };
 
 // One NIC of the XML.

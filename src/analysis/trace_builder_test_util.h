@@ -33,14 +33,12 @@ struct TraceBuilder {
     e.bytes = bytes;
     t.events.push_back(e);
   }
-  void step(int n, int64_t b, int64_t e) {
-    add(EventKind::kRange, kHost, "ProfilerStep#" + std::to_string(n), b, e);
-  }
+  void step(int n, int64_t b, int64_t e) { add(EventKind::kRange, kHost, "ProfilerStep#" + std::to_string(n), b, e); }
   // A launch call on the host and the GPU work it queued, linked by correlation id.
   void launch(int64_t corr, int64_t call_b, int64_t call_e, EventKind work_kind, uint32_t stream, std::string_view work,
               int64_t work_b, int64_t work_e, int64_t bytes = 0) {
-    add(EventKind::kRuntimeCall, kHost, work_kind == EventKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync", call_b,
-        call_e, corr);
+    add(EventKind::kRuntimeCall, kHost, work_kind == EventKind::kKernel ? "cudaLaunchKernel" : "cudaMemcpyAsync",
+        call_b, call_e, corr);
     add(work_kind, stream, work, work_b, work_e, corr, bytes);
   }
   // The model's order: by start, longer first; roles from the names, as the Kineto reader sets them.

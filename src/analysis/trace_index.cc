@@ -60,7 +60,8 @@ TraceIndex buildIndex(const RankTrace& t) {
     }
     if (!isGpuWork(e.kind)) continue;
     ix.gpu_work.push_back(i);
-    ix.gpu_work_max_end.push_back(std::max(e.end_ns(), ix.gpu_work_max_end.empty() ? e.end_ns() : ix.gpu_work_max_end.back()));
+    ix.gpu_work_max_end.push_back(
+        std::max(e.end_ns(), ix.gpu_work_max_end.empty() ? e.end_ns() : ix.gpu_work_max_end.back()));
     if (e.correlation >= 0) ix.work_of.add(e.correlation, i);
     Span s{e.start_ns, e.end_ns()};
     all.push_back(s);
@@ -82,8 +83,8 @@ TraceIndex buildIndex(const RankTrace& t) {
     }
     std::string_view op, dtype;
     uint32_t op_ev = e.external_id >= 0 ? ix.op_of.find(e.external_id) : IdMap::kNone;
-    std::pair<uint32_t, uint64_t> key{e.name, op_ev == IdMap::kNone ? ~uint64_t{0}
-                                                                  : (uint64_t{ev[op_ev].name} << 32) | ev[op_ev].dtype};
+    std::pair<uint32_t, uint64_t> key{
+        e.name, op_ev == IdMap::kNone ? ~uint64_t{0} : (uint64_t{ev[op_ev].name} << 32) | ev[op_ev].dtype};
     auto cached = class_cache.find(key);
     KernelClass kc;
     if (cached != class_cache.end()) {
@@ -97,8 +98,10 @@ TraceIndex buildIndex(const RankTrace& t) {
       class_cache.emplace(key, kc);
     }
     ix.class_of_event[i] = kc;
-    if (isCommunication(kc)) nccl.push_back(s);
-    else compute.push_back(s);
+    if (isCommunication(kc))
+      nccl.push_back(s);
+    else
+      compute.push_back(s);
   }
   // Materialized attention is bmm + softmax + bmm: a trace with only one of them (an MoE router's
   // softmax, an einsum's bmm) has none, so those kernels get their ordinary class.

@@ -16,14 +16,14 @@ namespace gpudoctor {
 
 struct TraceIndex {
   const RankTrace* trace = nullptr;
-  std::vector<uint32_t> gpu_work;                       // kernels, memcpy, memset; by start
-  std::vector<int64_t> gpu_work_max_end;                // prefix maximum of end over gpu_work
-  std::vector<uint32_t> launches;                       // runtime/driver calls with a correlation
-  IdMap work_of;                                        // correlation -> GPU work event
-  IdMap launch_of;                                      // correlation -> launch event
-  IdMap op_of;                                          // External id -> cpu_op event
-  std::vector<KernelClass> class_of_event;              // per event (kernels only meaningful)
-  std::vector<uint32_t> step_annotations;               // host step ranges (kRoleStep; Kineto: ProfilerStep#N)
+  std::vector<uint32_t> gpu_work;           // kernels, memcpy, memset; by start
+  std::vector<int64_t> gpu_work_max_end;    // prefix maximum of end over gpu_work
+  std::vector<uint32_t> launches;           // runtime/driver calls with a correlation
+  IdMap work_of;                            // correlation -> GPU work event
+  IdMap launch_of;                          // correlation -> launch event
+  IdMap op_of;                              // External id -> cpu_op event
+  std::vector<KernelClass> class_of_event;  // per event (kernels only meaningful)
+  std::vector<uint32_t> step_annotations;   // host step ranges (kRoleStep; Kineto: ProfilerStep#N)
   IntervalSet all_gpu, compute, nccl, memcpy, memset, mem, kernels, comm_overlap;
   IntervalSet dataloader, optimizer, host_sync, gpu_wait;  // kRoleDataLoading, kRoleOptimizerStep, kRoleSyncCall
   // Loader ranges run on the training process itself (kRoleLoaderInProcess; Kineto:

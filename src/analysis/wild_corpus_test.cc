@@ -52,10 +52,11 @@ double otherShare(const KernelSummary& k) {
 
 // Every part of a step's breakdown is a duration or a count: none may be negative.
 void expectNonNegative(const StepBreakdown& b, const std::string& where) {
-  const int64_t parts[] = {b.wall_ns,         b.gpu_busy_ns,        b.compute_ns,    b.comm_ns,
-                           b.comm_overlap_ns, b.comm_exposed_ns,    b.memcpy_ns,     b.memset_ns,
-                           b.copy_exposed_ns, b.idle_ns,            b.idle_host_ns,  b.idle_sync_ns,
-                           b.idle_dependency_ns, b.idle_other_ns,   b.kernels,       b.sync_ns};
+  const int64_t parts[] = {
+      b.wall_ns,         b.gpu_busy_ns,  b.compute_ns,         b.comm_ns,         b.comm_overlap_ns,
+      b.comm_exposed_ns, b.memcpy_ns,    b.memset_ns,          b.copy_exposed_ns, b.idle_ns,
+      b.idle_host_ns,    b.idle_sync_ns, b.idle_dependency_ns, b.idle_other_ns,   b.kernels,
+      b.sync_ns};
   for (int64_t v : parts) EXPECT_GE(v, 0) << where;
 }
 

@@ -17,8 +17,8 @@
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/commands.h"
-#include "cli/json_output.h"
 #include "cli/fleet_stream.h"
+#include "cli/json_output.h"
 #include "cli/mpi_world.h"
 #include "cli/usage.h"
 #include "common/atomic_file.h"
@@ -26,14 +26,14 @@
 #include "diagnosis/nccl_log_check.h"
 #include "diagnosis/what_if.h"
 #include "probes/nccl_library.h"
-#include "sources/nccl_env/settings_reader.h"
 #include "report/bench_gpu_report.h"
-#include "report/fleet_report.h"
 #include "report/findings_text.h"
+#include "report/fleet_report.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/ceilings_file/ceilings_file.h"
+#include "sources/nccl_env/settings_reader.h"
 #include "sources/nccl_log/nccl_log_reader.h"
 #include "sources/summary/summary_file.h"
 #include "sources/trace_set.h"
@@ -61,13 +61,13 @@ struct AnalyzeArgs {
   bool quiet = false;
   bool no_what_if = false;
   double measured_step_ms = 0;  // --measured-step-ms: the step timed without the profiler
-  std::string ceilings;        // --ceilings FILE: efficiency figures against measured ceilings
-  double flops_per_step = 0;   // --flops-per-step: training FLOPs per step per rank, for MFU
-  std::string mfu_precision;   // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
-  std::string summary_out;     // --summary-out FILE: the rank summaries
-  bool mpi = false;            // --mpi: the files shared among MPI processes, summaries gathered on process 0
-  bool stream = false;         // --stream: the streaming mode whatever the rank count
-  bool allow_missing = false;  // --allow-missing-ranks
+  std::string ceilings;         // --ceilings FILE: efficiency figures against measured ceilings
+  double flops_per_step = 0;    // --flops-per-step: training FLOPs per step per rank, for MFU
+  std::string mfu_precision;    // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
+  std::string summary_out;      // --summary-out FILE: the rank summaries
+  bool mpi = false;             // --mpi: the files shared among MPI processes, summaries gathered on process 0
+  bool stream = false;          // --stream: the streaming mode whatever the rank count
+  bool allow_missing = false;   // --allow-missing-ranks
 };
 
 // More traces than this are analyzed in the streaming mode (one trace in memory per thread).
@@ -78,8 +78,8 @@ std::string exampleDir() {
   std::error_code ec;
   auto exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (auto rel : {"../share/gpudoctor/examples/ddp_bf16_flash", "../examples/ddp_bf16_flash",
-                     "examples/ddp_bf16_flash"}) {
+    for (auto rel :
+         {"../share/gpudoctor/examples/ddp_bf16_flash", "../examples/ddp_bf16_flash", "examples/ddp_bf16_flash"}) {
       auto p = exe.parent_path() / rel;
       if (fs::is_directory(p, ec)) return p.lexically_normal().string();
     }
@@ -103,7 +103,8 @@ bool anyFailed(const Diagnosis& d) {
 std::string relabelTool(const std::string& json, const std::string& tool) {
   const std::string from = "\"tool\": \"gpudoctor analyze\"";
   size_t at = json.find(from);
-  return at == std::string::npos ? json : json.substr(0, at) + "\"tool\": \"" + tool + "\"" + json.substr(at + from.size());
+  return at == std::string::npos ? json
+                                 : json.substr(0, at) + "\"tool\": \"" + tool + "\"" + json.substr(at + from.size());
 }
 
 // Progress on stderr for the streaming mode: a line rewritten in place on a terminal, else one
@@ -126,9 +127,12 @@ std::function<void(const StreamProgress&)> streamProgress(bool tty) {
 // The streaming mode: digests of every trace (or read from summaries), the cross-rank analyses,
 // their report. With --mpi each process digests its share and process 0 reports.
 int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const AnalysisOptions& aopt) {
-  for (auto [set, flag] : {std::pair{!a.html.empty(), "--html"}, {!a.ceilings.empty(), "--ceilings"},
-                           {!a.nccl_env.empty(), "--nccl-env"}, {!a.nccl_logs.empty(), "--nccl-log"},
-                           {a.rank >= 0, "--rank"}, {a.checklist_only, "checklist"}})
+  for (auto [set, flag] : {std::pair{!a.html.empty(), "--html"},
+                           {!a.ceilings.empty(), "--ceilings"},
+                           {!a.nccl_env.empty(), "--nccl-env"},
+                           {!a.nccl_logs.empty(), "--nccl-log"},
+                           {a.rank >= 0, "--rank"},
+                           {a.checklist_only, "checklist"}})
     if (set)
       return fail(fmt::format("{} needs the per-rank analysis, not the streaming mode (summaries, --mpi, --stream or "
                               "more than {} traces): give it one rank's trace or up to {} traces",
@@ -193,18 +197,21 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
     error = got.error().message;
   }
   int code = 0;
-  if (world.rank == 0) code = [&]() -> int {
+  if (world.rank == 0)
+    code = [&]() -> int {
       if (!error.empty()) return fail(error);
-      std::sort(digests.begin(), digests.end(), [](const RankDigest& x, const RankDigest& y) { return x.rank < y.rank; });
+      std::sort(digests.begin(), digests.end(),
+                [](const RankDigest& x, const RankDigest& y) { return x.rank < y.rank; });
       auto missing = missingRanks(digests);
       if (!missing.empty() && !a.allow_missing) {
         std::string list;
         for (size_t k = 0; k < missing.size() && k < 8; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
         if (missing.size() > 8) list += fmt::format(", ... ({} in all)", missing.size());
-        return fail(fmt::format("{} {} of the job's {} {} no trace or summary here; give every rank's file, or "
-                                "--allow-missing-ranks to analyze the {} present",
-                                missing.size() == 1 ? "rank" : "ranks", list, digests.size() + missing.size(),
-                                missing.size() == 1 ? "has" : "have", digests.size()));
+        return fail(
+            fmt::format("{} {} of the job's {} {} no trace or summary here; give every rank's file, or "
+                        "--allow-missing-ranks to analyze the {} present",
+                        missing.size() == 1 ? "rank" : "ranks", list, digests.size() + missing.size(),
+                        missing.size() == 1 ? "has" : "have", digests.size()));
       }
       auto fleet = analyzeFleet(digests);
       if (!fleet.ok()) return fail(fleet.error().message);
@@ -242,8 +249,10 @@ int runAnalyze(const AnalyzeArgs& a) {
   for (const auto& l : a.nccl_logs) {
     std::error_code ec;
     if (std::filesystem::is_directory(l, ec))
-      return fail("--nccl-log " + l + ": a directory, not an NCCL log (--nccl-log takes every file after it: give the "
-                  "traces before it)", kUsage);
+      return fail("--nccl-log " + l +
+                      ": a directory, not an NCCL log (--nccl-log takes every file after it: give the "
+                      "traces before it)",
+                  kUsage);
   }
   Thresholds th = Thresholds::defaults();
   if (!a.thresholds.empty()) {
@@ -256,21 +265,24 @@ int runAnalyze(const AnalyzeArgs& a) {
   eff_opt.flops_per_step = a.flops_per_step;
   if (!a.mfu_precision.empty()) {
     eff_opt.precision = gemmPrecisionFromName(a.mfu_precision);
-    if (!eff_opt.precision) return fail("--mfu-precision " + a.mfu_precision + ": use fp32, tf32, fp16, bf16 or fp8", kUsage);
+    if (!eff_opt.precision)
+      return fail("--mfu-precision " + a.mfu_precision + ": use fp32, tf32, fp16, bf16 or fp8", kUsage);
   }
   if (!a.ceilings.empty()) {
     auto c = loadCeilingsFile(a.ceilings);
     if (!c.ok()) return fail(c.error().message);
     ceilings = c.value();
   } else if (a.flops_per_step > 0 || !a.mfu_precision.empty()) {
-    return fail("--flops-per-step and --mfu-precision need --ceilings FILE (gpudoctor bench gpu --ceilings-out)", kUsage);
+    return fail("--flops-per-step and --mfu-precision need --ceilings FILE (gpudoctor bench gpu --ceilings-out)",
+                kUsage);
   }
   auto sel = StepSelection::parse(a.steps);
   if (!sel.ok()) return fail(sel.error().message, kUsage);
   std::vector<std::string> paths = a.paths;
   if (paths.empty()) {
     paths.push_back(exampleDir());
-    if (!a.quiet) std::fprintf(stderr, "gpudoctor: no trace given; analyzing the bundled example %s\n", paths[0].c_str());
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: no trace given; analyzing the bundled example %s\n", paths[0].c_str());
   }
   auto files = expandTracePaths(paths);
   if (!files.ok()) return fail(files.error().message);
@@ -289,8 +301,10 @@ int runAnalyze(const AnalyzeArgs& a) {
                       std::to_string(kInMemoryMax) + " traces, without --stream, --mpi or summaries)",
                   kUsage);
     if (!a.quiet && !a.mpi && !a.stream && !any_summary)
-      std::fprintf(stderr, "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
-                           "thread; per-rank detail: analyze one rank's trace)\n", files.value().size());
+      std::fprintf(stderr,
+                   "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
+                   "thread; per-rank detail: analyze one rank's trace)\n",
+                   files.value().size());
     return runFleet(a, files.value(), opt);
   }
   bool show_progress = !a.quiet && ::isatty(2) && files.value().size() > 1;
@@ -360,8 +374,8 @@ int runAnalyze(const AnalyzeArgs& a) {
       std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: no replay to anchor (%s)\n", a.measured_step_ms,
                    diag.what_if.basis.c_str());
   } else if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
-    const double miss = std::abs(static_cast<double>(diag.what_if.unprofiled_step_ns) /
-                                     static_cast<double>(diag.what_if.measured_step_ns) - 1);
+    const double miss = std::abs(
+        static_cast<double>(diag.what_if.unprofiled_step_ns) / static_cast<double>(diag.what_if.measured_step_ns) - 1);
     if (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss)
       return fail(fmt::format("--measured-step-ms {:g}: {}: is it the traced job's (same model, batch and machine)?",
                               a.measured_step_ms, diag.what_if.anchor_note),
@@ -416,10 +430,12 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
                   "distributedInfo, else file order. None: the bundled 2-rank example.");
   cmd->add_option("--steps", args->steps, "Steps to measure: all (default), N, N-M, or a list like 2,4-6")
       ->capture_default_str();
-  addJsonOption(cmd, &args->json, "every figure and the definitions")
-      ->type_name("FILE");
-  cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)")->check(wholeNumber());
+  addJsonOption(cmd, &args->json, "every figure and the definitions")->type_name("FILE");
+  cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)")
+      ->check(wholeNumber());
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)")
       ->check(wholeNumber());
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
@@ -436,8 +452,10 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--nccl-log", args->nccl_logs,
                   "The job's NCCL_DEBUG=INFO logs: transports, GDR, channels and NCCL warnings become findings")
       ->type_name("FILE...");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML report with charts to FILE ('-': the page alone, "
-                  "on stdout)")->type_name("FILE|-");
+  cmd->add_option("--html", args->html,
+                  "Also write a self-contained HTML report with charts to FILE ('-': the page alone, "
+                  "on stdout)")
+      ->type_name("FILE|-");
   cmd->add_option("--summary-out", args->summary_out,
                   "Also write every rank's summary (kilobytes per rank and step) to FILE (.gdsum, or .gdsum.gz "
                   "compressed; '-': alone on stdout): analyze reads it back like a trace, for the cross-rank analyses")
@@ -464,7 +482,8 @@ std::function<int()> addAnalyze(CLI::App& app) {
       "NCCL (overlapped, exposed) / copies / idle and why; host data loading, syncs and launch latency; kernel "
       "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
   addCommonOptions(cmd, args.get());
-  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")->capture_default_str()
+  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")
+      ->capture_default_str()
       ->check(wholeNumber());
   cmd->add_option("--measured-step-ms", args->measured_step_ms,
                   "The step time the job logs when it runs without the profiler (same model, batch and machine), "
@@ -482,13 +501,15 @@ std::function<int()> addAnalyze(CLI::App& app) {
           },
           "MS", "step time"))
       ->excludes("--no-what-if");
-  cmd->add_option("--ceilings", args->ceilings,
-                  "Ceilings JSON (gpudoctor bench gpu --ceilings-out, or --datasheet H200): adds MFU and % of bandwidth")
+  cmd->add_option(
+         "--ceilings", args->ceilings,
+         "Ceilings JSON (gpudoctor bench gpu --ceilings-out, or --datasheet H200): adds MFU and % of bandwidth")
       ->type_name("FILE");
   cmd->add_option("--flops-per-step", args->flops_per_step,
                   "Training FLOPs per step per rank, for MFU (≈ 6 × parameters × tokens per step per rank)")
       ->check(positive());
-  cmd->add_option("--mfu-precision", args->mfu_precision, "Peak to measure MFU against: fp32, tf32, fp16, bf16, fp8 "
+  cmd->add_option("--mfu-precision", args->mfu_precision,
+                  "Peak to measure MFU against: fp32, tf32, fp16, bf16, fp8 "
                   "(default: the precision of most GEMM time)");
   return [args] { return runAnalyze(*args); };
 }

@@ -19,8 +19,8 @@
 #include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "common/byte_size.h"
-#include "diagnosis/io_advice.h"
 #include "datapipe/storage_bench.h"
+#include "diagnosis/io_advice.h"
 #include "probes/cuda/cuda_runtime_probe.h"
 #include "report/bench_gpu_report.h"
 #include "report/io_report.h"
@@ -97,14 +97,16 @@ int runIo(IoArgs a) {
   opt.cold = !a.no_cold;
   opt.drop_caches = a.drop_caches;
   opt.keep = a.keep;
-  if (a.current != "small-files" && a.current != "shards") return fail("--current must be small-files or shards", kUsage);
+  if (a.current != "small-files" && a.current != "shards")
+    return fail("--current must be small-files or shards", kUsage);
   if (a.cache != "cold" && a.cache != "warm") return fail("--cache must be cold or warm", kUsage);
   if (a.cache == "cold" && a.no_cold) a.cache = "warm";
   // The target, from a flag or a trace, checked before minutes of measuring.
   double sample_bytes = static_cast<double>(opt.small_file_bytes);
   if (!a.sample_size.empty()) {
     auto v = parseByteSize(a.sample_size);
-    if (!v.ok() || v.value() == 0) return fail("--sample-size: " + (v.ok() ? std::string("must be positive") : v.error().message), kUsage);
+    if (!v.ok() || v.value() == 0)
+      return fail("--sample-size: " + (v.ok() ? std::string("must be positive") : v.error().message), kUsage);
     sample_bytes = static_cast<double>(v.value());
   }
   double target = a.target_samples;
@@ -127,8 +129,10 @@ int runIo(IoArgs a) {
   if (show)
     opt.progress = [tty = ::isatty(STDERR_FILENO) != 0](const std::string& step, int done, int total) {
       // One line redrawn on a terminal; plain lines in a log.
-      if (tty) std::fprintf(stderr, "\r\033[K[bench io %d/%d] %s%s", done, total, step.c_str(), done == total ? "\n" : "");
-      else std::fprintf(stderr, "[bench io %d/%d] %s\n", done, total, step.c_str());
+      if (tty)
+        std::fprintf(stderr, "\r\033[K[bench io %d/%d] %s%s", done, total, step.c_str(), done == total ? "\n" : "");
+      else
+        std::fprintf(stderr, "[bench io %d/%d] %s\n", done, total, step.c_str());
       std::fflush(stderr);
     };
   // Ctrl-C stops between measurements so the scratch files under PATH are removed, not left behind.
@@ -147,9 +151,10 @@ int runIo(IoArgs a) {
     const auto& res = r.value();
     std::vector<IoPath> paths;
     for (const auto& p : ioReadPaths(res, a.current, a.cache))
-      paths.push_back({p.name, p.fix, p.per_worker_samples_per_s, p.best_samples_per_s, p.best_threads, p.max_threads_measured});
-    IoTarget t{target, sample_bytes, a.compressed ? res.inflate_bytes_per_s : 0, a.compressed ? res.compression_ratio : 1,
-               res.cpus};
+      paths.push_back(
+          {p.name, p.fix, p.per_worker_samples_per_s, p.best_samples_per_s, p.best_threads, p.max_threads_measured});
+    IoTarget t{target, sample_bytes, a.compressed ? res.inflate_bytes_per_s : 0,
+               a.compressed ? res.compression_ratio : 1, res.cpus};
     advice = std::make_unique<IoAdvice>(adviseIo(paths, t));
   }
   std::string json = a.json.empty() ? "" : renderIoBenchJson(r.value(), advice.get());
@@ -172,28 +177,49 @@ std::function<int()> addBenchIo(CLI::App* bench) {
   io->add_option("PATH", a->path, "A folder on the storage to measure (needs a few hundred MB free)")->required();
   io->add_option("--large-size", a->large, "Size of the large file (K/M/G)")->capture_default_str()->group("Size");
   io->add_option("--files", a->files, "Number of small files")->capture_default_str()->group("Size");
-  io->add_option("--file-size", a->file_size, "Size of each small file (a sample)")->capture_default_str()->group("Size");
-  io->add_option("--shard-size", a->shard_size, "Shard size when the small files are packed")->capture_default_str()->group("Size");
-  io->add_option("--threads", a->threads, "Reader thread counts to measure")->capture_default_str()->delimiter(',')
-      ->check(CLI::Range(1, 256))->group("Size");
-  io->add_option("--seconds", a->seconds, "Time cap of each large-file measurement")->capture_default_str()
-      ->check(CLI::Range(0.01, 60.0))->group("Size");
+  io->add_option("--file-size", a->file_size, "Size of each small file (a sample)")
+      ->capture_default_str()
+      ->group("Size");
+  io->add_option("--shard-size", a->shard_size, "Shard size when the small files are packed")
+      ->capture_default_str()
+      ->group("Size");
+  io->add_option("--threads", a->threads, "Reader thread counts to measure")
+      ->capture_default_str()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256))
+      ->group("Size");
+  io->add_option("--seconds", a->seconds, "Time cap of each large-file measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 60.0))
+      ->group("Size");
   io->add_flag("--big", a->big, "Bigger run: 100,000 files, a 1 GiB file, 1 s per measurement")->group("Size");
   io->add_flag("--no-cold", a->no_cold, "Skip the cold-cache measurements")->group("Cache");
   io->add_flag("--drop-caches", a->drop_caches,
                "Empty the cache with /proc/sys/vm/drop_caches (root; affects the whole machine) instead of "
-               "posix_fadvise on the scratch files; drops directory and inode caches too")->group("Cache");
+               "posix_fadvise on the scratch files; drops directory and inode caches too")
+      ->group("Cache");
   io->add_option("--target-samples", a->target_samples, "Samples/s the GPUs consume (all GPUs reading this storage)")
-      ->check(positive())->group("Target");
+      ->check(positive())
+      ->group("Target");
   io->add_option("--target-bytes", a->target_bytes, "Or bytes/s the GPUs consume (K/M/G per second)")->group("Target");
-  io->add_option("--sample-size", a->sample_size, "Bytes per sample for the target (default: --file-size)")->group("Target");
-  io->add_option("--from-trace", a->from_trace, "Or derive the target from profiler traces of the job (with --batch-size)")
-      ->type_name("TRACE")->group("Target");
-  io->add_option("--batch-size", a->batch, "Samples per step per GPU, for --from-trace")->check(positive())->group("Target");
-  io->add_flag("--compressed", a->compressed, "Samples are gzip-compressed: add the measured inflate cost per sample")->group("Target");
-  io->add_option("--current", a->current, "How the job reads today: small-files or shards")->capture_default_str()->group("Target");
-  io->add_option("--cache", a->cache, "Page cache the job sees today: cold (dataset larger than RAM, first epoch) or warm")
-      ->capture_default_str()->group("Target");
+  io->add_option("--sample-size", a->sample_size, "Bytes per sample for the target (default: --file-size)")
+      ->group("Target");
+  io->add_option("--from-trace", a->from_trace,
+                 "Or derive the target from profiler traces of the job (with --batch-size)")
+      ->type_name("TRACE")
+      ->group("Target");
+  io->add_option("--batch-size", a->batch, "Samples per step per GPU, for --from-trace")
+      ->check(positive())
+      ->group("Target");
+  io->add_flag("--compressed", a->compressed, "Samples are gzip-compressed: add the measured inflate cost per sample")
+      ->group("Target");
+  io->add_option("--current", a->current, "How the job reads today: small-files or shards")
+      ->capture_default_str()
+      ->group("Target");
+  io->add_option("--cache", a->cache,
+                 "Page cache the job sees today: cold (dataset larger than RAM, first epoch) or warm")
+      ->capture_default_str()
+      ->group("Target");
   addJsonOption(io, &a->json, "every figure");
   io->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal");
   io->add_flag("-q,--quiet", a->quiet, "No progress");
@@ -202,7 +228,8 @@ std::function<int()> addBenchIo(CLI::App* bench) {
     if (!io->parsed()) return -1;
     if ((!a->target_bytes.empty()) + (a->target_samples > 0) + !a->from_trace.empty() > 1)
       return fail("give one of --target-samples, --target-bytes and --from-trace, not both", kUsage);
-    if (a->batch != 0 && a->from_trace.empty()) return fail("--batch-size is for --from-trace: give the traces", kUsage);
+    if (a->batch != 0 && a->from_trace.empty())
+      return fail("--batch-size is for --from-trace: give the traces", kUsage);
     return runIo(*a);
   };
 }
@@ -218,7 +245,8 @@ int runGpu(const GpuArgs& a) {
   if (!a.datasheet.empty()) {
     // No measurement: the datasheet's figures as a ceilings file (for hosts without the GPU).
     auto c = datasheetCeilings(a.datasheet);
-    if (!c) return fail("--datasheet " + a.datasheet + ": no datasheet figures for it (known: H100 SXM, H200 SXM)", kUsage);
+    if (!c)
+      return fail("--datasheet " + a.datasheet + ": no datasheet figures for it (known: H100 SXM, H200 SXM)", kUsage);
     std::string e = writeDocument(a.ceilings_out.empty() ? "-" : a.ceilings_out, ceilingsToJson(*c));
     return e.empty() ? kOk : fail(e);
   }
@@ -227,7 +255,8 @@ int runGpu(const GpuArgs& a) {
   for (std::string item; std::getline(ss, item, ',');) {
     const char* names[] = {"gemm", "bandwidth", "attention", "fusion"};
     auto it = std::find(std::begin(names), std::end(names), item);
-    if (it == std::end(names)) return fail("--only: unknown part \"" + item + "\" (gemm, bandwidth, attention, fusion)", kUsage);
+    if (it == std::end(names))
+      return fail("--only: unknown part \"" + item + "\" (gemm, bandwidth, attention, fusion)", kUsage);
     parts[it - std::begin(names)] = true;
   }
 #ifdef GPUDOCTOR_HAVE_CUDA
@@ -237,7 +266,9 @@ int runGpu(const GpuArgs& a) {
   opt.device = a.device;
   // No driver or no device: this machine cannot run it (4), said before any part starts.
   if (auto d = probeCudaDriver(); !d.ok() || d.value().devices < 1)
-    return fail(std::string("bench gpu: no usable GPU here (") + (d.ok() ? "no CUDA devices" : "no NVIDIA driver") + ")", kNoDevice);
+    return fail(
+        std::string("bench gpu: no usable GPU here (") + (d.ok() ? "no CUDA devices" : "no NVIDIA driver") + ")",
+        kNoDevice);
   if (!a.quiet)
     opt.progress = [](const std::string& line) {
       std::fprintf(stderr, "[bench gpu] %s\n", line.c_str());
@@ -250,7 +281,8 @@ int runGpu(const GpuArgs& a) {
   std::string text = jsonOnly(a.json) ? "" : renderGpuBenchText(r.value(), speedups);
   if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
   if (!a.ceilings_out.empty())
-    if (std::string e = writeDocument(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value()))); !e.empty()) return fail(e);
+    if (std::string e = writeDocument(a.ceilings_out, ceilingsToJson(ceilingsFromBench(r.value()))); !e.empty())
+      return fail(e);
   // Like nccl bench's #wrong: a figure whose check failed is not a figure.
   return r.value().allPassed() ? kOk : kGateFailed;
 #else
@@ -266,19 +298,25 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
       "This GPU's measured ceilings and what each compute optimization buys on it: GEMM TFLOP/s per precision "
       "(cuBLASLt FP32, TF32, FP16, BF16, FP8), HBM copy/read/write, host<->device pageable vs pinned, P2P; attention "
       "forward unfused (scores in memory) vs this project's fused flash-style kernel, seq 512 to 16k; elementwise "
-      "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 1 when a check fails.");
+      "fusion, launch overhead and CUDA graphs. Every kernel is checked before it is timed. Exit 1 when a check "
+      "fails.");
   gpu->add_flag("--quick", a->quick, "Smoke run: fewer shapes, 20 repetitions");
-  gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")->capture_default_str();
+  gpu->add_option("--only", a->only, "Parts to run, a comma list of gemm, bandwidth, attention, fusion")
+      ->capture_default_str();
   addJsonOption(gpu, &a->json, "every figure, check and speedup");
-  gpu->add_option("--ceilings-out", a->ceilings_out, "Also write the measured ceilings for analyze --ceilings to FILE "
-                  "('-': alone on stdout)")->type_name("FILE|-");
-  gpu->add_option("--datasheet", a->datasheet, "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
+  gpu->add_option("--ceilings-out", a->ceilings_out,
+                  "Also write the measured ceilings for analyze --ceilings to FILE "
+                  "('-': alone on stdout)")
+      ->type_name("FILE|-");
+  gpu->add_option("--datasheet", a->datasheet,
+                  "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
       ->type_name("GPU");
   gpu->add_option("--device", a->device, "GPU index")->capture_default_str();
   gpu->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
   return [a, gpu] {
     if (!gpu->parsed()) return -1;
-    if (std::string e = oneStdout({{"--json", a->json}, {"--ceilings-out", a->ceilings_out}}); !e.empty()) return fail(e, kUsage);
+    if (std::string e = oneStdout({{"--json", a->json}, {"--ceilings-out", a->ceilings_out}}); !e.empty())
+      return fail(e, kUsage);
     return runGpu(*a);
   };
 }
@@ -286,7 +324,8 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
 }  // namespace
 
 std::function<int()> addBench(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Measure this host: io (storage for the input pipeline), gpu (ceilings and optimizations)");
+  auto* bench = app.add_subcommand(
+      "bench", "Measure this host: io (storage for the input pipeline), gpu (ceilings and optimizations)");
   bench->require_subcommand(1);
   std::vector<std::function<int()>> verbs = {addBenchIo(bench), addBenchGpu(bench)};
   return [verbs] {

@@ -2,9 +2,9 @@
 // errors, datasheet ceilings, efficiency figures on the bundled example trace.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli/cli_test_util.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -2,13 +2,13 @@
 // parses and is never left half-written.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_util.h"
 #include <sys/wait.h>
+#include "cli/cli_test_util.h"
 
+#include <fmt/format.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,8 +29,10 @@ TEST(Cli, BundledExampleWithoutArguments) {
   EXPECT_NE(r.out.find("Addressed by:"), std::string::npos) << r.out;
   std::string flat;  // the wrapped lines joined
   for (char c : r.out)
-    if (c != '\n' && !(c == ' ' && !flat.empty() && flat.back() == ' ')) flat += c;
-    else if (c == '\n' && !flat.empty() && flat.back() != ' ') flat += ' ';
+    if (c != '\n' && !(c == ' ' && !flat.empty() && flat.back() == ' '))
+      flat += c;
+    else if (c == '\n' && !flat.empty() && flat.back() != ' ')
+      flat += ' ';
   EXPECT_NE(flat.find("The replay finds that fixing it buys most: cuda_graphs"), std::string::npos) << flat;
   EXPECT_NE(r.out.find("Plan (predicted by replay"), std::string::npos) << r.out;
   EXPECT_EQ(r.rc, 0) << r.err;
@@ -64,7 +66,7 @@ TEST(Cli, JsonHasEveryFigureAndDefinitions) {
 }
 
 TEST(Cli, BadInputsGiveOneLineNamingTheFile) {
-  const std::array<std::string, 6> bad = {"testdata/bad/empty.json", "testdata/bad/garbage.bin",
+  const std::array<std::string, 6> bad = {"testdata/bad/empty.json",       "testdata/bad/garbage.bin",
                                           "testdata/bad/not_a_trace.json", "testdata/bad/truncated.json.gz",
                                           "testdata/bad/cpu_only.json.gz", "testdata/no_such_file.json"};
   for (const auto& b : bad) {
@@ -173,10 +175,11 @@ TEST(Cli, NcclEnvFromFileIsNotJudgedAgainstThisHost) {
   for (const auto& f : doc["findings"]) ++counts[f["verdict"].get<std::string>()];
   auto an = run("analyze " + src("examples/ddp_bf16_flash") + " --nccl-env " + src("testdata/nccl_env/mixed.sh"));
   ASSERT_EQ(an.rc, 0) << an.err;
-  EXPECT_NE(an.out.find(fmt::format("NCCL settings: {} ignored by NCCL, {} wrong, {} slow", counts["ignored"], counts["wrong"],
-                                    counts["slow"])),
+  EXPECT_NE(an.out.find(fmt::format("NCCL settings: {} ignored by NCCL, {} wrong, {} slow", counts["ignored"],
+                                    counts["wrong"], counts["slow"])),
             std::string::npos)
-      << counts["ignored"] << "/" << counts["wrong"] << "/" << counts["slow"] << "\n" << env.out;
+      << counts["ignored"] << "/" << counts["wrong"] << "/" << counts["slow"] << "\n"
+      << env.out;
 }
 
 TEST(Cli, NcclEnv) {
@@ -184,8 +187,8 @@ TEST(Cli, NcclEnv) {
   auto ok = run(base + src("testdata/nccl_env/pod.yaml"));
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("3 settings from"), std::string::npos) << ok.out;
-  auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
-                    " --from " + src("testdata/nccl_env/mixed.sh"));
+  auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " +
+                    src("testdata/sysroot/ib_node") + " --from " + src("testdata/nccl_env/mixed.sh"));
   EXPECT_EQ(strict.rc, 1);  // a failed gate (exit_codes.h)
   auto json = run(base + src("testdata/nccl_env/mixed.sh") + " --json -");
   ASSERT_EQ(json.rc, 0);
@@ -233,9 +236,9 @@ TEST(Cli, UnknownVerbAndTheVerbsHelp) {
 // Issue 20: a negative, zero or absurd number is one error line naming the flag and exit 2, never
 // a plan made with the default instead ("--efficiency 7" printed "700 % of peak").
 TEST(Cli, PlanRejectsBadNumbers) {
-  for (const char* bad : {"--global-batch -5", "--global-batch 0", "--micro-batch -4", "--tp -2", "--pp 0",
-                          "--efficiency -1", "--efficiency 7", "--gpu-memory-gb -3", "--tflops 0", "--seq -1",
-                          "--top 0"}) {
+  for (const char* bad :
+       {"--global-batch -5", "--global-batch 0", "--micro-batch -4", "--tp -2", "--pp 0", "--efficiency -1",
+        "--efficiency 7", "--gpu-memory-gb -3", "--tflops 0", "--seq -1", "--top 0"}) {
     auto r = run(std::string("plan --model gpt2 ") + bad);
     EXPECT_EQ(r.rc, 2) << bad << ": " << r.out;
     std::string flag = std::string(bad).substr(0, std::string(bad).find(' '));
@@ -281,14 +284,18 @@ TEST(Cli, Plan) {
   auto tp = run("plan --model llama2-7b --tp 3");
   EXPECT_EQ(tp.rc, 2);
   EXPECT_NE(tp.err.find("does not divide the 32 attention heads"), std::string::npos) << tp.err;
-  auto vs = run("plan --model gpt2 --layers 4 --hidden 512 --heads 8 --vocab 8192 --seq 512 --gpus-per-node 2 "
-                "--global-batch 16 --micro-batch 8 --zero 0 --recompute none --from-trace " + src("examples/ddp_bf16_flash"));
+  auto vs =
+      run("plan --model gpt2 --layers 4 --hidden 512 --heads 8 --vocab 8192 --seq 512 --gpus-per-node 2 "
+          "--global-batch 16 --micro-batch 8 --zero 0 --recompute none --from-trace " +
+          src("examples/ddp_bf16_flash"));
   EXPECT_EQ(vs.rc, 0) << vs.err;
   EXPECT_NE(vs.out.find("Kernel efficiency: the kernels ran at 18%"), std::string::npos) << vs.out;
   EXPECT_NE(vs.out.find("Host overhead"), std::string::npos) << vs.out;
   // A plan for another GPU count than the traced job's is refused (was: dp 1 against 2 ranks).
-  auto one = run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --micro-batch 8 --zero 0 --recompute none "
-                 "--from-trace " + src("examples/ddp_bf16_flash"));
+  auto one =
+      run("plan --model gpt2 --gpus-per-node 1 --global-batch 8 --micro-batch 8 --zero 0 --recompute none "
+          "--from-trace " +
+          src("examples/ddp_bf16_flash"));
   EXPECT_EQ(one.rc, 2);
   EXPECT_NE(one.err.find("the traces are of a 2-GPU job, the plan is for 1"), std::string::npos) << one.err;
   auto cfg = run("plan --top 1 --nodes 1 --config " + src("examples/plan/llama2_7b_2x8_h100.toml"));
@@ -371,7 +378,8 @@ TEST(Cli, JsonNeverOverwritesATrace) {
 // --nccl-log takes every file after it, so traces given after it were read as logs ("read failed"
 // on the directory): now one line that says so.
 TEST(Cli, TracesAfterNcclLogAreNamed) {
-  auto r = run("analyze --nccl-log " + src("testdata/nccl_logs/ddp_2xh200_info.log") + " " + src("examples/ddp_bf16_flash"));
+  auto r =
+      run("analyze --nccl-log " + src("testdata/nccl_logs/ddp_2xh200_info.log") + " " + src("examples/ddp_bf16_flash"));
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("give the traces before it"), std::string::npos) << r.err;
@@ -463,7 +471,8 @@ TEST(Cli, MeasuredStepAnchorsTheReplay) {
   // A trace the replay cannot model keeps its analysis: a warning, exit 0, what_if unavailable.
   const auto nolaunch = scratch() / "nolaunch.json";
   {
-    std::string ev = R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1000,"dur":100000})";
+    std::string ev =
+        R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1000,"dur":100000})";
     for (int k = 0; k < 10; ++k)
       ev += fmt::format(R"(,{{"ph":"X","cat":"kernel","name":"my_gemm","pid":0,"tid":7,"ts":{},"dur":4000,)"
                         R"("args":{{"device":0,"stream":7}}}})",

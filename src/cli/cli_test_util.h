@@ -42,8 +42,7 @@ inline std::string testBin() {
 // Runs `gpudoctor ARGS` through the shell, with `env` assignments in front.
 inline Run run(const std::string& args, const std::string& env = "") {
   auto d = scratch();
-  std::string cmd = env + " " + testBin() + " " + args + " >" + (d / "out").string() + " 2>" +
-                    (d / "err").string();
+  std::string cmd = env + " " + testBin() + " " + args + " >" + (d / "out").string() + " 2>" + (d / "err").string();
   int st = std::system(cmd.c_str());
   return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(d / "out"), slurp(d / "err")};
 }

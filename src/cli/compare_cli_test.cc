@@ -52,17 +52,21 @@ TEST(Compare, EachChangeMovesTheGroupItTargets) {
   const Pair pairs[] = {
       {"gpt_fp32_naive__base", "gpt_fp32_naive__bf16", "compute", "precision: fp32 -> bf16", true},
       {"gpt_fp32_naive__base", "gpt_fp32_naive__sdpa", "compute", "", true},
-      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers", true},
+      {"loader_bound__bf16", "loader_bound__bf16+workers4", "host", "dataloader_workers: 0 (in process) -> workers",
+       true},
       {"gpt_launch_bound__base", "gpt_launch_bound__cuda_graphs", "host", "cuda_graphs: no -> yes", true},
-      {"foreach_false_optimizer__base", "foreach_false_optimizer__fused", "host", "optimizer: AdamW loop -> AdamW fused", true},
+      {"foreach_false_optimizer__base", "foreach_false_optimizer__fused", "host",
+       "optimizer: AdamW loop -> AdamW fused", true},
   };
   for (const auto& p : pairs) {
     auto j = compareJson(w(p.base), w(p.next));
     if (j.empty()) continue;
     expectPartsAddUp(j);
     EXPECT_LT(j["verdict"]["change"].get<double>(), -0.15) << p.next;
-    if (p.beyond_noise) EXPECT_EQ(j["verdict"]["result"], "faster") << p.next;
-    else EXPECT_NE(j["verdict"]["result"], "slower") << p.next;
+    if (p.beyond_noise)
+      EXPECT_EQ(j["verdict"]["result"], "faster") << p.next;
+    else
+      EXPECT_NE(j["verdict"]["result"], "slower") << p.next;
     EXPECT_EQ(j["verdict"]["basis"], "un-profiled (replay)") << p.next;
     EXPECT_EQ(top(j["unprofiled_groups"]), p.group) << p.next;
     if (*p.job_change) {
@@ -110,7 +114,8 @@ TEST(Compare, AnUnchangedRerunIsNoChange) {
 
 // The gate: a slower NEW fails it (exit 1) with one line on stderr.
 TEST(Compare, TheGateFailsASlowerRun) {
-  testing::Run r = run("compare " + w("gpt_launch_bound__cuda_graphs") + " " + w("gpt_launch_bound__base") + " --fail-if-slower 5");
+  testing::Run r =
+      run("compare " + w("gpt_launch_bound__cuda_graphs") + " " + w("gpt_launch_bound__base") + " --fail-if-slower 5");
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("slower than"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("gate --fail-if-slower 5 %: FAILED"), std::string::npos) << r.out;
@@ -119,10 +124,12 @@ TEST(Compare, TheGateFailsASlowerRun) {
 // The HTML page: both steps as bars, the deltas, the job's changes.
 TEST(Compare, HtmlPage) {
   auto page = scratch() / "compare.html";
-  testing::Run r = run("compare " + w("gpt_fp32_naive__base") + " " + w("gpt_fp32_naive__bf16") + " --html " + page.string());
+  testing::Run r =
+      run("compare " + w("gpt_fp32_naive__base") + " " + w("gpt_fp32_naive__bf16") + " --html " + page.string());
   ASSERT_EQ(r.rc, 0) << r.err;
   std::string h = slurp(page);
-  for (const char* id : {"id='bars-unprofiled'", "id='bars-traced'", "id='deltas-traced'", "id='classes'", "id=job-changes"})
+  for (const char* id :
+       {"id='bars-unprofiled'", "id='bars-traced'", "id='deltas-traced'", "id='classes'", "id=job-changes"})
     EXPECT_NE(h.find(id), std::string::npos) << id;
   EXPECT_NE(h.find("precision: fp32 -&gt; bf16"), std::string::npos);
   EXPECT_NE(h.find("</html>"), std::string::npos);
@@ -135,8 +142,8 @@ TEST(Compare, ASavedAnalyzeJsonBaselineGivesTheSameResult) {
   ASSERT_EQ(a.rc, 0) << a.err;
   auto from_json = compareJson(base.string(), w("gpt_fp32_naive__bf16"));
   auto from_trace = compareJson(w("gpt_fp32_naive__base"), w("gpt_fp32_naive__bf16"));
-  for (const char* k : {"step_ns", "categories", "unprofiled_categories", "groups", "verdict", "kernel_classes", "kernels",
-                        "collectives", "job_changes", "noise"})
+  for (const char* k : {"step_ns", "categories", "unprofiled_categories", "groups", "verdict", "kernel_classes",
+                        "kernels", "collectives", "job_changes", "noise"})
     EXPECT_EQ(from_json[k], from_trace[k]) << k;
 }
 
@@ -147,16 +154,12 @@ TEST(Compare, BadInputIsOneLineAndExit3) {
   EXPECT_NE(r.err.find("different rank counts (2 vs 1)"), std::string::npos) << r.err;
   // Another tool's JSON.
   auto other = scratch() / "other.json";
-  {
-    std::ofstream(other) << R"({"tool": "gpudoctor analyze", "version": "0.0.1", "ranks": []})";
-  }
+  { std::ofstream(other) << R"({"tool": "gpudoctor analyze", "version": "0.0.1", "ranks": []})"; }
   r = run("compare " + other.string() + " " + w("healthy__base"));
   EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("another layout"), std::string::npos) << r.err;
   auto foreign = scratch() / "foreign.json";
-  {
-    std::ofstream(foreign) << R"({"tool": "nsys", "traceEvents": []})";
-  }
+  { std::ofstream(foreign) << R"({"tool": "nsys", "traceEvents": []})"; }
   r = run("compare " + foreign.string() + " " + w("healthy__base"));
   EXPECT_EQ(r.rc, 3);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -264,7 +267,8 @@ TEST(Compare, TheVerdictDoesNotDependOnHowTheBaselineWasSaved) {
 TEST(Compare, DifferentJobsAreWarnedAbout) {
   auto j = compareJson(w("healthy__base"), w("lstm_lm_fp32__base"));
   ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
-  EXPECT_NE(j["warnings"][0].get<std::string>().find("different models: 52 -> 11 parameter tensors"), std::string::npos);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("different models: 52 -> 11 parameter tensors"),
+            std::string::npos);
   EXPECT_TRUE(compareJson(w("healthy__base"), w("healthy__rerun"))["warnings"].empty());
   // Another GPU and world size: a saved baseline edited to say so.
   auto base = scratch() / "base.json", other = scratch() / "other.json";

@@ -67,7 +67,8 @@ Result<RunSummary> loadSide(const std::string& path, const CompareArgs& a, const
 
 int runCompare(const CompareArgs& a) {
   if (a.fail_if_slower != -1 && !(a.fail_if_slower >= 0 && a.fail_if_slower <= 1000))
-    return fail("--fail-if-slower " + std::to_string(a.fail_if_slower) + ": expected a percentage from 0 to 1000", kUsage);
+    return fail("--fail-if-slower " + std::to_string(a.fail_if_slower) + ": expected a percentage from 0 to 1000",
+                kUsage);
   if (std::string e = oneStdout({{"--json", a.json}, {"--html", a.html}}); !e.empty()) return fail(e, kUsage);
   auto sel = StepSelection::parse(a.steps);
   if (!sel.ok()) return fail(sel.error().message, kUsage);
@@ -93,8 +94,9 @@ int runCompare(const CompareArgs& a) {
   }
   if (a.fail_if_slower >= 0 && slowerThan(r.value(), a.fail_if_slower)) {
     if (!a.quiet)
-      std::fprintf(stderr, "gpudoctor: compare: %s is %.1f %% slower than %s, beyond the %.1f %% noise band and the "
-                           "%.1f %% allowed\n",
+      std::fprintf(stderr,
+                   "gpudoctor: compare: %s is %.1f %% slower than %s, beyond the %.1f %% noise band and the "
+                   "%.1f %% allowed\n",
                    a.next.c_str(), 100 * r.value().change, a.base.c_str(), 100 * r.value().band, a.fail_if_slower);
     return kGateFailed;
   }
@@ -129,8 +131,10 @@ std::function<int()> addCompare(CLI::App& app) {
   cmd->add_option("new", a->next, "The run to judge against it (same kinds)")->required();
   cmd->add_option("--steps", a->steps, "Steps to use on trace sides, as analyze's --steps (default all)");
   addJsonOption(cmd, &a->json, "the comparison");
-  cmd->add_option("--html", a->html, "Also write a self-contained HTML page: the steps side by side, the largest deltas "
-                  "('-': the page alone, on stdout)")->type_name("FILE|-");
+  cmd->add_option("--html", a->html,
+                  "Also write a self-contained HTML page: the steps side by side, the largest deltas "
+                  "('-': the page alone, on stdout)")
+      ->type_name("FILE|-");
   cmd->add_option("--fail-if-slower", a->fail_if_slower,
                   "Exit 1 when NEW is slower than BASE by more than PCT percent beyond the noise band (a CI gate)")
       ->check(nonNegative());

@@ -30,10 +30,10 @@ void expectErrorAt(const Run& r, int rc, const std::string& needle = "") {
 }
 
 // (a macro, so that a failure names the caller's line)
-#define expectError(...)              \
-  do {                                \
-    SCOPED_TRACE("the call");         \
-    expectErrorAt(__VA_ARGS__);       \
+#define expectError(...)        \
+  do {                          \
+    SCOPED_TRACE("the call");   \
+    expectErrorAt(__VA_ARGS__); \
   } while (0)
 
 // `gpudoctor ARGS` with stdout on /dev/full (every write fails with ENOSPC).
@@ -76,8 +76,8 @@ TEST(ExitCodes, Analyze) {
 
 // CLI11's own range check printed DBL_MAX in 300 digits ("Value 0 not in range 0.000000 to 1797693...").
 TEST(ExitCodes, RangeMessagesArePlain) {
-  for (const char* c : {"analyze --flops-per-step 0", "plan --layers 0", "plan --tflops -1", "bench io /tmp --target-samples 0",
-                        "pack a b --shuffle -1"}) {
+  for (const char* c : {"analyze --flops-per-step 0", "plan --layers 0", "plan --tflops -1",
+                        "bench io /tmp --target-samples 0", "pack a b --shuffle -1"}) {
     SCOPED_TRACE(c);
     auto r = run(c);
     expectError(r, kUsage);
@@ -93,7 +93,8 @@ TEST(ExitCodes, SummaryOutDashIsStdout) {
                     " > out.txt 2> err.txt";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(d / "err.txt");
   EXPECT_FALSE(fs::exists(d / "-")) << "a file named '-'";
-  EXPECT_EQ(slurp(d / "out.txt").rfind("{\"format\":\"gpudoctor-summary\"", 0), 0u) << slurp(d / "out.txt").substr(0, 200);
+  EXPECT_EQ(slurp(d / "out.txt").rfind("{\"format\":\"gpudoctor-summary\"", 0), 0u)
+      << slurp(d / "out.txt").substr(0, 200);
 }
 
 TEST(ExitCodes, Checklist) {
@@ -128,8 +129,8 @@ TEST(ExitCodes, NcclEnvAndLog) {
   EXPECT_EQ(version.err.find("cannot read"), std::string::npos) << version.err;
   EXPECT_NE(version.err.find("2."), std::string::npos) << version.err;
   expectError(run("nccl env" + file + "/nonexistent/env.sh"), kBadInput, "/nonexistent/env.sh");
-  auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " + src("testdata/sysroot/ib_node") +
-                    " --from " + src("testdata/nccl_env/mixed.sh"));
+  auto strict = run("nccl env --strict --this-host --nccl-version 2.28.3 --sysfs-root " +
+                    src("testdata/sysroot/ib_node") + " --from " + src("testdata/nccl_env/mixed.sh"));
   EXPECT_EQ(strict.rc, kGateFailed) << strict.err;
   EXPECT_EQ(run("nccl env" + file + src("testdata/nccl_env/pod.yaml")).rc, kOk);
   expectError(run("nccl log"), kUsage);
@@ -180,7 +181,8 @@ TEST(ExitCodes, Bench) {
   expectError(run("bench frob"), kUsage, "unknown bench verb");
   expectError(run("bench io " + d.string() + " --files 5"), kUsage, "--files");
   expectError(run("bench io " + (d / "missing").string() + " -q"), kBadInput, "not a directory");
-  EXPECT_EQ(run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold").rc, kOk);
+  EXPECT_EQ(run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold").rc,
+            kOk);
   expectError(run("bench gpu --only frob"), kUsage, "frob");
   expectError(run("bench gpu --datasheet H200 --ceilings-out /nonexistent/dir/c.json"), kBadInput, "/nonexistent/dir");
   auto sheet = run("bench gpu --datasheet H200 --ceilings-out -");
@@ -221,8 +223,8 @@ TEST(ExitCodes, Record) {
 
 // Every verb's --help ends with the table.
 TEST(ExitCodes, EveryHelpHasTheTable) {
-  for (const char* v : {"analyze", "checklist", "compare", "nccl env", "nccl log", "nccl bench", "plan", "topo", "place",
-                        "pack", "bench io", "bench gpu", "monitor", "monitor report", "record"}) {
+  for (const char* v : {"analyze", "checklist", "compare", "nccl env", "nccl log", "nccl bench", "plan", "topo",
+                        "place", "pack", "bench io", "bench gpu", "monitor", "monitor report", "record"}) {
     SCOPED_TRACE(v);
     auto r = run(std::string(v) + " --help");
     EXPECT_EQ(r.rc, kOk);

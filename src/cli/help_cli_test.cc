@@ -10,12 +10,12 @@
 namespace gpudoctor::testing {
 namespace {
 
-const char* const kVerbs[] = {"analyze", "checklist", "compare", "nccl", "nccl env", "nccl log",
+const char* const kVerbs[] = {"analyze",    "checklist", "compare",        "nccl",  "nccl env", "nccl log",
 #ifdef GPUDOCTOR_HAVE_CUDA
                               "nccl bench", "nccl tune",
 #endif
-                              "plan", "topo", "place", "pack", "bench", "bench io", "bench gpu", "monitor",
-                              "monitor report", "record"};
+                              "plan",       "topo",      "place",          "pack",  "bench",    "bench io",
+                              "bench gpu",  "monitor",   "monitor report", "record"};
 
 TEST(CliHelp, EveryVerbFitsOneHundredColumnsAndItsExamplesParse) {
   auto top = run("--help");

@@ -77,7 +77,8 @@ class WrappedFormatter : public CLI::Formatter {
   std::string make_option_desc(const CLI::Option* opt) const override {
     std::string d = opt->get_description();
     const std::string def = opt->get_default_str();
-    if (!def.empty() && opt->get_type_size() != 0 && d.find("default") == std::string::npos) d += " (default " + def + ")";
+    if (!def.empty() && opt->get_type_size() != 0 && d.find("default") == std::string::npos)
+      d += " (default " + def + ")";
     return d;
   }
 
@@ -100,7 +101,8 @@ class WrappedFormatter : public CLI::Formatter {
     std::replace(d.begin(), d.end(), '\n', ' ');
     std::string name = "  " + sub->get_display_name();
     const size_t col = get_column_width();
-    std::string out = name + (name.size() + 2 > col ? "\n" + std::string(col, ' ') : std::string(col - name.size(), ' '));
+    std::string out =
+        name + (name.size() + 2 > col ? "\n" + std::string(col, ' ') : std::string(col - name.size(), ' '));
     return out + fill(d, col, col, helpWidth()) + "\n";
   }
 

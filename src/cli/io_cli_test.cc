@@ -2,9 +2,9 @@
 // JSON that parses, progress only on request when stderr is not a terminal.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli/cli_test_util.h"
 
 #include <filesystem>
 #include <fstream>
@@ -52,7 +52,8 @@ TEST(IoCli, PackErrors) {
   auto ok = run("pack " + (d / "src").string() + " " + (d / "out").string());
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ok.out.find("packed 1 samples (1 files"), std::string::npos) << ok.out;
-  EXPECT_NE(ok.out.find(" into 1 shard ("), std::string::npos) << ok.out;  // not "1 shards"; sizes in MiB as --shard-size
+  EXPECT_NE(ok.out.find(" into 1 shard ("), std::string::npos)
+      << ok.out;  // not "1 shards"; sizes in MiB as --shard-size
   EXPECT_NE(ok.out.find(" MiB)"), std::string::npos) << ok.out;
   EXPECT_TRUE(ok.err.empty()) << "no progress when stderr is not a terminal: " << ok.err;
   auto again = run("pack --progress " + (d / "src").string() + " " + (d / "out").string());
@@ -61,7 +62,8 @@ TEST(IoCli, PackErrors) {
   // Other settings into the same folder: refused unless --replace (was: earlier shards deleted unasked).
   auto other = run("pack " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K");
   EXPECT_EQ(other.rc, 3) << other.err;
-  EXPECT_NE(other.err.find("holds a pack made with other settings (shard size 268435456 B, now 4096 B)"), std::string::npos)
+  EXPECT_NE(other.err.find("holds a pack made with other settings (shard size 268435456 B, now 4096 B)"),
+            std::string::npos)
       << other.err;
   EXPECT_EQ(run("pack --replace " + (d / "src").string() + " " + (d / "out").string() + " --shard-size 4K").rc, 0);
   // A dangling link stops the pack, naming it; --skip-bad leaves it out and lists it.
@@ -131,8 +133,10 @@ TEST(IoCli, BenchIoInterruptedRemovesItsScratchFiles) {
 TEST(IoCli, BenchIoTargetFromATrace) {
   fs::path d = scratch() / "trace_target";
   fs::create_directories(d);
-  auto r = run("bench io " + d.string() + " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold --json - "
-               "--batch-size 32 --from-trace " + std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash");
+  auto r = run("bench io " + d.string() +
+               " -q --files 20 --large-size 4M --seconds 0.01 --threads 1 --no-cold --json - "
+               "--batch-size 32 --from-trace " +
+               std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   // 2 ranks x 32 samples per step over the step time without loader stalls.
@@ -143,7 +147,8 @@ TEST(IoCli, BenchIoTargetFromATrace) {
 
 TEST(IoCli, BenchIoErrors) {
   fs::path d = scratch();
-  expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 3, (d / "missing").string() + ": not a directory");
+  expectOneLineError(run("bench io " + (d / "missing").string() + " -q"), 3,
+                     (d / "missing").string() + ": not a directory");
   expectOneLineError(run("bench io " + d.string() + " --large-size 1K"), 2, "--large-size");
   expectOneLineError(run("bench io " + d.string() + " --target-samples 10 --target-bytes 1M"), 2, "not both");
   expectOneLineError(run("bench io " + d.string() + " --from-trace x.json"), 2, "--batch-size");

@@ -26,16 +26,16 @@ bool looksLikeInput(const std::string& path) {
 }  // namespace
 
 CLI::Option* addJsonOption(CLI::App* cmd, std::string* target, const std::string& what) {
-  return cmd
-      ->add_option("--json", *target, "Also write " + what + " as JSON to FILE ('-': the JSON alone, on stdout)")
+  return cmd->add_option("--json", *target, "Also write " + what + " as JSON to FILE ('-': the JSON alone, on stdout)")
       ->type_name("FILE|-")
       ->check([](const std::string& v) -> std::string {
         if (v.empty()) return "expected a file name, or - for stdout";
         std::error_code ec;
         if (v != "-" && std::filesystem::is_directory(v, ec)) return v + " is a directory: give a file name";
         if (v != "-" && std::filesystem::is_regular_file(v, ec) && looksLikeInput(v))
-          return v + " exists and is a trace or compressed file, not a document this option writes: give "
-                     "another file name (a trace to read goes without --json)";
+          return v +
+                 " exists and is a trace or compressed file, not a document this option writes: give "
+                 "another file name (a trace to read goes without --json)";
         return {};
       });
 }

@@ -1,8 +1,8 @@
 // gpudoctor: one binary, verbs users know the shape of. This file only dispatches.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string_view>
 
@@ -14,7 +14,7 @@ namespace gpudoctor::cli {
 namespace {
 std::vector<std::string> g_argv;
 std::vector<std::string> g_job;
-}
+}  // namespace
 const std::vector<std::string>& commandLine() { return g_argv; }
 const std::vector<std::string>& jobCommand() { return g_job; }
 
@@ -29,10 +29,9 @@ std::string verbsOf(const CLI::App* app) {
 
 int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) gpudoctor::cli::g_argv.emplace_back(argv[i]);
-  CLI::App app{
-      "gpudoctor " GPUDOCTOR_VERSION
-      ": find what limits a GPU training job and say, with numbers, what to change first.\n"
-      "Run `gpudoctor analyze` with no argument to see a report on the bundled example trace."};
+  CLI::App app{"gpudoctor " GPUDOCTOR_VERSION
+               ": find what limits a GPU training job and say, with numbers, what to change first.\n"
+               "Run `gpudoctor analyze` with no argument to see a report on the bundled example trace."};
   gpudoctor::cli::useWrappedHelp(app);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
@@ -57,14 +56,15 @@ int main(int argc, char** argv) {
     return it == subs.end() ? nullptr : *it;
   };
   if (argc > 1 && argv[1][0] != '-' && !named(all, argv[1]))
-    return gpudoctor::cli::fail("unknown verb \"" + std::string(argv[1]) + "\" (verbs: " + verbsOf(&app) +
-                                "; see gpudoctor --help)", gpudoctor::cli::kUsage);
+    return gpudoctor::cli::fail(
+        "unknown verb \"" + std::string(argv[1]) + "\" (verbs: " + verbsOf(&app) + "; see gpudoctor --help)",
+        gpudoctor::cli::kUsage);
   if (CLI::App* verb = argc > 2 && argv[1][0] != '-' && argv[2][0] != '-' ? named(all, argv[1]) : nullptr;
       verb && !verb->get_subcommands([](const CLI::App*) { return true; }).empty() &&
       verb->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty() &&
       !named(verb->get_subcommands([](const CLI::App*) { return true; }), argv[2]))
     return gpudoctor::cli::fail("unknown " + verb->get_name() + " verb \"" + argv[2] + "\" (" + verb->get_name() +
-                                " verbs: " + verbsOf(verb) + "; see gpudoctor " + verb->get_name() + " --help)",
+                                    " verbs: " + verbsOf(verb) + "; see gpudoctor " + verb->get_name() + " --help)",
                                 gpudoctor::cli::kUsage);
   // `record ... -- CMD ARGS`: the job's words are not parsed as gpudoctor's (CLI11 would give the
   // `--` to the top-level app); record takes them from jobCommand().
@@ -103,17 +103,28 @@ int main(int argc, char** argv) {
   if (std::getenv("GPUDOCTOR_PARSE_ONLY")) return 0;
   int rc = gpudoctor::cli::kUsage;
   try {
-    if (app.got_subcommand("analyze")) rc = analyze();
-    else if (app.got_subcommand("checklist")) rc = checklist();
-    else if (app.got_subcommand("compare")) rc = compare();
-    else if (app.got_subcommand("nccl")) rc = nccl();
-    else if (app.got_subcommand("plan")) rc = plan();
-    else if (app.got_subcommand("topo")) rc = topo();
-    else if (app.got_subcommand("place")) rc = place();
-    else if (app.got_subcommand("pack")) rc = pack();
-    else if (app.got_subcommand("bench")) rc = bench();
-    else if (app.got_subcommand("monitor")) rc = monitor();
-    else if (app.got_subcommand("record")) rc = record();
+    if (app.got_subcommand("analyze"))
+      rc = analyze();
+    else if (app.got_subcommand("checklist"))
+      rc = checklist();
+    else if (app.got_subcommand("compare"))
+      rc = compare();
+    else if (app.got_subcommand("nccl"))
+      rc = nccl();
+    else if (app.got_subcommand("plan"))
+      rc = plan();
+    else if (app.got_subcommand("topo"))
+      rc = topo();
+    else if (app.got_subcommand("place"))
+      rc = place();
+    else if (app.got_subcommand("pack"))
+      rc = pack();
+    else if (app.got_subcommand("bench"))
+      rc = bench();
+    else if (app.got_subcommand("monitor"))
+      rc = monitor();
+    else if (app.got_subcommand("record"))
+      rc = record();
   } catch (const std::bad_alloc&) {
     return gpudoctor::cli::fail("out of memory", gpudoctor::cli::kBadInput);
   } catch (const std::exception& e) {
@@ -121,6 +132,7 @@ int main(int argc, char** argv) {
   }
   // Every verb's stdout, checked once it is done: a full disk is an error, not exit 0.
   if (rc != gpudoctor::cli::kBadInput)  // (a verb that failed with 3 has said why already)
-    if (std::string e = gpudoctor::cli::stdoutError(); !e.empty()) return gpudoctor::cli::fail(e, gpudoctor::cli::kBadInput);
+    if (std::string e = gpudoctor::cli::stdoutError(); !e.empty())
+      return gpudoctor::cli::fail(e, gpudoctor::cli::kBadInput);
   return rc;
 }

@@ -3,12 +3,12 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_util.h"
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli/cli_test_util.h"
 
 #include <chrono>
 #include <filesystem>
@@ -29,7 +29,8 @@ using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 fs::path fakeRoot() {
   fs::path r = scratch() / "root";
   fs::create_directories(r / "proc");
-  std::ofstream(r / "proc/stat") << "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\n";
+  std::ofstream(r / "proc/stat")
+      << "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0 0 0\n";
   std::ofstream(r / "proc/meminfo") << "MemTotal: 1024 kB\nMemAvailable: 512 kB\n";
   std::ofstream(r / "proc/loadavg") << "0.50 0.40 0.30 1/100 1\n";
   return r;
@@ -38,8 +39,9 @@ fs::path fakeRoot() {
 std::string fakeNvmlEnv() { return "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/monitor_2gpu.txt"); }
 
 TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
-  auto r = run("monitor --once --json - --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
-               fakeNvmlEnv());
+  auto r = run(
+      "monitor --once --json - --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+      fakeNvmlEnv());
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   // Named keys in base units (issue 20: they were the recording's "g", "h" and bare arrays).
@@ -58,12 +60,14 @@ TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
   bool clocks = false, noproc = false;
   for (const auto& f : j["health"]) {
     red += !f["ok"].get<bool>();
-    clocks |= f["subject"] == "gpu0" && f["check"] == "clocks" && f["reason"].get<std::string>().find("sw-power-cap") != std::string::npos;
+    clocks |= f["subject"] == "gpu0" && f["check"] == "clocks" &&
+              f["reason"].get<std::string>().find("sw-power-cap") != std::string::npos;
     // GPU 1 lists no process but holds 137 GB: one account of it, in both flags (was: "no process is
     // using this GPU" beside "close to out of memory: smaller micro-batch").
     if (f["subject"] == "gpu1" && (f["check"] == "gpu_util" || f["check"] == "gpu_memory"))
-      noproc |= f["reason"].get<std::string>().find("no process NVML can see") != std::string::npos ||
-                f["reason"].get<std::string>().find("NVML lists no process on this GPU, yet 146.8 GB") != std::string::npos;
+      noproc |=
+          f["reason"].get<std::string>().find("no process NVML can see") != std::string::npos ||
+          f["reason"].get<std::string>().find("NVML lists no process on this GPU, yet 146.8 GB") != std::string::npos;
     if (f["subject"] == "gpu1" && f["check"] == "gpu_memory") {
       EXPECT_EQ(f["reason"].get<std::string>().find("micro-batch,"), std::string::npos) << f["reason"];
     }
@@ -85,15 +89,14 @@ TEST(CliMonitor, HostOnlyWithoutNvmlSaysSoOnce) {
   EXPECT_NE(r.out.find("host: CPU"), std::string::npos);
 }
 
-
 TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
   int port = freePort();
   pid_t pid = fork();
   if (pid == 0) {
     setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/monitor_2gpu.txt").c_str(), 1);
     std::string p = std::to_string(port);
-    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.05", "--duration", "5", "--prometheus", p.c_str(),
-          "--nvml-library", GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
+    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.05", "--duration", "5", "--prometheus",
+          p.c_str(), "--nvml-library", GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
     _exit(127);
   }
   httplib::Client c("127.0.0.1", port);
@@ -117,9 +120,10 @@ TEST(CliMonitor, PrometheusEndpointServesTheExpositionFormat) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ASSERT_FALSE(body.empty());
   EXPECT_NE(body.find("# TYPE gpudoctor_gpu_utilization_ratio gauge"), std::string::npos);
-  EXPECT_NE(body.find("gpudoctor_gpu_utilization_ratio{gpu=\"0\",UUID=\"GPU-00000000-aaaa\",pci_bus_id=\"00000000:03:00.0\","
-                      "device=\"nvidia0\",modelName=\"NVIDIA H200\""),
-            std::string::npos)
+  EXPECT_NE(
+      body.find("gpudoctor_gpu_utilization_ratio{gpu=\"0\",UUID=\"GPU-00000000-aaaa\",pci_bus_id=\"00000000:03:00.0\","
+                "device=\"nvidia0\",modelName=\"NVIDIA H200\""),
+      std::string::npos)
       << body.substr(0, 2000);
   EXPECT_NE(body.find("# TYPE gpudoctor_gpu_energy_joules_total counter"), std::string::npos);
   EXPECT_NE(body.find("gpudoctor_health_ok{"), std::string::npos);
@@ -155,8 +159,8 @@ TEST(CliMonitor, KillDashNineWhileRecordingThenReport) {
   pid_t pid = fork();
   if (pid == 0) {
     setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/monitor_2gpu.txt").c_str(), 1);
-    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.02", "--record", rec.c_str(), "--nvml-library",
-          GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
+    execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "monitor", "-q", "--interval", "0.02", "--record", rec.c_str(),
+          "--nvml-library", GPUDOCTOR_FAKE_NVML, static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(700));

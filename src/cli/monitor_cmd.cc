@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,12 +19,12 @@
 #include <httplib.h>
 
 #include "analysis/host_rates.h"
-#include "common/atomic_file.h"
-#include "diagnosis/monitor_summary.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/usage.h"
+#include "common/atomic_file.h"
 #include "diagnosis/health.h"
+#include "diagnosis/monitor_summary.h"
 #include "probes/host/host_counters.h"
 #include "probes/nvml/gpu_sampler.h"
 #include "report/monitor_report.h"
@@ -73,7 +73,8 @@ int runReport(const MonitorArgs& a, const Thresholds& t) {
 }
 
 int runMonitor(const MonitorArgs& a, const Thresholds& t) {
-  if (!(a.interval_s >= 0.01 && a.interval_s <= 3600)) return fail("--interval must be between 0.01 and 3600 seconds", kUsage);
+  if (!(a.interval_s >= 0.01 && a.interval_s <= 3600))
+    return fail("--interval must be between 0.01 and 3600 seconds", kUsage);
   if (a.duration_s < 0) return fail("--duration must not be negative", kUsage);
   // -q leaves the view out: without an output the run would show nothing at all.
   if (a.quiet && !a.once && a.record.empty() && a.prometheus.empty() && a.json.empty())
@@ -127,10 +128,12 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
       res.set_content("gpudoctor monitor: metrics at /metrics\n", "text/plain");
     });
     if (!server.bind_to_port(listen_host.c_str(), listen_port))
-      return fail(fmt::format("--prometheus: cannot listen on {}:{} (in use, or not an address of this host)", listen_host,
-                              listen_port));
+      return fail(fmt::format("--prometheus: cannot listen on {}:{} (in use, or not an address of this host)",
+                              listen_host, listen_port));
     server_thread = std::thread([&] { server.listen_after_bind(); });
-    if (!a.quiet) std::fprintf(stderr, "gpudoctor monitor: Prometheus metrics at http://%s:%d/metrics\n", listen_host.c_str(), listen_port);
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor monitor: Prometheus metrics at http://%s:%d/metrics\n", listen_host.c_str(),
+                   listen_port);
   }
   signal(SIGINT, onSignal);
   signal(SIGTERM, onSignal);
@@ -153,8 +156,8 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
   while (!g_stop) {
     deadline += std::chrono::nanoseconds(static_cast<int64_t>(a.interval_s * 1e9));
     while (!g_stop && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - std::chrono::steady_clock::now(),
-                                                                                 std::chrono::milliseconds(100)));
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
     if (g_stop) break;
     MonitorSample s;
     s.hostname = host;
@@ -169,7 +172,9 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
     }
     s.host = hostRates(prev, cur.value());
     s.interval_s = static_cast<double>(cur.value().monotonic_ns - prev.monotonic_ns) / 1e9;
-    s.unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    s.unix_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     prev = cur.value();
     // Process CPU needs the pid in both readings: read the new ones from now on.
     pids = now_pids;
@@ -202,8 +207,10 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
     }
     if (!json_stdout && (!a.quiet || a.once)) {
       std::string out = renderMonitorView(s, flags);
-      if (tty) out = "\x1b[H\x1b[2J" + out;
-      else out += "\n";
+      if (tty)
+        out = "\x1b[H\x1b[2J" + out;
+      else
+        out += "\n";
       std::fwrite(out.data(), 1, out.size(), stdout);
     }
     if (std::string e = stdoutError(); !e.empty()) {  // a full disk or a closed pipe ends the run
@@ -231,7 +238,8 @@ std::function<int()> addMonitor(CLI::App& app) {
       "GPU memory < 95 %, IO wait < 10 %, CPU < 80 %), each red flag with its likely reason. Records to a crash-safe "
       "file, serves Prometheus metrics. `gpudoctor monitor report FILE` summarizes a recording.");
   cmd->add_option("-i,--interval", a->interval_s, "Seconds between samples")->capture_default_str();
-  cmd->add_option("-d,--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")->capture_default_str();
+  cmd->add_option("-d,--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")
+      ->capture_default_str();
   cmd->add_flag("--once", a->once, "One sample (over one interval), then exit");
   cmd->add_option("--json", a->json,
                   "Also write the samples as JSON to FILE ('-': instead of the view, on stdout): one line per sample "
@@ -239,14 +247,16 @@ std::function<int()> addMonitor(CLI::App& app) {
       ->type_name("FILE|-");
   cmd->add_option("--record", a->record,
                   "Append every sample to FILE (one JSON line each; a kill loses at most the sample being written)");
-  cmd->add_option("--sync-every", a->sync_every_s, "fdatasync the recording every S seconds (power-loss bound)")->capture_default_str();
+  cmd->add_option("--sync-every", a->sync_every_s, "fdatasync the recording every S seconds (power-loss bound)")
+      ->capture_default_str();
   cmd->add_option("--prometheus", a->prometheus, "Serve /metrics on [ADDR:]PORT (127.0.0.1 unless ADDR is given)");
   cmd->add_option("--thresholds", a->thresholds, "TOML file overriding the thresholds (as for analyze)");
   cmd->add_option("--root", a->root, "Read /proc and /sys under DIR (tests, containers)");
   cmd->add_option("--nvml-library", a->nvml_library, "libnvidia-ml.so.1 to use (default: the driver's)");
   cmd->add_flag("--no-gpu", a->no_gpu, "Host metrics only");
   cmd->add_flag("-q,--quiet", a->quiet, "No view and no notes (with --record or --prometheus)");
-  auto* rep = cmd->add_subcommand("report", "Summarize a recording: time below / above each threshold, the bottleneck over time, per GPU");
+  auto* rep = cmd->add_subcommand(
+      "report", "Summarize a recording: time below / above each threshold, the bottleneck over time, per GPU");
   rep->add_option("file", a->report_file, "Recording written by --record")->required();
   addJsonOption(rep, &a->report_json, "the summary");
   rep->add_option("--thresholds", a->thresholds, "TOML file overriding the thresholds");

@@ -43,14 +43,17 @@ Result<NcclBenchOptions> options(const BenchArgs& a) {
   o.warmup = a.warmup;
   o.check = !a.no_check && a.check != 0;
   o.in_place = !a.out_of_place_only;
-  static const std::vector<std::string> kAll = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"};
+  static const std::vector<std::string> kAll = {"allreduce", "allgather", "reducescatter", "broadcast",
+                                                "reduce",    "alltoall",  "sendrecv"};
   o.collectives.clear();
-  std::string list = a.collectives == "all" ? "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv" : a.collectives;
+  std::string list =
+      a.collectives == "all" ? "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv" : a.collectives;
   for (size_t p = 0; p <= list.size();) {
     size_t q = list.find(',', p);
     if (q == std::string::npos) q = list.size();
     std::string c = list.substr(p, q - p);
-    if (std::find(kAll.begin(), kAll.end(), c) == kAll.end()) return Error{"--collectives: unknown collective \"" + c + "\""};
+    if (std::find(kAll.begin(), kAll.end(), c) == kAll.end())
+      return Error{"--collectives: unknown collective \"" + c + "\""};
     o.collectives.push_back(c);
     p = q + 1;
   }
@@ -88,7 +91,9 @@ int runBench(const BenchArgs& a, const std::vector<std::string>& argv) {
     if (!launch.ok()) return fail(launch.error().message, kUsage);
     if (const LaunchEnv& l = launch.value(); l.joined) {
       // Before the rendezvous: a rank without a GPU would otherwise wait for its peers' timeout.
-      if (localGpuCount() < 1) return fail("no GPU found on this node (no /dev/nvidia0; CUDA_VISIBLE_DEVICES?): not joining the job", kNoDevice);
+      if (localGpuCount() < 1)
+        return fail("no GPU found on this node (no /dev/nvidia0; CUDA_VISIBLE_DEVICES?): not joining the job",
+                    kNoDevice);
       int device = l.local_rank >= 0 ? l.local_rank : l.rank % std::max(1, localGpuCount());
       nccl::UniqueId id{};
       if (l.rank == 0 && api.value()->GetUniqueId(&id) != 0) return fail("ncclGetUniqueId failed", kBadInput);
@@ -131,7 +136,8 @@ std::function<int()> addNcclBench(CLI::App* nccl, std::function<std::vector<std:
       "Collective benchmark in nccl-tests' columns (size count type redop root | time algbw busbw #wrong, "
       "out-of-place and in-place): one process per GPU started here, or one per rank under torchrun / mpirun "
       "/ srun (MASTER_ADDR, MASTER_PORT). Every size is checked against exact expected values first.");
-  addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all");
+  addSweepOptions(cmd, *a,
+                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv (comma list) or all");
   cmd->add_option("-c,--check", a->check, "Check every result (1, the default) or not (0), as nccl-tests' -c")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));

@@ -1,6 +1,6 @@
 // `gpudoctor nccl env`: check NCCL settings against the installed NCCL and this host.
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,8 +16,8 @@
 #include "probes/nccl_library.h"
 #include "report/nccl_env_report.h"
 #include "report/nccl_log_report.h"
-#include "sources/nccl_log/nccl_log_reader.h"
 #include "sources/nccl_env/settings_reader.h"
+#include "sources/nccl_log/nccl_log_reader.h"
 
 namespace gpudoctor::cli {
 
@@ -45,8 +45,10 @@ int runEnv(const EnvArgs& a) {
       for (auto& s : r.value()) {
         // Later files override earlier ones, as later exports do.
         auto it = std::find_if(settings.begin(), settings.end(), [&](const auto& x) { return x.name == s.name; });
-        if (it != settings.end()) *it = s;
-        else settings.push_back(s);
+        if (it != settings.end())
+          *it = s;
+        else
+          settings.push_back(s);
       }
       source += (source.empty() ? "" : ", ") + f;
     }
@@ -88,9 +90,10 @@ int runEnv(const EnvArgs& a) {
   ctx.library = lib.library;
   ctx.settings = settings.size();
   ctx.host_checked = check_host;
-  ctx.host_note = check_host ? "" : a.no_host ? "host checks skipped (--no-host)"
-                                             : "host checks skipped: the settings come from a file, for the job's machines "
-                                               "(--this-host checks them against this one)";
+  ctx.host_note = check_host  ? ""
+                  : a.no_host ? "host checks skipped (--no-host)"
+                              : "host checks skipped: the settings come from a file, for the job's machines "
+                                "(--this-host checks them against this one)";
   ctx.multi_node = a.multi_node;
   std::string json = a.json.empty() ? "" : renderNcclEnvJson(findings, ctx);
   std::string text = jsonOnly(a.json) ? "" : renderNcclEnvText(findings, ctx);
@@ -131,11 +134,13 @@ std::function<int()> addNccl(CLI::App& app) {
       "Each setting: fine / ignored by NCCL / wrong / slow / intentional, with the reason and the fix.");
   env->add_option("--from", args->from, "Read settings from FILE ('-': stdin) instead of the environment; repeatable")
       ->type_name("FILE");
-  env->add_option("--nccl-version", args->nccl_version, "Judge against this NCCL release (default: the installed libnccl)");
+  env->add_option("--nccl-version", args->nccl_version,
+                  "Judge against this NCCL release (default: the installed libnccl)");
   env->add_option("--keep", args->keep, "A variable that must stay as set (site policy): reported as intentional")
       ->type_name("NAME");
   env->add_flag("--multi-node", args->multi_node, "The job spans several nodes (network advice applies)");
-  env->add_flag("--no-host", args->no_host, "Skip checks against this host's interfaces and HCAs (settings for another machine)");
+  env->add_flag("--no-host", args->no_host,
+                "Skip checks against this host's interfaces and HCAs (settings for another machine)");
   env->add_flag("--this-host", args->this_host,
                 "With --from: the file's settings are for this machine; check them against its interfaces and HCAs "
                 "(default: not, since a pod's or job's file usually describes other machines)");
@@ -162,7 +167,8 @@ std::function<int()> addNccl(CLI::App& app) {
   bench_cmd->allow_extras();
   auto bench = [bench_cmd] {
     if (!bench_cmd->parsed()) return -1;
-    return fail("nccl bench: this gpudoctor was built without CUDA: rebuild where the CUDA toolkit is installed", kNoDevice);
+    return fail("nccl bench: this gpudoctor was built without CUDA: rebuild where the CUDA toolkit is installed",
+                kNoDevice);
   };
 #endif
   return [args, env, largs, log, bench] {

@@ -29,11 +29,17 @@ inline void addSweepOptions(CLI::App* cmd, SweepArgs& a, const std::string& coll
             for (const char* d : {"float", "half", "bfloat16", "int32", "double"})
               if (v == d) return {};
             return "-d " + v + ": this benchmark has float, half, bfloat16, int32, double" +
-                   (v.rfind("fp8", 0) == 0 || v.rfind("f8", 0) == 0 ? std::string(" (no fp8: this benchmark does not measure it)") : std::string());
+                   (v.rfind("fp8", 0) == 0 || v.rfind("f8", 0) == 0
+                        ? std::string(" (no fp8: this benchmark does not measure it)")
+                        : std::string());
           },
           "DTYPE"));
-  cmd->add_option("-n,--iters", a.iters, "Timed iterations per size")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("-w,--warmup", a.warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("-n,--iters", a.iters, "Timed iterations per size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("-w,--warmup", a.warmup, "Warm-up iterations per size")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
 }
 
 }  // namespace gpudoctor::cli

@@ -46,9 +46,10 @@ using SizeTimes = std::map<NcclSizeKey, std::vector<double>>;
 Result<int> benchOnce(const TuneArgs& a, const std::string& label, const std::vector<std::string>& env,
                       const std::string& collectives, SizeTimes& into) {
   auto run = runCaptured({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_TUNER_PLUGIN"}, env,
-                         fmt::format("/proc/{}/exe nccl bench --json - --out-of-place-only {} -b {} -e {} -f {} --collectives {} -d {} -n {} -w {}",
-                                     getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes, a.max_bytes,
-                                     a.factor, collectives, a.dtype, a.iters, a.warmup));
+                         fmt::format("/proc/{}/exe nccl bench --json - --out-of-place-only {} -b {} -e {} -f {} "
+                                     "--collectives {} -d {} -n {} -w {}",
+                                     getpid(), a.gpus > 0 ? "-g " + std::to_string(a.gpus) : "", a.min_bytes,
+                                     a.max_bytes, a.factor, collectives, a.dtype, a.iters, a.warmup));
   if (!run.ok()) return Error{"cannot start nccl bench"};
   const std::string& outp = run.value().output;
   size_t brace = outp.find('{');
@@ -96,7 +97,9 @@ int runTuneWith(const TuneArgs& a);
 int runTune(const TuneArgs& a) {
   for (const auto& c : splitNcclTuneList(a.collectives))
     if (!isNcclTunableCollective(c))
-      return fail("nccl tune: \"" + c + "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)", kUsage);
+      return fail("nccl tune: \"" + c +
+                      "\" cannot be tuned by a tuner plugin (allreduce, allgather, reducescatter, broadcast, reduce)",
+                  kUsage);
   TuneArgs args = a;
   if (args.plugin.empty()) {
     std::error_code ec;
@@ -104,7 +107,8 @@ int runTune(const TuneArgs& a) {
     args.plugin = (self.parent_path() / "libnccl-tuner-gpudoctor.so").string();
   }
   if (!args.no_validate && !std::filesystem::exists(args.plugin))
-    return fail("nccl tune: no tuner plugin at " + args.plugin + " to validate with (give --plugin PATH or --no-validate)");
+    return fail("nccl tune: no tuner plugin at " + args.plugin +
+                " to validate with (give --plugin PATH or --no-validate)");
   args.plugin = std::filesystem::absolute(args.plugin).string();
   return runTuneWith(args);
 }
@@ -204,12 +208,16 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
       "lines safe for the whole job (if any) and write a per-size configuration for gpudoctor's NCCL tuner plugin "
       "(libnccl-tuner-gpudoctor.so).");
   addSweepOptions(cmd, *a, "allreduce, allgather, reducescatter, broadcast, reduce (comma list)");
-  cmd->add_option("--algos", a->algos, "Algorithms to try (NCCL_ALGO values; default = NCCL's choice)")->capture_default_str();
+  cmd->add_option("--algos", a->algos, "Algorithms to try (NCCL_ALGO values; default = NCCL's choice)")
+      ->capture_default_str();
   cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
   cmd->add_option("--ctas", a->ctas, "CTA counts to try in stage 2 (\"\" skips it)")->capture_default_str();
-  cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   addJsonOption(cmd, &a->json, "the sweep and its choices");
-  cmd->add_option("--plugin", a->plugin, "libnccl-tuner-gpudoctor.so for the validation runs (default: beside gpudoctor)");
+  cmd->add_option("--plugin", a->plugin,
+                  "libnccl-tuner-gpudoctor.so for the validation runs (default: beside gpudoctor)");
   cmd->add_flag("--no-validate", a->no_validate, "Skip re-measuring the kept choices through the plugin");
   cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
   return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };

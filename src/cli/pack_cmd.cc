@@ -31,7 +31,8 @@ int runPack(const PackArgs& a) {
   auto size = parseByteSize(a.shard_size);
   if (!size.ok()) return fail("--shard-size: " + size.error().message, kUsage);
   if (size.value() < 1024) return fail("--shard-size must be at least 1K", kUsage);
-  if (a.prefix.empty() || a.prefix.find('/') != std::string::npos) return fail("--prefix must be a plain file name", kUsage);
+  if (a.prefix.empty() || a.prefix.find('/') != std::string::npos)
+    return fail("--prefix must be a plain file name", kUsage);
   PackOptions opt;
   opt.shard_bytes = size.value();
   opt.max_samples_per_shard = a.max_samples;
@@ -45,8 +46,9 @@ int runPack(const PackArgs& a) {
   if (show)
     opt.on_shard = [tty = ::isatty(STDERR_FILENO) != 0](uint64_t done, uint64_t total, uint64_t bytes) {
       // One line redrawn on a terminal; plain lines in a log.
-      std::fprintf(stderr, "%s[pack] %llu/%llu shards, %.1f MiB%s", tty ? "\r" : "", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total), bytes / 1048576.0, !tty || done == total ? "\n" : "");
+      std::fprintf(stderr, "%s[pack] %llu/%llu shards, %.1f MiB%s", tty ? "\r" : "",
+                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), bytes / 1048576.0,
+                   !tty || done == total ? "\n" : "");
     };
   auto r = packDirectory(a.src, a.out, opt);
   if (!r.ok()) {
@@ -55,11 +57,12 @@ int runPack(const PackArgs& a) {
   }
   const auto& s = r.value();
   if (!a.quiet)
-    std::printf("%s\n", fmt::format("packed {} samples ({} files, {:.1f} MiB) into {} shard{} ({:.1f} MiB) in {:.2f} s: "
-                                    "{} written, {} kept from an earlier run; index {}/index.json",
-                                    s.samples, s.files, s.data_bytes / 1048576.0, s.shards, s.shards == 1 ? "" : "s",
-                                    s.shard_bytes_total / 1048576.0, s.seconds, s.shards_written, s.shards_kept, a.out)
-                            .c_str());
+    std::printf("%s\n",
+                fmt::format("packed {} samples ({} files, {:.1f} MiB) into {} shard{} ({:.1f} MiB) in {:.2f} s: "
+                            "{} written, {} kept from an earlier run; index {}/index.json",
+                            s.samples, s.files, s.data_bytes / 1048576.0, s.shards, s.shards == 1 ? "" : "s",
+                            s.shard_bytes_total / 1048576.0, s.seconds, s.shards_written, s.shards_kept, a.out)
+                    .c_str());
   if (!s.skipped.empty()) {
     // Always said (also with -q): files the user has not got in the shards.
     std::fprintf(stderr, "gpudoctor pack: left out %zu file%s that cannot be packed:\n", s.skipped.size(),
@@ -89,13 +92,18 @@ std::function<int()> addPack(CLI::App& app) {
   cmd->add_option("OUT_DIR", a->out, "Folder for the shards and index.json (created; not inside SRC_DIR)")->required();
   cmd->add_option("--shard-size", a->shard_size, "Target shard size (K/M/G); a larger sample gets a shard alone")
       ->capture_default_str();
-  cmd->add_option("--max-samples", a->max_samples, "At most this many samples per shard (0: no limit)")->check(wholeNumber());
+  cmd->add_option("--max-samples", a->max_samples, "At most this many samples per shard (0: no limit)")
+      ->check(wholeNumber());
   cmd->add_option("--shuffle", a->shuffle, "Shuffle the sample order with this seed (same seed, same shards)")
-      ->check(wholeNumber())->type_name("SEED");
-  cmd->add_option("--threads", a->threads, "Shards written in parallel")->capture_default_str()->check(CLI::Range(1, 256));
+      ->check(wholeNumber())
+      ->type_name("SEED");
+  cmd->add_option("--threads", a->threads, "Shards written in parallel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--prefix", a->prefix, "Shard names: PREFIX-000000.tar, ...")->capture_default_str();
   cmd->add_flag("-q,--quiet", a->quiet, "No summary line, no progress");
-  cmd->add_flag("--skip-bad", a->skip_bad, "Leave out files that cannot be packed (dangling links, non-UTF-8 names, ...) and list them");
+  cmd->add_flag("--skip-bad", a->skip_bad,
+                "Leave out files that cannot be packed (dangling links, non-UTF-8 names, ...) and list them");
   cmd->add_flag("--replace", a->replace, "Replace a pack in OUT_DIR made from another source or with other settings");
   cmd->add_flag("--progress", a->progress, "Show progress on stderr even when it is not a terminal");
   cmd->add_option("--test-delay-ms", a->test_delay_ms, "Testing: pause after each shard")->group("");

@@ -8,8 +8,8 @@
 #include "analysis/placement.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "report/text.h"
 #include "probes/topology_probe.h"
+#include "report/text.h"
 #include "report/topo_report.h"
 #include "sources/topology_file/topology_file.h"
 
@@ -53,12 +53,17 @@ bool parseGpuList(const std::string& s, std::vector<int>* out) {
 int runPlace(const PlaceArgs& a) {
   // One node or a cluster: a flag of the other kind would be ignored, so it is refused.
   if (a.nodes > 0 && (a.gpus > 0 || !a.free.empty() || a.include_busy))
-    return fail(std::string(a.gpus > 0 ? "--gpus" : !a.free.empty() ? "--free" : "--include-busy") +
-                    " is for one node; --nodes places on a cluster with --gpus-per-node K per node", kUsage);
+    return fail(std::string(a.gpus > 0        ? "--gpus"
+                            : !a.free.empty() ? "--free"
+                                              : "--include-busy") +
+                    " is for one node; --nodes places on a cluster with --gpus-per-node K per node",
+                kUsage);
   if (a.nodes == 0 && a.gpus_per_node > 0)
-    return fail("--gpus-per-node is for a cluster (--nodes N --topology cluster.toml); one node takes --gpus K", kUsage);
+    return fail("--gpus-per-node is for a cluster (--nodes N --topology cluster.toml); one node takes --gpus K",
+                kUsage);
   if (a.nodes > 0) {
-    if (a.topology.empty()) return fail("--nodes places on a cluster: give its file with --topology cluster.toml", kUsage);
+    if (a.topology.empty())
+      return fail("--nodes places on a cluster: give its file with --topology cluster.toml", kUsage);
     if (a.gpus_per_node <= 0) return fail("--nodes needs --gpus-per-node K", kUsage);
     auto f = loadTopologyFile(a.topology);
     if (!f.ok()) return fail(f.error().message, kBadInput);
@@ -72,7 +77,8 @@ int runPlace(const PlaceArgs& a) {
       if (np.ok()) per_node = std::make_unique<NodePlacement>(np.value());
     }
     std::string json = a.json.empty() ? "" : renderClusterPlacementJson(c, p.value(), a.gpus_per_node, per_node.get());
-    std::string text = jsonOnly(a.json) ? "" : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
+    std::string text =
+        jsonOnly(a.json) ? "" : fitLines(renderClusterPlacementText(c, p.value(), a.gpus_per_node, per_node.get()));
     if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
     return 0;
   }
@@ -135,7 +141,8 @@ std::function<int()> addPlace(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_flag("--include-busy", a->include_busy,
                 "Also offer GPUs that compute processes run on (probed nodes; by default they are left out)");
-  cmd->add_option("--free", a->free, "Free GPUs (default: the file's free list, or all), e.g. 0,1,4-7")->type_name("LIST");
+  cmd->add_option("--free", a->free, "Free GPUs (default: the file's free list, or all), e.g. 0,1,4-7")
+      ->type_name("LIST");
   cmd->add_option("--nodes", a->nodes, "Nodes for the job (cluster placement)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (cluster placement)")->check(CLI::Range(1, 4096));
   addJsonOption(cmd, &a->json, "the placement");

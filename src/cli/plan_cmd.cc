@@ -6,14 +6,14 @@
 
 #include <toml++/toml.h>
 
+#include "analysis/run_analysis.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/usage.h"
-#include "report/text.h"
-#include "analysis/run_analysis.h"
 #include "planning/plan.h"
-#include "sources/trace_set.h"
 #include "report/plan_report.h"
+#include "report/text.h"
+#include "sources/trace_set.h"
 
 namespace gpudoctor::cli {
 
@@ -57,15 +57,20 @@ Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd
     std::replace(flag.begin(), flag.end(), '_', '-');
     auto line = std::to_string(node.source().begin.line);
     auto wrong = [&](const char* what) { return Error{path + ":" + line + ": \"" + key + "\" must be " + what}; };
-    std::map<std::string, int64_t*> ints = {{"layers", &a.layers}, {"hidden", &a.hidden}, {"heads", &a.heads},
-                                            {"kv_heads", &a.kv_heads}, {"ffn", &a.ffn}, {"vocab", &a.vocab},
-                                            {"seq", &a.seq}, {"global_batch", &a.global_batch},
+    std::map<std::string, int64_t*> ints = {{"layers", &a.layers},
+                                            {"hidden", &a.hidden},
+                                            {"heads", &a.heads},
+                                            {"kv_heads", &a.kv_heads},
+                                            {"ffn", &a.ffn},
+                                            {"vocab", &a.vocab},
+                                            {"seq", &a.seq},
+                                            {"global_batch", &a.global_batch},
                                             {"global_batch_tokens", &a.global_batch_tokens}};
     std::map<std::string, double*> reals = {{"gpu_memory_gb", &a.gpu_memory_gb}, {"tflops", &a.tflops},
-                                            {"efficiency", &a.efficiency}, {"intra_gbps", &a.intra_gbps},
-                                            {"inter_gbps", &a.inter_gbps}, {"memory_limit", &a.memory_limit}};
-    std::map<std::string, std::string*> strs = {{"model", &a.model}, {"gpu", &a.gpu}, {"precision", &a.precision},
-                                                {"optimizer", &a.optimizer}};
+                                            {"efficiency", &a.efficiency},       {"intra_gbps", &a.intra_gbps},
+                                            {"inter_gbps", &a.inter_gbps},       {"memory_limit", &a.memory_limit}};
+    std::map<std::string, std::string*> strs = {
+        {"model", &a.model}, {"gpu", &a.gpu}, {"precision", &a.precision}, {"optimizer", &a.optimizer}};
     if (given(flag)) continue;
     if (auto it = ints.find(key); it != ints.end()) {
       auto v = node.value<int64_t>();
@@ -88,8 +93,10 @@ Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd
     } else if (key == "flash_attention" || key == "fp32_grads") {
       auto v = node.value<bool>();
       if (!v) return wrong("true or false");
-      if (key == "flash_attention") a.no_flash = !*v;
-      else a.fp32_grads = *v;
+      if (key == "flash_attention")
+        a.no_flash = !*v;
+      else
+        a.fp32_grads = *v;
     } else {
       return Error{path + ":" + line + ": unknown key \"" + key + "\" (keys are the flag names with _ for -)"};
     }
@@ -138,11 +145,16 @@ int runPlan(const PlanArgs& a) {
   } else {
     t.global_batch = a.global_batch > 0 ? a.global_batch : static_cast<int64_t>(c.gpus()) * 8;
   }
-  if (a.precision == "bf16") t.precision = Precision::kBf16Mixed;
-  else if (a.precision == "fp16") t.precision = Precision::kFp16Mixed;
-  else if (a.precision == "fp32") t.precision = Precision::kFp32;
-  else if (a.precision == "amp") t.precision = Precision::kAmp;
-  else return usage("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
+  if (a.precision == "bf16")
+    t.precision = Precision::kBf16Mixed;
+  else if (a.precision == "fp16")
+    t.precision = Precision::kFp16Mixed;
+  else if (a.precision == "fp32")
+    t.precision = Precision::kFp32;
+  else if (a.precision == "amp")
+    t.precision = Precision::kAmp;
+  else
+    return usage("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
   if (a.optimizer != "adamw" && a.optimizer != "sgd") return usage("--optimizer must be adamw or sgd");
   t.optimizer = a.optimizer;
   t.flash_attention = !a.no_flash;
@@ -154,21 +166,29 @@ int runPlan(const PlanArgs& a) {
   pins.zero = a.zero;
   pins.micro_batch = a.micro_batch;
   if (!a.recompute.empty()) {
-    if (a.recompute == "none") pins.recompute = 0;
-    else if (a.recompute == "selective") pins.recompute = 1;
-    else if (a.recompute == "full") pins.recompute = 2;
-    else return usage("--recompute must be none, selective or full");
+    if (a.recompute == "none")
+      pins.recompute = 0;
+    else if (a.recompute == "selective")
+      pins.recompute = 1;
+    else if (a.recompute == "full")
+      pins.recompute = 2;
+    else
+      return usage("--recompute must be none, selective or full");
   }
   // Pinned degrees that can never work get a reason, not an empty table.
-  if (a.tp > 0 && m.heads % a.tp) return usage("--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) + " attention heads");
+  if (a.tp > 0 && m.heads % a.tp)
+    return usage("--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) +
+                 " attention heads");
   if (a.tp > c.gpus_per_node) return usage("--tp is larger than the GPUs of a node");
-  if (a.pp > 0 && m.layers % a.pp) return usage("--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers");
+  if (a.pp > 0 && m.layers % a.pp)
+    return usage("--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers");
   if (a.tp > 0 && a.pp > 0 && c.gpus() % (a.tp * a.pp))
     return usage("--tp x --pp does not divide the " + std::to_string(c.gpus()) + " GPUs");
   auto plans = searchPlans(m, c, t, pins);
   if (plans.empty())
-    return usage("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
-                " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
+    return usage(
+        "no configuration is possible: the global batch " + std::to_string(t.global_batch) +
+        " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
   if (!a.from_trace.empty()) {
     if (!a.json.empty()) return usage("--json with --from-trace: the plan-versus-trace comparison is text only");
     // Prediction against a measured run: the first configuration matching the pins is the job's.
@@ -205,7 +225,8 @@ std::function<int()> addPlan(CLI::App& app) {
       "Memory per GPU and predicted step time for every training configuration (micro-batch, accumulation, "
       "recomputation, ZeRO stage, TP x PP x DP) of a transformer on a cluster; the best that fit, with "
       "Megatron / DeepSpeed / FSDP settings. Exit 1 when nothing fits (and says what would).");
-  cmd->add_option("--model", a->model, "Preset (gpt2..gpt2-xl, gpt3-125m..gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b) or custom")
+  cmd->add_option("--model", a->model,
+                  "Preset (gpt2..gpt2-xl, gpt3-125m..gpt3-175b, llama2-7b/13b/70b, llama3-8b/70b) or custom")
       ->capture_default_str();
   cmd->add_option("--layers", a->layers, "Override: transformer layers")->group("Model")->check(positive());
   cmd->add_option("--hidden", a->hidden, "Override: hidden size")->group("Model")->check(positive());
@@ -214,21 +235,47 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--ffn", a->ffn, "Override: FFN size")->group("Model")->check(positive());
   cmd->add_option("--vocab", a->vocab, "Override: vocabulary")->group("Model")->check(positive());
   cmd->add_option("--seq", a->seq, "Override: sequence length")->group("Model")->check(positive());
-  cmd->add_option("--gpu", a->gpu, "GPU: h200, h100, a100-80g, a100-40g, l40s, b200")->capture_default_str()->group("Cluster");
+  cmd->add_option("--gpu", a->gpu, "GPU: h200, h100, a100-80g, a100-40g, l40s, b200")
+      ->capture_default_str()
+      ->group("Cluster");
   cmd->add_option("--gpu-memory-gb", a->gpu_memory_gb, "GPU memory (GB, 1e9)")->group("Cluster")->check(positive());
-  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")->group("Cluster")->check(positive());
-  cmd->add_option("--efficiency", a->efficiency, "Achieved fraction of peak (default 0.55)")->group("Cluster")->check(CLI::Range(0.01, 1.0).description("a fraction of peak from 0.01 to 1"));
-  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 1024));
+  cmd->add_option("--tflops", a->tflops, "Measured or datasheet dense 16-bit TFLOP/s")
+      ->group("Cluster")
+      ->check(positive());
+  cmd->add_option("--efficiency", a->efficiency, "Achieved fraction of peak (default 0.55)")
+      ->group("Cluster")
+      ->check(CLI::Range(0.01, 1.0).description("a fraction of peak from 0.01 to 1"));
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node")
+      ->capture_default_str()
+      ->group("Cluster")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--nodes", a->nodes, "Nodes")->capture_default_str()->group("Cluster")->check(CLI::Range(1, 100000));
-  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")->group("Cluster")->check(positive());
-  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")->group("Cluster")->check(positive());
-  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")->group("Training")->check(positive());
-  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")->group("Training")->check(positive());
-  cmd->add_option("--precision", a->precision, "bf16 or fp16 (16-bit weights, fp32 master copy: Megatron/DeepSpeed), amp (PyTorch autocast: fp32 weights, 16-bit compute) or fp32")->capture_default_str()->group("Training");
+  cmd->add_option("--intra-gbps", a->intra_gbps, "Allreduce bus bandwidth inside a node, GB/s")
+      ->group("Cluster")
+      ->check(positive());
+  cmd->add_option("--inter-gbps", a->inter_gbps, "Bus bandwidth per GPU across nodes, GB/s")
+      ->group("Cluster")
+      ->check(positive());
+  cmd->add_option("--global-batch", a->global_batch, "Sequences per optimizer step (default 8 per GPU)")
+      ->group("Training")
+      ->check(positive());
+  cmd->add_option("--global-batch-tokens", a->global_batch_tokens, "Tokens per optimizer step")
+      ->group("Training")
+      ->check(positive());
+  cmd->add_option("--precision", a->precision,
+                  "bf16 or fp16 (16-bit weights, fp32 master copy: Megatron/DeepSpeed), amp (PyTorch autocast: fp32 "
+                  "weights, 16-bit compute) or fp32")
+      ->capture_default_str()
+      ->group("Training");
   cmd->add_option("--optimizer", a->optimizer, "adamw or sgd")->capture_default_str()->group("Training");
-  cmd->add_flag("--no-flash", a->no_flash, "Attention stores its score matrices (no flash attention)")->group("Training");
-  cmd->add_flag("--fp32-grads", a->fp32_grads, "Accumulate gradients in fp32 (18 bytes/param with AdamW)")->group("Training");
-  cmd->add_option("--memory-limit", a->memory_limit, "Share of GPU memory a plan may use")->capture_default_str()->group("Training")->check(CLI::Range(0.1, 1.0));
+  cmd->add_flag("--no-flash", a->no_flash, "Attention stores its score matrices (no flash attention)")
+      ->group("Training");
+  cmd->add_flag("--fp32-grads", a->fp32_grads, "Accumulate gradients in fp32 (18 bytes/param with AdamW)")
+      ->group("Training");
+  cmd->add_option("--memory-limit", a->memory_limit, "Share of GPU memory a plan may use")
+      ->capture_default_str()
+      ->group("Training")
+      ->check(CLI::Range(0.1, 1.0));
   cmd->add_option("--tp", a->tp, "Pin the tensor-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
   cmd->add_option("--pp", a->pp, "Pin the pipeline-parallel degree")->group("Pin")->check(CLI::Range(1, 1024));
   cmd->add_option("--zero", a->zero, "Pin the ZeRO stage (0-3)")->group("Pin")->check(CLI::Range(0, 3));

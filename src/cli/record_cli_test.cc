@@ -36,7 +36,8 @@ TEST(RecordCli, UsageErrorsBeforeAnythingRuns) {
   expectUsage(run("record --steps -3 -- true"), "expected N-M");
   expectUsage(run("record --steps 2-4 --delay 5 -- true"), "not with --delay");
   expectUsage(run("record --duration 0 -- true"), "--duration");
-  expectUsage(run("record -- true", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so"), "CUDA_INJECTION64_PATH is already set");
+  expectUsage(run("record -- true", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so"),
+              "CUDA_INJECTION64_PATH is already set");
 }
 
 TEST(RecordCli, NoDriverIsOneLine) {

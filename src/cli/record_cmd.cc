@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -69,7 +69,9 @@ std::string shellJoin(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& a : v) {
     if (!s.empty()) s += ' ';
-    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    bool plain =
+        !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                          std::string::npos;
     if (plain) {
       s += a;
     } else {
@@ -83,27 +85,34 @@ std::string shellJoin(const std::vector<std::string>& v) {
 
 int runRecord(RecordArgs a) {
   // Usage first: every problem here is one line and exit 2, before anything runs.
-  if (a.command.empty()) return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", kUsage);
+  if (a.command.empty())
+    return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", kUsage);
   if (!(a.delay_s >= 0 && a.delay_s <= 30 * 24 * 3600.0))
     return fail("--delay " + std::to_string(a.delay_s) + ": expected seconds from 0 to 2592000", kUsage);
   if (a.duration_s != -1 && !(a.duration_s > 0 && a.duration_s <= 30 * 24 * 3600.0))
     return fail("--duration " + std::to_string(a.duration_s) + ": expected seconds above 0 (up to 2592000)", kUsage);
   int sig = 0;
   if (!a.signal.empty()) {
-    if (a.signal == "USR1" || a.signal == "SIGUSR1") sig = SIGUSR1;
-    else if (a.signal == "USR2" || a.signal == "SIGUSR2") sig = SIGUSR2;
-    else return fail("--signal " + a.signal + ": expected USR1 or USR2", kUsage);
+    if (a.signal == "USR1" || a.signal == "SIGUSR1")
+      sig = SIGUSR1;
+    else if (a.signal == "USR2" || a.signal == "SIGUSR2")
+      sig = SIGUSR2;
+    else
+      return fail("--signal " + a.signal + ": expected USR1 or USR2", kUsage);
   }
   long long sample_on_ms = 0, sample_every_ms = 0;
   if (!a.sample.empty()) {
     double on = 0, every = 0;
     char slash = 0, extra = 0;
     if (std::sscanf(a.sample.c_str(), "%lf %c %lf %c", &on, &slash, &every, &extra) != 3 || slash != '/')
-      return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)", kUsage);
+      return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)",
+                  kUsage);
     if (!(on >= 0.1 && every > on && every <= 24 * 3600.0))
-      return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s", kUsage);
+      return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s",
+                  kUsage);
     if (sig != 0 || a.detached)
-      return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached", kUsage);
+      return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached",
+                  kUsage);
     sample_on_ms = std::llround(on * 1000);
     sample_every_ms = std::llround(every * 1000);
   }
@@ -111,14 +120,17 @@ int runRecord(RecordArgs a) {
   if (!a.steps.empty()) {
     char dash = 0, extra = 0;
     int n = std::sscanf(a.steps.c_str(), "%lld %c %lld %c", &steps_first, &dash, &steps_last, &extra);
-    if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos) steps_last = steps_first;
+    if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos)
+      steps_last = steps_first;
     else if (n != 3 || dash != '-' || a.steps.find_first_not_of("0123456789-") != std::string::npos)
       return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", kUsage);
     if (steps_first < 1 || steps_last < steps_first || steps_last > 100000000)
       return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", kUsage);
     if (a.delay_s > 0 || a.duration_s > 0 || !a.sample.empty() || a.detached || sig != 0)
-      return fail("--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
-                  "--sample, --detached or --signal", kUsage);
+      return fail(
+          "--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
+          "--sample, --detached or --signal",
+          kUsage);
   }
   if (a.detached && sig == 0 && a.delay_s == 0)
     return fail("--detached records nothing unless --signal or --delay attaches the recorder", kUsage);
@@ -133,7 +145,8 @@ int runRecord(RecordArgs a) {
     const char* x = std::getenv(v);
     if (x != nullptr && *x != '\0')
       return fail(std::string(v) + " is already set (" + x +
-                      "): another tool (nsys, ncu) injects into this job, and CUPTI takes one subscriber; run record without it",
+                      "): another tool (nsys, ncu) injects into this job, and CUPTI takes one subscriber; run record "
+                      "without it",
                   kUsage);
   }
   std::string lib = a.lib;
@@ -145,8 +158,10 @@ int runRecord(RecordArgs a) {
         break;
       }
     if (lib.empty())
-      return fail("libgpudoctor-record.so not found beside " + d + "/gpudoctor (this build has no CUDA toolkit, or the "
-                  "library was not copied with the binary; give it with --lib)", kNoDevice);
+      return fail("libgpudoctor-record.so not found beside " + d +
+                      "/gpudoctor (this build has no CUDA toolkit, or the "
+                      "library was not copied with the binary; give it with --lib)",
+                  kNoDevice);
   } else if (!fs::exists(lib)) {
     return fail("--lib " + lib + ": no such file", kBadInput);
   } else {
@@ -162,7 +177,8 @@ int runRecord(RecordArgs a) {
   if (ec) return fail("--out " + a.out + ": cannot create the directory: " + ec.message(), kBadInput);
   for (const auto& e : fs::directory_iterator(a.out, ec)) {
     std::string n = e.path().filename().string();
-    if (n.find(".gdrec") != std::string::npos || (n.size() > 6 && n.substr(n.size() - 6) == ".error") || (n.size() > 5 && n.substr(n.size() - 5) == ".idle"))
+    if (n.find(".gdrec") != std::string::npos || (n.size() > 6 && n.substr(n.size() - 6) == ".error") ||
+        (n.size() > 5 && n.substr(n.size() - 5) == ".idle"))
       return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", kBadInput);
   }
   const std::string out_abs = fs::absolute(a.out).string();
@@ -184,7 +200,8 @@ int runRecord(RecordArgs a) {
   env.push_back("GPUDOCTOR_RECORD_DIR=" + out_abs);
   env.push_back("GPUDOCTOR_RECORD_COMMAND=" + shellJoin(a.command));
   if (a.delay_s > 0) env.push_back("GPUDOCTOR_RECORD_DELAY_MS=" + std::to_string(std::llround(a.delay_s * 1000)));
-  if (a.duration_s > 0) env.push_back("GPUDOCTOR_RECORD_DURATION_MS=" + std::to_string(std::llround(a.duration_s * 1000)));
+  if (a.duration_s > 0)
+    env.push_back("GPUDOCTOR_RECORD_DURATION_MS=" + std::to_string(std::llround(a.duration_s * 1000)));
   if (sig != 0) env.push_back("GPUDOCTOR_RECORD_SIGNAL=" + std::to_string(sig));
   if (sample_every_ms > 0) {
     env.push_back("GPUDOCTOR_RECORD_SAMPLE_ON_MS=" + std::to_string(sample_on_ms));
@@ -209,7 +226,8 @@ int runRecord(RecordArgs a) {
                  driver.value().devices, driver.value().devices == 1 ? "" : "s");
   // Ctrl-C reaches the job directly (same process group); record waits to report. TERM and HUP
   // (a scheduler's cancel) are passed on.
-  struct sigaction ign {}, fwd {};
+  struct sigaction ign {
+  }, fwd{};
   ign.sa_handler = SIG_IGN;
   fwd.sa_handler = forwardSignal;
   sigemptyset(&fwd.sa_mask);
@@ -242,11 +260,17 @@ int runRecord(RecordArgs a) {
   std::vector<std::string> done, partial, errors, idle;
   for (const auto& e : fs::directory_iterator(out_abs, ec)) {
     std::string n = e.path().string();
-    auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
-    if (ends(".gdrec")) done.push_back(n);
-    else if (ends(".gdrec.partial")) partial.push_back(n);
-    else if (ends(".error")) errors.push_back(n);
-    else if (ends(".idle")) idle.push_back(n);
+    auto ends = [&](std::string_view s) {
+      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends(".gdrec"))
+      done.push_back(n);
+    else if (ends(".gdrec.partial"))
+      partial.push_back(n);
+    else if (ends(".error"))
+      errors.push_back(n);
+    else if (ends(".idle"))
+      idle.push_back(n);
   }
   std::sort(idle.begin(), idle.end());
   auto firstLine = [](const std::string& f) {  // what a recorder left in HOST-PID.error or .idle
@@ -264,11 +288,13 @@ int runRecord(RecordArgs a) {
   for (const auto& f : errors)
     code = fail(fs::path(f).filename().string() + ": " + firstLine(f), code == 0 ? kBadInput : code);
   for (const auto& f : partial)
-    code = fail(fs::path(f).filename().string() + ": the process ended before its recorder finished (killed, or _exit): "
-                "left unfinished", code == 0 ? kBadInput : code);
+    code = fail(fs::path(f).filename().string() +
+                    ": the process ended before its recorder finished (killed, or _exit): "
+                    "left unfinished",
+                code == 0 ? kBadInput : code);
   if (!a.quiet)
-    std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs, done.size(),
-                 done.size() == 1 ? "" : "s", a.out.c_str());
+    std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs,
+                 done.size(), done.size() == 1 ? "" : "s", a.out.c_str());
   for (const auto& f : done) {
     RecordingFacts facts;
     auto t = readRecording(f, &facts);
@@ -281,45 +307,72 @@ int runRecord(RecordArgs a) {
     uint64_t bytes = fs::file_size(f, ec);
     if (!a.quiet) {
       std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
-      std::string captured = facts.captured_launches != 0 ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs" : "";
+      std::string captured =
+          facts.captured_launches != 0
+              ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs"
+              : "";
       std::string windows = facts.windows > 1 ? "  " + std::to_string(facts.windows) + " attach windows" : "";
       if (facts.nccl_calls != 0)
         captured += ", " + groupThousands(static_cast<double>(facts.nccl_calls)) + " NCCL calls (" +
-                    groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) + " NCCL kernels given their bytes)";
+                    groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) +
+                    " NCCL kernels given their bytes)";
       if (facts.untimed_gpu_records != 0)  // CUPTI gave them no times: in flight when the recorder detached
-        captured += ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
+        captured +=
+            ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
       if (facts.untimed_calls != 0)
         captured += ", " + groupThousands(static_cast<double>(facts.untimed_calls)) + " calls without times";
       std::printf("  %s  %s%s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
-                  name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6, groupThousands(static_cast<double>(facts.kernels)).c_str(),
-                  groupThousands(static_cast<double>(facts.launch_calls)).c_str(), groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(),
-                  captured.c_str(), facts.steps,
-                  facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
-                  facts.dropped != 0 ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str() : "");
+                  name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6,
+                  groupThousands(static_cast<double>(facts.kernels)).c_str(),
+                  groupThousands(static_cast<double>(facts.launch_calls)).c_str(),
+                  groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(), captured.c_str(),
+                  facts.steps, facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
+                  facts.dropped != 0
+                      ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str()
+                      : "");
     }
-    jf.push_back({{"file", f}, {"rank", t.value().rank}, {"bytes", bytes}, {"kernels", facts.kernels},
-                  {"launch_calls", facts.launch_calls}, {"launches_without_gpu_work", facts.launches_without_gpu_work},
+    jf.push_back({{"file", f},
+                  {"rank", t.value().rank},
+                  {"bytes", bytes},
+                  {"kernels", facts.kernels},
+                  {"launch_calls", facts.launch_calls},
+                  {"launches_without_gpu_work", facts.launches_without_gpu_work},
                   {"captured_launches", facts.captured_launches},
-                  {"graph_launches", facts.graph_launches}, {"graph_kernels", facts.graph_kernels},
-                  {"ranges", facts.ranges}, {"windows", facts.windows}, {"steps", facts.steps}, {"steps_from", facts.steps_from},
-                  {"steps_note", facts.steps_note}, {"dropped_records", facts.dropped},
+                  {"graph_launches", facts.graph_launches},
+                  {"graph_kernels", facts.graph_kernels},
+                  {"ranges", facts.ranges},
+                  {"windows", facts.windows},
+                  {"steps", facts.steps},
+                  {"steps_from", facts.steps_from},
+                  {"steps_note", facts.steps_note},
+                  {"dropped_records", facts.dropped},
                   {"shared_correlation_calls", facts.shared_correlation_calls},
-                  {"untimed_gpu_records", facts.untimed_gpu_records}, {"untimed_calls", facts.untimed_calls},
+                  {"untimed_gpu_records", facts.untimed_gpu_records},
+                  {"untimed_calls", facts.untimed_calls},
                   {"nccl_calls", facts.nccl_calls},
-                  {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls}, {"process", facts.process}});
+                  {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls},
+                  {"process", facts.process}});
   }
   if (done.empty() && errors.empty() && partial.empty()) {
-    std::fprintf(stderr, idle.empty()       ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
-                         : steps_first > 0 ? "gpudoctor: error: nothing recorded in the --steps window (the line above says why)\n"
-                                           : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
+    std::fprintf(stderr, idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
+                         : steps_first > 0
+                             ? "gpudoctor: error: nothing recorded in the --steps window (the line above says why)\n"
+                             : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
     if (code == 0) code = kBadInput;
   } else if (!done.empty() && !a.quiet) {
     std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
   }
   if (!a.json.empty()) {
-    nlohmann::json j = {{"tool", "gpudoctor record"}, {"schema_version", 1}, {"command", shellJoin(a.command)},
-                        {"out", out_abs}, {"job_exit_code", job_code}, {"seconds", secs}, {"recordings", jf},
-                        {"partial", partial}, {"errors", errors}, {"idle", idle}};
+    nlohmann::json j = {{"tool", "gpudoctor record"},
+                        {"schema_version", 1},
+                        {"command", shellJoin(a.command)},
+                        {"out", out_abs},
+                        {"job_exit_code", job_code},
+                        {"seconds", secs},
+                        {"recordings", jf},
+                        {"partial", partial},
+                        {"errors", errors},
+                        {"idle", idle}};
     if (std::string e = writeDocument(a.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   return code;
@@ -344,10 +397,11 @@ std::function<int()> addRecord(CLI::App& app) {
       "  gpudoctor record -o rec --steps 50-59 --nvtx-step '^train_step$' -- python train.py\n"
       "  gpudoctor analyze rec");
   r->add_option("-o,--out", a->out, "directory for the recordings (default gpudoctor-record-DATE-TIME)");
-  r->add_option("--steps", a->steps,
-                "N-M: attached from the start of step N to the start of step M+1 (counted from 1), steps being the "
-                "job's NVTX ranges that match --nvtx-step (torch.cuda.nvtx.range_push(\"train_step\") around each step, "
-                "with --nvtx-step '^train_step$'); without such ranges use --delay/--duration");
+  r->add_option(
+      "--steps", a->steps,
+      "N-M: attached from the start of step N to the start of step M+1 (counted from 1), steps being the "
+      "job's NVTX ranges that match --nvtx-step (torch.cuda.nvtx.range_push(\"train_step\") around each step, "
+      "with --nvtx-step '^train_step$'); without such ranges use --delay/--duration");
   r->add_option("--delay", a->delay_s, "attach after this many seconds (default 0)");
   r->add_option("--duration", a->duration_s, "detach after this many seconds of recording");
   r->add_option("--signal", a->signal, "USR1 or USR2: each such signal to a recorded process toggles recording");
@@ -369,7 +423,9 @@ std::function<int()> addRecord(CLI::App& app) {
     // Words before `--` that are not record's: a mistyped option is refused, not handed to the job.
     const std::vector<std::string> rest = r->remaining();
     if (!rest.empty() && (rest[0][0] == '-' || !jobCommand().empty()))
-      return fail(rest[0][0] == '-' ? unknownOption(*r, rest[0]) : "\"" + rest[0] + "\" before --: the job's command goes after --", kUsage);
+      return fail(rest[0][0] == '-' ? unknownOption(*r, rest[0])
+                                    : "\"" + rest[0] + "\" before --: the job's command goes after --",
+                  kUsage);
     a->command = jobCommand().empty() ? rest : jobCommand();
     return runRecord(*a);
   };

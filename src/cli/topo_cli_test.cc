@@ -87,7 +87,8 @@ TEST(CliTopo, FakeNvmlMachine) {
 // as free at 97 % with two processes).
 TEST(CliTopo, PlaceLeavesBusyGpusOut) {
   std::string env = "GPUDOCTOR_FAKE_NVML=" + src("testdata/fake_nvml/h200_2gpu_busy.txt");
-  std::string probe = std::string(" --nvml-library ") + GPUDOCTOR_FAKE_NVML + " --sysfs-root " + src("testdata/sysroot/topo_2gpu");
+  std::string probe =
+      std::string(" --nvml-library ") + GPUDOCTOR_FAKE_NVML + " --sysfs-root " + src("testdata/sysroot/topo_2gpu");
   auto one = run("place --gpus 1 --json -" + probe, env);
   ASSERT_EQ(one.rc, 0) << one.err;
   auto j = nlohmann::json::parse(one.out);
@@ -167,7 +168,8 @@ TEST(CliPlace, TorchrunWrapperKeyedOnLocalRank) {
     EXPECT_EQ(got, nic2 + "\n");
   }
   auto t = run("place --gpus 4 --topology " + src("testdata/topology/dgx1_v100.toml"));
-  EXPECT_NE(t.out.find("torchrun --nproc-per-node 4 --no-python ./bind.sh python train.py"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("torchrun --nproc-per-node 4 --no-python ./bind.sh python train.py"), std::string::npos)
+      << t.out;
 }
 
 TEST(CliPlace, ClusterWithSchedulerHints) {
@@ -188,8 +190,10 @@ TEST(CliPlace, ClusterWithSchedulerHints) {
   ASSERT_EQ(j.rc, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_NE(doc["slurm"].get<std::string>().find("--ntasks-per-node=8"), std::string::npos);
-  EXPECT_NE(doc["slurm_topology_conf"].get<std::string>().find("SwitchName=spine1 Switches=leaf2,leaf3\n"), std::string::npos);
-  EXPECT_NE(doc["kubernetes_pod_template"].get<std::string>().find("topologyKey: network.gpudoctor.io/leaf"), std::string::npos);
+  EXPECT_NE(doc["slurm_topology_conf"].get<std::string>().find("SwitchName=spine1 Switches=leaf2,leaf3\n"),
+            std::string::npos);
+  EXPECT_NE(doc["kubernetes_pod_template"].get<std::string>().find("topologyKey: network.gpudoctor.io/leaf"),
+            std::string::npos);
   const std::string labels = doc["kubernetes_labels"];
   EXPECT_EQ(std::count(labels.begin(), labels.end(), '\n'), 8);
   EXPECT_NE(doc["slurm_gres_conf"].get<std::string>().find("Links=-1,18"), std::string::npos);

@@ -51,7 +51,8 @@ int runTopo(const TopoArgs& a) {
   if (a.measure) {
 #ifdef GPUDOCTOR_HAVE_CUDA
     auto bytes = parseByteSize(a.measure_bytes);
-    if (!bytes.ok() || bytes.value() < 1024) return fail("--measure-bytes: " + (bytes.ok() ? "at least 1K" : bytes.error().message), kUsage);
+    if (!bytes.ok() || bytes.value() < 1024)
+      return fail("--measure-bytes: " + (bytes.ok() ? "at least 1K" : bytes.error().message), kUsage);
     auto r = measureCopyBandwidth(static_cast<int64_t>(bytes.value()), a.repeats);
     if (!r.ok()) return fail("--measure: " + r.error().message, kNoDevice);  // no device, or one that fails
     m = std::move(r.value());
@@ -60,17 +61,20 @@ int runTopo(const TopoArgs& a) {
     return fail("--measure needs a build with CUDA (this gpudoctor was built without it)", kNoDevice);
 #endif
   }
-  if (a.nccl_xml == "-" && jsonOnly(a.json)) return fail("--nccl-xml - and --json - would both write to stdout: give one a file", kUsage);
+  if (a.nccl_xml == "-" && jsonOnly(a.json))
+    return fail("--nccl-xml - and --json - would both write to stdout: give one a file", kUsage);
   if (!a.nccl_xml.empty()) {
     if (std::string why = ncclXmlMissing(t); !why.empty())
-      return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why, kBadInput);
+      return fail("--nccl-xml: " + (a.topology.empty() ? std::string("this machine") : a.topology) + ": " + why,
+                  kBadInput);
     std::string xml = renderNcclXml(ncclXmlSystem(t));
     if (a.nccl_xml == "-") {
       std::fwrite(xml.data(), 1, xml.size(), stdout);
       return 0;
     }
     if (Status s = writeFileAtomic(a.nccl_xml, xml); !s.ok()) return fail(s.message(), kBadInput);
-    std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(), a.nccl_xml.c_str());
+    std::fprintf(stderr, "gpudoctor: wrote %s (use it with NCCL_TOPO_FILE=%s)\n", a.nccl_xml.c_str(),
+                 a.nccl_xml.c_str());
   }
   std::string json = a.json.empty() ? "" : renderTopoJson(t, measured ? &m : nullptr);
   std::string text = jsonOnly(a.json) ? "" : renderTopoText(t, gpuCpuLists(t), measured ? &m : nullptr);
@@ -85,16 +89,20 @@ std::function<int()> addTopo(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "topo",
       "This node's GPU topology: GPUs, NVLinks (NV# per pair, NVSwitch), PCIe path levels (NVML's common ancestor), "
-      "NUMA node and CPU affinity of each GPU, RDMA NICs (InfiniBand/RoCE HCAs) with their PCIe distance to each GPU, as the "
+      "NUMA node and CPU affinity of each GPU, RDMA NICs (InfiniBand/RoCE HCAs) with their PCIe distance to each GPU, "
+      "as the "
       "matrix `nvidia-smi topo -m` prints (X, NV#, PIX, PXB, PHB, NODE, SYS). NVML is loaded at run time "
       "(GPUDOCTOR_NVML_LIBRARY to choose); without a driver use --topology FILE.");
-  cmd->add_option("--topology", a->topology, "Show a topology file (TOML or JSON) instead of this machine")->type_name("FILE");
+  cmd->add_option("--topology", a->topology, "Show a topology file (TOML or JSON) instead of this machine")
+      ->type_name("FILE");
   addJsonOption(cmd, &a->json, "the topology, in the topology-file schema (feed it back with place --topology),");
   cmd->add_option("--nccl-xml", a->nccl_xml, "Also write NCCL's topology XML for NCCL_TOPO_FILE (- for stdout only)")
       ->type_name("FILE");
   cmd->add_flag("--measure", a->measure, "Measure GPU<->GPU copy bandwidth both ways and host<->GPU (CUDA builds)");
   cmd->add_option("--measure-bytes", a->measure_bytes, "Bytes per timed copy")->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "Timed copies per figure (median)")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--repeats", a->repeats, "Timed copies per figure (median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--sysfs-root", a->sysfs_root, "Root of /sys and /proc (tests)")->type_name("DIR")->group("");
   cmd->add_option("--nvml-library", a->nvml_library, "libnvidia-ml.so.1 to load")->type_name("PATH");
   return [a] { return runTopo(*a); };

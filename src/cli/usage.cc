@@ -16,7 +16,8 @@ CLI::Validator number(bool (*ok)(double), const char* what, bool whole) {
         char* end = nullptr;
         errno = 0;
         const double v = std::strtod(s.c_str(), &end);
-        const bool read = end != s.c_str() && *end == '\0' && errno == 0 && (!whole || s.find_first_of(".eE") == std::string::npos);
+        const bool read =
+            end != s.c_str() && *end == '\0' && errno == 0 && (!whole || s.find_first_of(".eE") == std::string::npos);
         return read && ok(v) ? std::string() : std::string("must be ") + what + ", not " + s;
       },
       "", "");

@@ -1,8 +1,8 @@
 // Byte sizes as users type them on a command line ("4K", "256M", "1.5G", "4096"): binary multiples,
 // because that is what file systems and tar report.
 #pragma once
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -22,12 +22,18 @@ inline Result<uint64_t> parseByteSize(const std::string& text) {
     char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
     std::string rest = unit.substr(1);
     if (rest != "" && rest != "B" && rest != "iB" && rest != "b") return Error{"\"" + text + "\" has an unknown unit"};
-    if (u == 'K') mult = 1024.0;
-    else if (u == 'M') mult = 1024.0 * 1024;
-    else if (u == 'G') mult = 1024.0 * 1024 * 1024;
-    else if (u == 'T') mult = 1024.0 * 1024 * 1024 * 1024;
-    else if (u == 'B' && rest.empty()) mult = 1;
-    else return Error{"\"" + text + "\" has an unknown unit"};
+    if (u == 'K')
+      mult = 1024.0;
+    else if (u == 'M')
+      mult = 1024.0 * 1024;
+    else if (u == 'G')
+      mult = 1024.0 * 1024 * 1024;
+    else if (u == 'T')
+      mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (u == 'B' && rest.empty())
+      mult = 1;
+    else
+      return Error{"\"" + text + "\" has an unknown unit"};
   }
   double bytes = v * mult;
   if (bytes > 1.8e19) return Error{"\"" + text + "\" is too large"};

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace gpudoctor {
 
@@ -12,7 +12,8 @@ namespace {
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view trimRight(std::string_view t) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+    t.remove_suffix(1);
   return t;
 }
 }  // namespace
@@ -48,8 +49,10 @@ std::optional<int64_t> parseMicrosToNanos(std::string_view t) {
     int n = 0;
     if (i >= t.size() || !isDigit(t[i])) return std::nullopt;
     for (; i < t.size() && isDigit(t[i]); ++i, ++n) {
-      if (n < 3) frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
-      else if (n == 3) round_up = t[i] >= '5';
+      if (n < 3)
+        frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
+      else if (n == 3)
+        round_up = t[i] >= '5';
     }
     for (; n < 3; ++n) frac *= 10;
   }

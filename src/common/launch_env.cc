@@ -32,7 +32,8 @@ std::string firstSlurmHost(std::string_view list) {
   if (close == std::string_view::npos) return "";
   std::string_view inside = first.substr(open + 1, close - open - 1);
   size_t stop = inside.find_first_of("-,");
-  return std::string(first.substr(0, open)) + std::string(inside.substr(0, stop)) + std::string(first.substr(close + 1));
+  return std::string(first.substr(0, open)) + std::string(inside.substr(0, stop)) +
+         std::string(first.substr(close + 1));
 }
 
 Result<LaunchEnv> launchFromEnv(const std::function<const char*(const char*)>& env) {
@@ -41,10 +42,11 @@ Result<LaunchEnv> launchFromEnv(const std::function<const char*(const char*)>& e
   };
   // srun sets SLURM_STEP_NUM_TASKS only inside a step; SLURM_NTASKS is also set in a batch script,
   // where one process running gpudoctor alone must not wait for peers that will never come.
-  static const Family kFamilies[] = {{"torchrun", "WORLD_SIZE", "RANK", "LOCAL_RANK"},
-                                     {"Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
-                                     {"MPICH", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
-                                     {"Slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}};
+  static const Family kFamilies[] = {
+      {"torchrun", "WORLD_SIZE", "RANK", "LOCAL_RANK"},
+      {"Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
+      {"MPICH", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
+      {"Slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}};
   LaunchEnv l;
   const Family* f = nullptr;
   for (const auto& c : kFamilies)
@@ -58,20 +60,24 @@ Result<LaunchEnv> launchFromEnv(const std::function<const char*(const char*)>& e
   if (l.world_size == 1) return l;
   l.joined = true;
   l.launcher = f->launcher;
-  if (!env(f->rank)) return Error{std::string(f->world) + " is set but " + f->rank + " is not: which rank is this process?"};
+  if (!env(f->rank))
+    return Error{std::string(f->world) + " is set but " + f->rank + " is not: which rank is this process?"};
   if (!toInt(env(f->rank), l.rank) || l.rank < 0 || l.rank >= l.world_size)
     return Error{std::string(f->rank) + "=\"" + env(f->rank) + "\" is not a rank below " + f->world + "=" +
                  std::to_string(l.world_size)};
   if (const char* lr = env(f->local); lr && !toInt(lr, l.local_rank))
     return Error{std::string(f->local) + "=\"" + lr + "\" is not a number"};
   // Rank 0's address: ours, then torchrun's, then Slurm's first node.
-  if (const char* a = env("GPUDOCTOR_MASTER_ADDR")) l.master_addr = a;
-  else if (const char* m = env("MASTER_ADDR")) l.master_addr = m;
+  if (const char* a = env("GPUDOCTOR_MASTER_ADDR"))
+    l.master_addr = a;
+  else if (const char* m = env("MASTER_ADDR"))
+    l.master_addr = m;
   else if (const char* nl = env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST") : env("SLURM_JOB_NODELIST"))
     l.master_addr = firstSlurmHost(nl);
   if (l.master_addr.empty())
-    return Error{std::string("a ") + f->launcher +
-                 " launch needs rank 0's host: export MASTER_ADDR (and pass it to every rank, e.g. mpirun -x MASTER_ADDR)"};
+    return Error{
+        std::string("a ") + f->launcher +
+        " launch needs rank 0's host: export MASTER_ADDR (and pass it to every rank, e.g. mpirun -x MASTER_ADDR)"};
   // The port: ours; else the one after MASTER_PORT (torchrun's own store listens on MASTER_PORT);
   // else, under Slurm, one derived from the job id so concurrent jobs on a node differ.
   int port = 0, job = 0;

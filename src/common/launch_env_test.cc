@@ -16,7 +16,8 @@ Result<LaunchEnv> with(std::map<std::string, std::string> vars) {
 }
 
 TEST(LaunchEnv, Torchrun) {
-  auto l = with({{"WORLD_SIZE", "16"}, {"RANK", "9"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}});
+  auto l = with(
+      {{"WORLD_SIZE", "16"}, {"RANK", "9"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}});
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_TRUE(l.value().joined);
   EXPECT_EQ(l.value().launcher, "torchrun");
@@ -28,8 +29,11 @@ TEST(LaunchEnv, Torchrun) {
 }
 
 TEST(LaunchEnv, OpenMpiAndMpich) {
-  auto o = with({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
-                 {"MASTER_ADDR", "10.0.0.1"}, {"GPUDOCTOR_MASTER_PORT", "40000"}});
+  auto o = with({{"OMPI_COMM_WORLD_SIZE", "4"},
+                 {"OMPI_COMM_WORLD_RANK", "3"},
+                 {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                 {"MASTER_ADDR", "10.0.0.1"},
+                 {"GPUDOCTOR_MASTER_PORT", "40000"}});
   ASSERT_TRUE(o.ok()) << o.error().message;
   EXPECT_EQ(o.value().launcher, "Open MPI");
   EXPECT_EQ(o.value().id_port, 40000);
@@ -44,8 +48,12 @@ TEST(LaunchEnv, OpenMpiAndMpich) {
 }
 
 TEST(LaunchEnv, SlurmStepFindsRankZerosHostAndAPort) {
-  auto l = with({{"SLURM_STEP_NUM_TASKS", "32"}, {"SLURM_PROCID", "17"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "32"},
-                 {"SLURM_STEP_NODELIST", "gpu[003-006,010],cpu1"}, {"SLURM_JOB_ID", "123456"}});
+  auto l = with({{"SLURM_STEP_NUM_TASKS", "32"},
+                 {"SLURM_PROCID", "17"},
+                 {"SLURM_LOCALID", "1"},
+                 {"SLURM_NTASKS", "32"},
+                 {"SLURM_STEP_NODELIST", "gpu[003-006,010],cpu1"},
+                 {"SLURM_JOB_ID", "123456"}});
   ASSERT_TRUE(l.ok()) << l.error().message;
   EXPECT_EQ(l.value().launcher, "Slurm");
   EXPECT_EQ(l.value().master_addr, "gpu003");
@@ -67,13 +75,13 @@ TEST(LaunchEnv, NotLaunchedOrAWorldOfOne) {
 
 TEST(LaunchEnv, PartialOrInconsistentVariablesAreErrors) {
   for (auto vars : std::vector<std::map<std::string, std::string>>{
-           {{"WORLD_SIZE", "4"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},                    // no RANK (was a crash)
-           {{"WORLD_SIZE", "4"}, {"RANK", "4"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},     // rank out of range
-           {{"WORLD_SIZE", "four"}, {"RANK", "0"}},                                              // not a number
+           {{"WORLD_SIZE", "4"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},                 // no RANK (was a crash)
+           {{"WORLD_SIZE", "4"}, {"RANK", "4"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},  // rank out of range
+           {{"WORLD_SIZE", "four"}, {"RANK", "0"}},                                           // not a number
            {{"WORLD_SIZE", "4"}, {"RANK", "-1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
            {{"WORLD_SIZE", "4"}, {"RANK", "1"}, {"LOCAL_RANK", "x"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}},
-           {{"WORLD_SIZE", "4"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}},                             // no port
-           {{"WORLD_SIZE", "4"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "65535"}},   // 65536
+           {{"WORLD_SIZE", "4"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}},                            // no port
+           {{"WORLD_SIZE", "4"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "65535"}},  // 65536
        }) {
     auto l = with(vars);
     EXPECT_FALSE(l.ok()) << vars.begin()->second;

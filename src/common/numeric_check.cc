@@ -10,10 +10,13 @@ namespace gpudoctor {
 
 int formatBytes(NumFormat f) {
   switch (f) {
-    case NumFormat::kFp32: return 4;
+    case NumFormat::kFp32:
+      return 4;
     case NumFormat::kFp16:
-    case NumFormat::kBf16: return 2;
-    case NumFormat::kFp8E4M3: return 1;
+    case NumFormat::kBf16:
+      return 2;
+    case NumFormat::kFp8E4M3:
+      return 1;
   }
   return 0;
 }
@@ -48,25 +51,33 @@ double fp8e4m3ToDouble(uint8_t b) {
   int exp = (b >> 3) & 0xf, mant = b & 0x7;
   if (exp == 0xf && mant == 0x7) return std::nan("");
   if (exp == 0) return sign * std::ldexp(static_cast<double>(mant), -9);  // subnormal: mant * 2^-3 * 2^-6
-  return sign * std::ldexp(static_cast<double>(mant | 0x8), exp - 10);     // 1.mmm * 2^(exp-7)
+  return sign * std::ldexp(static_cast<double>(mant | 0x8), exp - 10);    // 1.mmm * 2^(exp-7)
 }
 
 double decodeElement(NumFormat f, const void* data, size_t i) {
   switch (f) {
-    case NumFormat::kFp32: return static_cast<const float*>(data)[i];
-    case NumFormat::kFp16: return fp16ToDouble(static_cast<const uint16_t*>(data)[i]);
-    case NumFormat::kBf16: return bf16ToDouble(static_cast<const uint16_t*>(data)[i]);
-    case NumFormat::kFp8E4M3: return fp8e4m3ToDouble(static_cast<const uint8_t*>(data)[i]);
+    case NumFormat::kFp32:
+      return static_cast<const float*>(data)[i];
+    case NumFormat::kFp16:
+      return fp16ToDouble(static_cast<const uint16_t*>(data)[i]);
+    case NumFormat::kBf16:
+      return bf16ToDouble(static_cast<const uint16_t*>(data)[i]);
+    case NumFormat::kFp8E4M3:
+      return fp8e4m3ToDouble(static_cast<const uint8_t*>(data)[i]);
   }
   return 0;
 }
 
 uint32_t poisonBits(NumFormat f) {
   switch (f) {
-    case NumFormat::kFp32: return 0x7fc0dead;  // quiet NaN with a recognizable payload
-    case NumFormat::kFp16: return 0x7e5a;
-    case NumFormat::kBf16: return 0x7fda;
-    case NumFormat::kFp8E4M3: return 0x7f;
+    case NumFormat::kFp32:
+      return 0x7fc0dead;  // quiet NaN with a recognizable payload
+    case NumFormat::kFp16:
+      return 0x7e5a;
+    case NumFormat::kBf16:
+      return 0x7fda;
+    case NumFormat::kFp8E4M3:
+      return 0x7f;
   }
   return 0;
 }
@@ -78,19 +89,26 @@ bool isNonFinite(NumFormat f, const void* data, size_t i) {
       std::memcpy(&x, static_cast<const char*>(data) + 4 * i, 4);
       return (x & 0x7f800000u) == 0x7f800000u;
     }
-    case NumFormat::kFp16: return (static_cast<const uint16_t*>(data)[i] & 0x7c00) == 0x7c00;
-    case NumFormat::kBf16: return (static_cast<const uint16_t*>(data)[i] & 0x7f80) == 0x7f80;
-    case NumFormat::kFp8E4M3: return (static_cast<const uint8_t*>(data)[i] & 0x7f) == 0x7f;
+    case NumFormat::kFp16:
+      return (static_cast<const uint16_t*>(data)[i] & 0x7c00) == 0x7c00;
+    case NumFormat::kBf16:
+      return (static_cast<const uint16_t*>(data)[i] & 0x7f80) == 0x7f80;
+    case NumFormat::kFp8E4M3:
+      return (static_cast<const uint8_t*>(data)[i] & 0x7f) == 0x7f;
   }
   return true;
 }
 
 double unitRoundoff(NumFormat f) {
   switch (f) {
-    case NumFormat::kFp32: return std::ldexp(1.0, -24);
-    case NumFormat::kFp16: return std::ldexp(1.0, -11);
-    case NumFormat::kBf16: return std::ldexp(1.0, -8);
-    case NumFormat::kFp8E4M3: return std::ldexp(1.0, -4);
+    case NumFormat::kFp32:
+      return std::ldexp(1.0, -24);
+    case NumFormat::kFp16:
+      return std::ldexp(1.0, -11);
+    case NumFormat::kBf16:
+      return std::ldexp(1.0, -8);
+    case NumFormat::kFp8E4M3:
+      return std::ldexp(1.0, -4);
   }
   return 1;
 }
@@ -98,8 +116,9 @@ double unitRoundoff(NumFormat f) {
 double ErrorStats::relL2() const { return sum_sq_ref > 0 ? std::sqrt(sum_sq_err / sum_sq_ref) : 0; }
 
 std::string ErrorStats::summary() const {
-  return fmt::format("{} checked, {} non-finite, {} over tolerance, max abs err {:.3g}, rel L2 {:.3g}, worst {:.2f} of the bound",
-                     checked, non_finite, over_tolerance, max_abs_err, relL2(), worst_ratio);
+  return fmt::format(
+      "{} checked, {} non-finite, {} over tolerance, max abs err {:.3g}, rel L2 {:.3g}, worst {:.2f} of the bound",
+      checked, non_finite, over_tolerance, max_abs_err, relL2(), worst_ratio);
 }
 
 void addError(ErrorStats& s, double out, double ref, double bound) {

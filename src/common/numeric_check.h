@@ -36,12 +36,12 @@ double unitRoundoff(NumFormat f);
 
 // Comparison of sampled outputs against an FP64 reference.
 struct ErrorStats {
-  int64_t checked = 0;       // elements compared
-  int64_t non_finite = 0;    // NaN/inf in the output (unwritten or broken)
-  int64_t over_tolerance = 0;// |out - ref| > bound of that element
+  int64_t checked = 0;         // elements compared
+  int64_t non_finite = 0;      // NaN/inf in the output (unwritten or broken)
+  int64_t over_tolerance = 0;  // |out - ref| > bound of that element
   double max_abs_err = 0;
   double sum_sq_err = 0, sum_sq_ref = 0;
-  double worst_ratio = 0;    // max |out - ref| / bound: <= 1 passes
+  double worst_ratio = 0;  // max |out - ref| / bound: <= 1 passes
   // Relative L2 error ||out - ref|| / ||ref|| over the checked elements.
   double relL2() const;
   // True when something was checked and nothing was non-finite or over tolerance.

@@ -14,9 +14,9 @@ TEST(NumericCheck, DecodesFormatsExactly) {
   EXPECT_EQ(fp16ToDouble(0x3c00), 1.0);
   EXPECT_EQ(fp16ToDouble(0x0001), std::ldexp(1.0, -24));  // smallest subnormal
   EXPECT_EQ(fp16ToDouble(0x7bff), 65504.0);
-  EXPECT_EQ(fp8e4m3ToDouble(0x38), 1.0);                   // 0.0111.000
-  EXPECT_EQ(fp8e4m3ToDouble(0x7e), 448.0);                 // largest finite
-  EXPECT_EQ(fp8e4m3ToDouble(0x01), std::ldexp(1.0, -9));   // smallest subnormal
+  EXPECT_EQ(fp8e4m3ToDouble(0x38), 1.0);                  // 0.0111.000
+  EXPECT_EQ(fp8e4m3ToDouble(0x7e), 448.0);                // largest finite
+  EXPECT_EQ(fp8e4m3ToDouble(0x01), std::ldexp(1.0, -9));  // smallest subnormal
   EXPECT_EQ(fp8e4m3ToDouble(0xb8), -1.0);
   EXPECT_TRUE(std::isnan(fp8e4m3ToDouble(0x7f)));
 }
@@ -76,7 +76,8 @@ TEST(NumericCheck, GemmToleranceSeparatesRoundingFromBugs) {
   // [-1, 1) inputs, sum |a b| ~ k / 4.
   double typical_ref = std::sqrt(4096 / 9.0), typical_absdot = 4096 / 4.0;
   EXPECT_GT(typical_ref, 5 * gemmBound(f8, typical_ref, typical_absdot));
-  EXPECT_GT(typical_ref, 5 * gemmBound(gemmTolerance(NumFormat::kFp32, true, NumFormat::kFp32, 4096), typical_ref, typical_absdot));
+  EXPECT_GT(typical_ref,
+            5 * gemmBound(gemmTolerance(NumFormat::kFp32, true, NumFormat::kFp32, 4096), typical_ref, typical_absdot));
 }
 
 TEST(NumericCheck, AttentionBoundRejectsZerosAcceptsBf16Rounding) {

@@ -55,15 +55,15 @@ class Status {
 // The enclosing function returns a Status or a Result<U> (both take an Error).
 #define GPUDOCTOR_CONCAT_INNER_(a, b) a##b
 #define GPUDOCTOR_CONCAT_(a, b) GPUDOCTOR_CONCAT_INNER_(a, b)
-#define RETURN_IF_ERROR(expr)                                      \
-  do {                                                             \
+#define RETURN_IF_ERROR(expr)                                     \
+  do {                                                            \
     if (auto gpudoctor_status_ = (expr); !gpudoctor_status_.ok()) \
       return ::gpudoctor::Error{gpudoctor_status_.message()};     \
   } while (0)
 #define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL_(GPUDOCTOR_CONCAT_(gpudoctor_result_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)                  \
-  auto tmp = (expr);                                            \
-  if (!tmp.ok()) return ::gpudoctor::Error{tmp.message()};      \
+#define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)             \
+  auto tmp = (expr);                                       \
+  if (!tmp.ok()) return ::gpudoctor::Error{tmp.message()}; \
   lhs = std::move(tmp.value())
 
 }  // namespace gpudoctor

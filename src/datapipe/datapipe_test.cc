@@ -1,11 +1,11 @@
 // Pack then read must give back every byte: odd names, empty and large files, nested folders; GNU tar
 // must read the shards; an interrupted pack resumes to the same result; bad input is one clear error and
 // never a finished-looking half-written shard.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -45,9 +45,8 @@ std::string randomBytes(size_t n, uint64_t seed) {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() /
-           ("gpudoctor_dp_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    path = fs::temp_directory_path() / ("gpudoctor_dp_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -198,7 +197,8 @@ TEST(Datapipe, DeterministicOrderAndSeededShuffle) {
   EXPECT_EQ(c, d);
   EXPECT_NE(a, c);
   EXPECT_NE(c, e);
-  for (const auto& s : listWithSuffix(t.path / "a", ".tar")) EXPECT_EQ(slurp(t.path / "a" / s), slurp(t.path / "b" / s));
+  for (const auto& s : listWithSuffix(t.path / "a", ".tar"))
+    EXPECT_EQ(slurp(t.path / "a" / s), slurp(t.path / "b" / s));
   // Shuffled or not, the members of a sample stay together.
   auto idx = readShardIndex((t.path / "c").string());
   ASSERT_TRUE(idx.ok());
@@ -265,11 +265,12 @@ TEST(Datapipe, PackKilledMidwayResumesToTheSameResult) {
   TempDir t;
   makeTree(t.path / "src");
   std::string src = (t.path / "src").string(), out = (t.path / "out").string(), ref = (t.path / "ref").string();
-  ASSERT_EQ(std::system((std::string(GPUDOCTOR_BIN) + " pack -q --shard-size 16K '" + src + "' '" + ref + "'").c_str()), 0);
+  ASSERT_EQ(std::system((std::string(GPUDOCTOR_BIN) + " pack -q --shard-size 16K '" + src + "' '" + ref + "'").c_str()),
+            0);
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "pack", "-q", "--shard-size", "16K", "--threads", "1",
-            "--test-delay-ms", "100", src.c_str(), out.c_str(), static_cast<char*>(nullptr));
+    ::execl(GPUDOCTOR_BIN, GPUDOCTOR_BIN, "pack", "-q", "--shard-size", "16K", "--threads", "1", "--test-delay-ms",
+            "100", src.c_str(), out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -287,7 +288,8 @@ TEST(Datapipe, PackKilledMidwayResumesToTheSameResult) {
   ASSERT_LT(partial.size(), all.size());
   // Whatever carries a finished name is complete: identical to the reference shard.
   for (const auto& s : partial) EXPECT_TRUE(slurp(t.path / "out" / s) == slurp(t.path / "ref" / s)) << s;
-  ASSERT_EQ(std::system((std::string(GPUDOCTOR_BIN) + " pack -q --shard-size 16K '" + src + "' '" + out + "'").c_str()), 0);
+  ASSERT_EQ(std::system((std::string(GPUDOCTOR_BIN) + " pack -q --shard-size 16K '" + src + "' '" + out + "'").c_str()),
+            0);
   EXPECT_EQ(listWithSuffix(out, ".tar"), all);
   EXPECT_TRUE(listWithSuffix(out, ".tmp").empty());
   for (const auto& s : all) EXPECT_TRUE(slurp(t.path / "out" / s) == slurp(t.path / "ref" / s)) << s;
@@ -340,8 +342,10 @@ TEST(Datapipe, FileChangingWhilePackedIsAnError) {
     PackOptions opt;
     opt.shard_bytes = 16 << 10;
     opt.after_plan = [&] {
-      if (mode == 0) std::ofstream(victim, std::ios::app) << "more bytes";  // grows
-      else fs::last_write_time(victim, fs::last_write_time(victim) + std::chrono::seconds(5));  // rewritten in place
+      if (mode == 0)
+        std::ofstream(victim, std::ios::app) << "more bytes";  // grows
+      else
+        fs::last_write_time(victim, fs::last_write_time(victim) + std::chrono::seconds(5));  // rewritten in place
     };
     auto r = packDirectory((t.path / "src").string(), (t.path / "out").string(), opt);
     ASSERT_FALSE(r.ok());

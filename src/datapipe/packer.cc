@@ -187,9 +187,12 @@ Result<std::vector<PackSample>> planSamples(const std::string& src_dir, const Pa
       continue;
     }
     std::string why;
-    if (!S_ISREG(st.st_mode)) why = "not a regular file (sockets, pipes and devices cannot be packed)";
-    else if (!validUtf8(rel)) why = "name is not valid UTF-8 (the index and WebDataset need UTF-8 names)";
-    else if (::access(p.c_str(), R_OK) != 0) why = std::string("not readable: ") + std::strerror(errno);
+    if (!S_ISREG(st.st_mode))
+      why = "not a regular file (sockets, pipes and devices cannot be packed)";
+    else if (!validUtf8(rel))
+      why = "name is not valid UTF-8 (the index and WebDataset need UTF-8 names)";
+    else if (::access(p.c_str(), R_OK) != 0)
+      why = std::string("not readable: ") + std::strerror(errno);
     if (!why.empty()) {
       if (bad(why)) return Error{p.string() + ": " + why + " (--skip-bad leaves such files out)"};
       continue;
@@ -240,9 +243,11 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
     if (old.ok()) {
       std::error_code e2;
       std::string diff;
-      if (fs::weakly_canonical(old.value().source, e2) != src_c) diff = "source " + old.value().source;
+      if (fs::weakly_canonical(old.value().source, e2) != src_c)
+        diff = "source " + old.value().source;
       else if (old.value().shard_bytes != opt.shard_bytes)
-        diff = "shard size " + std::to_string(old.value().shard_bytes) + " B, now " + std::to_string(opt.shard_bytes) + " B";
+        diff = "shard size " + std::to_string(old.value().shard_bytes) + " B, now " + std::to_string(opt.shard_bytes) +
+               " B";
       else if (old.value().shuffle_seed != opt.shuffle_seed)
         diff = "shuffle " + std::to_string(old.value().shuffle_seed) + ", now " + std::to_string(opt.shuffle_seed);
       if (!diff.empty())
@@ -354,7 +359,8 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
     size_t digits = opt.prefix.size() + 1;
     if (n.rfind(opt.prefix + "-", 0) != 0 || n.size() < digits + 10) continue;
     std::string num = n.substr(digits, 6), rest = n.substr(digits + 6);
-    if (num.find_first_not_of("0123456789") != std::string::npos || (rest != ".tar" && rest != ".tar.idx.json")) continue;
+    if (num.find_first_not_of("0123456789") != std::string::npos || (rest != ".tar" && rest != ".tar.idx.json"))
+      continue;
     if (std::stoull(num) >= plans.size() && fs::remove(e.path(), ec)) ++sum.stale_removed;
   }
   if (Status s = fsyncDir(out_dir); !s.ok()) return Error{s.message()};

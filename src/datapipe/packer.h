@@ -15,7 +15,7 @@ namespace gpudoctor {
 
 // One source file, as stat'ed when the plan was made.
 struct SourceFile {
-  std::string rel;       // path relative to the source directory, '/' separated (the tar member name)
+  std::string rel;  // path relative to the source directory, '/' separated (the tar member name)
   uint64_t bytes = 0;
   int64_t mtime_ns = 0;
 };
@@ -55,7 +55,7 @@ struct PackOptions {
 struct PackSummary {
   uint64_t samples = 0, files = 0, data_bytes = 0, shard_bytes_total = 0;
   uint64_t shards = 0, shards_kept = 0, shards_written = 0;
-  uint64_t stale_removed = 0;  // files of shards numbered past this plan (an earlier pack with other settings)
+  uint64_t stale_removed = 0;        // files of shards numbered past this plan (an earlier pack with other settings)
   std::vector<std::string> skipped;  // with skip_bad: "PATH: why" for each file left out
   double seconds = 0;
 };

@@ -20,8 +20,12 @@ constexpr const char* kFormat = "gpudoctor-shards-v1";
 ordered_json entryJson(const ShardEntry& e) {
   ordered_json members = ordered_json::array();
   for (const auto& m : e.members)
-    members.push_back({{"key", m.key}, {"name", m.tar.name}, {"offset", m.tar.data_offset},
-                       {"size", m.tar.size_bytes}, {"crc32", m.tar.crc32}, {"mtime_ns", m.source_mtime_ns}});
+    members.push_back({{"key", m.key},
+                       {"name", m.tar.name},
+                       {"offset", m.tar.data_offset},
+                       {"size", m.tar.size_bytes},
+                       {"crc32", m.tar.crc32},
+                       {"mtime_ns", m.source_mtime_ns}});
   return {{"name", e.name}, {"bytes", e.bytes}, {"crc32", e.crc32}, {"samples", e.samples}, {"members", members}};
 }
 
@@ -118,7 +122,8 @@ Result<ShardIndex> readShardIndex(const std::string& path_in) {
   if (j.is_discarded() || !j.is_object()) return Error{path + ": index is damaged: not valid JSON"};
   Reader r{path, {}};
   if (r.get<std::string>(j, "format") != kFormat)
-    return Error{r.err.empty() ? path + ": not a gpudoctor shard index (format is not " + std::string(kFormat) + ")" : r.err};
+    return Error{r.err.empty() ? path + ": not a gpudoctor shard index (format is not " + std::string(kFormat) + ")"
+                               : r.err};
   ShardIndex idx;
   idx.source = r.get<std::string>(j, "source");
   idx.shard_bytes = r.get<uint64_t>(j, "shard_bytes");
@@ -148,12 +153,15 @@ Status writeFileDurably(const std::string& path, const std::string& text) {
   while (left > 0 && err.empty()) {
     ssize_t w = ::write(fd, p, left);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) err = tmp + ": write failed: " + std::strerror(errno);
-    else p += w, left -= static_cast<size_t>(w);
+    if (w <= 0)
+      err = tmp + ": write failed: " + std::strerror(errno);
+    else
+      p += w, left -= static_cast<size_t>(w);
   }
   if (err.empty() && ::fsync(fd) != 0) err = tmp + ": fsync failed: " + std::strerror(errno);
   if (::close(fd) != 0 && err.empty()) err = tmp + ": close failed: " + std::strerror(errno);
-  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) err = path + ": cannot rename into place: " + std::strerror(errno);
+  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    err = path + ": cannot rename into place: " + std::strerror(errno);
   if (!err.empty()) {
     ::unlink(tmp.c_str());
     return Error{err};

@@ -13,27 +13,27 @@ namespace gpudoctor {
 
 // One member of a shard, with where it came from (so a resume can check the source is unchanged).
 struct IndexMember {
-  std::string key;            // WebDataset sample key: the path up to the first dot of the basename
-  TarMember tar;              // name, data offset, size, crc32
+  std::string key;  // WebDataset sample key: the path up to the first dot of the basename
+  TarMember tar;    // name, data offset, size, crc32
   int64_t source_mtime_ns = 0;
 };
 
 // One finished shard.
 struct ShardEntry {
-  std::string name;        // file name inside the output directory, e.g. shard-000000.tar
-  uint64_t bytes = 0;      // whole file size
-  uint32_t crc32 = 0;      // of the whole file
+  std::string name;    // file name inside the output directory, e.g. shard-000000.tar
+  uint64_t bytes = 0;  // whole file size
+  uint32_t crc32 = 0;  // of the whole file
   uint64_t samples = 0;
   std::vector<IndexMember> members;
 };
 
 // The whole set, as `index.json` in the output directory.
 struct ShardIndex {
-  std::string source;          // the packed directory, as given
-  uint64_t shard_bytes = 0;    // target shard size
-  int64_t shuffle_seed = -1;   // -1: sorted order
+  std::string source;         // the packed directory, as given
+  uint64_t shard_bytes = 0;   // target shard size
+  int64_t shuffle_seed = -1;  // -1: sorted order
   uint64_t samples = 0;
-  uint64_t data_bytes = 0;     // sum of member sizes
+  uint64_t data_bytes = 0;  // sum of member sizes
   std::vector<ShardEntry> shards;
 };
 

@@ -56,8 +56,7 @@ Result<std::unique_ptr<ShardSet>> ShardSet::open(const std::string& path) {
     ::close(fd);
     if (m == MAP_FAILED) return Error{p + ": cannot map: " + std::strerror(errno)};
     set->maps_.push_back({static_cast<const char*>(m), e.bytes});
-    for (size_t k = 0; k < e.members.size(); ++k)
-      set->by_key_.emplace(e.members[k].key, std::make_pair(s, k));
+    for (size_t k = 0; k < e.members.size(); ++k) set->by_key_.emplace(e.members[k].key, std::make_pair(s, k));
   }
   return set;
 }
@@ -205,8 +204,10 @@ Result<LoaderStats> streamShards(const ShardSet& set, const LoaderOptions& opt,
       }
     }
     std::lock_guard<std::mutex> l(ring.mu);
-    if (buf && used) ring.full.push_back({buf, used});
-    else if (buf) ring.free.push_back(buf);
+    if (buf && used)
+      ring.full.push_back({buf, used});
+    else if (buf)
+      ring.free.push_back(buf);
     --ring.producers_left;
     ring.cv.notify_all();
   };

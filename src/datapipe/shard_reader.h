@@ -58,11 +58,11 @@ class ShardSet {
 
 // Settings of the streaming loader.
 struct LoaderOptions {
-  int threads = 2;                    // prefetch threads
-  size_t staging_bytes = 4u << 20;    // one staging buffer
-  int buffers_per_thread = 2;         // ring depth: how far prefetching runs ahead of the consumer
-  size_t chunk_bytes = 8u << 20;      // members handed to a thread at a time
-  bool verify_crc = false;            // check each member's crc32 while copying
+  int threads = 2;                            // prefetch threads
+  size_t staging_bytes = 4u << 20;            // one staging buffer
+  int buffers_per_thread = 2;                 // ring depth: how far prefetching runs ahead of the consumer
+  size_t chunk_bytes = 8u << 20;              // members handed to a thread at a time
+  bool verify_crc = false;                    // check each member's crc32 while copying
   const StagingAllocator* staging = nullptr;  // nullptr: pageable
 };
 

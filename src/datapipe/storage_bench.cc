@@ -105,7 +105,9 @@ double residentShare(const std::vector<std::string>& files) {
 
 enum class Method { kBuffered, kDirect, kMmap };
 
-const char* methodName(Method m) { return m == Method::kBuffered ? "buffered" : m == Method::kDirect ? "O_DIRECT" : "mmap"; }
+const char* methodName(Method m) {
+  return m == Method::kBuffered ? "buffered" : m == Method::kDirect ? "O_DIRECT" : "mmap";
+}
 
 // One large-file cell: `threads` readers, sequential (each its own contiguous region) or random (aligned
 // offsets over the whole file), until their bytes are read or the time cap passes.
@@ -113,7 +115,9 @@ Result<ReadFigure> readLargeFile(const std::string& path, uint64_t size, bool ra
                                  int threads, double cap_s) {
   int flags = O_RDONLY | O_CLOEXEC | (method == Method::kDirect ? O_DIRECT : 0);
   int fd = ::open(path.c_str(), flags);
-  if (fd < 0) return Error{path + ": cannot open" + (method == Method::kDirect ? " with O_DIRECT" : "") + ": " + std::strerror(errno)};
+  if (fd < 0)
+    return Error{path + ": cannot open" + (method == Method::kDirect ? " with O_DIRECT" : "") + ": " +
+                 std::strerror(errno)};
   const char* map = nullptr;
   if (method == Method::kMmap) {
     void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
@@ -223,20 +227,34 @@ std::string filesystemName(const std::string& path) {
   struct statfs s {};
   if (::statfs(path.c_str(), &s) != 0) return "unknown";
   switch (static_cast<unsigned long>(s.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x01021994: return "tmpfs";
-    case 0x794c7630: return "overlayfs";
-    case 0x6969: return "nfs";
-    case 0xFF534D42: return "cifs";
-    case 0x2FC12FC1: return "zfs";
-    case 0x65735546: return "fuse";
-    case 0x0BD00BD0: return "lustre";
-    case 0x00C36400: return "ceph";
-    case 0x47504653: return "gpfs";
-    case 0x5346414F: return "afs";
-    case 0x73717368: return "squashfs";
+    case 0xEF53:
+      return "ext4";
+    case 0x58465342:
+      return "xfs";
+    case 0x9123683E:
+      return "btrfs";
+    case 0x01021994:
+      return "tmpfs";
+    case 0x794c7630:
+      return "overlayfs";
+    case 0x6969:
+      return "nfs";
+    case 0xFF534D42:
+      return "cifs";
+    case 0x2FC12FC1:
+      return "zfs";
+    case 0x65735546:
+      return "fuse";
+    case 0x0BD00BD0:
+      return "lustre";
+    case 0x00C36400:
+      return "ceph";
+    case 0x47504653:
+      return "gpfs";
+    case 0x5346414F:
+      return "afs";
+    case 0x73717368:
+      return "squashfs";
     default: {
       char b[32];
       std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(s.f_type));
@@ -250,9 +268,11 @@ std::string evictFromPageCache(const std::vector<std::string>& files, bool allow
   if (allow_drop_caches) {
     ::sync();
     int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0 && ::write(fd, "3", 1) == 1) method = "/proc/sys/vm/drop_caches (whole machine: data, dentries, inodes)";
+    if (fd >= 0 && ::write(fd, "3", 1) == 1)
+      method = "/proc/sys/vm/drop_caches (whole machine: data, dentries, inodes)";
     if (fd >= 0) ::close(fd);
-    if (method.empty()) method = "drop_caches refused (" + std::string(std::strerror(errno)) + "), so ";
+    if (method.empty())
+      method = "drop_caches refused (" + std::string(std::strerror(errno)) + "), so ";
     else {
       if (resident_share) *resident_share = residentShare(files);
       return method;
@@ -284,13 +304,15 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
   // (not a write until the disk is full).
   if (struct statvfs vs; ::statvfs(opt.dir.c_str(), &vs) == 0) {
     const long double avail = static_cast<long double>(vs.f_bavail) * static_cast<long double>(vs.f_frsize);
-    const long double need = static_cast<long double>(opt.large_file_bytes) +
-                             2.0L * static_cast<long double>(opt.small_files) * static_cast<long double>(opt.small_file_bytes) +
-                             64.0L * (1 << 20);
+    const long double need =
+        static_cast<long double>(opt.large_file_bytes) +
+        2.0L * static_cast<long double>(opt.small_files) * static_cast<long double>(opt.small_file_bytes) +
+        64.0L * (1 << 20);
     if (need > avail)
-      return Error{fmt::format("{}: the benchmark needs {:.2f} GB of scratch space and {:.2f} GB are free (lower "
-                               "--large-size or --files)",
-                               opt.dir, static_cast<double>(need / 1e9L), static_cast<double>(avail / 1e9L))};
+      return Error{
+          fmt::format("{}: the benchmark needs {:.2f} GB of scratch space and {:.2f} GB are free (lower "
+                      "--large-size or --files)",
+                      opt.dir, static_cast<double>(need / 1e9L), static_cast<double>(avail / 1e9L))};
   }
   std::string scratch = (fs::path(opt.dir) / (".gpudoctor-bench-io-" + std::to_string(::getpid()))).string();
   fs::create_directories(scratch + "/small", ec);
@@ -343,7 +365,8 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
       res.o_direct = true;
       ::close(fd);
     } else {
-      res.o_direct_note = "O_DIRECT not supported on this filesystem (" + res.filesystem + ": " + std::strerror(errno) + ")";
+      res.o_direct_note =
+          "O_DIRECT not supported on this filesystem (" + res.filesystem + ": " + std::strerror(errno) + ")";
     }
     return {};
   });
@@ -385,7 +408,8 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
                                std::to_string(bs >> 10) + " KiB x" + std::to_string(t) + " " + cache;
             add(name, [&, random, m, bs, t, cold]() -> Status {
               if (m == Method::kDirect && !res.o_direct) return {};
-              if (cold) evict({large});
+              if (cold)
+                evict({large});
               else if (m != Method::kDirect && residentShare({large}) < 0.99) {
                 // Warm means the whole file is cached: read it once first.
                 auto w = readLargeFile(large, opt.large_file_bytes, false, Method::kBuffered, 1 << 20, 1, 60);
@@ -399,8 +423,10 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
     }
     for (int t : opt.threads)
       add("small files x" + std::to_string(t) + " " + cache, [&, t, cold]() -> Status {
-        if (cold) evict(small);
-        else if (auto w = readSmallFiles(small, opt.small_file_bytes, 2); !w.ok()) return Error{w.error().message};
+        if (cold)
+          evict(small);
+        else if (auto w = readSmallFiles(small, opt.small_file_bytes, 2); !w.ok())
+          return Error{w.error().message};
         return keepFigure(readSmallFiles(small, opt.small_file_bytes, t), cache);
       });
     for (int t : opt.threads)
@@ -451,13 +477,15 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
     fillData(raw.data(), n, 7);
     uLongf zn = compressBound(n);
     std::vector<Bytef> z(zn);
-    if (compress2(z.data(), &zn, reinterpret_cast<const Bytef*>(raw.data()), n, 6) != Z_OK) return Error{"zlib compress failed"};
+    if (compress2(z.data(), &zn, reinterpret_cast<const Bytef*>(raw.data()), n, 6) != Z_OK)
+      return Error{"zlib compress failed"};
     res.compression_ratio = static_cast<double>(n) / zn;
     auto t0 = Clock::now();
     uint64_t out = 0;
     do {
       uLongf on = n;
-      if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &on, z.data(), zn) != Z_OK) return Error{"zlib inflate failed"};
+      if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &on, z.data(), zn) != Z_OK)
+        return Error{"zlib inflate failed"};
       out += on;
     } while (since(t0) < 0.3);
     res.inflate_bytes_per_s = out / since(t0);

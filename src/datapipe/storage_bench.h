@@ -17,7 +17,7 @@ namespace gpudoctor {
 
 // What to measure, and the run's hooks.
 struct StorageBenchOptions : StorageBenchPlan {
-  const StagingAllocator* staging = nullptr;     // staging buffers for the shard reader
+  const StagingAllocator* staging = nullptr;  // staging buffers for the shard reader
   // Set from a signal handler to stop early; the scratch files are still removed.
   const std::atomic<bool>* cancel = nullptr;
   // Called before each step; `total` is the number of steps.

@@ -150,7 +150,8 @@ Status TarWriter::addFile(std::string_view name, int src_fd, const std::string& 
   ssize_t more;
   do more = ::read(src_fd, &extra, 1);
   while (more < 0 && errno == EINTR);
-  if (more > 0) return Error{src_path + ": changed while being packed (grew beyond " + std::to_string(size_bytes) + " bytes)"};
+  if (more > 0)
+    return Error{src_path + ": changed while being packed (grew beyond " + std::to_string(size_bytes) + " bytes)"};
   if (out) {
     out->name = std::string(name);
     out->data_offset = data_offset;

@@ -15,7 +15,7 @@ struct TarMember {
   std::string name;          // member name as stored (relative path, '/' separated)
   uint64_t data_offset = 0;  // byte offset of the data inside the archive
   uint64_t size_bytes = 0;
-  uint32_t crc32 = 0;        // zlib crc32 of the data
+  uint32_t crc32 = 0;  // zlib crc32 of the data
 };
 
 // The header block(s) for one regular-file member: a pax 'x' record first when the name does not fit
@@ -32,8 +32,8 @@ class TarWriter {
   Status addBytes(std::string_view name, std::string_view data, int64_t mtime_s, TarMember* out);
   // Adds a member copied from `src_fd`, which must deliver exactly `size_bytes`; a source that ends early
   // or grows is an error naming `src_path` (the file changed while being packed).
-  Status addFile(std::string_view name, int src_fd, const std::string& src_path, uint64_t size_bytes,
-                 int64_t mtime_s, TarMember* out);
+  Status addFile(std::string_view name, int src_fd, const std::string& src_path, uint64_t size_bytes, int64_t mtime_s,
+                 TarMember* out);
   // Writes the two zero blocks that end an archive.
   Status finish();
   // Bytes written so far.

@@ -84,18 +84,21 @@ void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
     if (c.empty()) c = d.what_if.bottleneck;
     if (inGroup(c)) {
       category = c;
-      why = fmt::format("The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
-                        "{:.2f} ms ({:.2f}x).",
-                        p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
+      why = fmt::format(
+          "The replay finds that fixing it buys most: {} ({}) takes the un-profiled step from {:.2f} to "
+          "{:.2f} ms ({:.2f}x).",
+          p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6, p.speedup);
     } else {
-      why = fmt::format("The replay's best single fix works on {} instead: {} ({}) takes the un-profiled step from "
-                        "{:.2f} to {:.2f} ms ({:.2f}x).",
-                        c.empty() ? "another category" : c, p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6,
-                        p.step_ns / 1e6, p.speedup);
+      why = fmt::format(
+          "The replay's best single fix works on {} instead: {} ({}) takes the un-profiled step from "
+          "{:.2f} to {:.2f} ms ({:.2f}x).",
+          c.empty() ? "another category" : c, p.fix, p.finding, d.what_if.unprofiled_step_ns / 1e6, p.step_ns / 1e6,
+          p.speedup);
     }
   } else if (!d.what_if.bottleneck.empty()) {
     if (inGroup(d.what_if.bottleneck)) category = d.what_if.bottleneck;
-    why = "No fix the replay can edit buys 5 %; " + d.what_if.bottleneck + " leads the un-profiled step's critical path.";
+    why =
+        "No fix the replay can edit buys 5 %; " + d.what_if.bottleneck + " leads the un-profiled step's critical path.";
   } else {
     return;
   }
@@ -120,8 +123,9 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
   for (Finding& f : d.findings) {
     if (!f.what_if.available || f.what_if.speedup <= 0) continue;
     const double saved = 1 - 1 / f.what_if.speedup;
-    f.severity = saved < 0.05 ? Severity::kInfo
-                 : saved >= th.get(kCriticalGainShare) ? Severity::kCritical : Severity::kWarning;
+    f.severity = saved < 0.05                          ? Severity::kInfo
+                 : saved >= th.get(kCriticalGainShare) ? Severity::kCritical
+                                                       : Severity::kWarning;
   }
   // After the headline: by severity (predictions graded above), within it the predicted speedups
   // first, largest first, then the upper bounds as they were ordered.

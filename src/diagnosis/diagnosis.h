@@ -38,7 +38,7 @@ struct StepWhatIf {
   double profiler_cost_factor = 1;
   bool anchored = false;
   bool anchor_possible = true;  // false: the trace cannot give the measured step at all
-  std::string anchor_note;  // where the replay could not match the measured step: why
+  std::string anchor_note;      // where the replay could not match the measured step: why
 };
 
 // One fix of the plan: the fixes applied one after another, the one that gains most first; each
@@ -61,19 +61,19 @@ struct PlanStep {
 };
 
 struct Diagnosis {
-  std::string primary;                    // the largest category of the largest group; with the replay,
-                                          // the one in that group whose fix buys most (else the critical
-                                          // path's leader, if in that group)
-  std::vector<BottleneckShare> ranking;   // by share, largest first
-  std::vector<BottleneckShare> groups;    // the ranking grouped (compute, communication, copies, host)
-  double step_ms = 0;                     // mean step wall time over ranks and steps
-  std::vector<Finding> findings;          // the headline first; then by estimated gain, then severity
-  std::vector<ChecklistItem> checklist;   // in registry order
-  StepWhatIf what_if;                     // set by diagnose(run, ...)
+  std::string primary;                   // the largest category of the largest group; with the replay,
+                                         // the one in that group whose fix buys most (else the critical
+                                         // path's leader, if in that group)
+  std::vector<BottleneckShare> ranking;  // by share, largest first
+  std::vector<BottleneckShare> groups;   // the ranking grouped (compute, communication, copies, host)
+  double step_ms = 0;                    // mean step wall time over ranks and steps
+  std::vector<Finding> findings;         // the headline first; then by estimated gain, then severity
+  std::vector<ChecklistItem> checklist;  // in registry order
+  StepWhatIf what_if;                    // set by diagnose(run, ...)
   // The traced and un-profiled step alone (no fix): what compare judges, kept in every analyze
   // --json (also under --no-what-if: estimateStep) so a saved baseline compares as its trace does.
   StepWhatIf step_estimate;
-  std::vector<PlanStep> plan;             // set by diagnose(run, ...); empty without the replay
+  std::vector<PlanStep> plan;  // set by diagnose(run, ...); empty without the replay
 };
 
 // Judges facts against the thresholds with every registered rule.

@@ -95,7 +95,8 @@ TEST(Diagnosis, HealthyBf16FlashIsHostBoundWithAStraggler) {
 }
 
 TEST(Diagnosis, Fp32NaiveNamesEveryMissingOptimization) {
-  auto c = diagnoseFiles({"testdata/kineto/fp32_naive_rank0.pt.trace.json.gz", "testdata/kineto/fp32_naive_rank1.pt.trace.json.gz"});
+  auto c = diagnoseFiles(
+      {"testdata/kineto/fp32_naive_rank0.pt.trace.json.gz", "testdata/kineto/fp32_naive_rank1.pt.trace.json.gz"});
   const auto& d = c->d;
   expectActionable(d);
   // The single-process loader (2 ms per sample) is the top cost.
@@ -136,8 +137,8 @@ TEST(Diagnosis, Fp32NaiveNamesEveryMissingOptimization) {
 }
 
 TEST(Diagnosis, TinyModelIsLaunchBound) {
-  auto c = diagnoseFiles({"testdata/kineto/launch_bound_rank0.pt.trace.json.gz",
-                          "testdata/kineto/launch_bound_rank1.pt.trace.json.gz"});
+  auto c = diagnoseFiles(
+      {"testdata/kineto/launch_bound_rank0.pt.trace.json.gz", "testdata/kineto/launch_bound_rank1.pt.trace.json.gz"});
   const auto& d = c->d;
   expectActionable(d);
   EXPECT_EQ(d.primary, "host_launch");

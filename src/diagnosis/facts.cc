@@ -32,8 +32,10 @@ std::vector<BottleneckShare> groupBottlenecks(const std::vector<BottleneckShare>
   for (const auto& b : ranking) {
     std::string_view name = groupOf(b.category);
     auto it = std::find_if(g.begin(), g.end(), [&](const BottleneckShare& x) { return x.category == name; });
-    if (it == g.end()) g.push_back({std::string(name), b.share, b.ms_per_step});
-    else it->share += b.share, it->ms_per_step += b.ms_per_step;
+    if (it == g.end())
+      g.push_back({std::string(name), b.share, b.ms_per_step});
+    else
+      it->share += b.share, it->ms_per_step += b.ms_per_step;
   }
   std::stable_sort(g.begin(), g.end(), [](const auto& a, const auto& b) { return a.share > b.share; });
   return g;
@@ -70,10 +72,27 @@ StepMeans meansOf(const RunAnalysis& run, double& steps) {
     m.pinned_htod_count += t.pinned_htod.count;
   }
   double n = std::max(1.0, steps);
-  for (double* x : {&m.wall, &m.busy, &m.compute, &m.comm, &m.comm_exposed, &m.copies, &m.idle, &m.idle_host,
-                    &m.idle_sync, &m.idle_dependency, &m.idle_other, &m.idle_loader, &m.idle_host_loader,
-                    &m.idle_sync_loader, &m.loader, &m.optimizer, &m.sync, &m.pageable_htod_ns,
-                    &m.pageable_htod_count, &m.pageable_htod_bytes, &m.pinned_htod_count})
+  for (double* x : {&m.wall,
+                    &m.busy,
+                    &m.compute,
+                    &m.comm,
+                    &m.comm_exposed,
+                    &m.copies,
+                    &m.idle,
+                    &m.idle_host,
+                    &m.idle_sync,
+                    &m.idle_dependency,
+                    &m.idle_other,
+                    &m.idle_loader,
+                    &m.idle_host_loader,
+                    &m.idle_sync_loader,
+                    &m.loader,
+                    &m.optimizer,
+                    &m.sync,
+                    &m.pageable_htod_ns,
+                    &m.pageable_htod_count,
+                    &m.pageable_htod_bytes,
+                    &m.pinned_htod_count})
     *x /= n;
   return m;
 }
@@ -125,8 +144,8 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.straggler.share_last = s.straggler_share;
   f.straggler.share_of = s.share_of;
   f.straggler.note = s.note;
-  f.straggler.others_wait_ns =
-      static_cast<double>(s.others_wait_ns) / std::max(1.0, f.steps / static_cast<double>(std::max<size_t>(1, run.ranks.size())));
+  f.straggler.others_wait_ns = static_cast<double>(s.others_wait_ns) /
+                               std::max(1.0, f.steps / static_cast<double>(std::max<size_t>(1, run.ranks.size())));
   for (const auto& r : run.ranks) {
     const RankTrace* t = r.trace;
     if (t->rank == s.straggler && s.straggler >= 0) {

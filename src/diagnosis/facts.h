@@ -42,8 +42,8 @@ struct StragglerFacts {
 };
 
 struct CollectiveSize {
-  int64_t bytes = 0;  // message bytes (0: unknown)
-  int64_t count = 0;  // calls over all selected steps and ranks
+  int64_t bytes = 0;       // message bytes (0: unknown)
+  int64_t count = 0;       // calls over all selected steps and ranks
   std::string collective;  // "allreduce", "allgather", "reduce_scatter", ... (as the trace names it)
   double total_ns = 0;     // kernel time over all selected steps and ranks
   std::string dtype;       // "BFloat16", ...
@@ -64,24 +64,24 @@ struct Facts {
   // Kernels over every selected step of every rank (ns, not per step).
   std::array<double, kKernelClassCount> class_ns{};
   double kernel_ns = 0;
-  int64_t compute_kernels = 0;       // every kernel but NCCL's
-  int64_t compute_kernel_p50_ns = 0; // their median duration
-  bool fused_optimizer = false;      // an optimizer kernel of a fused implementation ran
+  int64_t compute_kernels = 0;        // every kernel but NCCL's
+  int64_t compute_kernel_p50_ns = 0;  // their median duration
+  bool fused_optimizer = false;       // an optimizer kernel of a fused implementation ran
   size_t collective_groups = 0;
   std::vector<CollectiveSize> collectives;
-  int compute_major = -1;            // the first rank's GPU generation; -1 unknown
-  int64_t device_bytes = 0;          // the first rank's GPU memory (0: unknown)
-  bool loader_in_process = false;    // DataLoader iterated in the training process (num_workers=0)
-  double host_own_work = 0;          // the host's own work per step (analysis/host_work.h), mean over ranks
+  int compute_major = -1;          // the first rank's GPU generation; -1 unknown
+  int64_t device_bytes = 0;        // the first rank's GPU memory (0: unknown)
+  bool loader_in_process = false;  // DataLoader iterated in the training process (num_workers=0)
+  double host_own_work = 0;        // the host's own work per step (analysis/host_work.h), mean over ranks
   StragglerFacts straggler;
-  std::vector<RankMemory> memory;    // ranks with memory events and a known device size
+  std::vector<RankMemory> memory;  // ranks with memory events and a known device size
   // Profiler options seen; profile_memory: some rank recorded memory events.
   bool record_shapes = false, with_stack = false, profile_memory = false;
-  bool has_nccl_env = false;                 // settings were given
-  std::vector<EnvFinding> nccl_env;          // `nccl env`'s verdict per setting
-  bool has_nccl_log = false;                 // logs were given
-  std::vector<Finding> nccl_log;             // what the logs reveal
-  JobProfile job;                            // what the job already does (analysis/job_profile)
+  bool has_nccl_env = false;         // settings were given
+  std::vector<EnvFinding> nccl_env;  // `nccl env`'s verdict per setting
+  bool has_nccl_log = false;         // logs were given
+  std::vector<Finding> nccl_log;     // what the logs reveal
+  JobProfile job;                    // what the job already does (analysis/job_profile)
   // cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwc / nhwcToNchw kernels) in the selected steps,
   // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
   double layout_transpose_ns = 0;

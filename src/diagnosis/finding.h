@@ -22,10 +22,10 @@ struct Evidence {
 // What the fix buys, predicted by replaying the trace with the fix as an edit (diagnosis/what_if).
 struct FixPrediction {
   bool available = false;
-  int64_t step_ns = 0;   // the un-profiled step after this fix alone
-  double speedup = 0;    // the un-profiled step now / after the fix
+  int64_t step_ns = 0;          // the un-profiled step after this fix alone
+  double speedup = 0;           // the un-profiled step now / after the fix
   std::string next_bottleneck;  // the ranking's category that leads the replayed step after the fix
-  std::string basis;     // how the edit was made
+  std::string basis;            // how the edit was made
   // Other ways to apply the fix, each replayed on its own (cuda_graphs: "cuda_graphs_model", the model
   // alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager).
   struct Alternative {
@@ -38,16 +38,16 @@ struct FixPrediction {
 };
 
 struct Finding {
-  std::string id;        // stable "category.name": "bottleneck.communication", "precision.fp32_gemm", ...
-  std::string title;     // one line
+  std::string id;     // stable "category.name": "bottleneck.communication", "precision.fp32_gemm", ...
+  std::string title;  // one line
   Severity severity = Severity::kInfo;
   std::vector<Evidence> evidence;
-  double gain_ms_per_step = 0;  // upper bound of step time saved
-  double gain_share = 0;        // the same as a share of the step
-  std::string gain_basis;       // how the bound was estimated
-  std::string explanation;      // why, in a sentence or two
-  std::vector<std::string> fix; // concrete code or env lines
-  FixPrediction what_if;        // where the replay can edit the fix
+  double gain_ms_per_step = 0;   // upper bound of step time saved
+  double gain_share = 0;         // the same as a share of the step
+  std::string gain_basis;        // how the bound was estimated
+  std::string explanation;       // why, in a sentence or two
+  std::vector<std::string> fix;  // concrete code or env lines
+  FixPrediction what_if;         // where the replay can edit the fix
 };
 
 enum class CheckStatus { kPass, kFail, kUnknown };

@@ -26,10 +26,15 @@ constexpr double kBusyLinkBytesPerS = 1e9;
 bool clocksHeldDown(uint64_t reasons) { return (reasons & kCostly) != 0; }
 
 std::string throttleNames(uint64_t bits) {
-  static const std::pair<uint64_t, const char*> k[] = {{0x1, "gpu-idle"}, {0x2, "app-clocks"}, {kSwPowerCap, "sw-power-cap"},
-                                                       {kHwSlowdown, "hw-slowdown"}, {kSyncBoost, "sync-boost"},
-                                                       {kSwThermal, "sw-thermal"}, {kHwThermal, "hw-thermal"},
-                                                       {kHwPowerBrake, "hw-power-brake"}, {0x100, "display-clocks"}};
+  static const std::pair<uint64_t, const char*> k[] = {{0x1, "gpu-idle"},
+                                                       {0x2, "app-clocks"},
+                                                       {kSwPowerCap, "sw-power-cap"},
+                                                       {kHwSlowdown, "hw-slowdown"},
+                                                       {kSyncBoost, "sync-boost"},
+                                                       {kSwThermal, "sw-thermal"},
+                                                       {kHwThermal, "hw-thermal"},
+                                                       {kHwPowerBrake, "hw-power-brake"},
+                                                       {0x100, "display-clocks"}};
   std::string out;
   for (auto [b, n] : k)
     if (bits & b) out += (out.empty() ? "" : ", ") + std::string(n);
@@ -51,8 +56,8 @@ std::string gpuBottleneck(const MonitorSample& s, const GpuMetrics& g, const Thr
 
 std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t) {
   std::vector<HealthFlag> out;
-  const double util_min = t.get(guide::kGpuUtilMin), mem_max = t.get(guide::kGpuMemoryMax), io_max = t.get(guide::kIoWaitMax),
-               cpu_max = t.get(guide::kCpuMax);
+  const double util_min = t.get(guide::kGpuUtilMin), mem_max = t.get(guide::kGpuMemoryMax),
+               io_max = t.get(guide::kIoWaitMax), cpu_max = t.get(guide::kCpuMax);
   for (const auto& g : s.gpus) {
     std::string who = fmt::format("gpu{}", g.index);
     if (!g.lost.empty()) {
@@ -64,17 +69,19 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
       if (!f.ok) {
         std::string b = gpuBottleneck(s, g, t);
         if (b == "input")
-          f.reason = fmt::format("input pipeline: host IO wait {:.0f} % (> {:.0f} %)", 100 * s.host.iowait, 100 * io_max);
+          f.reason =
+              fmt::format("input pipeline: host IO wait {:.0f} % (> {:.0f} %)", 100 * s.host.iowait, 100 * io_max);
         else if (b == "host-cpu")
           f.reason = s.host.cpu_util > cpu_max
                          ? fmt::format("host CPU {:.0f} % busy: data loading or kernel launches", 100 * s.host.cpu_util)
                          : "a process of this GPU keeps one core 100 % busy: single-threaded loading or launch-bound";
         else if (b == "no-process")
           f.reason = g.memory_used_bytes > (1ll << 30)
-                         ? fmt::format("NVML lists no process on this GPU, yet {:.1f} GB of its memory are in use: "
-                                       "processes of another container (PID namespace) or a context left behind "
-                                       "(nvidia-smi on the host names them)",
-                                       static_cast<double>(g.memory_used_bytes) / 1e9)
+                         ? fmt::format(
+                               "NVML lists no process on this GPU, yet {:.1f} GB of its memory are in use: "
+                               "processes of another container (PID namespace) or a context left behind "
+                               "(nvidia-smi on the host names them)",
+                               static_cast<double>(g.memory_used_bytes) / 1e9)
                          : "no process is using this GPU";
         else if (b == "communication")
           f.reason = fmt::format("communication: {:.1f} GB/s over NVLink/network while the GPU is not busy",
@@ -88,10 +95,11 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
       double used = static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes);
       HealthFlag f{who, "gpu_memory", used <= mem_max, used, mem_max, ""};
       if (!f.ok)
-        f.reason = g.pids.empty() && g.util_gpu >= 0
-                       ? "close to out of memory, with no process NVML can see: the memory is another container's or "
-                         "a context left behind, not a job's micro-batch here"
-                       : "close to out of memory: smaller micro-batch, activation checkpointing or ZeRO (gpudoctor plan)";
+        f.reason =
+            g.pids.empty() && g.util_gpu >= 0
+                ? "close to out of memory, with no process NVML can see: the memory is another container's or "
+                  "a context left behind, not a job's micro-batch here"
+                : "close to out of memory: smaller micro-batch, activation checkpointing or ZeRO (gpudoctor plan)";
       out.push_back(f);
     }
     if (clocksHeldDown(g.throttle_reasons)) {
@@ -121,9 +129,10 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
           busiest = d.name;
         }
       f.reason = busiest.empty() ? "storage cannot keep up"
-                                 : fmt::format("storage cannot keep up ({} {:.0f} % busy): more DataLoader workers, "
-                                               "shards (gpudoctor pack), a local cache",
-                                               busiest, 100 * u);
+                                 : fmt::format(
+                                       "storage cannot keep up ({} {:.0f} % busy): more DataLoader workers, "
+                                       "shards (gpudoctor pack), a local cache",
+                                       busiest, 100 * u);
     }
     out.push_back(f);
   }

@@ -37,7 +37,10 @@ TEST(Health, EachReasonForAnIdleGpu) {
   std::vector<Case> cases = {
       {[](MonitorSample& s) { s.host.iowait = 0.3; }, "input", "IO wait 30 %"},
       {[](MonitorSample& s) { s.host.cpu_util = 0.95; }, "host-cpu", "host CPU 95 % busy"},
-      {[](MonitorSample& s) { s.host.procs = {{7, "python", 0.99}}; }, "host-cpu", "one core 100 % busy"},
+      {[](MonitorSample& s) {
+         s.host.procs = {{7, "python", 0.99}};
+       },
+       "host-cpu", "one core 100 % busy"},
       {[](MonitorSample& s) { s.gpus[0].pids.clear(); }, "no-process", "no process"},
       {[](MonitorSample& s) { s.gpus[0].nvlink_rx_bytes_per_s = 2e9; }, "communication", "2.0 GB/s"},
       {[](MonitorSample&) {}, "other", "gpudoctor analyze"},

@@ -81,10 +81,12 @@ void checkBounds(const RunAnalysis& run, const std::string& name) {
     if (!f.what_if.available) continue;
     const double saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - f.what_if.step_ns);
     if (f.gain_ms_per_step > 0) {
-      EXPECT_LE(saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance)) << name << ": " << f.id << " above its bound";
+      EXPECT_LE(saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance))
+          << name << ": " << f.id << " above its bound";
     }
     if (leavesGpuWorkAlone(fixOfFinding(f.id))) {
-      EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy) << name << ": " << f.id << " below the GPU";
+      EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy)
+          << name << ": " << f.id << " below the GPU";
     }
   }
   for (const PlanStep& p : d.plan) {
@@ -135,7 +137,8 @@ RankTrace hostAhead(int steps, bool item_sync) {
     const int64_t h = s * 1'000'000, g = 100'000 + s * 5'000'000;
     b.step(s + 1, h, h + 1'000'000);
     b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::mm", h + 10'000, h + 300'000);
-    b.launch(corr++, h + 100'000, h + 110'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel", g, g + 5'000'000);
+    b.launch(corr++, h + 100'000, h + 110'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel", g,
+             g + 5'000'000);
     if (item_sync) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::item", h + 400'000, h + 420'000);
   }
   return b.done();
@@ -173,8 +176,8 @@ TEST(Invariants, ALoaderBoundStepKeepsTheLoadersPeriod) {
   for (int s = 0; s < 6; ++s) {
     const int64_t h = s * 10'000'000;
     b.step(s + 1, h, h + 10'000'000);
-    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h + 10'000,
-          h + (s == 0 ? 60'000 : 8'010'000));
+    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+          h + 10'000, h + (s == 0 ? 60'000 : 8'010'000));
     b.launch(corr++, h + 8'100'000, h + 8'110'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel",
              h + 8'120'000, h + 9'900'000);
   }
@@ -200,7 +203,8 @@ TEST(Invariants, ALoaderBoundStepKeepsTheLoadersPeriod) {
   std::string basis;
   ASSERT_TRUE(fixEdit("loader_workers", nullptr, &r.value(), more, basis));
   const Replay faster = model.replay(more);
-  EXPECT_NEAR(faster.replayed_step_ns, period / 2, 1) << "twice the workers: half the pool's period, above the rest's 2 ms";
+  EXPECT_NEAR(faster.replayed_step_ns, period / 2, 1)
+      << "twice the workers: half the pool's period, above the rest's 2 ms";
 }
 
 }  // namespace

@@ -55,9 +55,10 @@ IoAdvice adviseIo(const std::vector<IoPath>& paths, const IoTarget& target) {
                               workersReach(a.workers), rate(target.samples_per_s), rate(cap), p.best_threads,
                               p.best_threads == 1 ? "" : "s", a.headroom);
     else if (a.beyond_measured)
-      a.verdict = fmt::format("{}; needs {}, more than the {} threads measured (best {} samples/s, still scaling): "
-                              "may reach it, measure with more threads",
-                              head, workersText(a.workers), p.max_threads_measured, rate(cap));
+      a.verdict = fmt::format(
+          "{}; needs {}, more than the {} threads measured (best {} samples/s, still scaling): "
+          "may reach it, measure with more threads",
+          head, workersText(a.workers), p.max_threads_measured, rate(cap));
     else
       a.verdict = fmt::format("{}; cannot sustain {} samples/s: it saturates at {} samples/s ({:.0f} % of the target)",
                               head, rate(target.samples_per_s), rate(cap), 100 * a.headroom);
@@ -82,8 +83,8 @@ IoAdvice adviseIo(const std::vector<IoPath>& paths, const IoTarget& target) {
                                     rate(cur.per_worker_samples_per_s), cur.path.name));
   for (const auto* a : alts) {
     if (!a->sustainable && !a->beyond_measured) {
-      out.fixes.push_back(fmt::format("{}: not enough either ({} samples/s at best, {:.0f} % of the target)", a->path.fix,
-                                      rate(a->headroom * target.samples_per_s), 100 * a->headroom));
+      out.fixes.push_back(fmt::format("{}: not enough either ({} samples/s at best, {:.0f} % of the target)",
+                                      a->path.fix, rate(a->headroom * target.samples_per_s), 100 * a->headroom));
       continue;
     }
     if (cur.sustainable && a->workers >= cur.workers) {
@@ -92,17 +93,18 @@ IoAdvice adviseIo(const std::vector<IoPath>& paths, const IoTarget& target) {
                                       a->headroom, cur.headroom, rate(a->per_worker_samples_per_s)));
       continue;
     }
-    std::string vs = cur.sustainable ? fmt::format("instead of {}", cur.workers)
-                                     : std::string("where today's path cannot reach it");
+    std::string vs =
+        cur.sustainable ? fmt::format("instead of {}", cur.workers) : std::string("where today's path cannot reach it");
     out.fixes.push_back(fmt::format("{}: {} the target {} ({:.1f}x headroom, {} samples/s per worker)", a->path.fix,
                                     workersReach(a->workers), vs, a->headroom, rate(a->per_worker_samples_per_s)));
   }
   if (dec_s > 0) {
     double share = dec_s / (1.0 / cur.per_worker_samples_per_s);
     if (share >= 0.3)
-      out.fixes.push_back(fmt::format("store samples uncompressed (or with a faster codec): inflating takes {:.0f} % of "
-                                      "each worker's time ({:.0f} MB/s per core)",
-                                      100 * share, target.decompress_bytes_per_s / 1e6));
+      out.fixes.push_back(
+          fmt::format("store samples uncompressed (or with a faster codec): inflating takes {:.0f} % of "
+                      "each worker's time ({:.0f} MB/s per core)",
+                      100 * share, target.decompress_bytes_per_s / 1e6));
   }
   double mbps = target.samples_per_s * target.sample_bytes / 1e6;
   if (cur.sustainable) {

@@ -9,8 +9,8 @@ namespace gpudoctor {
 
 // One way of reading the dataset, as measured: the rate of one worker and the best rate seen.
 struct IoPath {
-  std::string name;               // e.g. "small files, cold cache"
-  std::string fix;                // what moving to this path takes (empty for the current one)
+  std::string name;                     // e.g. "small files, cold cache"
+  std::string fix;                      // what moving to this path takes (empty for the current one)
   double per_worker_samples_per_s = 0;  // measured with one thread
   double best_samples_per_s = 0;        // best aggregate measured
   int best_threads = 1;                 // threads at the best aggregate
@@ -30,11 +30,11 @@ struct IoTarget {
 struct IoPathAdvice {
   IoPath path;
   double per_worker_samples_per_s = 0;  // with decompression added where it applies
-  int workers = 0;           // workers needed for the target (ceil)
-  bool sustainable = false;  // measured aggregate reaches the target with that many workers
-  bool beyond_measured = false;  // needs more threads than measured; scaling looked linear, so maybe
-  double headroom = 0;       // best measured rate / target
-  std::string verdict;       // one line with the numbers
+  int workers = 0;                      // workers needed for the target (ceil)
+  bool sustainable = false;             // measured aggregate reaches the target with that many workers
+  bool beyond_measured = false;         // needs more threads than measured; scaling looked linear, so maybe
+  double headroom = 0;                  // best measured rate / target
+  std::string verdict;                  // one line with the numbers
 };
 
 // All paths judged, the current one first, and the fixes ranked.

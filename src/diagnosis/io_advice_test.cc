@@ -39,10 +39,10 @@ TEST(IoAdvice, WorkersNeededWithinTheMeasuredAggregate) {
 
 TEST(IoAdvice, SaturatedStorageCannotSustainAndShardsAreTheFix) {
   // Small files stop scaling at 3,000/s; shards deliver 40,000/s from one worker.
-  auto a = adviseIo({path("small files, cold (today)", "", 1500, 3000, 2),
-                     path("small files, warm", "cache locally", 9000, 30000, 4),
-                     path("shards, cold", "pack into shards", 40000, 60000, 2)},
-                    target(20000));
+  auto a = adviseIo(
+      {path("small files, cold (today)", "", 1500, 3000, 2), path("small files, warm", "cache locally", 9000, 30000, 4),
+       path("shards, cold", "pack into shards", 40000, 60000, 2)},
+      target(20000));
   EXPECT_FALSE(a.paths[0].sustainable);
   EXPECT_FALSE(a.paths[0].beyond_measured);  // 3000 / (1500 x 2) is linear, but 2 < 4 measured: saturated
   EXPECT_NE(a.paths[0].verdict.find("cannot sustain 20,000 samples/s: it saturates at 3,000"), std::string::npos)
@@ -56,8 +56,9 @@ TEST(IoAdvice, SaturatedStorageCannotSustainAndShardsAreTheFix) {
 }
 
 TEST(IoAdvice, OneWorkerIsEnoughSoFixesOnlyBuyHeadroom) {
-  auto a = adviseIo({path("small files (today)", "", 5000, 5000, 1), path("shards", "pack into shards", 20000, 20000, 1)},
-                    target(2500));
+  auto a =
+      adviseIo({path("small files (today)", "", 5000, 5000, 1), path("shards", "pack into shards", 20000, 20000, 1)},
+               target(2500));
   ASSERT_EQ(a.fixes.size(), 2u);
   EXPECT_EQ(a.fixes[0].rfind("no change needed: num_workers=1", 0), 0u) << a.fixes[0];
   EXPECT_EQ(a.fixes[1], "pack into shards: 8.0x headroom instead of 2.0x (20,000 samples/s per worker)");
@@ -74,8 +75,8 @@ TEST(IoAdvice, StillScalingAtTheLargestMeasuredCountIsAMaybe) {
 TEST(IoAdvice, DecompressionIsCpuTimePerSample) {
   IoTarget t = target(1000);
   t.sample_bytes = 100000;
-  t.compression_ratio = 2;             // 200 KB inflated per sample
-  t.decompress_bytes_per_s = 200e6;    // 1 ms per sample
+  t.compression_ratio = 2;           // 200 KB inflated per sample
+  t.decompress_bytes_per_s = 200e6;  // 1 ms per sample
   t.cpus = 2;
   // Reading alone: 1 ms per sample. With inflating: 2 ms, so 500/s per worker and at most 1000/s on 2 cores.
   auto a = adviseIo({path("shards", "", 1000, 50000, 4)}, t);
@@ -84,7 +85,8 @@ TEST(IoAdvice, DecompressionIsCpuTimePerSample) {
   EXPECT_TRUE(a.paths[0].sustainable);
   EXPECT_NEAR(a.paths[0].headroom, 1.0, 1e-9);
   bool codec = false;
-  for (const auto& f : a.fixes) codec |= f.find("uncompressed") != std::string::npos && f.find("50 %") != std::string::npos;
+  for (const auto& f : a.fixes)
+    codec |= f.find("uncompressed") != std::string::npos && f.find("50 %") != std::string::npos;
   EXPECT_TRUE(codec);
   t.samples_per_s = 1500;
   a = adviseIo({path("shards", "", 1000, 50000, 4)}, t);
@@ -92,7 +94,8 @@ TEST(IoAdvice, DecompressionIsCpuTimePerSample) {
 }
 
 TEST(IoAdvice, NothingReachesTheTarget) {
-  auto a = adviseIo({path("small files", "", 100, 150, 2), path("shards", "pack into shards", 200, 300, 2)}, target(10000));
+  auto a =
+      adviseIo({path("small files", "", 100, 150, 2), path("shards", "pack into shards", 200, 300, 2)}, target(10000));
   EXPECT_NE(a.summary.find("no measured option reaches it"), std::string::npos) << a.summary;
   EXPECT_NE(a.fixes[0].find("not enough either"), std::string::npos);
 }

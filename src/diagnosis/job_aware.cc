@@ -14,22 +14,25 @@ struct InUse {
 std::vector<InUse> featuresInUse(const JobProfile& job) {
   std::vector<InUse> v;
   if (job.cuda_graphs)
-    v.push_back({"CUDA graphs", {"CUDAGraph", "cuda.graph", "reduce-overhead"},
+    v.push_back({"CUDA graphs",
+                 {"CUDAGraph", "cuda.graph", "reduce-overhead"},
                  "# CUDA graphs already replay the step (cudaGraphLaunch): capture what still launches "
                  "eagerly (the optimizer step, the loss), or raise the micro-batch"});
   if (job.torch_compile)
-    v.push_back({"torch.compile", {"torch.compile"},
+    v.push_back({"torch.compile",
+                 {"torch.compile"},
                  "# torch.compile is in use: look for graph breaks (TORCH_LOGS=graph_breaks) and recompiles"});
-  if (job.optimizer_impl == "fused")
-    v.push_back({"a fused optimizer", {"fused=True"}, ""});
+  if (job.optimizer_impl == "fused") v.push_back({"a fused optimizer", {"fused=True"}, ""});
   if (job.loader_multiprocess && *job.loader_multiprocess)
-    v.push_back({"DataLoader workers", {"num_workers="},
+    v.push_back({"DataLoader workers",
+                 {"num_workers="},
                  "# the DataLoader has workers already: raise num_workers / prefetch_factor, or make each "
                  "sample cheaper to produce"});
   if (job.pin_memory && *job.pin_memory) v.push_back({"pinned memory", {"pin_memory=True"}, ""});
   if (job.autocast && *job.autocast) v.push_back({"autocast", {"torch.autocast("}, ""});
   if (job.data_parallel == "fsdp" || job.data_parallel == "zero")
-    v.push_back({"FSDP/ZeRO (not DDP)", {"DDP(", "no_sync"},
+    v.push_back({"FSDP/ZeRO (not DDP)",
+                 {"DDP(", "no_sync"},
                  "# FSDP: prefetch the next all-gather and bound the ones in flight:\n"
                  "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, "
                  "limit_all_gathers=True)"});
@@ -44,7 +47,8 @@ std::vector<InUse> featuresInUse(const JobProfile& job) {
   // ... and FSDP's hooks, allocations and collectives per step keep the step out of stock CUDA-graph
   // capture.
   if (job.data_parallel == "fsdp")
-    v.push_back({"FSDP (not capturable into CUDA graphs)", {"CUDAGraph", "cuda.graph", "reduce-overhead"},
+    v.push_back({"FSDP (not capturable into CUDA graphs)",
+                 {"CUDAGraph", "cuda.graph", "reduce-overhead"},
                  "# FSDP's per-step hooks and collectives keep it out of CUDA graphs: compile each block "
                  "(torch.compile(block), default mode) to fuse its kernels, or raise the micro-batch"});
   return v;

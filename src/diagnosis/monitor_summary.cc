@@ -6,9 +6,10 @@ namespace gpudoctor {
 
 MonitorSummary summarizeMonitor(const std::vector<MonitorSample>& samples, const Thresholds& t) {
   MonitorSummary m;
-  const double util_min = t.get(guide::kGpuUtilMin), mem_max = t.get(guide::kGpuMemoryMax), io_max = t.get(guide::kIoWaitMax),
-               cpu_max = t.get(guide::kCpuMax);
-  m.thresholds = {{"gpu_util_min", util_min}, {"gpu_memory_max", mem_max}, {"io_wait_max", io_max}, {"cpu_max", cpu_max}};
+  const double util_min = t.get(guide::kGpuUtilMin), mem_max = t.get(guide::kGpuMemoryMax),
+               io_max = t.get(guide::kIoWaitMax), cpu_max = t.get(guide::kCpuMax);
+  m.thresholds = {
+      {"gpu_util_min", util_min}, {"gpu_memory_max", mem_max}, {"io_wait_max", io_max}, {"cpu_max", cpu_max}};
   m.samples = samples.size();
   if (samples.empty()) return m;
   m.hostname = samples.front().hostname;

@@ -13,7 +13,7 @@ namespace gpudoctor {
 struct GpuSummary {
   int index = 0;
   std::string name, uuid;
-  double seconds = 0;                 // covered by samples with figures for this GPU
+  double seconds = 0;                          // covered by samples with figures for this GPU
   double util_mean = 0, util_below_s = 0;      // seconds with utilization under gpu_util_min
   double memory_peak = 0, memory_above_s = 0;  // peak used/total; seconds above gpu_memory_max
   double power_mean_w = -1, throttled_s = 0;   // seconds with a costly clocks-event reason

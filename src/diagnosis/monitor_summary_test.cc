@@ -25,8 +25,9 @@ MonitorSample at(double util, double iowait, double cpu, bool lost = false, doub
 
 TEST(MonitorSummary, TalliesTimeAgainstEachThreshold) {
   // 2 s busy, 3 s starved by IO wait, 1 s CPU-bound (0.5 s samples x2), then 2 s lost.
-  std::vector<MonitorSample> v = {at(0.95, 0.01, 0.3), at(0.97, 0.02, 0.3), at(0.2, 0.3, 0.5, false, 3),
-                                  at(0.4, 0.0, 0.9, false, 0.5), at(0.4, 0.0, 0.9, false, 0.5), at(0, 0, 0.1, true, 2)};
+  std::vector<MonitorSample> v = {at(0.95, 0.01, 0.3),           at(0.97, 0.02, 0.3),
+                                  at(0.2, 0.3, 0.5, false, 3),   at(0.4, 0.0, 0.9, false, 0.5),
+                                  at(0.4, 0.0, 0.9, false, 0.5), at(0, 0, 0.1, true, 2)};
   auto m = summarizeMonitor(v, Thresholds::defaults());
   EXPECT_EQ(m.samples, 6u);
   EXPECT_DOUBLE_EQ(m.seconds, 8);

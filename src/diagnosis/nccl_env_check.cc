@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,11 +16,16 @@ namespace gpudoctor {
 
 std::string_view envVerdictName(EnvVerdict v) {
   switch (v) {
-    case EnvVerdict::kIgnored: return "ignored";
-    case EnvVerdict::kWrong: return "wrong";
-    case EnvVerdict::kSlow: return "slow";
-    case EnvVerdict::kFine: return "fine";
-    case EnvVerdict::kIntentional: return "intentional";
+    case EnvVerdict::kIgnored:
+      return "ignored";
+    case EnvVerdict::kWrong:
+      return "wrong";
+    case EnvVerdict::kSlow:
+      return "slow";
+    case EnvVerdict::kFine:
+      return "fine";
+    case EnvVerdict::kIntentional:
+      return "intentional";
   }
   return "fine";
 }
@@ -64,7 +69,8 @@ class Checker {
     if (!v) {
       std::string near = t_.closest(s.name);
       add(EnvVerdict::kIgnored,
-          "not an NCCL variable in any release gpudoctor knows" + (near.empty() ? std::string() : "; did you mean " + near + "?"),
+          "not an NCCL variable in any release gpudoctor knows" +
+              (near.empty() ? std::string() : "; did you mean " + near + "?"),
           near.empty() ? "delete this line" : near + "=" + s.value);
     } else if (v->category == "external") {
       // Not an NCCL setting at all: set by images, build systems or PyTorch.
@@ -89,13 +95,13 @@ class Checker {
         }
       if (out_.size() == before) add(EnvVerdict::kIntentional, "marked to keep", "");
     }
-    if (out_.size() == before)
-      add(EnvVerdict::kFine, v ? v->desc : "", "");
+    if (out_.size() == before) add(EnvVerdict::kFine, v ? v->desc : "", "");
   }
 
   // NCCL_MIN_x above NCCL_MAX_x: reported on the MIN setting.
   void crossChecks() {
-    for (auto [lo, hi] : {std::pair{"NCCL_MIN_CTAS", "NCCL_MAX_CTAS"}, {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"},
+    for (auto [lo, hi] : {std::pair{"NCCL_MIN_CTAS", "NCCL_MAX_CTAS"},
+                          {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"},
                           {"NCCL_MIN_P2P_NCHANNELS", "NCCL_MAX_P2P_NCHANNELS"}}) {
       if (s_->name != lo) continue;
       auto b = values_.find(hi);
@@ -128,7 +134,8 @@ class Checker {
     }
     if (v.since && o_.version && o_.version < v.since && !v.since_is_upper_bound) {
       add(EnvVerdict::kIgnored,
-          fmt::format("NCCL {} does not know it: it appeared in {}", ncclVersionString(o_.version), ncclVersionString(v.since)),
+          fmt::format("NCCL {} does not know it: it appeared in {}", ncclVersionString(o_.version),
+                      ncclVersionString(v.since)),
           "upgrade NCCL or delete this line");
       return;
     }
@@ -158,8 +165,10 @@ class Checker {
                  : "");
       return false;
     }
-    if (v.min && *x < *v.min) why = fmt::format("{} is below the minimum {}", *x, *v.min);
-    else if (v.max && *x > *v.max) why = fmt::format("{} is above the maximum {}", *x, *v.max);
+    if (v.min && *x < *v.min)
+      why = fmt::format("{} is below the minimum {}", *x, *v.min);
+    else if (v.max && *x > *v.max)
+      why = fmt::format("{} is above the maximum {}", *x, *v.max);
     else if (v.multiple_of && std::fmod(static_cast<double>(*x), *v.multiple_of) != 0)
       why = fmt::format("{} is not a multiple of {}", *x, *v.multiple_of);
     return why.empty();
@@ -179,7 +188,8 @@ class Checker {
     for (const auto& it : items) {
       std::string u = upper(it);
       bool ok = std::any_of(known.begin(), known.end(), [&](const std::string& k) { return upper(k) == u; });
-      if (!ok) add(EnvVerdict::kWrong, fmt::format("\"{}\" is not a known {} (known: {})", it, what, joinNames(known)), "");
+      if (!ok)
+        add(EnvVerdict::kWrong, fmt::format("\"{}\" is not a known {} (known: {})", it, what, joinNames(known)), "");
     }
   }
 
@@ -204,7 +214,8 @@ class Checker {
       else if (!exact)
         checkNames({val}, v.values, "value");
     } else if (v.type == "algo" || v.type == "proto") {
-      static const std::vector<std::string> kAlgo = {"Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
+      static const std::vector<std::string> kAlgo = {"Tree",     "Ring", "CollnetDirect", "CollnetChain", "NVLS",
+                                                     "NVLSTree", "PAT"};
       static const std::vector<std::string> kProto = {"LL", "LL128", "Simple"};
       const auto& known = v.values.empty() ? (v.type == "algo" ? kAlgo : kProto) : v.values;
       // Per-collective form: "allreduce:tree,ring;broadcast:ring".
@@ -230,11 +241,13 @@ class Checker {
           checkNames({val}, kLevels, "path level");
       }
     } else if (v.type == "debug") {
-      std::vector<std::string> levels = v.values.empty() ? std::vector<std::string>{"VERSION", "WARN", "INFO", "TRACE"} : v.values;
+      std::vector<std::string> levels =
+          v.values.empty() ? std::vector<std::string>{"VERSION", "WARN", "INFO", "TRACE"} : v.values;
       checkNames({val}, levels, "debug level");
     } else if (v.type == "subsys") {
-      static const std::vector<std::string> kSubsys = {"INIT", "COLL", "P2P", "SHM", "NET", "GRAPH", "TUNING", "ENV",
-                                                       "ALLOC", "CALL", "PROXY", "NVLS", "BOOTSTRAP", "REG", "PROFILE", "RAS", "ALL"};
+      static const std::vector<std::string> kSubsys = {"INIT",      "COLL", "P2P",     "SHM",  "NET",   "GRAPH",
+                                                       "TUNING",    "ENV",  "ALLOC",   "CALL", "PROXY", "NVLS",
+                                                       "BOOTSTRAP", "REG",  "PROFILE", "RAS",  "ALL"};
       bool ex;
       checkNames(listItems(val, ex), v.values.empty() ? kSubsys : v.values, "debug subsystem");
     } else if (v.type == "iface_list" || v.type == "hca_list") {
@@ -253,8 +266,8 @@ class Checker {
         return;
       }
       if (!f->readable) {
-        add(EnvVerdict::kWrong, "topology file " + val + " does not exist or cannot be read: NCCL falls back to detection",
-            "");
+        add(EnvVerdict::kWrong,
+            "topology file " + val + " does not exist or cannot be read: NCCL falls back to detection", "");
         return;
       }
       if (f->head.find("<system") == std::string::npos)
@@ -269,9 +282,8 @@ class Checker {
       for (auto prefix : items) {
         bool exact = !prefix.empty() && prefix.front() == '=';
         if (exact) prefix.erase(0, 1);
-        bool found = std::any_of(h.interfaces.begin(), h.interfaces.end(), [&](const std::string& i) {
-          return exact ? i == prefix : i.rfind(prefix, 0) == 0;
-        });
+        bool found = std::any_of(h.interfaces.begin(), h.interfaces.end(),
+                                 [&](const std::string& i) { return exact ? i == prefix : i.rfind(prefix, 0) == 0; });
         if (!found)
           add(EnvVerdict::kWrong,
               fmt::format("no interface {} \"{}\" on this host (it has: {})", exact ? "named" : "starting with", prefix,
@@ -303,8 +315,8 @@ class Checker {
         if (!found)
           add(EnvVerdict::kWrong, fmt::format("no HCA \"{}\" on this host (it has: {})", dev, joinNames(names)), "");
         else if (!active)
-          add(EnvVerdict::kWrong, fmt::format("HCA {}{} has no ACTIVE port", dev, port ? ":" + std::to_string(port) : ""),
-              "");
+          add(EnvVerdict::kWrong,
+              fmt::format("HCA {}{} has no ACTIVE port", dev, port ? ":" + std::to_string(port) : ""), "");
       }
     } else if (s_->name == "NCCL_IB_DISABLE" && val == "1" && h.any_active_ib() && o_.multi_node) {
       add(EnvVerdict::kSlow, "InfiniBand is up on this host but disabled: a multi-node job falls back to TCP sockets",
@@ -312,7 +324,8 @@ class Checker {
     } else if ((s_->name == "NCCL_NET_GDR_LEVEL" || s_->name == "NCCL_NET_GDR_READ") &&
                (h.ib.empty() || value("NCCL_IB_DISABLE") == "1")) {
       add(EnvVerdict::kIgnored,
-          h.ib.empty() ? "GPUDirect RDMA needs an RDMA NIC and this host has none" : "GPUDirect RDMA cannot act: IB is disabled",
+          h.ib.empty() ? "GPUDirect RDMA needs an RDMA NIC and this host has none"
+                       : "GPUDirect RDMA cannot act: IB is disabled",
           "delete this line");
     }
   }

@@ -23,10 +23,10 @@ struct EnvFinding {
 };
 
 struct EnvCheckOptions {
-  NcclVersion version = 0;     // installed/target NCCL; 0: unknown (version checks skipped)
+  NcclVersion version = 0;        // installed/target NCCL; 0: unknown (version checks skipped)
   const HostNet* host = nullptr;  // null: host checks skipped
-  bool multi_node = false;     // the job spans nodes (enables network advice)
-  std::set<std::string> keep;  // names the user marked intentional (--keep)
+  bool multi_node = false;        // the job spans nodes (enables network advice)
+  std::set<std::string> keep;     // names the user marked intentional (--keep)
 };
 
 // One finding per problem, and one "fine" finding for a setting with none; in input order.

@@ -57,12 +57,12 @@ TEST(NcclEnv, MixedBlockGetsExactlyTheExpectedVerdicts) {
   auto f = checkNcclEnv(s.value(), NcclVarTable::builtin(), o);
   using V = EnvVerdict;
   const std::multimap<std::string, EnvVerdict> expected = {
-      {"NCCL_DEBUG", V::kSlow},          {"NCCL_DEBUG_SUBSYS", V::kWrong},   {"NCCL_SOCKET_IFNAME", V::kWrong},
-      {"NCCL_IB_HCA", V::kWrong},        {"NCCL_ALGO", V::kSlow},            {"NCCL_PROTO", V::kFine},
-      {"NCCL_MIN_NCHANNELS", V::kWrong}, {"NCCL_MIN_CTAS", V::kWrong},       {"NCCL_MAX_CTAS", V::kSlow},
-      {"NCCL_NTHREADS", V::kWrong},      {"NCCL_BUFFSIZE", V::kWrong},       {"NCCL_AVOID_NODE0", V::kIgnored},
-      {"NCCL_SOCKET_IFNAM", V::kIgnored}, {"NCCL_IB_DISABLE", V::kSlow},     {"NCCL_NVLS_ENABLE", V::kIntentional},
-      {"NCCL_P2P_LEVEL", V::kWrong},     {"NCCL_TOPO_FILE", V::kWrong},      {"NCCL_NET_GDR_LEVEL", V::kIgnored},
+      {"NCCL_DEBUG", V::kSlow},           {"NCCL_DEBUG_SUBSYS", V::kWrong}, {"NCCL_SOCKET_IFNAME", V::kWrong},
+      {"NCCL_IB_HCA", V::kWrong},         {"NCCL_ALGO", V::kSlow},          {"NCCL_PROTO", V::kFine},
+      {"NCCL_MIN_NCHANNELS", V::kWrong},  {"NCCL_MIN_CTAS", V::kWrong},     {"NCCL_MAX_CTAS", V::kSlow},
+      {"NCCL_NTHREADS", V::kWrong},       {"NCCL_BUFFSIZE", V::kWrong},     {"NCCL_AVOID_NODE0", V::kIgnored},
+      {"NCCL_SOCKET_IFNAM", V::kIgnored}, {"NCCL_IB_DISABLE", V::kSlow},    {"NCCL_NVLS_ENABLE", V::kIntentional},
+      {"NCCL_P2P_LEVEL", V::kWrong},      {"NCCL_TOPO_FILE", V::kWrong},    {"NCCL_NET_GDR_LEVEL", V::kIgnored},
       {"NCCL_CROSS_NIC", V::kFine}};
   EXPECT_EQ(verdicts(f), expected);
   for (const auto& x : f) {
@@ -101,10 +101,11 @@ TEST(NcclEnv, Versions) {
 
 TEST(NcclEnv, ValuesAsNcclParsesThem) {
   NcclVersion v = parseNcclVersion("2.28.3").value();
-  auto f = verdicts(check("NCCL_P2P_LEVEL=phb\nNCCL_NET_GDR_LEVEL=PIX\nNCCL_BUFFSIZE=0x800000\n"
-                          "NCCL_ALGO=allreduce:tree,ring;broadcast:ring\nNCCL_PROTO=Simple\nNCCL_ALGO_X=1\n"
-                          "NCCL_NTHREADS=512\nNCCL_DEBUG_SUBSYS=^ALL\n",
-                          v, nullptr));
+  auto f =
+      verdicts(check("NCCL_P2P_LEVEL=phb\nNCCL_NET_GDR_LEVEL=PIX\nNCCL_BUFFSIZE=0x800000\n"
+                     "NCCL_ALGO=allreduce:tree,ring;broadcast:ring\nNCCL_PROTO=Simple\nNCCL_ALGO_X=1\n"
+                     "NCCL_NTHREADS=512\nNCCL_DEBUG_SUBSYS=^ALL\n",
+                     v, nullptr));
   EXPECT_EQ(f.find("NCCL_P2P_LEVEL")->second, EnvVerdict::kWrong);  // strcmp: uppercase only
   EXPECT_EQ(f.find("NCCL_NET_GDR_LEVEL")->second, EnvVerdict::kFine);
   EXPECT_EQ(f.find("NCCL_BUFFSIZE")->second, EnvVerdict::kFine);  // strtoll base 0 takes hex

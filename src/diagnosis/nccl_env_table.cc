@@ -24,7 +24,9 @@ Result<NcclVarTable> NcclVarTable::parse(std::string_view text, const std::strin
     if (!e) return Error{name + ": " + var + " is not a table"};
     NcclVarInfo v;
     v.name = var;
-    auto str = [&](const char* key) { return std::string(e->get(key) ? e->get(key)->value_or<std::string_view>("") : ""); };
+    auto str = [&](const char* key) {
+      return std::string(e->get(key) ? e->get(key)->value_or<std::string_view>("") : "");
+    };
     v.type = str("type");
     v.category = str("category");
     v.desc = str("desc");
@@ -68,7 +70,8 @@ const NcclVarTable& NcclVarTable::builtin() {
 }
 
 const NcclVarInfo* NcclVarTable::find(std::string_view name) const {
-  auto it = std::lower_bound(vars_.begin(), vars_.end(), name, [](const auto& v, std::string_view n) { return v.name < n; });
+  auto it =
+      std::lower_bound(vars_.begin(), vars_.end(), name, [](const auto& v, std::string_view n) { return v.name < n; });
   return it != vars_.end() && it->name == name ? &*it : nullptr;
 }
 

@@ -19,7 +19,8 @@ struct NcclVarInfo {
   std::string default_value;
   NcclVersion since = 0, deprecated = 0, removed = 0;  // 0: not known / not applicable
   bool since_is_upper_bound = false;
-  bool case_sensitive = false;  // NCCL compares the enum values with strcmp  // `since` is the oldest release seen reading it, not the first
+  bool case_sensitive = false;  // NCCL compares the enum values with strcmp  // `since` is the oldest release seen
+                                // reading it, not the first
   std::string replacement;
   std::optional<double> min, max, multiple_of;
   std::vector<std::string> values;  // enum values

@@ -9,8 +9,8 @@
 
 namespace gpudoctor {
 
-// Findings (id "nccl.log"; explanation = what the log says) that matter: multi-node on sockets, GDR off, P2P unused inside a node, few channels,
-// NCCL WARN lines.
+// Findings (id "nccl.log"; explanation = what the log says) that matter: multi-node on sockets, GDR off, P2P unused
+// inside a node, few channels, NCCL WARN lines.
 std::vector<Finding> judgeNcclLog(const NcclLogFacts& f);
 
 }  // namespace gpudoctor

@@ -4,19 +4,26 @@ namespace gpudoctor {
 
 std::string_view severityName(Severity s) {
   switch (s) {
-    case Severity::kCritical: return "critical";
-    case Severity::kWarning: return "warning";
-    case Severity::kInfo: return "info";
-    case Severity::kOk: return "ok";
+    case Severity::kCritical:
+      return "critical";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kOk:
+      return "ok";
   }
   return "info";
 }
 
 std::string_view checkStatusName(CheckStatus s) {
   switch (s) {
-    case CheckStatus::kPass: return "pass";
-    case CheckStatus::kFail: return "fail";
-    case CheckStatus::kUnknown: return "not measurable";
+    case CheckStatus::kPass:
+      return "pass";
+    case CheckStatus::kFail:
+      return "fail";
+    case CheckStatus::kUnknown:
+      return "not measurable";
   }
   return "not measurable";
 }

@@ -27,10 +27,10 @@ class Rule {
 };
 
 // Thresholds every rule's findings use: when a gain is worth a warning or is critical.
-inline constexpr ThresholdDecl kMinGainShare{"min_gain_share", 0.01, 0, 1, "ratio",
-                                             "estimated gains below this share of the step are reported as info"};
-inline constexpr ThresholdDecl kCriticalGainShare{"critical_gain_share", 0.10, 0, 1, "ratio",
-                                                  "estimated gains from this share of the step up are critical"};
+inline constexpr ThresholdDecl kMinGainShare{
+    "min_gain_share", 0.01, 0, 1, "ratio", "estimated gains below this share of the step are reported as info"};
+inline constexpr ThresholdDecl kCriticalGainShare{
+    "critical_gain_share", 0.10, 0, 1, "ratio", "estimated gains from this share of the step up are critical"};
 
 // A finding with its gain (ns per step) as ms and as a share of the step, and the severity the
 // gain earns: critical from critical_gain_share, warning from min_gain_share, else info.

@@ -18,8 +18,8 @@ void Thresholds::add(const ThresholdDecl* d) {
 
 Thresholds Thresholds::defaults() {
   Thresholds t;
-  for (const ThresholdDecl* d : {&guide::kGpuUtilMin, &guide::kGpuMemoryMax, &guide::kCommShareMax, &guide::kIoWaitMax,
-                                 &guide::kCpuMax})
+  for (const ThresholdDecl* d :
+       {&guide::kGpuUtilMin, &guide::kGpuMemoryMax, &guide::kCommShareMax, &guide::kIoWaitMax, &guide::kCpuMax})
     t.add(d);
   for (const ThresholdDecl* d : ruleCoreThresholds()) t.add(d);
   for (const Rule* r : ruleRegistry())
@@ -72,7 +72,9 @@ Status Thresholds::loadTomlText(std::string_view text, const std::string& name) 
     std::optional<double> v = node.value<double>();
     if (!v || node.is_boolean()) {
       return Error{fmt::format("{}:{}: threshold \"{}\" must be a number ({}), not {}", name, line, key, th->decl->unit,
-                               node.is_string() ? "a string" : node.is_boolean() ? "a boolean" : "this value")};
+                               node.is_string()    ? "a string"
+                               : node.is_boolean() ? "a boolean"
+                                                   : "this value")};
     }
     if (*v < th->decl->min || *v > th->decl->max)
       return Error{fmt::format("{}:{}: threshold \"{}\" = {} is out of range [{}, {}] ({})", name, line, key, *v,

@@ -54,16 +54,27 @@ class Thresholds {
 
 // The guide's health limits, shared by the trace rules and the monitor's live health checks.
 namespace guide {
-inline constexpr ThresholdDecl kGpuUtilMin{"gpu_util_min", 0.90, 0, 1, "ratio",
-                                           "GPU busy share of the step below which the GPU is underused (guide: > 90 %)"};
+inline constexpr ThresholdDecl kGpuUtilMin{
+    "gpu_util_min", 0.90, 0, 1, "ratio", "GPU busy share of the step below which the GPU is underused (guide: > 90 %)"};
 inline constexpr ThresholdDecl kGpuMemoryMax{
-    "gpu_memory_max", 0.95, 0, 1, "ratio", "peak allocated / device memory above which memory is too tight (guide: < 95 %)"};
-inline constexpr ThresholdDecl kCommShareMax{"comm_share_max", 0.20, 0, 1, "ratio",
-                                             "exposed communication share of the step (guide: < 20 %)"};
+    "gpu_memory_max",
+    0.95,
+    0,
+    1,
+    "ratio",
+    "peak allocated / device memory above which memory is too tight (guide: < 95 %)"};
+inline constexpr ThresholdDecl kCommShareMax{
+    "comm_share_max", 0.20, 0, 1, "ratio", "exposed communication share of the step (guide: < 20 %)"};
 inline constexpr ThresholdDecl kIoWaitMax{
-    "io_wait_max", 0.10, 0, 1, "ratio", "share of the step the GPU idles while the host fetches data (guide: IO wait < 10 %)"};
-inline constexpr ThresholdDecl kCpuMax{"cpu_max", 0.80, 0, 1, "ratio",
-                                       "host CPU utilization (guide: < 80 %); measured by the live monitor, not by traces"};
+    "io_wait_max",
+    0.10,
+    0,
+    1,
+    "ratio",
+    "share of the step the GPU idles while the host fetches data (guide: IO wait < 10 %)"};
+inline constexpr ThresholdDecl kCpuMax{
+    "cpu_max", 0.80,    0,
+    1,         "ratio", "host CPU utilization (guide: < 80 %); measured by the live monitor, not by traces"};
 }  // namespace guide
 
 }  // namespace gpudoctor

@@ -83,9 +83,10 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     if (top.second.replayed_step_ns > measured_ns * (1 + kAnchorTolerance)) {
       take(hi, std::move(top));
       a.possible = false;
-      a.note = fmt::format("the measured step ({:.2f} ms) is below the shortest the trace gives without its profiler "
-                           "({:.2f} ms, {}x its estimated cost removed)",
-                           measured_ns / 1e6, a.step_ns / 1e6, kAnchorMaxFactor);
+      a.note = fmt::format(
+          "the measured step ({:.2f} ms) is below the shortest the trace gives without its profiler "
+          "({:.2f} ms, {}x its estimated cost removed)",
+          measured_ns / 1e6, a.step_ns / 1e6, kAnchorMaxFactor);
       return a;
     }
   } else {
@@ -94,9 +95,10 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     if (none.second.replayed_step_ns < measured_ns * (1 - kAnchorTolerance)) {
       take(0.0, std::move(none));
       a.possible = false;
-      a.note = fmt::format("the measured step ({:.2f} ms) is above the traced step as replayed with the profiler's "
-                           "host cost in it ({:.2f} ms)",
-                           measured_ns / 1e6, a.step_ns / 1e6);
+      a.note = fmt::format(
+          "the measured step ({:.2f} ms) is above the traced step as replayed with the profiler's "
+          "host cost in it ({:.2f} ms)",
+          measured_ns / 1e6, a.step_ns / 1e6);
       return a;
     }
   }
@@ -112,10 +114,11 @@ ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, 
     const double kept = std::clamp(f, 1 / kAnchorFactorRange, kAnchorFactorRange);
     take(kept, at(kept));
     a.reached = false;
-    a.note = fmt::format("matching the measured step ({:.2f} ms) needs {:.2f}x the profiler's estimated host cost, "
-                         "beyond the {:.1f}x that the host's speed explains; kept {:.2f}x ({:.2f} ms): the rest of the "
-                         "difference is the job's own (its timing's noise, or its GPU or loader running differently)",
-                         measured_ns / 1e6, f, kAnchorFactorRange, kept, a.step_ns / 1e6);
+    a.note = fmt::format(
+        "matching the measured step ({:.2f} ms) needs {:.2f}x the profiler's estimated host cost, "
+        "beyond the {:.1f}x that the host's speed explains; kept {:.2f}x ({:.2f} ms): the rest of the "
+        "difference is the job's own (its timing's noise, or its GPU or loader running differently)",
+        measured_ns / 1e6, f, kAnchorFactorRange, kept, a.step_ns / 1e6);
     return a;
   }
   take(f, std::move(mid));
@@ -260,15 +263,14 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, and per runtime call (measured) "
       "{:.2f} us for one that launches or waits, {:.2f} us for cudaFuncGetAttributes, {:.2f} us for one that does "
-      "neither, at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} us, "
+      "neither, at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} "
+      "us, "
       "to the power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of "
       "13 jobs of the validation set: median error 3.1 %, worst 34 %; 7.6 % and 43 % on the 45 traces of 15 jobs held "
       "out); what leads afterwards: the category with the most time on the replayed step's critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerAttrCallNs / 1e3,
-      kProfilerIdleCallNs / 1e3, kProfilerSpeedRefNs / 1e3,
-      estimated_scale.empty() ? 1.0 : estimated_scale[0],
-      p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3,
-      kProfilerGraphNodeNs / 1e3);
+      kProfilerIdleCallNs / 1e3, kProfilerSpeedRefNs / 1e3, estimated_scale.empty() ? 1.0 : estimated_scale[0],
+      p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3, kProfilerGraphNodeNs / 1e3);
   if (d.what_if.measured_step_ns > 0)
     d.what_if.basis += fmt::format(
         "; anchored to the measured un-profiled step of {:.2f} ms: the profiler's estimated host cost x {:.3f}{}",
@@ -287,9 +289,10 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
       const double saved_ns = base.replayed_step_ns - e.replayed_step_ns;
       if (f.gain_ms_per_step > 0 && saved_ns > f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance)) {
         f.what_if.available = false;
-        f.what_if.basis = fmt::format("refused: the replay saves {:.2f} ms/step, above the finding's own bound of {:.2f} "
-                                      "ms/step ({})",
-                                      saved_ns / 1e6, f.gain_ms_per_step, f.gain_basis);
+        f.what_if.basis = fmt::format(
+            "refused: the replay saves {:.2f} ms/step, above the finding's own bound of {:.2f} "
+            "ms/step ({})",
+            saved_ns / 1e6, f.gain_ms_per_step, f.gain_basis);
         refused.push_back(k.finding);
         continue;
       }
@@ -303,9 +306,9 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
         f.what_if.alternatives.push_back({"cuda_graphs_model", std::llround(m.replayed_step_ns),
                                           base.replayed_step_ns / m.replayed_step_ns,
                                           std::string(pathCategoryName(m.leading))});
-        f.what_if.basis += fmt::format("; the prediction is for the whole step captured; {}: {:.2f} ms/step, {:.2f}x",
-                                       k.model_only_basis, m.replayed_step_ns / 1e6,
-                                       base.replayed_step_ns / m.replayed_step_ns);
+        f.what_if.basis +=
+            fmt::format("; the prediction is for the whole step captured; {}: {:.2f} ms/step, {:.2f}x",
+                        k.model_only_basis, m.replayed_step_ns / 1e6, base.replayed_step_ns / m.replayed_step_ns);
       }
     }
   }

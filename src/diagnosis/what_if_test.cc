@@ -47,10 +47,10 @@ double measuredNs(const std::string& job, const std::string& variant) {
 // A fix's predicted speedup on the base trace against base / variant measured without the profiler.
 struct Case {
   const char* job;
-  const char* traced;   // the variant whose trace is diagnosed
-  const char* fixed;    // the variant with the fix
+  const char* traced;  // the variant whose trace is diagnosed
+  const char* fixed;   // the variant with the fix
   const char* finding;
-  double max_error;     // the figure reached (the what-if issue asks for 25 % worst): a regression gate
+  double max_error;  // the figure reached (the what-if issue asks for 25 % worst): a regression gate
 };
 
 TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
@@ -93,7 +93,7 @@ TEST(WhatIf, TorchCompileGraphsTheModelAloneAndBuysLess) {
   const auto& alt = f->what_if.alternatives[0];
   EXPECT_EQ(alt.fix, "cuda_graphs_model");
   const double measured = measuredNs("compile_graphs_bf16", "base") / measuredNs("compile_graphs_bf16", "cuda_graphs");
-  EXPECT_GT(f->what_if.speedup, 2 * measured);         // the whole step: not what this job did
+  EXPECT_GT(f->what_if.speedup, 2 * measured);  // the whole step: not what this job did
   // The model alone: 2.18x, -31 % against the trace's process (3.15x), -25 % against the median over
   // processes (2.92x): the figure reached, as a regression gate.
   EXPECT_NEAR(alt.speedup / measured, 1.0, 0.35);
@@ -130,7 +130,8 @@ TEST(WhatIf, TheCheckpointWrapperLeavesWithTheRecompute) {
   EXPECT_LE(a - b, blocks_per_step * static_cast<double>(kCheckpointWrapperBlockNs) + 1);
   EXPECT_DOUBLE_EQ(model.replay(wrapper_only).replayed_step_ns, base);
   // A trace without checkpointing has nothing to edit.
-  auto off = testing::loadRun({testing::srcPath("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz")});
+  auto off = testing::loadRun(
+      {testing::srcPath("testdata/whatif/activation_checkpointing__no_checkpointing.pt.trace.json.gz")});
   ReplayEdits none = unprofiledEdits();
   EXPECT_FALSE(fixEdit("no_checkpointing", nullptr, &off->run, none, basis));
 }
@@ -206,10 +207,10 @@ TEST(WhatIf, ThePlanOrdersFixesByWhatTheyBuy) {
   std::unique_ptr<testing::Loaded> keep;
   Diagnosis d = diagnoseJob("loader_bound__base", keep);
   ASSERT_GE(d.plan.size(), 2u);
-  EXPECT_EQ(d.plan[0].fix, "bf16");  // measured 2.10x; workers alone 1.00x
+  EXPECT_EQ(d.plan[0].fix, "bf16");            // measured 2.10x; workers alone 1.00x
   EXPECT_EQ(d.plan[1].fix, "loader_workers");  // measured with bf16: 3.22x
-  EXPECT_NEAR(d.plan[1].speedup / (measuredNs("loader_bound", "base") / measuredNs("loader_bound", "bf16+workers4")), 1.0,
-              0.25);
+  EXPECT_NEAR(d.plan[1].speedup / (measuredNs("loader_bound", "base") / measuredNs("loader_bound", "bf16+workers4")),
+              1.0, 0.25);
   double last = 1;
   for (const auto& p : d.plan) {
     EXPECT_GT(p.speedup, last * 1.01) << p.fix;
@@ -291,7 +292,8 @@ TEST(WhatIf, CapturingTheOptimizerCostsWhatItsImplementationAdds) {
   ReplayEdits graphs = unprofiledEdits(), free = unprofiledEdits();
   ASSERT_TRUE(fixEdit("cuda_graphs", nullptr, &keep->run, graphs, basis));
   free.free_launches = true;
-  const double with = replayRun(keep->run, graphs).replayed_step_ns, without = replayRun(keep->run, free).replayed_step_ns;
+  const double with = replayRun(keep->run, graphs).replayed_step_ns,
+               without = replayRun(keep->run, free).replayed_step_ns;
   EXPECT_GT(with - without, 0.8 * job.param_tensors * kCapturableForeachParamNs);
 }
 
@@ -303,7 +305,8 @@ TEST(WhatIf, EditsNeedTheRatesTheyUse) {
   ASSERT_TRUE(sheet.has_value());
   EXPECT_FALSE(fixEdit("pinned_copies", &*sheet, nullptr, ed, basis));  // a datasheet knows no pageable rate
   EXPECT_TRUE(fixEdit("bf16", &*sheet, nullptr, ed, basis));
-  EXPECT_NEAR(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)], 67.0 / (989.5 * kBf16GemmEfficiency) + kAutocastCastShare, 1e-9);
+  EXPECT_NEAR(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)],
+              67.0 / (989.5 * kBf16GemmEfficiency) + kAutocastCastShare, 1e-9);
   EXPECT_EQ(ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kGemmFp32Simt)], kBf16GemmFloorNs);
   EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kOptimizer)], 1.0);  // FP32 master weights
   EXPECT_TRUE(fixEdit("sdpa", nullptr, nullptr, ed, basis));  // needs no rates: the GEMMs' math is kept

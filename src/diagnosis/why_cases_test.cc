@@ -64,7 +64,7 @@ TEST(WhyCases, LossItemEveryStepIsNamedAsTheSync) {
   EXPECT_NE(sync->title.find("aten::item"), std::string::npos) << sync->title;
   EXPECT_NE(fixText(*sync).find("every"), std::string::npos) << fixText(*sync);
   ASSERT_TRUE(sync->what_if.available) << sync->what_if.basis;
-  EXPECT_GT(sync->what_if.speedup, 1.2);  // measured 1.49x (log every 100 steps)
+  EXPECT_GT(sync->what_if.speedup, 1.2);                // measured 1.49x (log every 100 steps)
   EXPECT_EQ(c.firstPlanFix(), "host_work_off_thread");  // once it is off the thread, the sync costs little
 }
 

@@ -15,8 +15,18 @@ using Stream = void*;  // cudaStream_t
 struct UniqueId {
   char internal[128];
 };
-enum DataType { kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5, kFloat16 = 6, kFloat32 = 7,
-                kFloat64 = 8, kBfloat16 = 9 };
+enum DataType {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9
+};
 enum RedOp { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };
 
 struct Api {

@@ -19,8 +19,11 @@ struct Dtype {
   int nccl;
   int bytes;
 };
-constexpr Dtype kDtypes[] = {{"float", nccl::kFloat32, 4}, {"half", nccl::kFloat16, 2}, {"bfloat16", nccl::kBfloat16, 2},
-                             {"int32", nccl::kInt32, 4},   {"double", nccl::kFloat64, 8}};
+constexpr Dtype kDtypes[] = {{"float", nccl::kFloat32, 4},
+                             {"half", nccl::kFloat16, 2},
+                             {"bfloat16", nccl::kBfloat16, 2},
+                             {"int32", nccl::kInt32, 4},
+                             {"double", nccl::kFloat64, 8}};
 
 uint16_t toHalf(float f) {  // exact for the small integers used here
   uint32_t x;
@@ -45,10 +48,18 @@ float fromHalf(uint16_t h) {
 
 void store(const Dtype& d, void* p, size_t i, double v) {
   switch (d.nccl) {
-    case nccl::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case nccl::kFloat64: static_cast<double*>(p)[i] = v; break;
-    case nccl::kInt32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case nccl::kFloat16: static_cast<uint16_t*>(p)[i] = toHalf(static_cast<float>(v)); break;
+    case nccl::kFloat32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case nccl::kFloat64:
+      static_cast<double*>(p)[i] = v;
+      break;
+    case nccl::kInt32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+      break;
+    case nccl::kFloat16:
+      static_cast<uint16_t*>(p)[i] = toHalf(static_cast<float>(v));
+      break;
     case nccl::kBfloat16: {
       float f = static_cast<float>(v);
       uint32_t x;
@@ -60,10 +71,14 @@ void store(const Dtype& d, void* p, size_t i, double v) {
 }
 double load(const Dtype& d, const void* p, size_t i) {
   switch (d.nccl) {
-    case nccl::kFloat32: return static_cast<const float*>(p)[i];
-    case nccl::kFloat64: return static_cast<const double*>(p)[i];
-    case nccl::kInt32: return static_cast<const int32_t*>(p)[i];
-    case nccl::kFloat16: return fromHalf(static_cast<const uint16_t*>(p)[i]);
+    case nccl::kFloat32:
+      return static_cast<const float*>(p)[i];
+    case nccl::kFloat64:
+      return static_cast<const double*>(p)[i];
+    case nccl::kInt32:
+      return static_cast<const int32_t*>(p)[i];
+    case nccl::kFloat16:
+      return fromHalf(static_cast<const uint16_t*>(p)[i]);
     case nccl::kBfloat16: {
       uint32_t x = static_cast<uint32_t>(static_cast<const uint16_t*>(p)[i]) << 16;
       float f;
@@ -77,11 +92,11 @@ double load(const Dtype& d, const void* p, size_t i) {
 // Input element i of rank r: small integers, exact in every dtype and in sums over a few hundred ranks.
 double pattern(int r, size_t i) { return static_cast<double>((r % 7 + 1) * static_cast<int>(i % 5 + 1) % 16); }
 
-#define CUDA_TRY(x)                                                                                 \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) return Error{fmt::format("CUDA error on device {}: {} ({})", device,      \
-                                                    cudaGetErrorString(e_), #x)};                   \
+#define CUDA_TRY(x)                                                                                      \
+  do {                                                                                                   \
+    cudaError_t e_ = (x);                                                                                \
+    if (e_ != cudaSuccess)                                                                               \
+      return Error{fmt::format("CUDA error on device {}: {} ({})", device, cudaGetErrorString(e_), #x)}; \
   } while (0)
 
 }  // namespace
@@ -124,8 +139,8 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
       if (per_rank) total = total / nranks * nranks;
       if (per_rank && total < nranks) continue;
       if (total <= 0) continue;
-      size_t count = static_cast<size_t>(total);            // elements of the full buffer
-      size_t chunk = per_rank ? count / nranks : count;      // per-rank piece
+      size_t count = static_cast<size_t>(total);         // elements of the full buffer
+      size_t chunk = per_rank ? count / nranks : count;  // per-rank piece
       if (count > max_elems) break;
       NcclBenchRow row;
       row.collective = coll;
@@ -151,16 +166,19 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
           if (coll == "allreduce") return api.AllReduce(in, out, count, dt->nccl, nccl::kSum, comm, stream);
           if (coll == "allgather") return api.AllGather(in, out, chunk, dt->nccl, comm, stream);
           if (coll == "reducescatter")
-            return api.ReduceScatter(in, place ? static_cast<char*>(send) + static_cast<size_t>(rank) * chunk * dt->bytes : out,
-                                     chunk, dt->nccl, nccl::kSum, comm, stream);
+            return api.ReduceScatter(
+                in, place ? static_cast<char*>(send) + static_cast<size_t>(rank) * chunk * dt->bytes : out, chunk,
+                dt->nccl, nccl::kSum, comm, stream);
           if (coll == "broadcast") return api.Broadcast(in, out, count, dt->nccl, opt.root, comm, stream);
           if (coll == "reduce") return api.Reduce(in, out, count, dt->nccl, nccl::kSum, opt.root, comm, stream);
           if (coll == "alltoall" || coll == "sendrecv") {
             api.GroupStart();
             if (coll == "alltoall") {
               for (int p = 0; p < nranks; ++p) {
-                api.Send(static_cast<char*>(in) + static_cast<size_t>(p) * chunk * dt->bytes, chunk, dt->nccl, p, comm, stream);
-                api.Recv(static_cast<char*>(out) + static_cast<size_t>(p) * chunk * dt->bytes, chunk, dt->nccl, p, comm, stream);
+                api.Send(static_cast<char*>(in) + static_cast<size_t>(p) * chunk * dt->bytes, chunk, dt->nccl, p, comm,
+                         stream);
+                api.Recv(static_cast<char*>(out) + static_cast<size_t>(p) * chunk * dt->bytes, chunk, dt->nccl, p, comm,
+                         stream);
               }
             } else {
               api.Send(in, count, dt->nccl, (rank + 1) % nranks, comm, stream);
@@ -199,12 +217,16 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
               double want = 0;
               if (coll == "allreduce" || coll == "reduce")
                 for (int r = 0; r < nranks; ++r) want += pattern(r, i);
-              else if (coll == "allgather") want = pattern(static_cast<int>(i / chunk), i % chunk);
+              else if (coll == "allgather")
+                want = pattern(static_cast<int>(i / chunk), i % chunk);
               else if (coll == "reducescatter")
                 for (int r = 0; r < nranks; ++r) want += pattern(r, static_cast<size_t>(rank) * chunk + i);
-              else if (coll == "broadcast") want = pattern(opt.root, i);
-              else if (coll == "alltoall") want = pattern(static_cast<int>(i / chunk), static_cast<size_t>(rank) * chunk + i % chunk);
-              else if (coll == "sendrecv") want = pattern((rank - 1 + nranks) % nranks, i);
+              else if (coll == "broadcast")
+                want = pattern(opt.root, i);
+              else if (coll == "alltoall")
+                want = pattern(static_cast<int>(i / chunk), static_cast<size_t>(rank) * chunk + i % chunk);
+              else if (coll == "sendrecv")
+                want = pattern((rank - 1 + nranks) % nranks, i);
               if (load(*dt, host.data(), i) != want) ++wrong;
             }
           }

@@ -13,7 +13,8 @@
 namespace gpudoctor {
 
 struct NcclBenchOptions {
-  std::vector<std::string> collectives = {"allreduce"};  // allreduce allgather reducescatter broadcast reduce alltoall sendrecv
+  std::vector<std::string> collectives = {
+      "allreduce"};  // allreduce allgather reducescatter broadcast reduce alltoall sendrecv
   int64_t min_bytes = 8, max_bytes = 128LL << 20;
   double factor = 2;
   std::string dtype = "float";  // float half bfloat16 int32 double

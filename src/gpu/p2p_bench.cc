@@ -13,10 +13,10 @@ namespace gpudoctor {
 
 namespace {
 
-#define CUDA_TRY(call)                                                                            \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) return Error{std::string(#call) + ": " + cudaGetErrorString(e_)};      \
+#define CUDA_TRY(call)                                                                       \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) return Error{std::string(#call) + ": " + cudaGetErrorString(e_)}; \
   } while (0)
 
 // GB/s of `repeats` copies issued by `copy` on `stream`, each timed with its own pair of events.

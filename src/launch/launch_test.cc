@@ -60,9 +60,9 @@ TEST(Rendezvous, HexRoundTripsAndRejectsBadText) {
   EXPECT_EQ(hexBytes(in), "007f80ff");
   ASSERT_TRUE(unhexBytes("007f80ff", out));
   EXPECT_EQ(out, in);
-  EXPECT_FALSE(unhexBytes("007f80f", out));    // odd length
-  EXPECT_FALSE(unhexBytes("007f80fg", out));   // not hex
-  EXPECT_FALSE(unhexBytes("007f80ff00", out)); // too long
+  EXPECT_FALSE(unhexBytes("007f80f", out));     // odd length
+  EXPECT_FALSE(unhexBytes("007f80fg", out));    // not hex
+  EXPECT_FALSE(unhexBytes("007f80ff00", out));  // too long
 }
 
 TEST(Processes, EachRankRunsWithTheEnvironmentAndIsWaitedFor) {

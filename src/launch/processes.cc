@@ -11,7 +11,8 @@
 
 namespace gpudoctor {
 
-Result<std::vector<ProcessExit>> runProcesses(const std::string& exe, const std::vector<std::vector<std::string>>& argvs,
+Result<std::vector<ProcessExit>> runProcesses(const std::string& exe,
+                                              const std::vector<std::vector<std::string>>& argvs,
                                               const std::vector<std::string>& env) {
   std::vector<pid_t> kids;
   for (const auto& argv : argvs) {
@@ -36,8 +37,10 @@ Result<std::vector<ProcessExit>> runProcesses(const std::string& exe, const std:
     int st = 0;
     waitpid(kid, &st, 0);
     ProcessExit e;
-    if (WIFSIGNALED(st)) e.signal = WTERMSIG(st);
-    else e.exit_code = WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+      e.signal = WTERMSIG(st);
+    else
+      e.exit_code = WEXITSTATUS(st);
     exits.push_back(e);
   }
   return exits;

@@ -17,7 +17,8 @@ struct ProcessExit {
 
 // Starts `exe` once per entry of `argvs` (each a full argv, argv[0] included) with `env` (NAME=VALUE)
 // added to its environment, then waits for them in order. An exec that fails exits 127.
-Result<std::vector<ProcessExit>> runProcesses(const std::string& exe, const std::vector<std::vector<std::string>>& argvs,
+Result<std::vector<ProcessExit>> runProcesses(const std::string& exe,
+                                              const std::vector<std::vector<std::string>>& argvs,
                                               const std::vector<std::string>& env);
 
 // A one-shot run: its wait status (pclose's) and stdout and stderr together.

@@ -4,11 +4,16 @@ namespace gpudoctor {
 
 std::string_view gemmPrecisionName(GemmPrecision p) {
   switch (p) {
-    case GemmPrecision::kFp32: return "fp32";
-    case GemmPrecision::kTf32: return "tf32";
-    case GemmPrecision::kFp16: return "fp16";
-    case GemmPrecision::kBf16: return "bf16";
-    case GemmPrecision::kFp8: return "fp8";
+    case GemmPrecision::kFp32:
+      return "fp32";
+    case GemmPrecision::kTf32:
+      return "tf32";
+    case GemmPrecision::kFp16:
+      return "fp16";
+    case GemmPrecision::kBf16:
+      return "bf16";
+    case GemmPrecision::kFp8:
+      return "fp8";
   }
   return "?";
 }

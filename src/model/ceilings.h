@@ -18,13 +18,13 @@ std::string_view gemmPrecisionName(GemmPrecision p);
 std::optional<GemmPrecision> gemmPrecisionFromName(std::string_view name);
 
 struct Ceilings {
-  std::string device;                     // "NVIDIA H200"
-  std::string source;                     // "gpudoctor bench gpu" or "datasheet"
-  std::array<double, kGemmPrecisionCount> tflops{};  // dense GEMM TFLOP/s per precision; 0 = unknown
+  std::string device;                                               // "NVIDIA H200"
+  std::string source;                                               // "gpudoctor bench gpu" or "datasheet"
+  std::array<double, kGemmPrecisionCount> tflops{};                 // dense GEMM TFLOP/s per precision; 0 = unknown
   double hbm_copy_gbps = 0, hbm_read_gbps = 0, hbm_write_gbps = 0;  // GB/s = 1e9 bytes/s
   double h2d_pinned_gbps = 0, h2d_pageable_gbps = 0;
   double d2h_pinned_gbps = 0, d2h_pageable_gbps = 0;
-  double p2p_gbps = 0;                    // one direction between two GPUs; 0 = one GPU / unknown
+  double p2p_gbps = 0;  // one direction between two GPUs; 0 = one GPU / unknown
   // The TFLOP/s of a precision, 0 when unknown.
   double peak(GemmPrecision p) const { return tflops[static_cast<int>(p)]; }
 };

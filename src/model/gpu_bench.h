@@ -13,33 +13,33 @@ namespace gpudoctor {
 // How a kernel's output compared with its reference before it was timed.
 struct CheckFigure {
   bool passed = false;
-  int64_t checked = 0;       // elements compared with the reference
-  int64_t unwritten = 0;     // elements still poisoned (or non-finite) after the run
-  double rel_l2 = 0;         // ||out - ref|| / ||ref||
-  double worst_ratio = 0;    // max error / bound (<= 1 passes)
-  std::string note;          // what the reference was
+  int64_t checked = 0;     // elements compared with the reference
+  int64_t unwritten = 0;   // elements still poisoned (or non-finite) after the run
+  double rel_l2 = 0;       // ||out - ref|| / ||ref||
+  double worst_ratio = 0;  // max error / bound (<= 1 passes)
+  std::string note;        // what the reference was
 };
 
 struct GemmFigure {
   GemmPrecision precision = GemmPrecision::kBf16;
   int64_t m = 0, n = 0, k = 0;
   double median_us = 0;
-  double tflops = 0;         // 2mnk / median
+  double tflops = 0;  // 2mnk / median
   int reps = 0;
   CheckFigure check;
 };
 
 struct BandwidthFigure {
-  std::string name;          // "hbm copy", "hbm read", "hbm write", "h2d pinned", "p2p 0->1", ...
-  int64_t bytes = 0;         // bytes moved per repetition (copy: read + write)
+  std::string name;   // "hbm copy", "hbm read", "hbm write", "h2d pinned", "p2p 0->1", ...
+  int64_t bytes = 0;  // bytes moved per repetition (copy: read + write)
   double median_us = 0;
-  double gbps = 0;           // 1e9 bytes/s
+  double gbps = 0;  // 1e9 bytes/s
   int reps = 0;
   CheckFigure check;
 };
 
 struct AttentionFigure {
-  std::string impl;          // "unfused" (GEMM + softmax + GEMM, scores in memory) or "fused" (this project's kernel)
+  std::string impl;  // "unfused" (GEMM + softmax + GEMM, scores in memory) or "fused" (this project's kernel)
   int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;
   bool causal = false;
   double median_us = 0;
@@ -60,7 +60,7 @@ struct FusionFigure {
 };
 
 struct GpuBenchResult {
-  std::string device;        // cudaDeviceProp name
+  std::string device;  // cudaDeviceProp name
   int sm_major = 0, sm_minor = 0, sms = 0, gpus = 0;
   int64_t memory_bytes = 0, l2_bytes = 0;
   std::string driver, runtime;  // "13.0"
@@ -69,8 +69,8 @@ struct GpuBenchResult {
   std::vector<BandwidthFigure> bandwidth;
   std::vector<AttentionFigure> attention;
   std::vector<FusionFigure> fusion;
-  std::vector<std::string> notes;  // skipped parts and why
-  std::vector<std::string> errors; // parts stopped by an error (their later figures are missing)
+  std::vector<std::string> notes;   // skipped parts and why
+  std::vector<std::string> errors;  // parts stopped by an error (their later figures are missing)
   // True when every figure's check passed and no part stopped on an error.
   bool allPassed() const;
 };

@@ -39,7 +39,7 @@ struct ProcCpu {
 };
 
 struct HostCounters {
-  int64_t monotonic_ns = 0;  // when read (CLOCK_MONOTONIC): rates divide by its difference
+  int64_t monotonic_ns = 0;    // when read (CLOCK_MONOTONIC): rates divide by its difference
   std::vector<CpuTicks> cpus;  // [0] is the "cpu" total line
   double load1 = 0, load5 = 0, load15 = 0;
   uint64_t mem_total_bytes = 0, mem_available_bytes = 0;

@@ -57,8 +57,8 @@ struct HostMetrics {
 };
 
 struct MonitorSample {
-  int64_t unix_ns = 0;     // wall clock at the end of the interval
-  double interval_s = 0;   // length of the interval the rates cover
+  int64_t unix_ns = 0;    // wall clock at the end of the interval
+  double interval_s = 0;  // length of the interval the rates cover
   std::string hostname;
   HostMetrics host;
   std::vector<GpuMetrics> gpus;

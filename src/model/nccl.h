@@ -38,7 +38,7 @@ struct IbDevice {
 };
 
 struct HostNet {
-  std::vector<std::string> interfaces;  // eth0, ib0, lo, ...
+  std::vector<std::string> interfaces;     // eth0, ib0, lo, ...
   std::vector<std::string> interfaces_up;  // operstate up (or unknown for virtual links)
   std::vector<IbDevice> ib;
   // NCCL_TOPO_FILE as probed on this host (filled by the caller that probes; empty: not probed).
@@ -65,20 +65,20 @@ struct NcclCommFacts {
 };
 
 struct NcclLogFacts {
-  std::set<std::string> versions;        // "2.28.9+cuda13.0"
-  std::set<std::string> networks;        // "Socket", "IB", plugin names from "Using network X"
-  std::set<std::string> ib_devices;      // from "NET/IB : Using [0]mlx5_0:1/IB ..."
-  std::set<std::string> socket_devices;  // from "NET/Socket : Using [0]eth0:..."
-  bool ib_no_device = false;             // "NET/IB : No device found."
+  std::set<std::string> versions;              // "2.28.9+cuda13.0"
+  std::set<std::string> networks;              // "Socket", "IB", plugin names from "Using network X"
+  std::set<std::string> ib_devices;            // from "NET/IB : Using [0]mlx5_0:1/IB ..."
+  std::set<std::string> socket_devices;        // from "NET/Socket : Using [0]eth0:..."
+  bool ib_no_device = false;                   // "NET/IB : No device found."
   std::map<std::string, std::string> plugins;  // NET/TUNER/PROFILER/ENV -> "loaded: X" or "not found"
-  std::map<std::string, int> transports;  // "P2P/CUMEM", "SHM", "NET/IB", "NET/Socket" -> connections
-  int gdr_connections = 0;                // NET transports using GPUDirect RDMA
+  std::map<std::string, int> transports;       // "P2P/CUMEM", "SHM", "NET/IB", "NET/Socket" -> connections
+  int gdr_connections = 0;                     // NET transports using GPUDirect RDMA
   int net_connections = 0;
   std::map<std::string, NcclCommFacts> comms;
-  std::vector<std::string> rings;         // "Channel 00/24 : 0 1" orders (first rank's view)
-  int trees = 0;                          // "Trees [n] ..." entries seen
+  std::vector<std::string> rings;               // "Channel 00/24 : 0 1" orders (first rank's view)
+  int trees = 0;                                // "Trees [n] ..." entries seen
   std::map<std::string, std::string> settings;  // "set by environment" lines
-  std::vector<std::string> warnings;      // NCCL WARN lines (deduplicated)
+  std::vector<std::string> warnings;            // NCCL WARN lines (deduplicated)
   bool nvls_available = false, nvls_unavailable = false;
   int lines = 0, nccl_lines = 0;
 };

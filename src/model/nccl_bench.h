@@ -13,7 +13,7 @@ struct NcclBenchRow {
   int root = -1;
   double time_us[2] = {0, 0};  // out-of-place, in-place (0: not measured)
   double algbw[2] = {0, 0}, busbw[2] = {0, 0};
-  int64_t wrong[2] = {0, 0};   // elements differing from the exact expectation (all ranks)
+  int64_t wrong[2] = {0, 0};  // elements differing from the exact expectation (all ranks)
 };
 
 // Elements that differed from the expectation, over all rows, in and out of place.

@@ -20,10 +20,10 @@ inline constexpr int kSummaryFormatVersion = 1;
 // A process group this rank is in. Its size and the rank's place in it, not its member list: a
 // rank of a 4,096-rank group carries 8 bytes, not 16 KB, and a pipeline stage is a place.
 struct DigestGroup {
-  std::string name;   // the process group's key (its name, else its rank list), as collectives carry it
+  std::string name;       // the process group's key (its name, else its rank list), as collectives carry it
   std::string_view desc;  // its description ("default_pg", "DATA_PARALLEL_GROUP", ...), interned; "" unknown
-  int size = 0;       // members, from distributedInfo.pg_config or the collectives' rank list; 0 unknown
-  int position = -1;  // this rank's index in the group's rank list; -1 unknown
+  int size = 0;           // members, from distributedInfo.pg_config or the collectives' rank list; 0 unknown
+  int position = -1;      // this rank's index in the group's rank list; -1 unknown
 };
 
 // A kernel class's calls and summed time over the selected steps.
@@ -34,22 +34,22 @@ struct DigestClass {
 
 // One NCCL kernel launched inside a selected step.
 struct DigestCollective {
-  uint32_t group = 0;    // index into RankDigest::groups
-  uint32_t seq = 0;      // the k-th collective of that group on this rank (the reader's count)
-  uint32_t step = 0;     // index into RankDigest::steps
-  int64_t dur_ns = 0;    // the kernel's duration (waiting for the last arrival included)
+  uint32_t group = 0;  // index into RankDigest::groups
+  uint32_t seq = 0;    // the k-th collective of that group on this rank (the reader's count)
+  uint32_t step = 0;   // index into RankDigest::steps
+  int64_t dur_ns = 0;  // the kernel's duration (waiting for the last arrival included)
 };
 static_assert(sizeof(DigestCollective) == 24, "the bulk of a digest: keep it small");
 
 struct RankDigest {
   int rank = -1;
-  int world_size = -1;          // from the trace's distributedInfo; -1 unknown
+  int world_size = -1;  // from the trace's distributedInfo; -1 unknown
   std::string path;
-  std::string_view device;      // the first GPU's name, interned; "" unknown
-  uint64_t input_bytes = 0;     // bytes of the trace file it came from
-  std::string_view left_out;    // why the rank has no figures (no GPU activity), interned; "" when analyzed
+  std::string_view device;    // the first GPU's name, interned; "" unknown
+  uint64_t input_bytes = 0;   // bytes of the trace file it came from
+  std::string_view left_out;  // why the rank has no figures (no GPU activity), interned; "" when analyzed
   std::vector<StepFigures> steps;
-  std::vector<DigestGroup> groups;  // pg_config's groups holding this rank, then groups only collectives name
+  std::vector<DigestGroup> groups;            // pg_config's groups holding this rank, then groups only collectives name
   std::vector<DigestCollective> collectives;  // in (group, seq) order
   std::vector<DigestClass> classes;           // kernel classes over the selected steps
   // The job profile's fields as "key\tvalue\n" lines, interned: most ranks share one text.

@@ -21,7 +21,8 @@ namespace gpudoctor::recording {
 // cudaLaunchHostFunc / cuLaunchHostFunc, which queue host work. The recorder counts them, the
 // reader matches them to their GPU work.
 inline bool isLaunchCall(std::string_view n) {
-  return ((n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") && n.find("HostFunc") == std::string_view::npos) ||
+  return ((n.substr(0, 10) == "cudaLaunch" || n.substr(0, 8) == "cuLaunch") &&
+          n.find("HostFunc") == std::string_view::npos) ||
          n == "cudaGraphLaunch" || n == "cuGraphLaunch";
 }
 inline bool isGraphLaunchCall(std::string_view n) { return n == "cudaGraphLaunch" || n == "cuGraphLaunch"; }
@@ -35,7 +36,7 @@ inline constexpr uint32_t kVersion = 1;  // a reader refuses any other major ver
 struct FileHeader {
   char magic[8];
   uint32_t version;
-  uint32_t header_bytes;      // sizeof(FileHeader) as written, so fields can be appended
+  uint32_t header_bytes;  // sizeof(FileHeader) as written, so fields can be appended
   int64_t pid;
   int32_t rank;               // from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; -1 when none
   int32_t local_rank;         // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID; -1 when none
@@ -47,18 +48,18 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == 56);
 
 enum class Type : uint16_t {
-  kString = 1,    // u32 id, then the bytes (no terminator): kernel, API, NVTX and info strings
-  kInfo = 2,      // key '\0' value: host, command, nvtx_step, launcher, ...
-  kDevice = 3,    // Device
-  kKernel = 4,    // Kernel
-  kCopy = 5,      // Copy (memcpy and memset)
-  kApi = 6,       // Api (CUDA runtime and driver calls)
-  kSync = 7,      // Sync (CUPTI synchronization records)
-  kRange = 8,     // Range (NVTX push/pop and start/end ranges, paired by the recorder)
-  kOverhead = 9,  // Overhead (CUPTI's own buffer and instrumentation work)
-  kWindow = 10,   // Window: a span during which the recorder was attached
-  kEnd = 11,      // End: written last; its absence means the process stopped before the recorder finished
-  kNcclCall = 12, // NcclCall: an NCCL API call as NCCL's NVTX range payload describes it
+  kString = 1,     // u32 id, then the bytes (no terminator): kernel, API, NVTX and info strings
+  kInfo = 2,       // key '\0' value: host, command, nvtx_step, launcher, ...
+  kDevice = 3,     // Device
+  kKernel = 4,     // Kernel
+  kCopy = 5,       // Copy (memcpy and memset)
+  kApi = 6,        // Api (CUDA runtime and driver calls)
+  kSync = 7,       // Sync (CUPTI synchronization records)
+  kRange = 8,      // Range (NVTX push/pop and start/end ranges, paired by the recorder)
+  kOverhead = 9,   // Overhead (CUPTI's own buffer and instrumentation work)
+  kWindow = 10,    // Window: a span during which the recorder was attached
+  kEnd = 11,       // End: written last; its absence means the process stopped before the recorder finished
+  kNcclCall = 12,  // NcclCall: an NCCL API call as NCCL's NVTX range payload describes it
 };
 
 struct RecordHeader {
@@ -91,8 +92,8 @@ struct Kernel {
   uint32_t registers;
   uint32_t static_smem;
   uint32_t dynamic_smem;
-  uint32_t graph_id;        // 0 when not launched from a graph
-  uint64_t graph_node_id;   // 0 when not launched from a graph
+  uint32_t graph_id;       // 0 when not launched from a graph
+  uint64_t graph_node_id;  // 0 when not launched from a graph
 };
 static_assert(sizeof(Kernel) == 80);
 
@@ -118,10 +119,10 @@ struct Api {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t correlation;
-  uint32_t tid;   // system thread id
-  uint32_t cbid;  // CUPTI callback id in its domain
-  uint32_t name;  // string id, without CUPTI's "_vNNNN" suffix
-  uint8_t domain; // ApiDomain
+  uint32_t tid;    // system thread id
+  uint32_t cbid;   // CUPTI callback id in its domain
+  uint32_t name;   // string id, without CUPTI's "_vNNNN" suffix
+  uint8_t domain;  // ApiDomain
   uint8_t reserved[7];
 };
 static_assert(sizeof(Api) == 40);
@@ -130,7 +131,7 @@ struct Sync {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t correlation;
-  uint32_t type;    // CUpti_ActivitySynchronizationType: 1 event, 2 stream wait event, 3 stream, 4 context
+  uint32_t type;  // CUpti_ActivitySynchronizationType: 1 event, 2 stream wait event, 3 stream, 4 context
   uint32_t stream;
   uint32_t event;
 };
@@ -167,15 +168,28 @@ static_assert(sizeof(Window) == 16);
 // copies the fields from the range push; the reader gives each NCCL kernel the calls its launching
 // thread made since its previous NCCL launch (several in a group).
 enum class NcclSchema : uint32_t {  // NCCL's NVTX_SID_* (schema id minus NVTX's static start, 1 << 24)
-  kCommInitRank = 0, kCommInitAll = 1, kCommDestroy = 2, kCommAbort = 3, kAllGather = 4, kAllReduce = 5,
-  kBroadcast = 6, kReduceScatter = 7, kReduce = 8, kSend = 9, kRecv = 10, kAlltoAll = 16, kGather = 17, kScatter = 18,
+  kCommInitRank = 0,
+  kCommInitAll = 1,
+  kCommDestroy = 2,
+  kCommAbort = 3,
+  kAllGather = 4,
+  kAllReduce = 5,
+  kBroadcast = 6,
+  kReduceScatter = 7,
+  kReduce = 8,
+  kSend = 9,
+  kRecv = 10,
+  kAlltoAll = 16,
+  kGather = 17,
+  kScatter = 18,
 };
 inline bool isNcclCollectiveSchema(uint32_t s) { return (s >= 4 && s <= 10) || (s >= 16 && s <= 18); }
 inline bool isNcclCommSizeSchema(uint32_t s) { return s == 0 || s == 2 || s == 3 || s == 11 || s == 12; }
 // The payload's size, sizeof NCCL's struct: {u64 comm; size_t bytes} for allgather and alltoall,
 // 24 bytes (padded) for the others. Another library's static schema with the same id is refused.
 inline uint32_t ncclPayloadBytes(uint32_t s) {
-  return s == static_cast<uint32_t>(NcclSchema::kAllGather) || s == static_cast<uint32_t>(NcclSchema::kAlltoAll) ? 16 : 24;
+  return s == static_cast<uint32_t>(NcclSchema::kAllGather) || s == static_cast<uint32_t>(NcclSchema::kAlltoAll) ? 16
+                                                                                                                 : 24;
 }
 
 struct NcclCall {

@@ -27,9 +27,9 @@ struct RankSummary {
 // A kernel class, a kernel (of the top list) or a collective kind: calls and summed time over all
 // selected steps and ranks.
 struct TimeTotal {
-  std::string name;   // class name, kernel name, or "allreduce BFloat16 4194304 B"
-  std::string cls;    // kernels: their class
-  std::string op;     // kernels: the operator (and input shapes) that launches them most; "" unknown
+  std::string name;  // class name, kernel name, or "allreduce BFloat16 4194304 B"
+  std::string cls;   // kernels: their class
+  std::string op;    // kernels: the operator (and input shapes) that launches them most; "" unknown
   int64_t count = 0;
   int64_t total_ns = 0;
 };

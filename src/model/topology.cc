@@ -8,20 +8,25 @@ namespace gpudoctor {
 const char* pcieLevelName(PcieLevel l) {
   switch (l) {
     case PcieLevel::kInternal:
-    case PcieLevel::kSingle: return "PIX";
-    case PcieLevel::kMultiple: return "PXB";
-    case PcieLevel::kHostBridge: return "PHB";
-    case PcieLevel::kNode: return "NODE";
-    case PcieLevel::kSystem: return "SYS";
+    case PcieLevel::kSingle:
+      return "PIX";
+    case PcieLevel::kMultiple:
+      return "PXB";
+    case PcieLevel::kHostBridge:
+      return "PHB";
+    case PcieLevel::kNode:
+      return "NODE";
+    case PcieLevel::kSystem:
+      return "SYS";
   }
   return "SYS";
 }
 
 bool parsePcieLevel(const std::string& s, PcieLevel* out) {
   static const std::pair<const char*, PcieLevel> names[] = {
-      {"PIX", PcieLevel::kSingle},       {"SINGLE", PcieLevel::kSingle},     {"PXB", PcieLevel::kMultiple},
-      {"MULTIPLE", PcieLevel::kMultiple}, {"PHB", PcieLevel::kHostBridge},   {"HOSTBRIDGE", PcieLevel::kHostBridge},
-      {"NODE", PcieLevel::kNode},         {"SYS", PcieLevel::kSystem},       {"SYSTEM", PcieLevel::kSystem},
+      {"PIX", PcieLevel::kSingle},        {"SINGLE", PcieLevel::kSingle},  {"PXB", PcieLevel::kMultiple},
+      {"MULTIPLE", PcieLevel::kMultiple}, {"PHB", PcieLevel::kHostBridge}, {"HOSTBRIDGE", PcieLevel::kHostBridge},
+      {"NODE", PcieLevel::kNode},         {"SYS", PcieLevel::kSystem},     {"SYSTEM", PcieLevel::kSystem},
       {"INTERNAL", PcieLevel::kInternal}};
   for (const auto& [n, l] : names)
     if (s == n) {

@@ -17,18 +17,30 @@ uint32_t StringPool::intern(std::string_view s) {
 
 std::string_view eventKindName(EventKind k) {
   switch (k) {
-    case EventKind::kHostOp: return "cpu_op";
-    case EventKind::kRange: return "user_annotation";
-    case EventKind::kGpuRange: return "gpu_user_annotation";
-    case EventKind::kRuntimeCall: return "cuda_runtime";
-    case EventKind::kDriverCall: return "cuda_driver";
-    case EventKind::kSyncEvent: return "cuda_sync";
-    case EventKind::kKernel: return "kernel";
-    case EventKind::kMemcpy: return "gpu_memcpy";
-    case EventKind::kMemset: return "gpu_memset";
-    case EventKind::kHostFunction: return "python_function";
-    case EventKind::kProfilerOverhead: return "overhead";
-    case EventKind::kOther: return "other";
+    case EventKind::kHostOp:
+      return "cpu_op";
+    case EventKind::kRange:
+      return "user_annotation";
+    case EventKind::kGpuRange:
+      return "gpu_user_annotation";
+    case EventKind::kRuntimeCall:
+      return "cuda_runtime";
+    case EventKind::kDriverCall:
+      return "cuda_driver";
+    case EventKind::kSyncEvent:
+      return "cuda_sync";
+    case EventKind::kKernel:
+      return "kernel";
+    case EventKind::kMemcpy:
+      return "gpu_memcpy";
+    case EventKind::kMemset:
+      return "gpu_memset";
+    case EventKind::kHostFunction:
+      return "python_function";
+    case EventKind::kProfilerOverhead:
+      return "overhead";
+    case EventKind::kOther:
+      return "other";
   }
   return "other";
 }

@@ -37,18 +37,18 @@ class StringPool {
 // What an event is, in the model's own terms. Each reader maps its format here; the comment says
 // which Kineto category (and, for a future CUPTI reader, which CUPTI activity record) maps to it.
 enum class EventKind : uint8_t {
-  kHostOp,             // Kineto cpu_op (PyTorch <= 1.9: Operator): a framework operator on a host thread; CUPTI: none
-  kRange,              // Kineto user_annotation (record_function ranges); CUPTI: NVTX push/pop (CUPTI_ACTIVITY_KIND_MARKER)
-  kGpuRange,           // Kineto gpu_user_annotation: a host range projected on a GPU stream; CUPTI: none
-  kRuntimeCall,        // Kineto cuda_runtime (older: Runtime): cudaLaunchKernel, ...; CUPTI_ACTIVITY_KIND_RUNTIME
-  kDriverCall,         // Kineto cuda_driver: cuLaunchKernelEx, ...; CUPTI_ACTIVITY_KIND_DRIVER
-  kSyncEvent,          // Kineto cuda_sync: stream/event/context sync, stream wait; CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
-  kKernel,             // Kineto kernel (older: Kernel); CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-  kMemcpy,             // Kineto gpu_memcpy (older: Memcpy); CUPTI_ACTIVITY_KIND_MEMCPY (and MEMCPY2)
-  kMemset,             // Kineto gpu_memset (older: Memset); CUPTI_ACTIVITY_KIND_MEMSET
-  kHostFunction,       // Kineto python_function (with_stack); CUPTI: none
-  kProfilerOverhead,   // Kineto overhead: the profiler's own buffers; CUPTI_ACTIVITY_KIND_OVERHEAD
-  kOther,              // any other complete event (other Chrome-trace producers)
+  kHostOp,        // Kineto cpu_op (PyTorch <= 1.9: Operator): a framework operator on a host thread; CUPTI: none
+  kRange,         // Kineto user_annotation (record_function ranges); CUPTI: NVTX push/pop (CUPTI_ACTIVITY_KIND_MARKER)
+  kGpuRange,      // Kineto gpu_user_annotation: a host range projected on a GPU stream; CUPTI: none
+  kRuntimeCall,   // Kineto cuda_runtime (older: Runtime): cudaLaunchKernel, ...; CUPTI_ACTIVITY_KIND_RUNTIME
+  kDriverCall,    // Kineto cuda_driver: cuLaunchKernelEx, ...; CUPTI_ACTIVITY_KIND_DRIVER
+  kSyncEvent,     // Kineto cuda_sync: stream/event/context sync, stream wait; CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+  kKernel,        // Kineto kernel (older: Kernel); CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+  kMemcpy,        // Kineto gpu_memcpy (older: Memcpy); CUPTI_ACTIVITY_KIND_MEMCPY (and MEMCPY2)
+  kMemset,        // Kineto gpu_memset (older: Memset); CUPTI_ACTIVITY_KIND_MEMSET
+  kHostFunction,  // Kineto python_function (with_stack); CUPTI: none
+  kProfilerOverhead,  // Kineto overhead: the profiler's own buffers; CUPTI_ACTIVITY_KIND_OVERHEAD
+  kOther,             // any other complete event (other Chrome-trace producers)
 };
 constexpr int kEventKindCount = 12;
 // Short stable name of a kind, as used in JSON output (Kineto's category names, kept for compatibility).
@@ -70,16 +70,17 @@ struct Track {
 // What an event does for the job, set by the reader that knows its format's names (Kineto:
 // sources/kineto/roles.cc), so that analysis never matches framework names. Bits of Event::roles.
 enum EventRole : uint16_t {
-  kRoleStep = 1u << 0,             // host range of one training step (Kineto: ProfilerStep#N); number: RankTrace::stepNumber
+  kRoleStep = 1u << 0,  // host range of one training step (Kineto: ProfilerStep#N); number: RankTrace::stepNumber
   kRoleDataLoading = 1u << 1,      // host range fetching the next batch (Kineto: enumerate(DataLoader)#...)
   kRoleLoaderInProcess = 1u << 2,  // with kRoleDataLoading: the fetch runs on the training process itself
                                    // (Kineto: _SingleProcessDataLoaderIter, i.e. num_workers=0)
   kRoleOptimizerStep = 1u << 3,    // host range of an optimizer step (Kineto: Optimizer.step#...)
-  kRoleSyncCall = 1u << 4,         // host call that blocks until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...)
-  kRoleCollective = 1u << 5,       // GPU work that is communication (NCCL kernels, model/comm_kernels.h)
-  kRoleGraphLaunch = 1u << 6,      // host call that replays a CUDA graph (cudaGraphLaunch; its kernels share its correlation)
-  kRoleEventRecord = 1u << 7,      // host call that records an event on a stream (cudaEventRecord)
-  kRoleStreamWait = 1u << 8,       // host call that makes a stream wait for an event (cudaStreamWaitEvent)
+  kRoleSyncCall = 1u << 4,    // host call that blocks until the GPU catches up (cudaStreamSynchronize, cudaMemcpy, ...)
+  kRoleCollective = 1u << 5,  // GPU work that is communication (NCCL kernels, model/comm_kernels.h)
+  kRoleGraphLaunch =
+      1u << 6,  // host call that replays a CUDA graph (cudaGraphLaunch; its kernels share its correlation)
+  kRoleEventRecord = 1u << 7,  // host call that records an event on a stream (cudaEventRecord)
+  kRoleStreamWait = 1u << 8,   // host call that makes a stream wait for an event (cudaStreamWaitEvent)
 };
 
 // One interval on a track. Only complete ('X') events and matched 'B'/'E' pairs become Events.
@@ -95,7 +96,7 @@ struct Event {
   uint32_t dtype = 0;        // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
   uint32_t shapes = 0;       // host ops: interned input shapes (record_shapes), compact: "64x512,512x2048,-"; else 0
   EventKind kind = EventKind::kOther;
-  uint16_t roles = 0;        // EventRole bits
+  uint16_t roles = 0;  // EventRole bits
   int64_t end_ns() const { return start_ns + dur_ns; }
   // True when the reader gave the event role r.
   bool hasRole(EventRole r) const { return (roles & r) != 0; }
@@ -110,7 +111,7 @@ struct Collective {
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
   int32_t group_size = -1;
-  uint32_t pg_ranks = 0;   // "[0, 1]"
+  uint32_t pg_ranks = 0;  // "[0, 1]"
   uint32_t pg_name = 0;
   // The process group, for joining ranks: interned; the group's name where the trace has one
   // (the same on every member rank), else its rank list; 0 when neither is known.
@@ -139,13 +140,13 @@ struct DeviceProps {
 
 // Counts from reading, for the JSON report and the benchmark.
 struct ReadStats {
-  uint64_t input_bytes = 0;     // bytes of JSON (after decompression)
-  uint64_t file_bytes = 0;      // bytes on disk
-  uint64_t json_events = 0;     // elements of traceEvents
-  uint64_t kept_events = 0;     // became Events
-  uint64_t flow_events = 0;     // 's'/'f'/'t' (correlation is taken from args instead)
-  uint64_t metadata_events = 0; // 'M'
-  uint64_t instant_events = 0;  // 'i'/'I', counters 'C' and others without a duration
+  uint64_t input_bytes = 0;      // bytes of JSON (after decompression)
+  uint64_t file_bytes = 0;       // bytes on disk
+  uint64_t json_events = 0;      // elements of traceEvents
+  uint64_t kept_events = 0;      // became Events
+  uint64_t flow_events = 0;      // 's'/'f'/'t' (correlation is taken from args instead)
+  uint64_t metadata_events = 0;  // 'M'
+  uint64_t instant_events = 0;   // 'i'/'I', counters 'C' and others without a duration
   uint64_t unmatched_begin_end = 0;
   double parse_seconds = 0;
 };
@@ -159,11 +160,11 @@ struct StepMark {
 // Everything read from one trace file.
 struct RankTrace {
   std::string path;
-  int rank = -1;        // from distributedInfo; -1 when absent (file order is used then)
+  int rank = -1;  // from distributedInfo; -1 when absent (file order is used then)
   int world_size = -1;
   std::string backend;
   std::string nccl_version;
-  int64_t base_time_ns = 0;   // baseTimeNanoseconds (0 for older absolute-µs traces)
+  int64_t base_time_ns = 0;  // baseTimeNanoseconds (0 for older absolute-µs traces)
   bool has_base_time = false;
   int schema_version = -1;
   std::vector<DeviceProps> devices;

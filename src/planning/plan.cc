@@ -10,19 +10,26 @@ namespace gpudoctor {
 
 std::string_view precisionName(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kBf16Mixed: return "bf16";
-    case Precision::kFp16Mixed: return "fp16";
-    case Precision::kAmp: return "amp";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16Mixed:
+      return "bf16";
+    case Precision::kFp16Mixed:
+      return "fp16";
+    case Precision::kAmp:
+      return "amp";
   }
   return "bf16";
 }
 
 std::string_view recomputeName(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "none";
 }
@@ -33,7 +40,7 @@ Result<ClusterSpec> gpuPreset(const std::string& name) {
     double mem, peak, fp32, hbm;
   };
   static const std::map<std::string, G> g = {
-      {"h200", {141e9, 989, 67, 4800}},     {"h100", {80e9, 989, 67, 3350}},   {"a100-80g", {80e9, 312, 19.5, 2039}},
+      {"h200", {141e9, 989, 67, 4800}},      {"h100", {80e9, 989, 67, 3350}},  {"a100-80g", {80e9, 312, 19.5, 2039}},
       {"a100-40g", {40e9, 312, 19.5, 1555}}, {"l40s", {48e9, 362, 91.6, 864}}, {"b200", {180e9, 2250, 80, 8000}}};
   auto it = g.find(name);
   if (it == g.end()) {
@@ -55,9 +62,7 @@ Result<ClusterSpec> gpuPreset(const std::string& name) {
 namespace {
 bool fp32Weights(const TrainSpec& t) { return t.precision == Precision::kFp32 || t.precision == Precision::kAmp; }
 double paramBytes(const TrainSpec& t) { return fp32Weights(t) ? 4 : 2; }
-double gradBytes(const TrainSpec& t) {
-  return fp32Weights(t) || t.fp32_grad_accumulation ? 4 : 2;
-}
+double gradBytes(const TrainSpec& t) { return fp32Weights(t) || t.fp32_grad_accumulation ? 4 : 2; }
 // Optimizer state bytes per parameter (ZeRO's K): AdamW keeps m and v (and fp32 master weights in
 // mixed precision); SGD with momentum keeps one buffer (and the master weights).
 double optimizerBytes(const TrainSpec& t) {
@@ -80,9 +85,12 @@ double activationBytesPerLayer(const ModelSpec& m, const TrainSpec& t, const Par
   bool scores = !t.flash_attention && c.recompute == Recompute::kNone;
   double score_term = scores ? 5 * a * s / h : 0;
   double bytes;
-  if (c.recompute == Recompute::kFull) bytes = 2 * sbh / (t.sequence_parallel ? tp : 1);
-  else if (t.sequence_parallel || tp == 1) bytes = sbh * (34 + score_term) / tp;
-  else bytes = sbh * (10 + 24 / tp + score_term / tp);
+  if (c.recompute == Recompute::kFull)
+    bytes = 2 * sbh / (t.sequence_parallel ? tp : 1);
+  else if (t.sequence_parallel || tp == 1)
+    bytes = sbh * (34 + score_term) / tp;
+  else
+    bytes = sbh * (10 + 24 / tp + score_term / tp);
   return bytes * actScale(t);
 }
 
@@ -120,8 +128,10 @@ MemoryBreakdown memoryPerGpu(const ModelSpec& m, const TrainSpec& t, const Paral
   r.logits = logit_elems * (t.precision == Precision::kFp32 ? 16 : 14);
   // Buffers: DDP gradient buckets (2 x 25 MB), or ZeRO-3's gathered parameters of two layers
   // (the current one and the prefetched next).
-  if (c.zero >= 3) r.buffers = 2.0 * static_cast<double>(layerParams(m)) / c.tp * paramBytes(t);
-  else if (c.dp > 1) r.buffers = 50e6;
+  if (c.zero >= 3)
+    r.buffers = 2.0 * static_cast<double>(layerParams(m)) / c.tp * paramBytes(t);
+  else if (c.dp > 1)
+    r.buffers = 50e6;
   r.framework = t.framework_bytes;
   // The caching allocator rounds and fragments: 5 % of the transient memory (stated assumption).
   r.allocator_headroom = 0.05 * (r.activations + r.logits + r.buffers);
@@ -136,8 +146,10 @@ StepEstimate stepTime(const ModelSpec& m, const ClusterSpec& k, const TrainSpec&
   // Recomputation repeats forward work: all of it (full: + 2N + 4·L·h·s per token) or the attention
   // part (selective). Flash attention's backward recomputes the scores too (already in its kernel time).
   double n_dense = (flops_token - 3 * attn_fwd) / 3;  // 2N per token
-  if (c.recompute == Recompute::kFull) flops_token += n_dense + attn_fwd;
-  else if (c.recompute == Recompute::kSelective) flops_token += attn_fwd;
+  if (c.recompute == Recompute::kFull)
+    flops_token += n_dense + attn_fwd;
+  else if (c.recompute == Recompute::kSelective)
+    flops_token += attn_fwd;
   double peak = (t.precision == Precision::kFp32 ? k.fp32_tflops : k.peak_tflops) * 1e12;
   int gpus = c.tp * c.pp * c.dp;
   e.compute_s = tokens * flops_token / gpus / (peak * k.efficiency);
@@ -162,9 +174,12 @@ StepEstimate stepTime(const ModelSpec& m, const ClusterSpec& k, const TrainSpec&
     // Time of a collective of B bytes: allreduce B·2(n-1)/n / busbw, allgather/reduce-scatter
     // B·(n-1)/n / busbw (busbw as nccl-tests defines it).
     double per_step;
-    if (c.zero <= 1) per_step = 2 * frac * psi_bytes;  // one allreduce per step (no_sync accumulation)
-    else if (c.zero == 2) per_step = frac * psi_bytes * (static_cast<double>(c.accum) + 1);  // RS per micro-batch + AG
-    else per_step = 3 * frac * psi_bytes * static_cast<double>(c.accum);  // AG fwd + AG bwd + RS, per micro-batch
+    if (c.zero <= 1)
+      per_step = 2 * frac * psi_bytes;  // one allreduce per step (no_sync accumulation)
+    else if (c.zero == 2)
+      per_step = frac * psi_bytes * (static_cast<double>(c.accum) + 1);  // RS per micro-batch + AG
+    else
+      per_step = 3 * frac * psi_bytes * static_cast<double>(c.accum);  // AG fwd + AG bwd + RS, per micro-batch
     e.dp_comm_s = per_step / dp_bw;
     double backward = e.compute_s * 2.0 / 3.0;
     e.dp_exposed_s = std::max((1 - t.dp_overlap) * e.dp_comm_s, e.dp_comm_s - backward);
@@ -190,20 +205,23 @@ StepEstimate stepTime(const ModelSpec& m, const ClusterSpec& k, const TrainSpec&
 Status validateConfig(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t, const ParallelConfig& c) {
   if (c.tp < 1 || c.pp < 1 || c.dp < 1) return Error{"parallel degrees must be at least 1"};
   if (c.tp * c.pp * c.dp != k.gpus())
-    return Error{fmt::format("tp x pp x dp = {} x {} x {} = {} is not the {} GPUs", c.tp, c.pp, c.dp, c.tp * c.pp * c.dp, k.gpus())};
+    return Error{fmt::format("tp x pp x dp = {} x {} x {} = {} is not the {} GPUs", c.tp, c.pp, c.dp,
+                             c.tp * c.pp * c.dp, k.gpus())};
   if (m.heads % c.tp) return Error{fmt::format("tp={} does not divide the {} attention heads", c.tp, m.heads)};
-  if (c.tp > k.gpus_per_node) return Error{fmt::format("tp={} is larger than the {} GPUs of a node", c.tp, k.gpus_per_node)};
+  if (c.tp > k.gpus_per_node)
+    return Error{fmt::format("tp={} is larger than the {} GPUs of a node", c.tp, k.gpus_per_node)};
   if (m.layers % c.pp) return Error{fmt::format("pp={} does not divide the {} layers", c.pp, m.layers)};
   if (c.zero < 0 || c.zero > 3) return Error{"zero stage must be 0..3"};
   if (c.zero >= 2 && c.pp > 1) return Error{"ZeRO-2/3 do not combine with pipeline parallelism (DeepSpeed, Megatron)"};
   if (c.micro_batch < 1 || c.accum < 1) return Error{"micro-batch and accumulation must be at least 1"};
   if (c.micro_batch * c.accum * c.dp != t.global_batch)
-    return Error{fmt::format("micro-batch {} x accumulation {} x dp {} is not the global batch {}", c.micro_batch, c.accum,
-                             c.dp, t.global_batch)};
+    return Error{fmt::format("micro-batch {} x accumulation {} x dp {} is not the global batch {}", c.micro_batch,
+                             c.accum, c.dp, t.global_batch)};
   return {};
 }
 
-std::vector<PlanResult> searchPlans(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t, const SearchPins& pins) {
+std::vector<PlanResult> searchPlans(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t,
+                                    const SearchPins& pins) {
   std::vector<PlanResult> out;
   int gpus = k.gpus();
   for (int tp = 1; tp <= k.gpus_per_node; tp *= 2) {

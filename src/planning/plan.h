@@ -35,15 +35,15 @@ struct ClusterSpec {
 Result<ClusterSpec> gpuPreset(const std::string& name);
 
 struct TrainSpec {
-  int64_t global_batch = 0;   // samples (sequences) per optimizer step
+  int64_t global_batch = 0;  // samples (sequences) per optimizer step
   Precision precision = Precision::kBf16Mixed;
-  std::string optimizer = "adamw";  // adamw | sgd
+  std::string optimizer = "adamw";      // adamw | sgd
   bool fp32_grad_accumulation = false;  // Megatron-style fp32 main_grad: 18 bytes/param with AdamW
-  bool flash_attention = true;   // the attention score matrices are never stored
-  bool sequence_parallel = true; // with TP, norms and dropout activations are split too
-  double memory_threshold = 0.95;  // the guide's limit
-  double dp_overlap = 0.5;       // share of data-parallel communication hidden behind backward
-  double framework_bytes = 1.5e9;  // CUDA context, NCCL and cuBLAS workspaces (outside the allocator)
+  bool flash_attention = true;          // the attention score matrices are never stored
+  bool sequence_parallel = true;        // with TP, norms and dropout activations are split too
+  double memory_threshold = 0.95;       // the guide's limit
+  double dp_overlap = 0.5;              // share of data-parallel communication hidden behind backward
+  double framework_bytes = 1.5e9;       // CUDA context, NCCL and cuBLAS workspaces (outside the allocator)
 };
 
 struct ParallelConfig {
@@ -56,7 +56,9 @@ struct ParallelConfig {
 struct MemoryBreakdown {
   double params = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, buffers = 0, framework = 0;
   double allocator_headroom = 0;
-  double total() const { return params + grads + optimizer + activations + logits + buffers + framework + allocator_headroom; }
+  double total() const {
+    return params + grads + optimizer + activations + logits + buffers + framework + allocator_headroom;
+  }
   double allocated() const { return total() - framework; }  // what torch.cuda.max_memory_allocated sees
 };
 
@@ -96,6 +98,7 @@ struct SearchPins {
 };
 
 // Every valid configuration, evaluated; fitting ones first, by step time.
-std::vector<PlanResult> searchPlans(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t, const SearchPins& pins);
+std::vector<PlanResult> searchPlans(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t,
+                                    const SearchPins& pins);
 
 }  // namespace gpudoctor

@@ -85,8 +85,7 @@ TEST(Plan, SearchFindsFeasibleAndRanks) {
   auto plans = searchPlans(m, k, t, {});
   ASSERT_FALSE(plans.empty());
   ASSERT_TRUE(plans.front().fits);
-  for (size_t i = 1; i < plans.size() && plans[i].fits; ++i)
-    EXPECT_LE(plans[i - 1].time.step_s, plans[i].time.step_s);
+  for (size_t i = 1; i < plans.size() && plans[i].fits; ++i) EXPECT_LE(plans[i - 1].time.step_s, plans[i].time.step_s);
   for (const auto& p : plans) {
     EXPECT_TRUE(validateConfig(m, k, t, p.cfg).ok());
     if (p.fits) {
@@ -107,7 +106,8 @@ TEST(Plan, ImpossibleInputsSayWhy) {
   ClusterSpec k = gpuPreset("h100").value();
   TrainSpec t;
   t.global_batch = 64;
-  EXPECT_NE(validateConfig(m, k, t, {3, 1, 8, 0, Recompute::kNone, 1, 8}).message().find("tp x pp x dp"), std::string::npos);
+  EXPECT_NE(validateConfig(m, k, t, {3, 1, 8, 0, Recompute::kNone, 1, 8}).message().find("tp x pp x dp"),
+            std::string::npos);
   k.nodes = 3;
   auto e = validateConfig(m, k, t, {3, 1, 8, 0, Recompute::kNone, 1, 8});
   EXPECT_NE(e.message().find("does not divide the 32 attention heads"), std::string::npos) << e.message();

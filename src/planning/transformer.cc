@@ -39,17 +39,17 @@ const std::map<std::string, ModelSpec>& presets() {
   // Shapes from the GPT-2 release, the GPT-3 paper (Table 2.1) and the Llama 2 / Llama 3 model cards.
   static const std::map<std::string, ModelSpec> p = [] {
     std::map<std::string, ModelSpec> m;
-    for (const auto& x : {gpt("gpt2", 12, 768, 12, 1024), gpt("gpt2-medium", 24, 1024, 16, 1024),
-                          gpt("gpt2-large", 36, 1280, 20, 1024), gpt("gpt2-xl", 48, 1600, 25, 1024),
-                          gpt("gpt3-125m", 12, 768, 12, 2048), gpt("gpt3-350m", 24, 1024, 16, 2048),
-                          gpt("gpt3-760m", 24, 1536, 16, 2048), gpt("gpt3-1.3b", 24, 2048, 32, 2048),
-                          gpt("gpt3-2.7b", 32, 2560, 32, 2048), gpt("gpt3-6.7b", 32, 4096, 32, 2048),
-                          gpt("gpt3-13b", 40, 5120, 40, 2048), gpt("gpt3-175b", 96, 12288, 96, 2048),
-                          llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
-                          llama("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
-                          llama("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
-                          llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
-                          llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192)})
+    for (const auto& x :
+         {gpt("gpt2", 12, 768, 12, 1024), gpt("gpt2-medium", 24, 1024, 16, 1024), gpt("gpt2-large", 36, 1280, 20, 1024),
+          gpt("gpt2-xl", 48, 1600, 25, 1024), gpt("gpt3-125m", 12, 768, 12, 2048), gpt("gpt3-350m", 24, 1024, 16, 2048),
+          gpt("gpt3-760m", 24, 1536, 16, 2048), gpt("gpt3-1.3b", 24, 2048, 32, 2048),
+          gpt("gpt3-2.7b", 32, 2560, 32, 2048), gpt("gpt3-6.7b", 32, 4096, 32, 2048),
+          gpt("gpt3-13b", 40, 5120, 40, 2048), gpt("gpt3-175b", 96, 12288, 96, 2048),
+          llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
+          llama("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
+          llama("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
+          llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
+          llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192)})
       m.emplace(x.name, x);
     return m;
   }();
@@ -72,10 +72,17 @@ Result<ModelSpec> modelPreset(const std::string& name) {
 }
 
 Status validateModel(const ModelSpec& m) {
-  for (auto [v, n] : {std::pair{m.layers, "layers"}, {m.hidden, "hidden"}, {m.heads, "heads"}, {m.kv_heads, "kv_heads"},
-                      {m.ffn, "ffn"}, {m.vocab, "vocab"}, {m.seq, "seq"}})
+  for (auto [v, n] : {std::pair{m.layers, "layers"},
+                      {m.hidden, "hidden"},
+                      {m.heads, "heads"},
+                      {m.kv_heads, "kv_heads"},
+                      {m.ffn, "ffn"},
+                      {m.vocab, "vocab"},
+                      {m.seq, "seq"}})
     if (v <= 0) return Error{std::string("model: ") + n + " must be positive"};
-  if (m.hidden % m.heads) return Error{"model: heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) + ")"};
+  if (m.hidden % m.heads)
+    return Error{"model: heads (" + std::to_string(m.heads) + ") must divide hidden (" + std::to_string(m.hidden) +
+                 ")"};
   if (m.heads % m.kv_heads) return Error{"model: kv_heads must divide heads"};
   return {};
 }
@@ -105,6 +112,8 @@ double trainFlopsPerToken(const ModelSpec& m) {
   return 6 * n + 12.0 * static_cast<double>(m.layers * m.hidden * m.seq);
 }
 
-double attentionForwardFlopsPerToken(const ModelSpec& m) { return 4.0 * static_cast<double>(m.layers * m.hidden * m.seq); }
+double attentionForwardFlopsPerToken(const ModelSpec& m) {
+  return 4.0 * static_cast<double>(m.layers * m.hidden * m.seq);
+}
 
 }  // namespace gpudoctor

@@ -12,11 +12,11 @@ namespace gpudoctor {
 struct ModelSpec {
   std::string name;
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
-  bool gated_mlp = false;      // SwiGLU (Llama): three FFN matrices instead of two
-  bool tied_embeddings = true; // GPT-2/3 share input and output embeddings
+  bool gated_mlp = false;         // SwiGLU (Llama): three FFN matrices instead of two
+  bool tied_embeddings = true;    // GPT-2/3 share input and output embeddings
   bool learned_positions = true;  // GPT-2/3 position embedding table (seq x hidden)
-  bool biases = true;          // GPT-2/3 linear and norm biases; Llama has none
-  int64_t max_positions = 0;   // size of the position table (default seq)
+  bool biases = true;             // GPT-2/3 linear and norm biases; Llama has none
+  int64_t max_positions = 0;      // size of the position table (default seq)
 };
 
 // Known presets: gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt3-125m ... gpt3-175b, llama2-7b,

@@ -3,8 +3,8 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <cstdlib>
 #include <fmt/format.h>
+#include <cstdlib>
 
 #include "common/exact_time.h"
 
@@ -28,8 +28,10 @@ InstalledNccl probeInstalledNccl() {
     return r;
   }
   link_map* lm = nullptr;
-  if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) r.library = lm->l_name;
-  else r.library = lib;
+  if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+    r.library = lm->l_name;
+  else
+    r.library = lib;
   // NCCL < 2.9 encoded versions as major*1000 + minor*100 + patch.
   r.version = v < 10000 ? (v / 1000) * 10000 + ((v / 100) % 10) * 100 + v % 100 : v;
   r.found = true;

@@ -12,8 +12,8 @@
 
 #include "common/exact_time.h"
 #include "probes/host_net.h"
-#include "probes/sys_files.h"
 #include "probes/nvml/nvml_api.h"
+#include "probes/sys_files.h"
 
 namespace gpudoctor {
 
@@ -41,7 +41,9 @@ std::string cpuListFromMask(const unsigned long* words, int n) {
   std::string out;
   int bits = n * static_cast<int>(sizeof(unsigned long) * 8);
   int start = -1;
-  auto bit = [&](int i) { return i < bits && ((words[i / (sizeof(unsigned long) * 8)] >> (i % (sizeof(unsigned long) * 8))) & 1ul); };
+  auto bit = [&](int i) {
+    return i < bits && ((words[i / (sizeof(unsigned long) * 8)] >> (i % (sizeof(unsigned long) * 8))) & 1ul);
+  };
   for (int i = 0; i <= bits; ++i) {
     if (bit(i)) {
       if (start < 0) start = i;
@@ -64,9 +66,12 @@ void cpuInfo(const fs::path& root, NodeTopology* t) {
     std::string key = line.substr(0, line.find_first_of(" \t"));
     std::string val = line.substr(colon + 1);
     while (!val.empty() && val.front() == ' ') val.erase(0, 1);
-    if (key == "vendor_id" && t->cpu_vendor.empty()) t->cpu_vendor = val;
-    else if (key == "cpu" && line.rfind("cpu family", 0) == 0 && t->cpu_family < 0) t->cpu_family = std::atoi(val.c_str());
-    else if (key == "model" && line.rfind("model name", 0) != 0 && t->cpu_model < 0) t->cpu_model = std::atoi(val.c_str());
+    if (key == "vendor_id" && t->cpu_vendor.empty())
+      t->cpu_vendor = val;
+    else if (key == "cpu" && line.rfind("cpu family", 0) == 0 && t->cpu_family < 0)
+      t->cpu_family = std::atoi(val.c_str());
+    else if (key == "model" && line.rfind("model name", 0) != 0 && t->cpu_model < 0)
+      t->cpu_model = std::atoi(val.c_str());
     if (!t->cpu_vendor.empty() && t->cpu_family >= 0 && t->cpu_model >= 0) break;
   }
 }
@@ -141,7 +146,8 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     nvml::PciInfo pci{};
     if (api.DeviceGetPciInfo(dev[i], &pci) == nvml::kSuccess) g.pci_bus_id = normalizeBusId(pci.busId);
     int major = 0, minor = 0;
-    if (api.DeviceGetCudaComputeCapability && api.DeviceGetCudaComputeCapability(dev[i], &major, &minor) == nvml::kSuccess)
+    if (api.DeviceGetCudaComputeCapability &&
+        api.DeviceGetCudaComputeCapability(dev[i], &major, &minor) == nvml::kSuccess)
       g.sm = major * 10 + minor;
     unsigned int v = 0;
     if (api.DeviceGetMaxPcieLinkGeneration && api.DeviceGetMaxPcieLinkGeneration(dev[i], &v) == nvml::kSuccess)
@@ -150,10 +156,13 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       g.pcie_width = static_cast<int>(v);
     // NUMA: NVML first; VMs and older drivers answer NOT_SUPPORTED, then sysfs knows (or says -1).
     unsigned int numa = 0;
-    if (api.DeviceGetNumaNodeId && api.DeviceGetNumaNodeId(dev[i], &numa) == nvml::kSuccess) g.numa_node = static_cast<int>(numa);
-    else g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
+    if (api.DeviceGetNumaNodeId && api.DeviceGetNumaNodeId(dev[i], &numa) == nvml::kSuccess)
+      g.numa_node = static_cast<int>(numa);
+    else
+      g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
     unsigned long mask[64] = {0};
-    if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev[i], 64, mask) == nvml::kSuccess) g.cpu_list = cpuListFromMask(mask, 64);
+    if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev[i], 64, mask) == nvml::kSuccess)
+      g.cpu_list = cpuListFromMask(mask, 64);
     // Its compute processes, room for 64 (as the monitor's sampler asks).
     unsigned int procs = 64;
     if (api.DeviceGetComputeRunningProcesses) {
@@ -175,8 +184,16 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       if (api.DeviceGetTopologyCommonAncestor(dev[a], dev[b], &level) == nvml::kSuccess) {
         // NVML's values are ours; anything else (a future level) counts as the farthest.
         switch (level) {
-          case 0: case 10: case 20: case 30: case 40: case 50: t.pcie[a][b] = static_cast<PcieLevel>(level); break;
-          default: t.pcie[a][b] = PcieLevel::kSystem;
+          case 0:
+          case 10:
+          case 20:
+          case 30:
+          case 40:
+          case 50:
+            t.pcie[a][b] = static_cast<PcieLevel>(level);
+            break;
+          default:
+            t.pcie[a][b] = PcieLevel::kSystem;
         }
       }
     }
@@ -209,8 +226,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
             if (b != a && t.gpus[b].pci_bus_id == bdf) peer = b;
         }
         // Not a GPU of this node: an NVSwitch (or a GPU hidden from us, reached the same way).
-        if (peer >= 0) ++t.nvlinks[a][peer];
-        else if (type != nvml::kNvLinkIbmNpu) ++t.gpus[a].nvswitch_links;
+        if (peer >= 0)
+          ++t.nvlinks[a][peer];
+        else if (type != nvml::kNvLinkIbmNpu)
+          ++t.gpus[a].nvswitch_links;
       }
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b) t.nvlinks[a][b] = t.nvlinks[b][a] = std::max(t.nvlinks[a][b], t.nvlinks[b][a]);
@@ -248,8 +267,8 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     std::string path = e ? "" : real.string();
     // A virtual function or a virtio child sits below its PCI device: walk up to a bus id.
     static const std::regex kBusId("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
-    while (!path.empty() && !std::regex_match(real.filename().string(), kBusId) &&
-           real.has_parent_path() && real.parent_path() != real) {
+    while (!path.empty() && !std::regex_match(real.filename().string(), kBusId) && real.has_parent_path() &&
+           real.parent_path() != real) {
       real = real.parent_path();
       if (real.filename().string().rfind("pci", 0) == 0) path.clear();
     }
@@ -259,10 +278,10 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       nic.numa_node = readInt(real / "numa_node", -1);
     }
     for (int g = 0; g < n; ++g)
-      nic.level_to_gpu.push_back(path.empty() || gpu_paths[g].empty()
-                                     ? (nic.numa_node >= 0 && nic.numa_node == t.gpus[g].numa_node ? PcieLevel::kNode
-                                                                                                   : PcieLevel::kSystem)
-                                     : sysfsPcieLevel(path, gpu_paths[g], nic.numa_node, t.gpus[g].numa_node));
+      nic.level_to_gpu.push_back(
+          path.empty() || gpu_paths[g].empty()
+              ? (nic.numa_node >= 0 && nic.numa_node == t.gpus[g].numa_node ? PcieLevel::kNode : PcieLevel::kSystem)
+              : sysfsPcieLevel(path, gpu_paths[g], nic.numa_node, t.gpus[g].numa_node));
     nic_paths.push_back(path);
     nic.pci_switches = ncclPciParents(path);
     t.nics.push_back(std::move(nic));
@@ -274,17 +293,20 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     nic.infiniband = true;
     // The first ACTIVE port, else the first port there is.
     auto active = std::find_if(d.ports.begin(), d.ports.end(), [](const auto& p) { return p.state == "ACTIVE"; });
-    if (active != d.ports.end()) nic.port = active->port;
-    else if (!d.ports.empty()) nic.port = d.ports.front().port;
+    if (active != d.ports.end())
+      nic.port = active->port;
+    else if (!d.ports.empty())
+      nic.port = d.ports.front().port;
     std::string rate = readSysLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
     nic.speed_gbps = std::atof(rate.c_str());
     addNic(nic, ib / d.name / "device");
   }
   for (size_t i = 0; i < t.nics.size(); ++i)
     for (size_t j = 0; j < t.nics.size(); ++j)
-      t.nics[i].level_to_nic.push_back(nic_paths[i].empty() || nic_paths[j].empty()
-                                           ? PcieLevel::kSystem
-                                           : sysfsPcieLevel(nic_paths[i], nic_paths[j], t.nics[i].numa_node, t.nics[j].numa_node));
+      t.nics[i].level_to_nic.push_back(
+          nic_paths[i].empty() || nic_paths[j].empty()
+              ? PcieLevel::kSystem
+              : sysfsPcieLevel(nic_paths[i], nic_paths[j], t.nics[i].numa_node, t.nics[j].numa_node));
   cpuInfo(root, &t);
   // Free: the GPUs no compute process runs on (a busy GPU is not offered; place --include-busy).
   for (int i = 0; i < n; ++i)

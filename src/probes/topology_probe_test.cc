@@ -15,7 +15,8 @@ namespace {
 
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
-Result<NodeTopology> probeWith(const std::string& script, const std::string& root, const std::string& lib = GPUDOCTOR_FAKE_NVML) {
+Result<NodeTopology> probeWith(const std::string& script, const std::string& root,
+                               const std::string& lib = GPUDOCTOR_FAKE_NVML) {
   setenv("GPUDOCTOR_FAKE_NVML", src("testdata/fake_nvml/" + script).c_str(), 1);
   return probeTopology({lib, root.empty() ? "" : src(root)});
 }
@@ -68,7 +69,8 @@ TEST(TopologyProbe, TwoH200WithNumaFromSysfs) {
   // GPU0 and the HCA share a PCIe switch (upstream port 0000:01:00.0), nested as NCCL nests it.
   EXPECT_EQ(t.gpus[0].pci_switches, (std::vector<std::string>{"0000:01:00.0"}));
   EXPECT_TRUE(t.gpus[1].pci_switches.empty());
-  EXPECT_NE(xml.find("<pci busid=\"0000:01:00.0\" class=\"0x060400\">\n      <pci busid=\"0000:03:00.0\""), std::string::npos)
+  EXPECT_NE(xml.find("<pci busid=\"0000:01:00.0\" class=\"0x060400\">\n      <pci busid=\"0000:03:00.0\""),
+            std::string::npos)
       << xml;
   // The JSON output reads back as a topology file with the same matrix.
   auto back = parseTopologyText(renderTopoJson(t), "probe.json");
@@ -92,7 +94,8 @@ TEST(TopologyProbe, EightGpuNvSwitchBox) {
   EXPECT_EQ(t.pcie[0][1], PcieLevel::kSingle);
   EXPECT_EQ(t.pcie[0][2], PcieLevel::kNode);
   std::string xml = renderNcclXml(ncclXmlSystem(t));
-  EXPECT_NE(xml.find("<nvlink target=\"fffffff:ff:ff.0\" count=\"18\" tclass=\"0x068000\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<nvlink target=\"fffffff:ff:ff.0\" count=\"18\" tclass=\"0x068000\"/>"), std::string::npos)
+      << xml;
 }
 
 TEST(TopologyProbe, MissingLibraryAndMissingSymbol) {
@@ -107,10 +110,13 @@ TEST(TopologyProbe, MissingLibraryAndMissingSymbol) {
 
 TEST(TopologyProbe, SysfsLevels) {
   std::string hb = "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/";
-  EXPECT_EQ(sysfsPcieLevel(hb + "0000:02:00.0/0000:03:00.0", hb + "0000:02:01.0/0000:04:00.0", 0, 0), PcieLevel::kSingle);
-  EXPECT_EQ(sysfsPcieLevel(hb + "0000:02:00.0/0000:03:00.0/0000:05:00.0/0000:06:00.0", hb + "0000:02:01.0/0000:04:00.0", 0, 0),
+  EXPECT_EQ(sysfsPcieLevel(hb + "0000:02:00.0/0000:03:00.0", hb + "0000:02:01.0/0000:04:00.0", 0, 0),
+            PcieLevel::kSingle);
+  EXPECT_EQ(sysfsPcieLevel(hb + "0000:02:00.0/0000:03:00.0/0000:05:00.0/0000:06:00.0", hb + "0000:02:01.0/0000:04:00.0",
+                           0, 0),
             PcieLevel::kMultiple);
-  EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0", "/sys/devices/pci0000:00/0000:00:02.0/0000:02:00.0", 0, 0),
+  EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+                           "/sys/devices/pci0000:00/0000:00:02.0/0000:02:00.0", 0, 0),
             PcieLevel::kHostBridge);
   EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/a", "/sys/devices/pci0000:40/b", 0, 0), PcieLevel::kNode);
   EXPECT_EQ(sysfsPcieLevel("/sys/devices/pci0000:00/a", "/sys/devices/pci0000:80/b", 0, 1), PcieLevel::kSystem);

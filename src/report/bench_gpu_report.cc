@@ -31,8 +31,8 @@ std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpe
       double ds = sheet ? sheet->peak(g.precision) : 0;
       o += fmt::format("  {:<5} {:>17} {:>11.1f} {:>9.1f} {:>10} {:>9}  {} ({:.1e})\n", gemmPrecisionName(g.precision),
                        fmt::format("{}x{}x{}", g.m, g.n, g.k), g.median_us, g.tflops,
-                       ds > 0 ? fmt::format("{:.1f}", ds) : "-", ds > 0 ? fmt::format("{:.0f} %", 100 * g.tflops / ds) : "-",
-                       checkText(g.check), g.check.rel_l2);
+                       ds > 0 ? fmt::format("{:.1f}", ds) : "-",
+                       ds > 0 ? fmt::format("{:.0f} %", 100 * g.tflops / ds) : "-", checkText(g.check), g.check.rel_l2);
     }
   }
   if (!r.bandwidth.empty()) {
@@ -42,9 +42,12 @@ std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpe
     for (const auto& b : r.bandwidth) {
       double ds = 0;
       if (sheet) {
-        if (b.name.rfind("hbm", 0) == 0) ds = sheet->hbm_copy_gbps;
-        else if (b.name.rfind("h2d", 0) == 0 || b.name.rfind("d2h", 0) == 0) ds = sheet->h2d_pinned_gbps;
-        else if (b.name.rfind("p2p", 0) == 0) ds = sheet->p2p_gbps;
+        if (b.name.rfind("hbm", 0) == 0)
+          ds = sheet->hbm_copy_gbps;
+        else if (b.name.rfind("h2d", 0) == 0 || b.name.rfind("d2h", 0) == 0)
+          ds = sheet->h2d_pinned_gbps;
+        else if (b.name.rfind("p2p", 0) == 0)
+          ds = sheet->p2p_gbps;
       }
       o += fmt::format("  {:<14} {:>10.0f} {:>11.1f} {:>9.1f} {:>10} {:>8}  {}\n", b.name, b.bytes / 1e6, b.median_us,
                        b.gbps, ds > 0 ? fmt::format("{:.0f}", ds) : "-",
@@ -53,8 +56,8 @@ std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpe
   }
   if (!r.attention.empty()) {
     o += "\nAttention forward (bf16, fp32 softmax; unfused = GEMM + softmax + GEMM with the scores in memory)\n";
-    o += fmt::format("  {:<12} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11} {:>9} {:>10}  {}\n", "impl", "batch", "heads", "seq",
-                     "d", "causal", "median us", "TFLOP/s", "memory GB", "check (rel L2)");
+    o += fmt::format("  {:<12} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11} {:>9} {:>10}  {}\n", "impl", "batch", "heads",
+                     "seq", "d", "causal", "median us", "TFLOP/s", "memory GB", "check (rel L2)");
     for (const auto& a : r.attention)
       o += fmt::format("  {:<12} {:>5} {:>5} {:>6} {:>4} {:>6} {:>11.1f} {:>9.1f} {:>10}  {} ({:.1e})\n", a.impl,
                        a.batch, a.heads, a.seq, a.head_dim, a.causal ? "yes" : "no", a.median_us, a.tflops,
@@ -84,36 +87,63 @@ std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpe
 std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpeedup>& sp) {
   using Json = nlohmann::json;
   auto check = [](const CheckFigure& c) {
-    return Json{{"passed", c.passed}, {"checked", c.checked}, {"unwritten", c.unwritten}, {"rel_l2", c.rel_l2},
-                {"worst_of_bound", c.worst_ratio}, {"reference", c.note}};
+    return Json{{"passed", c.passed},
+                {"checked", c.checked},
+                {"unwritten", c.unwritten},
+                {"rel_l2", c.rel_l2},
+                {"worst_of_bound", c.worst_ratio},
+                {"reference", c.note}};
   };
   Json j;
-  j["device"] = {{"name", r.device}, {"sm", fmt::format("{}{}", r.sm_major, r.sm_minor)}, {"sms", r.sms},
-                 {"memory_bytes", r.memory_bytes}, {"l2_bytes", r.l2_bytes}, {"gpus", r.gpus},
-                 {"driver", r.driver}, {"runtime", r.runtime}};
+  j["device"] = {{"name", r.device},       {"sm", fmt::format("{}{}", r.sm_major, r.sm_minor)},
+                 {"sms", r.sms},           {"memory_bytes", r.memory_bytes},
+                 {"l2_bytes", r.l2_bytes}, {"gpus", r.gpus},
+                 {"driver", r.driver},     {"runtime", r.runtime}};
   j["quick"] = r.quick;
   j["gemm"] = Json::array();
   for (const auto& g : r.gemm)
-    j["gemm"].push_back({{"precision", gemmPrecisionName(g.precision)}, {"m", g.m}, {"n", g.n}, {"k", g.k},
-                         {"median_us", g.median_us}, {"tflops", g.tflops}, {"reps", g.reps}, {"check", check(g.check)}});
+    j["gemm"].push_back({{"precision", gemmPrecisionName(g.precision)},
+                         {"m", g.m},
+                         {"n", g.n},
+                         {"k", g.k},
+                         {"median_us", g.median_us},
+                         {"tflops", g.tflops},
+                         {"reps", g.reps},
+                         {"check", check(g.check)}});
   j["bandwidth"] = Json::array();
   for (const auto& b : r.bandwidth)
-    j["bandwidth"].push_back({{"name", b.name}, {"bytes", b.bytes}, {"median_us", b.median_us}, {"gbps", b.gbps},
-                              {"reps", b.reps}, {"check", check(b.check)}});
+    j["bandwidth"].push_back({{"name", b.name},
+                              {"bytes", b.bytes},
+                              {"median_us", b.median_us},
+                              {"gbps", b.gbps},
+                              {"reps", b.reps},
+                              {"check", check(b.check)}});
   j["attention"] = Json::array();
   for (const auto& a : r.attention)
-    j["attention"].push_back({{"impl", a.impl}, {"batch", a.batch}, {"heads", a.heads}, {"seq", a.seq},
-                              {"head_dim", a.head_dim}, {"causal", a.causal}, {"median_us", a.median_us},
-                              {"tflops", a.tflops}, {"memory_bytes", a.memory_bytes}, {"reps", a.reps},
+    j["attention"].push_back({{"impl", a.impl},
+                              {"batch", a.batch},
+                              {"heads", a.heads},
+                              {"seq", a.seq},
+                              {"head_dim", a.head_dim},
+                              {"causal", a.causal},
+                              {"median_us", a.median_us},
+                              {"tflops", a.tflops},
+                              {"memory_bytes", a.memory_bytes},
+                              {"reps", a.reps},
                               {"check", check(a.check)}});
   j["fusion"] = Json::array();
   for (const auto& f : r.fusion)
-    j["fusion"].push_back({{"name", f.name}, {"elements", f.elements}, {"kernels", f.kernels},
-                           {"median_us", f.median_us}, {"per_kernel_us", f.per_kernel_us}, {"reps", f.reps},
+    j["fusion"].push_back({{"name", f.name},
+                           {"elements", f.elements},
+                           {"kernels", f.kernels},
+                           {"median_us", f.median_us},
+                           {"per_kernel_us", f.per_kernel_us},
+                           {"reps", f.reps},
                            {"check", check(f.check)}});
   j["speedups"] = Json::array();
   for (const auto& s : sp)
-    j["speedups"].push_back({{"what", s.what}, {"at", s.detail}, {"speedup", s.ratio}, {"memory_ratio", s.memory_ratio}});
+    j["speedups"].push_back(
+        {{"what", s.what}, {"at", s.detail}, {"speedup", s.ratio}, {"memory_ratio", s.memory_ratio}});
   j["notes"] = r.notes;
   j["errors"] = r.errors;
   j["all_checks_passed"] = r.allPassed();
@@ -123,22 +153,27 @@ std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpe
 }
 
 std::string renderEfficiencyText(const Efficiency& e) {
-  std::string o = fmt::format("\nEfficiency against the ceilings of {}\n", e.ceilings_device.empty() ? "(unnamed)" : e.ceilings_device);
-  o += fmt::format("  MFU precision: {} ({}), peak {:.1f} TFLOP/s\n", gemmPrecisionName(e.precision), e.precision_reason,
-                   e.peak_tflops);
+  std::string o = fmt::format("\nEfficiency against the ceilings of {}\n",
+                              e.ceilings_device.empty() ? "(unnamed)" : e.ceilings_device);
+  o += fmt::format("  MFU precision: {} ({}), peak {:.1f} TFLOP/s\n", gemmPrecisionName(e.precision),
+                   e.precision_reason, e.peak_tflops);
   if (e.flops_per_step > 0) {
-    o += fmt::format("  {:>5} {:>6} {:>10} {:>9} {:>10} {:>7}\n", "rank", "steps", "step ms", "compute", "TFLOP/s", "MFU");
+    o += fmt::format("  {:>5} {:>6} {:>10} {:>9} {:>10} {:>7}\n", "rank", "steps", "step ms", "compute", "TFLOP/s",
+                     "MFU");
     for (const auto& r : e.ranks)
       o += fmt::format("  {:>5} {:>6} {:>10.2f} {:>8.1f}% {:>10.1f} {:>6.1f}%\n", r.rank, r.steps, r.step_ms,
                        100 * r.compute_share, r.achieved_tflops, 100 * r.mfu);
     if (e.peak_tflops > 0) o += fmt::format("  mean MFU {:.1f} %\n", 100 * e.mean_mfu);
   }
   for (const auto& c : e.copies)
-    o += fmt::format("  copies {:<13} {:>6} × {:>12} B  {:>7.1f} GB/s while copying{}\n", c.kind, c.count, c.bytes, c.gbps,
+    o += fmt::format("  copies {:<13} {:>6} × {:>12} B  {:>7.1f} GB/s while copying{}\n", c.kind, c.count, c.bytes,
+                     c.gbps,
                      c.ceiling_gbps > 0 ? fmt::format(" = {:.0f} % of {:.1f}", 100 * c.share, c.ceiling_gbps) : "");
   if (e.best_busbw_gbps > 0)
-    o += fmt::format("  NCCL best busbw {:.1f} GB/s ({}){}\n", e.best_busbw_gbps, e.best_busbw_what,
-                     e.p2p_gbps > 0 ? fmt::format(" = {:.0f} % of P2P {:.1f} GB/s", 100 * e.best_busbw_gbps / e.p2p_gbps, e.p2p_gbps) : "");
+    o += fmt::format(
+        "  NCCL best busbw {:.1f} GB/s ({}){}\n", e.best_busbw_gbps, e.best_busbw_what,
+        e.p2p_gbps > 0 ? fmt::format(" = {:.0f} % of P2P {:.1f} GB/s", 100 * e.best_busbw_gbps / e.p2p_gbps, e.p2p_gbps)
+                       : "");
   for (const auto& m : e.missing) o += "  not computed: " + m + "\n";
   for (const auto& w : e.warnings) o += "  warning: " + w + "\n";
   return o;
@@ -155,12 +190,21 @@ std::string renderEfficiencyJson(const Efficiency& e) {
   j["mean_mfu"] = e.mean_mfu;
   j["ranks"] = Json::array();
   for (const auto& r : e.ranks)
-    j["ranks"].push_back({{"rank", r.rank}, {"steps", r.steps}, {"step_ms", r.step_ms}, {"compute_share", r.compute_share},
-                          {"achieved_tflops", r.achieved_tflops}, {"mfu", r.mfu}});
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"steps", r.steps},
+                          {"step_ms", r.step_ms},
+                          {"compute_share", r.compute_share},
+                          {"achieved_tflops", r.achieved_tflops},
+                          {"mfu", r.mfu}});
   j["copies"] = Json::array();
   for (const auto& c : e.copies)
-    j["copies"].push_back({{"kind", c.kind}, {"count", c.count}, {"bytes", c.bytes}, {"dur_ns", c.dur_ns}, {"gbps", c.gbps},
-                           {"ceiling_gbps", c.ceiling_gbps}, {"share", c.share}});
+    j["copies"].push_back({{"kind", c.kind},
+                           {"count", c.count},
+                           {"bytes", c.bytes},
+                           {"dur_ns", c.dur_ns},
+                           {"gbps", c.gbps},
+                           {"ceiling_gbps", c.ceiling_gbps},
+                           {"share", c.share}});
   j["best_busbw_gbps"] = e.best_busbw_gbps;
   j["best_busbw_what"] = e.best_busbw_what;
   j["p2p_gbps"] = e.p2p_gbps;

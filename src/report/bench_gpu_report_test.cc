@@ -85,7 +85,7 @@ TEST(BenchGpuReport, TextShowsSpeedupsAndDatasheet) {
   EXPECT_NE(t.find("3.00x"), std::string::npos) << t;
   EXPECT_NE(t.find("8.0x less"), std::string::npos) << t;
   EXPECT_NE(t.find("CUDA graph vs launches"), std::string::npos) << t;
-  EXPECT_NE(t.find("989.5"), std::string::npos) << t;   // the datasheet column
+  EXPECT_NE(t.find("989.5"), std::string::npos) << t;  // the datasheet column
   EXPECT_EQ(t.find("SOME CHECKS FAILED"), std::string::npos) << t;
 }
 
@@ -143,7 +143,8 @@ TEST(BenchGpuReport, SummaryScriptReadsTheJson) {
   std::string md((std::istreambuf_iterator<char>(f)), {});
   EXPECT_NE(md.find("| 8192x8192x8192 | bf16 | 549.8 | 578.7 | 0.95 | 989.5 | 56 % | ok"), std::string::npos) << md;
   // seq 4096: unfused 3 ms, ours 1 ms, cuDNN 0.5 ms: 3x over unfused, 8x less memory, 2x cuDNN's time.
-  EXPECT_NE(md.find("| 4096 | 128 | no | 3.000 | 1.000 | - | 0.500 | - | 3.00x | 8.0x | 2.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4096 | 128 | no | 3.000 | 1.000 | - | 0.500 | - | 3.00x | 8.0x | 2.00 |"), std::string::npos)
+      << md;
   fs::remove_all(d);
 }
 

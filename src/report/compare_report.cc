@@ -28,16 +28,17 @@ std::string verdictLine(const CompareResult& r) {
 
 // What the band is made of, in two lines of at most 100 columns.
 std::string noiseLine(const CompareResult& r) {
-  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD",
-                              100 * r.band, 100 * r.base_noise, 100 * r.new_noise);
+  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD", 100 * r.band,
+                              100 * r.base_noise, 100 * r.new_noise);
   if (r.base_left_out + r.new_left_out > 0)
     o += fmt::format("; {} and {} steps left out", r.base_left_out, r.new_left_out);
   o += ")\n";
   if (r.basis == "un-profiled (replay)")
-    o += fmt::format("    and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
-                     "({:.0f} %, {:.0f} %)\n",
-                     100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare,
-                     100 * std::max(0.0, r.base_profiler_share), 100 * std::max(0.0, r.new_profiler_share));
+    o += fmt::format(
+        "    and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
+        "({:.0f} %, {:.0f} %)\n",
+        100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare, 100 * std::max(0.0, r.base_profiler_share),
+        100 * std::max(0.0, r.new_profiler_share));
   else
     o += fmt::format("    and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)\n",
                      100 * kTracedRunToRun);
@@ -47,8 +48,8 @@ std::string noiseLine(const CompareResult& r) {
 
 std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l) {
   std::string o;
-  o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank\n", r.ranks,
-                   r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps);
+  o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank\n", r.ranks, r.ranks == 1 ? "" : "s",
+                   r.base_steps, r.new_steps);
   o += "  base: " + fit(l.base, 92) + "\n  new:  " + fit(l.next, 92) + "\n";
   for (const auto& w : r.warnings) o += "  warning: " + w + ": these may be different jobs\n";
   const double d = r.new_step_ns - r.base_step_ns;
@@ -78,7 +79,8 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
   if (!r.unprofiled_categories.empty())
     table("\nWhere the un-profiled step moved (replay's critical path, ms per step; the deltas add up)\n",
           r.unprofiled_categories, r.unprofiled_groups);
-  table("\nWhere the traced step moved (GPU time, ms per step, mean over ranks; the deltas add up)\n", r.categories, r.groups);
+  table("\nWhere the traced step moved (GPU time, ms per step, mean over ranks; the deltas add up)\n", r.categories,
+        r.groups);
   auto list = [&](const char* title, const std::vector<Delta>& v, size_t n, size_t width) {
     if (v.empty()) return;
     o += fmt::format("\n{} (ms per step)\n", title);
@@ -102,12 +104,18 @@ namespace {
 std::string esc(std::string_view s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '\'') o += "&#39;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '\'')
+      o += "&#39;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -129,25 +137,27 @@ std::string bars(const char* id, const std::vector<Delta>& cats) {
       const double v = std::max(0.0, side ? cats[i].next : cats[i].base);
       const double w = scale > 0 ? v / scale * (W - left - 90) : 0;
       if (w > 0)
-        o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x, y,
-                         w, row - 8, kColors[i % 7], esc(cats[i].name), ms(v));
+        o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x,
+                         y, w, row - 8, kColors[i % 7], esc(cats[i].name), ms(v));
       x += w;
     }
     o += fmt::format("<text x={:.1f} y={} font-size=12>{:.2f} ms</text>", x + 4, y + 16, ms(side ? total_n : total_b));
   }
   o += "</svg><div>";
   for (size_t i = 0; i < cats.size(); ++i)
-    o += fmt::format("<span style='margin-right:12px;font-size:12px'><i style='display:inline-block;width:10px;"
-                     "height:10px;background:{}'></i> {}</span>",
-                     kColors[i % 7], esc(cats[i].name));
+    o += fmt::format(
+        "<span style='margin-right:12px;font-size:12px'><i style='display:inline-block;width:10px;"
+        "height:10px;background:{}'></i> {}</span>",
+        kColors[i % 7], esc(cats[i].name));
   return o + "</div>";
 }
 
 std::string deltaTable(const char* id, const std::vector<Delta>& v, size_t n) {
-  std::string o = fmt::format("<table id='{}'><tr><th>name</th><th>base ms</th><th>new ms</th><th>delta ms</th></tr>", id);
+  std::string o =
+      fmt::format("<table id='{}'><tr><th>name</th><th>base ms</th><th>new ms</th><th>delta ms</th></tr>", id);
   for (size_t i = 0; i < v.size() && i < n; ++i)
-    o += fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:+.3f}</td></tr>", esc(v[i].name), ms(v[i].base),
-                     ms(v[i].next), ms(v[i].delta()));
+    o += fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:+.3f}</td></tr>", esc(v[i].name),
+                     ms(v[i].base), ms(v[i].next), ms(v[i].delta()));
   return o + "</table>";
 }
 }  // namespace
@@ -160,10 +170,12 @@ table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:3px 8px;te
 </style></head><body>)";
   o += fmt::format("<h1>gpudoctor compare: {}, {:+.1f} % ({})</h1>", esc(r.verdict), 100 * r.change, esc(r.basis));
   o += "<p>base: " + esc(l.base) + "<br>new: " + esc(l.next) + "</p>";
-  o += fmt::format("<p id=verdict>{} rank{}, {} and {} steps per rank. Traced step {:.3f} &rarr; {:.3f} ms. {}: {}.</p>",
-                   r.ranks, r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps, ms(r.base_step_ns), ms(r.new_step_ns),
-                   esc(basisTitle(r)), esc(verdictLine(r)));
-  for (const auto& w : r.warnings) o += "<p class=warning><b>warning:</b> " + esc(w) + ": these may be different jobs</p>";
+  o +=
+      fmt::format("<p id=verdict>{} rank{}, {} and {} steps per rank. Traced step {:.3f} &rarr; {:.3f} ms. {}: {}.</p>",
+                  r.ranks, r.ranks == 1 ? "" : "s", r.base_steps, r.new_steps, ms(r.base_step_ns), ms(r.new_step_ns),
+                  esc(basisTitle(r)), esc(verdictLine(r)));
+  for (const auto& w : r.warnings)
+    o += "<p class=warning><b>warning:</b> " + esc(w) + ": these may be different jobs</p>";
   if (!r.unprofiled_categories.empty()) {
     o += "<h2>The un-profiled step (replay's critical path)</h2>" + bars("bars-unprofiled", r.unprofiled_categories);
     o += deltaTable("deltas-unprofiled", r.unprofiled_categories, 7);
@@ -195,7 +207,8 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
   j["step_ns"] = {{"base", r.base_step_ns}, {"new", r.new_step_ns}, {"delta", r.new_step_ns - r.base_step_ns}};
   auto deltas = [](const std::vector<Delta>& v) {
     ordered_json a = ordered_json::array();
-    for (const auto& d : v) a.push_back({{"name", d.name}, {"base_ns", d.base}, {"new_ns", d.next}, {"delta_ns", d.delta()}});
+    for (const auto& d : v)
+      a.push_back({{"name", d.name}, {"base_ns", d.base}, {"new_ns", d.next}, {"delta_ns", d.delta()}});
     return a;
   };
   j["categories"] = deltas(r.categories);
@@ -217,12 +230,9 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
                 {"estimate_error_per_profiler_share", kEstimateErrorPerProfilerShare},
                 {"band", r.band}};
   j["traced_median_ns"] = {{"base", r.base_median_ns}, {"new", r.new_median_ns}};
-  j["verdict"] = {{"basis", r.basis},
-                  {"base_ns", r.base_verdict_ns},
-                  {"new_ns", r.new_verdict_ns},
-                  {"change", r.change},
-                  {"speedup", r.speedup},
-                  {"speedup_range", {r.speedup_low, r.speedup_high}},
+  j["verdict"] = {{"basis", r.basis},           {"base_ns", r.base_verdict_ns},
+                  {"new_ns", r.new_verdict_ns}, {"change", r.change},
+                  {"speedup", r.speedup},       {"speedup_range", {r.speedup_low, r.speedup_high}},
                   {"result", r.verdict}};
   j["warnings"] = r.warnings;
   if (l.fail_if_slower_pct >= 0)

@@ -7,7 +7,7 @@
 namespace gpudoctor {
 
 struct CompareLabels {
-  std::string base, next;  // the sides as the user named them
+  std::string base, next;          // the sides as the user named them
   double fail_if_slower_pct = -1;  // the gate, when set
 };
 

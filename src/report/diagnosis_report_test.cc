@@ -46,21 +46,44 @@ Diagnosis withPlan() {
   d.primary = "host_launch";
   d.step_ms = 21;
   Finding a = finding("launch.overhead", "Kernel launches leave the GPU idle");
-  a.what_if = {.available = true, .step_ns = 14'000'000, .speedup = 1.43, .next_bottleneck = "compute",
-               .basis = "cuda_graphs: launches replaced by one graph launch", .alternatives = {}};
+  a.what_if = {.available = true,
+               .step_ns = 14'000'000,
+               .speedup = 1.43,
+               .next_bottleneck = "compute",
+               .basis = "cuda_graphs: launches replaced by one graph launch",
+               .alternatives = {}};
   Finding b = finding("precision.fp32_gemm", "GEMMs run in fp32");
-  b.what_if = {.available = true, .step_ns = 15'500'000, .speedup = 1.29, .next_bottleneck = "",
-               .basis = "bf16: GEMM kernels at the bf16 rate", .alternatives = {}};
+  b.what_if = {.available = true,
+               .step_ns = 15'500'000,
+               .speedup = 1.29,
+               .next_bottleneck = "",
+               .basis = "bf16: GEMM kernels at the bf16 rate",
+               .alternatives = {}};
   Finding c = finding("io.pageable_copies", "Copies from pageable memory");
   d.findings = {a, b, c};
-  d.what_if = {.available = true, .traced_step_ns = 21'000'000, .replayed_step_ns = 21'000'000,
-               .unprofiled_step_ns = 20'000'000, .bottleneck = "host_launch", .traced_parts = {},
-               .unprofiled_parts = {}, .unprofiled_path = {}, .basis = "replayed", .anchor_note = {}};
-  d.plan = {{.finding = "launch.overhead", .fix = "cuda_graphs", .step_ns = 14'080'000, .speedup = 1.42,
-             .next_bottleneck = "compute",
-             .within_accuracy = {{.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 15'000'000, .speedup = 1.33}}},
-            {.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 9'870'000, .speedup = 2.03,
-             .next_bottleneck = "communication", .within_accuracy = {}}};
+  d.what_if = {.available = true,
+               .traced_step_ns = 21'000'000,
+               .replayed_step_ns = 21'000'000,
+               .unprofiled_step_ns = 20'000'000,
+               .bottleneck = "host_launch",
+               .traced_parts = {},
+               .unprofiled_parts = {},
+               .unprofiled_path = {},
+               .basis = "replayed",
+               .anchor_note = {}};
+  d.plan = {
+      {.finding = "launch.overhead",
+       .fix = "cuda_graphs",
+       .step_ns = 14'080'000,
+       .speedup = 1.42,
+       .next_bottleneck = "compute",
+       .within_accuracy = {{.finding = "precision.fp32_gemm", .fix = "bf16", .step_ns = 15'000'000, .speedup = 1.33}}},
+      {.finding = "precision.fp32_gemm",
+       .fix = "bf16",
+       .step_ns = 9'870'000,
+       .speedup = 2.03,
+       .next_bottleneck = "communication",
+       .within_accuracy = {}}};
   return d;
 }
 
@@ -118,9 +141,8 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
 
   const auto& w = dj["what_if"];
   EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns",
-                                               "unprofiled_path_ns", "bottleneck", "traced_parts",
-                                               "unprofiled_parts", "steps_replayed", "steps_in_trace",
-                                               "basis"}));
+                                               "unprofiled_path_ns", "bottleneck", "traced_parts", "unprofiled_parts",
+                                               "steps_replayed", "steps_in_trace", "basis"}));
   EXPECT_EQ(keys(w["traced_parts"]),
             (std::vector<std::string>{"host_ns", "gpu_ns", "gpu_busy_ns", "loader_ns", "bound"}));
   EXPECT_EQ(w["bottleneck"], "host_launch");
@@ -182,12 +204,14 @@ TEST(DiagnosisReport, TerminalShowsNextBottleneckAndThePlan) {
             std::string::npos)
       << t;
   // Unknown next bottleneck: the line says nothing about it.
-  EXPECT_NE(t.find("predicted (replay): 15.50 ms/step un-profiled after this fix, 1.29x; bf16"), std::string::npos) << t;
+  EXPECT_NE(t.find("predicted (replay): 15.50 ms/step un-profiled after this fix, 1.29x; bf16"), std::string::npos)
+      << t;
   EXPECT_EQ(block(t, "Plan (predicted by replay, un-profiled step 20.00 ms)"),
-            (std::vector<std::string>{"Plan (predicted by replay, un-profiled step 20.00 ms)",
-                                      "  1. cuda_graphs (launch.overhead): 14.08 ms/step, 1.42x; then compute; as good within the replay's",
-                                      "     accuracy (10 %): bf16 1.33x",
-                                      "  2. bf16 (precision.fp32_gemm): 9.87 ms/step, 2.03x; then communication"}))
+            (std::vector<std::string>{
+                "Plan (predicted by replay, un-profiled step 20.00 ms)",
+                "  1. cuda_graphs (launch.overhead): 14.08 ms/step, 1.42x; then compute; as good within the replay's",
+                "     accuracy (10 %): bf16 1.33x",
+                "  2. bf16 (precision.fp32_gemm): 9.87 ms/step, 2.03x; then communication"}))
       << t;
   // After the findings.
   EXPECT_GT(t.find("\nPlan ("), t.find("Copies from pageable memory"));
@@ -214,8 +238,11 @@ TEST(DiagnosisReport, TerminalSaysHowFarTheUnprofiledEstimateGoes) {
 TEST(DiagnosisReport, TerminalPlanIsNeverTruncatedAndWraps) {
   Diagnosis d = withPlan();
   d.plan.push_back({.finding = "communication.overlap_of_gradient_buckets",
-                    .fix = "ddp_bucket_cap_mb_and_gradient_as_bucket_view_and_static_graph", .step_ns = 9'000'000,
-                    .speedup = 2.22, .next_bottleneck = "other_idle", .within_accuracy = {}});
+                    .fix = "ddp_bucket_cap_mb_and_gradient_as_bucket_view_and_static_graph",
+                    .step_ns = 9'000'000,
+                    .speedup = 2.22,
+                    .next_bottleneck = "other_idle",
+                    .within_accuracy = {}});
   std::string t = renderFindings(d, 1);  // one finding shown, the plan in full
   EXPECT_NE(t.find("... 2 more in --json / --html"), std::string::npos) << t;
   EXPECT_EQ(t.find("GEMMs run in fp32"), std::string::npos) << t;
@@ -255,7 +282,8 @@ TEST(DiagnosisReport, HtmlShowsPredictionsAndThePlanTable) {
   EXPECT_EQ(h.find("<autocast>"), std::string::npos);
   // One prediction per predicted finding; the plan after the findings.
   size_t n = 0;
-  for (size_t at = h.find("Predicted by replay:"); at != std::string::npos; at = h.find("Predicted by replay:", at + 1)) ++n;
+  for (size_t at = h.find("Predicted by replay:"); at != std::string::npos; at = h.find("Predicted by replay:", at + 1))
+    ++n;
   EXPECT_EQ(n, 2u);
   EXPECT_GT(h.find("<table id=plan>"), h.find("<div id=findings>"));
 }
@@ -295,7 +323,10 @@ TEST(DiagnosisReport, JsonEvidenceAlsoInBaseUnits) {
   Diagnosis d;
   Finding f;
   f.id = "host.launch_overhead";
-  f.evidence = {{"idle", 12.5, "ms/step"}, {"share", 50.7, "%"}, {"peak", 1.5, "GiB"}, {"latency", 7.25, "us"},
+  f.evidence = {{"idle", 12.5, "ms/step"},
+                {"share", 50.7, "%"},
+                {"peak", 1.5, "GiB"},
+                {"latency", 7.25, "us"},
                 {"ignored", 2, "settings"}};
   d.findings.push_back(f);
   auto j = nlohmann::ordered_json::parse(renderJson(r.run, 0.1, &d));

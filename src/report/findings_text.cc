@@ -26,9 +26,9 @@ std::string hanging(const std::string& lead, const std::string& text) {
 // The plan: the fixes applied one after another, as the replay predicts them (never truncated).
 std::string renderPlan(const Diagnosis& d) {
   if (d.plan.empty()) return "";
-  std::string o = d.what_if.available
-                      ? fmt::format("\nPlan (predicted by replay, un-profiled step {:.2f} ms)\n", d.what_if.unprofiled_step_ns / 1e6)
-                      : "\nPlan (predicted by replay)\n";
+  std::string o = d.what_if.available ? fmt::format("\nPlan (predicted by replay, un-profiled step {:.2f} ms)\n",
+                                                    d.what_if.unprofiled_step_ns / 1e6)
+                                      : "\nPlan (predicted by replay)\n";
   size_t n = 0;
   for (const auto& p : d.plan) {
     std::string what = p.fix.empty() ? p.finding : p.finding.empty() ? p.fix : fmt::format("{} ({})", p.fix, p.finding);
@@ -38,31 +38,35 @@ std::string renderPlan(const Diagnosis& d) {
     o += hanging(fmt::format("  {}. ", ++n),
                  fmt::format("{}: {:.2f} ms/step, {:.2f}x{}{}", what, p.step_ns / 1e6, p.speedup,
                              p.next_bottleneck.empty() ? "" : "; then " + p.next_bottleneck,
-                             tied.empty() ? "" : fmt::format("; as good within the replay's accuracy ({:.0f} %): {}",
-                                                             100 * kPlanTieShare, tied)));
+                             tied.empty() ? ""
+                                          : fmt::format("; as good within the replay's accuracy ({:.0f} %): {}",
+                                                        100 * kPlanTieShare, tied)));
   }
   return o;
 }
 }  // namespace
 
 std::string renderFindings(const Diagnosis& d, size_t max) {
-  std::string o = d.what_if.available
-                      ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
-                      : "Findings, ranked by the step time a fix can save (upper bounds)\n";
+  std::string o =
+      d.what_if.available
+          ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
+          : "Findings, ranked by the step time a fix can save (upper bounds)\n";
   if (d.what_if.available)
-    o += wrapText(fmt::format("un-profiled step (replay): {:.2f} ms (traced {:.2f} ms{}), limited by {}",
-                              d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
-                              d.what_if.measured_step_ns <= 0
-                                  ? fmt::format("; from the trace alone: {:.0f} % off in the median, up to {:.0f} % on the "
-                                                "validation set; --measured-step-ms anchors it",
-                                                100 * kUnprofiledMedianError, 100 * kUnprofiledWorstError)
-                              : d.what_if.anchored
-                                  ? fmt::format("; matched to the measured {:.2f} ms, the profiler's estimated host cost x {:.2f}",
-                                                d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor)
-                                  : fmt::format("; the measured {:.2f} ms NOT matched: {}", d.what_if.measured_step_ns / 1e6,
-                                                d.what_if.anchor_note),
-                              d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
-                  "  ", 100);
+    o += wrapText(
+        fmt::format(
+            "un-profiled step (replay): {:.2f} ms (traced {:.2f} ms{}), limited by {}",
+            d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
+            d.what_if.measured_step_ns <= 0
+                ? fmt::format("; from the trace alone: {:.0f} % off in the median, up to {:.0f} % on the "
+                              "validation set; --measured-step-ms anchors it",
+                              100 * kUnprofiledMedianError, 100 * kUnprofiledWorstError)
+            : d.what_if.anchored
+                ? fmt::format("; matched to the measured {:.2f} ms, the profiler's estimated host cost x {:.2f}",
+                              d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor)
+                : fmt::format("; the measured {:.2f} ms NOT matched: {}", d.what_if.measured_step_ns / 1e6,
+                              d.what_if.anchor_note),
+            d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
+        "  ", 100);
   if (d.what_if.available) {
     // One step everywhere: the steady-state period, and what sets it.
     const auto& t = d.what_if.traced_parts;
@@ -70,7 +74,9 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                               "stream's work {:.2f} ms{}; traced: set by the {}",
                               t.host_ns / 1e6, t.gpu_ns / 1e6, t.busy_ns / 1e6,
                               t.loader_ns > 0 ? fmt::format(", loader pool {:.2f} ms", t.loader_ns / 1e6) : "",
-                              t.bound == "gpu_busy" ? "GPU's work" : t.bound == "gpu" ? "GPU" : t.bound),
+                              t.bound == "gpu_busy" ? "GPU's work"
+                              : t.bound == "gpu"    ? "GPU"
+                                                    : t.bound),
                   "  ", 100);
     if (d.what_if.steps_replayed < d.what_if.steps_in_trace)
       o += fmt::format("  the what-if replays the first {} of the trace's {} steps\n", d.what_if.steps_replayed,
@@ -89,17 +95,19 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     o += wrapText(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
     std::string ev;
     for (const auto& e : f.evidence)
-      ev += fmt::format("{}{} {}{}{}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit.empty() ? "" : " ", e.unit);
+      ev += fmt::format("{}{} {}{}{}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit.empty() ? "" : " ",
+                        e.unit);
     if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", 100);
     if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", 100);
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";
     if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", 100);
     if (f.what_if.available)
-      o += wrapText(fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x{}; {}",
-                                f.what_if.step_ns / 1e6, f.what_if.speedup,
-                                f.what_if.next_bottleneck.empty() ? "" : ", then limited by " + f.what_if.next_bottleneck,
-                                f.what_if.basis),
-                    "    ", 100);
+      o += wrapText(
+          fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x{}; {}",
+                      f.what_if.step_ns / 1e6, f.what_if.speedup,
+                      f.what_if.next_bottleneck.empty() ? "" : ", then limited by " + f.what_if.next_bottleneck,
+                      f.what_if.basis),
+          "    ", 100);
   }
   o += renderPlan(d);
   return o;

@@ -35,23 +35,29 @@ ordered_json fleetObject(const FleetReport& f) {
                     {"excess_ns", ns(s.excess_ns)},
                     {"cause", s.cause},
                     {"straggler_of_groups", s.groups},
-                    {"what_if", {{"step_ns", ns(s.what_if_step_ns)},
-                                 {"speedup", s.what_if_step_ns > 0 ? round4(s.step_ns / s.what_if_step_ns) : 0.0},
-                                 {"basis", "the others stop waiting for it: the mean step minus its mean excess own time"}}}});
+                    {"what_if",
+                     {{"step_ns", ns(s.what_if_step_ns)},
+                      {"speedup", s.what_if_step_ns > 0 ? round4(s.step_ns / s.what_if_step_ns) : 0.0},
+                      {"basis", "the others stop waiting for it: the mean step minus its mean excess own time"}}}});
   j["slow_ranks"] = slow;
   ordered_json out = ordered_json::array();
   for (const auto& o : f.outliers)
-    out.push_back({{"rank", o.rank}, {"step", o.step}, {"excess_ns", ns(o.excess_ns)}, {"step_median_own_ns", ns(o.median_ns)},
+    out.push_back({{"rank", o.rank},
+                   {"step", o.step},
+                   {"excess_ns", ns(o.excess_ns)},
+                   {"step_median_own_ns", ns(o.median_ns)},
                    {"cause", o.cause}});
   j["step_outliers"] = out;
   ordered_json ss = ordered_json::array();
-  for (const auto& s : f.slow_steps) ss.push_back({{"step", s.step}, {"wall_ns", ns(s.wall_ns)}, {"excess_ns", ns(s.excess_ns)}});
+  for (const auto& s : f.slow_steps)
+    ss.push_back({{"step", s.step}, {"wall_ns", ns(s.wall_ns)}, {"excess_ns", ns(s.excess_ns)}});
   j["slow_steps"] = ss;
   ordered_json st;
   st["known"] = f.stages.known;
   st["basis"] = f.stages.basis;
   ordered_json stages = ordered_json::array();
-  for (const auto& s : f.stages.stages) stages.push_back({{"stage", s.stage}, {"ranks", s.ranks}, {"gpu_ns", ns(s.gpu_ns)}});
+  for (const auto& s : f.stages.stages)
+    stages.push_back({{"stage", s.stage}, {"ranks", s.ranks}, {"gpu_ns", ns(s.gpu_ns)}});
   st["stages"] = stages;
   st["slowest"] = f.stages.slowest;
   st["imbalance"] = round4(f.stages.imbalance);
@@ -77,8 +83,13 @@ ordered_json fleetObject(const FleetReport& f) {
   j["groups"] = groups;
   ordered_json rows = ordered_json::array();
   for (const auto& r : f.rows)
-    rows.push_back({{"rank", r.rank}, {"steps", r.steps}, {"wall_ns", ns(r.wall_ns)}, {"own_ns", ns(r.own_ns)},
-                    {"wait_ns", ns(r.wait_ns)}, {"nccl_ns", r.nccl_ns}, {"last_arrivals", r.last_arrivals}});
+    rows.push_back({{"rank", r.rank},
+                    {"steps", r.steps},
+                    {"wall_ns", ns(r.wall_ns)},
+                    {"own_ns", ns(r.own_ns)},
+                    {"wait_ns", ns(r.wait_ns)},
+                    {"nccl_ns", r.nccl_ns},
+                    {"last_arrivals", r.last_arrivals}});
   j["per_rank"] = rows;
   ordered_json classes = ordered_json::array();
   for (const auto& c : f.classes) classes.push_back({{"class", c.name}, {"count", c.count}, {"total_ns", c.total_ns}});
@@ -135,14 +146,15 @@ std::string renderFleetText(const FleetReport& f, size_t rows) {
       std::string body = wrapText(g[k]->note, std::string(head.size(), ' '), 100);
       o += head + body.substr(head.size());
     }
-    if (g.size() > max_groups) o += fmt::format("  ... {} more groups (--json lists them all)\n", g.size() - max_groups);
+    if (g.size() > max_groups)
+      o += fmt::format("  ... {} more groups (--json lists them all)\n", g.size() - max_groups);
   }
   if (f.rows.size() > 1) {
     std::vector<const FleetRank*> r;
     for (const auto& x : f.rows) r.push_back(&x);
     std::stable_sort(r.begin(), r.end(), [](auto* a, auto* b) { return a->own_ns > b->own_ns; });
-    o += fmt::format("  {} by own time per step (ms):\n", r.size() > rows ? fmt::format("slowest {} of {} ranks", rows, r.size())
-                                                                          : std::string("ranks"));
+    o += fmt::format("  {} by own time per step (ms):\n",
+                     r.size() > rows ? fmt::format("slowest {} of {} ranks", rows, r.size()) : std::string("ranks"));
     o += fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>10}\n", "rank", "steps", "step", "own", "waiting");
     for (size_t k = 0; k < r.size() && k < rows; ++k)
       o += fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>10}\n", r[k]->rank, r[k]->steps, msText(r[k]->wall_ns),
@@ -175,14 +187,15 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
     for (const auto& n : f.notes) o += wrapText(n, "  ", 100);
   }
   o += "\nPer-rank detail (breakdown, findings, what-if): gpudoctor analyze on one rank's trace, e.g. a slow rank's.\n";
-  o += fmt::format("read {} file{} ({} rank{}), {:.1f} MB in {:.2f} s ({:.1f} ranks/s, {:.1f} MB/s; {} process{} x {} "
-                   "thread{}); peak memory {:.0f} MB\n",
-                   info.files, info.files == 1 ? "" : "s", info.ranks, info.ranks == 1 ? "" : "s",
-                   static_cast<double>(info.bytes) / 1e6, info.seconds,
-                   info.seconds > 0 ? static_cast<double>(info.ranks) / info.seconds : 0.0,
-                   info.seconds > 0 ? static_cast<double>(info.bytes) / 1e6 / info.seconds : 0.0, info.processes,
-                   info.processes == 1 ? "" : "es", info.threads, info.threads == 1 ? "" : "s",
-                   static_cast<double>(info.peak_rss_bytes) / 1e6);
+  o += fmt::format(
+      "read {} file{} ({} rank{}), {:.1f} MB in {:.2f} s ({:.1f} ranks/s, {:.1f} MB/s; {} process{} x {} "
+      "thread{}); peak memory {:.0f} MB\n",
+      info.files, info.files == 1 ? "" : "s", info.ranks, info.ranks == 1 ? "" : "s",
+      static_cast<double>(info.bytes) / 1e6, info.seconds,
+      info.seconds > 0 ? static_cast<double>(info.ranks) / info.seconds : 0.0,
+      info.seconds > 0 ? static_cast<double>(info.bytes) / 1e6 / info.seconds : 0.0, info.processes,
+      info.processes == 1 ? "" : "es", info.threads, info.threads == 1 ? "" : "s",
+      static_cast<double>(info.peak_rss_bytes) / 1e6);
   return o;
 }
 

@@ -11,13 +11,13 @@ namespace gpudoctor {
 
 // What the streaming mode read and how fast (timing fields, left out of equality checks).
 struct FleetRunInfo {
-  int64_t files = 0;          // traces and summaries read
-  int64_t ranks = 0;          // ranks they hold
-  uint64_t bytes = 0;         // their bytes on disk
-  double seconds = 0;         // reading and analyzing
-  int64_t peak_rss_bytes = 0; // this process's peak resident memory (MPI: the largest process's)
-  int processes = 1;          // MPI processes that read the files
-  unsigned threads = 1;       // reading threads per process
+  int64_t files = 0;           // traces and summaries read
+  int64_t ranks = 0;           // ranks they hold
+  uint64_t bytes = 0;          // their bytes on disk
+  double seconds = 0;          // reading and analyzing
+  int64_t peak_rss_bytes = 0;  // this process's peak resident memory (MPI: the largest process's)
+  int processes = 1;           // MPI processes that read the files
+  unsigned threads = 1;        // reading threads per process
 };
 
 // The cross-rank section: slow ranks, step outliers, slow steps, pipeline stages, process groups,

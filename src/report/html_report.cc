@@ -19,11 +19,20 @@ std::string esc(std::string_view s) {
   o.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -35,8 +44,8 @@ struct Part {
   const char* name;
   const char* color;
 };
-constexpr Part kParts[] = {{"compute", "#2b8a3e"},   {"exposed NCCL", "#e8590c"}, {"copies", "#1971c2"},
-                           {"idle: host", "#c92a2a"}, {"idle: sync", "#862e9c"},  {"idle: dependency", "#868e96"},
+constexpr Part kParts[] = {{"compute", "#2b8a3e"},    {"exposed NCCL", "#e8590c"}, {"copies", "#1971c2"},
+                           {"idle: host", "#c92a2a"}, {"idle: sync", "#862e9c"},   {"idle: dependency", "#868e96"},
                            {"idle: other", "#ced4da"}};
 
 std::string legend() {
@@ -67,9 +76,10 @@ std::string axis(double x0, double width, double max, int y, int grid_top, const
   double step = tickStep(max);
   for (double v = 0; v <= max * (1 + 1e-9); v += step) {
     double x = x0 + v / max * width;
-    o += fmt::format("<line x1={0:.1f} x2={0:.1f} y1={1} y2={2} class='grid'/><text x={0:.1f} y={3} class=tick "
-                     "text-anchor=middle>{4}</text>",
-                     x, grid_top, y, y + 12, tickLabel(v, step));
+    o += fmt::format(
+        "<line x1={0:.1f} x2={0:.1f} y1={1} y2={2} class='grid'/><text x={0:.1f} y={3} class=tick "
+        "text-anchor=middle>{4}</text>",
+        x, grid_top, y, y + 12, tickLabel(v, step));
   }
   o += fmt::format("<text x={:.1f} y={} class=tick>{}</text>", x0 + width + 6, y + 12, unit);
   return o;
@@ -81,7 +91,8 @@ std::string rankChart(const RunAnalysis& run) {
   int h = static_cast<int>(run.ranks.size()) * row + 30;
   double max_ms = 0;
   for (const auto& r : run.ranks) max_ms = std::max(max_ms, ms(r.total.wall_ns / std::max<double>(1, r.steps.size())));
-  std::string o = fmt::format("<svg id='chart-ranks' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, h);
+  std::string o =
+      fmt::format("<svg id='chart-ranks' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, h);
   o += axis(left, W - left - 80, max_ms, h - 24, 0, "ms");
   int y = 5;
   for (const auto& r : run.ranks) {
@@ -95,8 +106,8 @@ std::string rankChart(const RunAnalysis& run) {
     for (int i = 0; i < 7; ++i) {
       double w = max_ms > 0 ? v[i] / max_ms * (W - left - 80) : 0;
       if (w > 0)
-        o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x, y,
-                         w, row - 6, kParts[i].color, kParts[i].name, v[i]);
+        o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x,
+                         y, w, row - 6, kParts[i].color, kParts[i].name, v[i]);
       x += w;
     }
     o += fmt::format("<text x={:.1f} y={} class=lbl>{:.2f} ms</text>", x + 4, y + 16, ms(t.wall_ns / n));
@@ -156,7 +167,8 @@ std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, 
 std::string timelines(const RunAnalysis& run) {
   std::vector<size_t> pick;
   auto add = [&](size_t i) {
-    if (i < run.ranks.size() && std::find(pick.begin(), pick.end(), i) == pick.end() && pick.size() < 8) pick.push_back(i);
+    if (i < run.ranks.size() && std::find(pick.begin(), pick.end(), i) == pick.end() && pick.size() < 8)
+      pick.push_back(i);
   };
   auto mean = [&](size_t i) { return run.ranks[i].total.wall_ns / std::max<double>(1, run.ranks[i].steps.size()); };
   add(0);
@@ -209,25 +221,28 @@ std::string trendChart(const RunAnalysis& run) {
   const double pw = W - left - 40, ph = H - top - bottom;
   auto xOf = [&](size_t k) { return left + pw * static_cast<double>(k) / static_cast<double>(steps - 1); };
   auto yOf = [&](double v) { return top + ph * (1 - v / max_ms); };
-  std::string o = fmt::format("<svg id='chart-trend' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, H);
+  std::string o =
+      fmt::format("<svg id='chart-trend' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, H);
   double ys = tickStep(max_ms);
   for (double v = 0; v <= max_ms * (1 + 1e-9); v += ys)
-    o += fmt::format("<line x1={0} x2={1} y1={2:.1f} y2={2:.1f} class='grid'/><text x={3} y={4:.1f} class=tick "
-                     "text-anchor=end>{5}</text>",
-                     left, left + pw, yOf(v), left - 4, yOf(v) + 4, tickLabel(v, ys));
+    o += fmt::format(
+        "<line x1={0} x2={1} y1={2:.1f} y2={2:.1f} class='grid'/><text x={3} y={4:.1f} class=tick "
+        "text-anchor=end>{5}</text>",
+        left, left + pw, yOf(v), left - 4, yOf(v) + 4, tickLabel(v, ys));
   o += fmt::format("<text x=0 y={} class=tick>ms</text>", top + 10);
   double xs = tickStep(static_cast<double>(steps - 1));
   for (double v = 0; v <= static_cast<double>(steps - 1) + 1e-9; v += std::max(1.0, xs))
-    o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>{}</text>", xOf(static_cast<size_t>(v)), H - bottom + 14,
-                     static_cast<size_t>(v) + 1);
-  o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>step (in the order profiled)</text>", left + pw / 2,
-                   H - 6);
-  static constexpr const char* kColors[] = {"#1971c2", "#e8590c", "#2b8a3e", "#862e9c", "#c92a2a", "#0c8599", "#f08c00", "#495057"};
+    o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>{}</text>", xOf(static_cast<size_t>(v)),
+                     H - bottom + 14, static_cast<size_t>(v) + 1);
+  o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>step (in the order profiled)</text>",
+                   left + pw / 2, H - 6);
+  static constexpr const char* kColors[] = {"#1971c2", "#e8590c", "#2b8a3e", "#862e9c",
+                                            "#c92a2a", "#0c8599", "#f08c00", "#495057"};
   auto line = [&](const std::vector<double>& v, const char* color, const std::string& name) {
     std::string pts;
     for (size_t k = 0; k < v.size(); ++k) pts += fmt::format("{:.1f},{:.1f} ", xOf(k), yOf(v[k]));
-    o += fmt::format("<polyline points='{}' fill=none stroke='{}' stroke-width=1.5><title>{}</title></polyline>", pts, color,
-                     esc(name));
+    o += fmt::format("<polyline points='{}' fill=none stroke='{}' stroke-width=1.5><title>{}</title></polyline>", pts,
+                     color, esc(name));
   };
   if (run.ranks.size() <= 16) {
     for (size_t i = 0; i < run.ranks.size(); ++i) {
@@ -254,21 +269,23 @@ std::string trendChart(const RunAnalysis& run) {
 // One row per rank: the mean step's parts and, where the ranks' collectives were matched, how
 // long it waited for others and how often it arrived last.
 std::string rankTable(const RunAnalysis& run) {
-  std::string o = "<div class=wrap><table id=ranks><tr><th>rank</th><th>steps</th><th>step ms</th><th>GPU busy</th>"
-                  "<th>compute ms</th><th>exposed NCCL ms</th><th>copies ms</th><th>idle: host ms</th><th>idle: sync ms</th>"
-                  "<th>waits for others ms/step</th><th>arrives last</th></tr>";
+  std::string o =
+      "<div class=wrap><table id=ranks><tr><th>rank</th><th>steps</th><th>step ms</th><th>GPU busy</th>"
+      "<th>compute ms</th><th>exposed NCCL ms</th><th>copies ms</th><th>idle: host ms</th><th>idle: sync ms</th>"
+      "<th>waits for others ms/step</th><th>arrives last</th></tr>";
   for (const auto& r : run.ranks) {
     double n = std::max<double>(1, r.steps.size());
     const auto& t = r.total;
     const RankWait* w = nullptr;
     for (const auto& x : run.straggler.ranks)
       if (x.rank == r.trace->rank) w = &x;
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.0f}%</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td>"
-                     "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>",
-                     r.trace->rank, r.steps.size(), ms(t.wall_ns / n), t.wall_ns > 0 ? 100.0 * t.gpu_busy_ns / t.wall_ns : 0,
-                     ms(t.compute_ns / n), ms(t.comm_exposed_ns / n), ms(t.copy_exposed_ns / n), ms(t.idle_host_ns / n),
-                     ms(t.idle_sync_ns / n), w ? fmt::format("{:.2f}", ms(w->wait_ns / n)) : std::string("&mdash;"),
-                     w ? fmt::format("{} of {}", w->last_arrivals, run.straggler.collectives) : std::string("&mdash;"));
+    o += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.0f}%</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td>"
+        "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>",
+        r.trace->rank, r.steps.size(), ms(t.wall_ns / n), t.wall_ns > 0 ? 100.0 * t.gpu_busy_ns / t.wall_ns : 0,
+        ms(t.compute_ns / n), ms(t.comm_exposed_ns / n), ms(t.copy_exposed_ns / n), ms(t.idle_host_ns / n),
+        ms(t.idle_sync_ns / n), w ? fmt::format("{:.2f}", ms(w->wait_ns / n)) : std::string("&mdash;"),
+        w ? fmt::format("{} of {}", w->last_arrivals, run.straggler.collectives) : std::string("&mdash;"));
   }
   return o + "</table></div>";
 }
@@ -283,22 +300,25 @@ std::string stragglerSection(const RunAnalysis& run) {
   o += esc(note.empty() ? std::string("No rank holds the others back consistently") : note);
   const double steps = std::max<double>(1, run.ranks.front().steps.size());
   if (s.straggler >= 0 && note.find("per step") == std::string::npos)
-    o += fmt::format(": they wait {:.2f} ms per step for rank {} inside NCCL (mean over them; per rank in the table above)",
-                     ms(s.others_wait_ns / steps), s.straggler);
+    o += fmt::format(
+        ": they wait {:.2f} ms per step for rank {} inside NCCL (mean over them; per rank in the table above)",
+        ms(s.others_wait_ns / steps), s.straggler);
   return o + ".</p>";
 }
 
 std::string classChart(const KernelSummary& k) {
   const int W = 900, left = 170, row = 20;
-  std::string o = fmt::format("<svg id='chart-classes' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
-                              static_cast<int>(k.classes.size()) * row + 10);
+  std::string o =
+      fmt::format("<svg id='chart-classes' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
+                  static_cast<int>(k.classes.size()) * row + 10);
   int y = 4;
   for (const auto& c : k.classes) {
     double wd = c.share * (W - left - 120);
-    o += fmt::format("<text x=0 y={} class=lbl>{}</text><rect x={} y={} width={:.1f} height={} fill='#495057'/>"
-                     "<text x={:.1f} y={} class=lbl>{:.1f}% ({:.2f} ms, {} kernels)</text>",
-                     y + 13, kernelClassName(c.cls), left, y, wd, row - 5, left + wd + 4, y + 13, 100 * c.share,
-                     ms(static_cast<double>(c.dur.total_ns)), c.dur.count);
+    o += fmt::format(
+        "<text x=0 y={} class=lbl>{}</text><rect x={} y={} width={:.1f} height={} fill='#495057'/>"
+        "<text x={:.1f} y={} class=lbl>{:.1f}% ({:.2f} ms, {} kernels)</text>",
+        y + 13, kernelClassName(c.cls), left, y, wd, row - 5, left + wd + 4, y + 13, 100 * c.share,
+        ms(static_cast<double>(c.dur.total_ns)), c.dur.count);
     y += row;
   }
   return o + "</svg>";
@@ -311,26 +331,28 @@ std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
   std::vector<std::string> labels;
   size_t longest = 0;
   for (const auto& c : cs) {
-    std::string l = fmt::format("{} {} {} x{}", c.collective, c.dtype,
-                                c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size ?",
-                                c.dur.count);
+    std::string l = fmt::format(
+        "{} {} {} x{}", c.collective, c.dtype,
+        c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size ?", c.dur.count);
     longest = std::max(longest, std::min(l.size(), kMaxLabel));
     labels.push_back(l);
   }
   const int W = 900, row = 20, left = static_cast<int>(longest * 6.6) + 10;
   double mx = 0;
   for (const auto& c : cs) mx = std::max(mx, c.busbw_gbps);
-  std::string o = fmt::format("<svg id='chart-collectives' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
-                              static_cast<int>(cs.size()) * row + 10);
+  std::string o =
+      fmt::format("<svg id='chart-collectives' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
+                  static_cast<int>(cs.size()) * row + 10);
   int y = 4;
   for (size_t i = 0; i < cs.size(); ++i) {
     const auto& c = cs[i];
     std::string shown = labels[i].size() > kMaxLabel ? labels[i].substr(0, kMaxLabel - 3) + "..." : labels[i];
     double wd = mx > 0 ? c.busbw_gbps / mx * (W - left - 240) : 0;
-    o += fmt::format("<text x=0 y={} class=lbl>{}<title>{}</title></text><rect x={} y={} width={:.1f} height={} "
-                     "fill='#e8590c'><title>{}</title></rect><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
-                     y + 13, esc(shown), esc(labels[i]), left, y, wd, row - 5, esc(labels[i]), left + wd + 4, y + 13,
-                     c.busbw_gbps, c.dur.mean_ns / 1e3);
+    o += fmt::format(
+        "<text x=0 y={} class=lbl>{}<title>{}</title></text><rect x={} y={} width={:.1f} height={} "
+        "fill='#e8590c'><title>{}</title></rect><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
+        y + 13, esc(shown), esc(labels[i]), left, y, wd, row - 5, esc(labels[i]), left + wd + 4, y + 13, c.busbw_gbps,
+        c.dur.mean_ns / 1e3);
     y += row;
   }
   return o + "</svg>";
@@ -353,35 +375,41 @@ std::string jobSection(const JobProfile& p) {
                                100 * s.fp8, 100 * s.unknown));
   row("autocast", yesNo(p.autocast));
   row("grad scaler", p.grad_scaler ? "yes" : "no");
-  row("gradient accumulation",
-      p.grad_accumulation_steps ? fmt::format("{} backward pass{} per optimizer step", *p.grad_accumulation_steps,
-                                                            *p.grad_accumulation_steps == 1 ? "" : "es")
-                                : std::string("unknown"));
-  row("data parallelism", orUnknown(p.data_parallel) + (p.ranks ? fmt::format(", {} rank{}", *p.ranks, *p.ranks == 1 ? "" : "s") : "") +
+  row("gradient accumulation", p.grad_accumulation_steps
+                                   ? fmt::format("{} backward pass{} per optimizer step", *p.grad_accumulation_steps,
+                                                 *p.grad_accumulation_steps == 1 ? "" : "es")
+                                   : std::string("unknown"));
+  row("data parallelism", orUnknown(p.data_parallel) +
+                              (p.ranks ? fmt::format(", {} rank{}", *p.ranks, *p.ranks == 1 ? "" : "s") : "") +
                               (p.data_parallel_basis.empty() ? "" : " (" + p.data_parallel_basis + ")"));
   row("torch.compile", p.torch_compile ? "yes" : "no");
   row("CUDA graphs", p.cuda_graphs ? "yes" : "no");
   row("activation checkpointing",
       yesNo(p.activation_checkpointing) +
-          (p.recompute_share && *p.recompute_share > 0 ? fmt::format(", {:.0f}% of forward GPU time recomputed",
-                                                                     100 * *p.recompute_share)
-                                                       : ""));
-  row("optimizer", p.notInSource("optimizer") ? std::string("not recorded (no framework operators in this source)") : orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
-                       (p.optimizer_impl.empty() ? "" : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)) +
-                       (p.param_tensors > 0 ? fmt::format(", {:.0f} parameter tensors", p.param_tensors) : ""));
+          (p.recompute_share && *p.recompute_share > 0
+               ? fmt::format(", {:.0f}% of forward GPU time recomputed", 100 * *p.recompute_share)
+               : ""));
+  row("optimizer",
+      p.notInSource("optimizer")
+          ? std::string("not recorded (no framework operators in this source)")
+          : orUnknown(p.optimizer) + ", " + orUnknown(p.optimizer_impl) +
+                (p.optimizer_impl.empty() ? ""
+                                          : fmt::format(", {:.0f} launches per step", p.optimizer_launches_per_step)) +
+                (p.param_tensors > 0 ? fmt::format(", {:.0f} parameter tensors", p.param_tensors) : ""));
   row("DataLoader", p.notInSource("dataloader") ? std::string("not recorded (no framework operators in this source)")
-                    : !p.dataloader ? std::string("none recorded")
-                    : p.loader_workers == 0 ? std::string("0 workers (loads in the training process)")
-                                            : std::string("worker processes (number not in the trace)"));
+                    : !p.dataloader             ? std::string("none recorded")
+                    : p.loader_workers == 0     ? std::string("0 workers (loads in the training process)")
+                                                : std::string("worker processes (number not in the trace)"));
   row("host-to-device copies", p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "none");
   o += "</table>";
   if (!p.host_syncs.empty()) {
     o += "<table id=host-syncs><tr><th>operator</th><th>blocking call</th><th>caller</th><th>copy</th>"
          "<th>per step</th><th>host ms/step</th><th>wait ms/step</th></tr>";
     for (const auto& h : p.host_syncs)
-      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.3f}</td><td>{:.3f}</td></tr>",
-                       h.op.empty() ? "(none)" : esc(h.op), esc(h.call), h.caller.empty() ? "(step)" : esc(h.caller),
-                       esc(h.copy), h.count_per_step, ms(h.host_ns_per_step), ms(h.wait_ns_per_step));
+      o += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.3f}</td><td>{:.3f}</td></tr>",
+          h.op.empty() ? "(none)" : esc(h.op), esc(h.call), h.caller.empty() ? "(step)" : esc(h.caller), esc(h.copy),
+          h.count_per_step, ms(h.host_ns_per_step), ms(h.wait_ns_per_step));
     o += "</table>";
   }
   if (!p.notes.empty()) {
@@ -418,7 +446,8 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
   o += jobSection(run.job);
   o += "<h2>Findings</h2><div id=findings>";
   for (const auto& f : d.findings) {
-    o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity), esc(f.title));
+    o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity),
+                     esc(f.title));
     if (f.gain_ms_per_step > 0)
       o += fmt::format(" &mdash; saves &le; {:.2f} ms/step ({:.0f}%)", f.gain_ms_per_step, 100 * f.gain_share);
     o += "<ul>";
@@ -454,10 +483,12 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
     for (const auto& p : d.plan) {
       std::string tied;
       for (const auto& a : p.within_accuracy)
-        tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
-      o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
-                       ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
-                       p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
+        tied +=
+            fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
+      o +=
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
+                      ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
+                      p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
     }
     o += "</table>";
   }
@@ -470,13 +501,16 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
   o += "<h2>Checklist</h2><table id=checklist><tr><th>area</th><th>item</th><th>status</th><th>evidence</th></tr>";
   for (const auto& c : d.checklist)
     o += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", esc(c.area), esc(c.item),
-                     c.status == CheckStatus::kPass ? "pass" : c.status == CheckStatus::kFail ? "fail" : "na",
+                     c.status == CheckStatus::kPass   ? "pass"
+                     : c.status == CheckStatus::kFail ? "fail"
+                                                      : "na",
                      checkStatusName(c.status), esc(c.evidence));
   o += "</table><h2>Top kernels</h2><div class=wrap><table id=kernels><tr><th>kernel</th><th>class</th><th>count</th>"
        "<th>total ms</th><th>share</th></tr>";
   for (const auto& k : run.kernels.top)
-    o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>", esc(k.name.substr(0, 300)),
-                     kernelClassName(k.cls), k.dur.count, ms(static_cast<double>(k.dur.total_ns)), 100 * k.share);
+    o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>",
+                     esc(k.name.substr(0, 300)), kernelClassName(k.cls), k.dur.count,
+                     ms(static_cast<double>(k.dur.total_ns)), 100 * k.share);
   o += "</table></div><p><small>Made by gpudoctor " GPUDOCTOR_VERSION
        ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"
        "<script>(function(){var p=document.getElementById('timeline-pick');"

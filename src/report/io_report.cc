@@ -34,8 +34,9 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
   std::string o;
   const auto& op = r.options;
   o += fmt::format("gpudoctor bench io {} ({}, {} cores): one {} file, {} files of {}, shards of {}; {:.1f} s\n", r.dir,
-                   r.filesystem, r.cpus, sizeText(op.large_file_bytes), groupThousands(static_cast<double>(op.small_files)),
-                   sizeText(op.small_file_bytes), sizeText(op.shard_bytes), r.seconds);
+                   r.filesystem, r.cpus, sizeText(op.large_file_bytes),
+                   groupThousands(static_cast<double>(op.small_files)), sizeText(op.small_file_bytes),
+                   sizeText(op.shard_bytes), r.seconds);
   if (op.cold && r.cold_resident_share > 0.1)
     o += wrapText(fmt::format("cold cache NOT achieved: {}, yet {:.0f} % of the scratch data stayed cached (mincore); "
                               "the cold columns are (partly) warm. A file system in memory (tmpfs) cannot be emptied; "
@@ -63,7 +64,8 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
     if (last != -1 && std::get<0>(k) != last) o += "\n";
     last = std::get<0>(k);
     auto cell = [](const ReadFigure* f) {
-      return f ? fmt::format("{:>9.3f} {:>11}", f->gbps(), groupThousands(f->opsPerSecond())) : fmt::format("{:>9} {:>11}", "-", "-");
+      return f ? fmt::format("{:>9.3f} {:>11}", f->gbps(), groupThousands(f->opsPerSecond()))
+               : fmt::format("{:>9} {:>11}", "-", "-");
     };
     o += fmt::format("{:<12} {:<13} {:>6} {:>4} | {} | {}\n", std::get<1>(k), std::get<2>(k), sizeText(std::get<3>(k)),
                      std::get<4>(k), cell(v.first), cell(v.second));
@@ -106,21 +108,36 @@ std::string renderIoBenchJson(const StorageBenchResult& r, const IoAdvice* advic
   j["compression_ratio"] = r.compression_ratio;
   auto figs = nlohmann::ordered_json::array();
   for (const auto& f : r.figures)
-    figs.push_back({{"pattern", f.pattern}, {"method", f.method}, {"cache", f.cache}, {"block_bytes", f.block_bytes},
-                    {"threads", f.threads}, {"bytes", f.bytes}, {"ops", f.ops}, {"seconds", f.seconds},
-                    {"gbps", f.gbps()}, {"ops_per_s", f.opsPerSecond()}});
+    figs.push_back({{"pattern", f.pattern},
+                    {"method", f.method},
+                    {"cache", f.cache},
+                    {"block_bytes", f.block_bytes},
+                    {"threads", f.threads},
+                    {"bytes", f.bytes},
+                    {"ops", f.ops},
+                    {"seconds", f.seconds},
+                    {"gbps", f.gbps()},
+                    {"ops_per_s", f.opsPerSecond()}});
   j["figures"] = figs;
   if (advice) {
     nlohmann::ordered_json a;
-    a["target"] = {{"samples_per_s", advice->target.samples_per_s}, {"sample_bytes", advice->target.sample_bytes},
+    a["target"] = {{"samples_per_s", advice->target.samples_per_s},
+                   {"sample_bytes", advice->target.sample_bytes},
                    {"decompress_bytes_per_s", advice->target.decompress_bytes_per_s},
-                   {"compression_ratio", advice->target.compression_ratio}, {"cpus", advice->target.cpus}};
+                   {"compression_ratio", advice->target.compression_ratio},
+                   {"cpus", advice->target.cpus}};
     auto paths = nlohmann::ordered_json::array();
     for (const auto& p : advice->paths)
-      paths.push_back({{"name", p.path.name}, {"fix", p.path.fix}, {"per_worker_samples_per_s", p.per_worker_samples_per_s},
-                       {"best_samples_per_s", p.path.best_samples_per_s}, {"best_threads", p.path.best_threads},
-                       {"workers", p.workers}, {"sustainable", p.sustainable}, {"beyond_measured", p.beyond_measured},
-                       {"headroom", p.headroom}, {"verdict", p.verdict}});
+      paths.push_back({{"name", p.path.name},
+                       {"fix", p.path.fix},
+                       {"per_worker_samples_per_s", p.per_worker_samples_per_s},
+                       {"best_samples_per_s", p.path.best_samples_per_s},
+                       {"best_threads", p.path.best_threads},
+                       {"workers", p.workers},
+                       {"sustainable", p.sustainable},
+                       {"beyond_measured", p.beyond_measured},
+                       {"headroom", p.headroom},
+                       {"verdict", p.verdict}});
     a["paths"] = paths;
     a["fixes"] = advice->fixes;
     a["summary"] = advice->summary;

@@ -42,8 +42,10 @@ const char* const kDefinitions[] = {
     "the rank with the shortest kernel arrived last.",
     "what_if: the traced step replayed as a dependency graph (host order and gaps, launches, streams, cross-stream "
     "waits, thread hand-offs, syncs, collectives joined by process group and sequence); its steps are the median "
-    "over the traced steps (each the mean over ranks), so one stalled step does not set them; unprofiled_step_ns removes "
-    "the profiler's own cost (per recorded host event, runtime call, GPU gap and CUDA graph node); a finding's what_if.step_ns is the un-profiled step after "
+    "over the traced steps (each the mean over ranks), so one stalled step does not set them; unprofiled_step_ns "
+    "removes "
+    "the profiler's own cost (per recorded host event, runtime call, GPU gap and CUDA graph node); a finding's "
+    "what_if.step_ns is the un-profiled step after "
     "that fix alone (an edit of the graph, basis given), speedup = unprofiled_step_ns / step_ns; what_if.alternatives "
     "(where there are any): another way to apply the same fix, replayed on its own (cuda_graphs_model: the model "
     "alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager). "
@@ -58,7 +60,8 @@ const char* const kDefinitions[] = {
     "it matched within 0.2 %, and why not (null when it did).",
     "job_summary: the job profile's fields as [key, text] pairs, what `gpudoctor compare` reads of a saved document.",
     "step_estimate: the traced steady-state step and the un-profiled step estimate (with its critical path) alone, "
-    "as in what_if, written also under --no-what-if: what `gpudoctor compare` judges (null: the trace cannot be replayed).",
+    "as in what_if, written also under --no-what-if: what `gpudoctor compare` judges (null: the trace cannot be "
+    "replayed).",
     "job: what the job already does, from the trace alone (null: the trace cannot tell). precision: of the GEMM, "
     "convolution and attention kernel time (one precision >= 90 % of the known time, else mixed); autocast: GEMM "
     "operators re-dispatched under torch.autocast; grad_accumulation_steps: backward passes (bursts of top-level "
@@ -76,8 +79,8 @@ const char* const kDefinitions[] = {
     nullptr};
 
 ordered_json dur(const DurationStats& d) {
-  return {{"count", d.count}, {"total_ns", d.total_ns}, {"mean_ns", d.mean_ns}, {"min_ns", d.min_ns},
-          {"p50_ns", d.p50_ns}, {"p95_ns", d.p95_ns},   {"max_ns", d.max_ns}};
+  return {{"count", d.count},   {"total_ns", d.total_ns}, {"mean_ns", d.mean_ns}, {"min_ns", d.min_ns},
+          {"p50_ns", d.p50_ns}, {"p95_ns", d.p95_ns},     {"max_ns", d.max_ns}};
 }
 // A name, or null when unknown (empty).
 ordered_json orNull(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
@@ -97,7 +100,9 @@ ordered_json step(const StepBreakdown& b) {
   j["memset_ns"] = b.memset_ns;
   j["copy_exposed_ns"] = b.copy_exposed_ns;
   j["idle_ns"] = b.idle_ns;
-  j["idle_cause_ns"] = {{"host", b.idle_host_ns}, {"sync", b.idle_sync_ns}, {"dependency", b.idle_dependency_ns},
+  j["idle_cause_ns"] = {{"host", b.idle_host_ns},
+                        {"sync", b.idle_sync_ns},
+                        {"dependency", b.idle_dependency_ns},
                         {"other", b.idle_other_ns}};
   j["idle_in_loader_ns"] = b.idle_in_loader_ns;
   j["idle_in_loader_cause_ns"] = {{"host", b.idle_host_in_loader_ns}, {"sync", b.idle_sync_in_loader_ns}};
@@ -111,7 +116,9 @@ ordered_json step(const StepBreakdown& b) {
   j["htod_pinned"] = copy(b.pinned_htod);
   j["dtoh_pageable"] = copy(b.pageable_dtoh);
   j["dtoh_pinned"] = copy(b.pinned_dtoh);
-  j["host"] = {{"dataloader_ns", b.dataloader_ns}, {"optimizer_ns", b.optimizer_ns}, {"sync_ns", b.sync_ns},
+  j["host"] = {{"dataloader_ns", b.dataloader_ns},
+               {"optimizer_ns", b.optimizer_ns},
+               {"sync_ns", b.sync_ns},
                {"launch_latency", dur(b.launch_latency)}};
   return j;
 }
@@ -126,7 +133,10 @@ ordered_json kernels(const KernelSummary& k) {
   j["classes"] = cls;
   ordered_json top = ordered_json::array();
   for (const auto& x : k.top)
-    top.push_back({{"name", x.name}, {"class", kernelClassName(x.cls)}, {"op", x.op}, {"share", x.share},
+    top.push_back({{"name", x.name},
+                   {"class", kernelClassName(x.cls)},
+                   {"op", x.op},
+                   {"share", x.share},
                    {"duration", dur(x.dur)}});
   j["top"] = top;
   return j;
@@ -143,27 +153,40 @@ ordered_json jobJson(const JobProfile& p) {
   j["framework_version"] = orNull(p.framework_version);
   j["precision"] = orNull(p.precision);
   const auto& s = p.precision_shares;
-  j["precision_shares"] = {{"fp32", s.fp32}, {"tf32", s.tf32}, {"bf16", s.bf16}, {"fp16", s.fp16}, {"fp8", s.fp8},
-                           {"unknown", s.unknown}, {"eligible_kernel_ns_per_step", s.eligible_ns}};
+  j["precision_shares"] = {{"fp32", s.fp32},
+                           {"tf32", s.tf32},
+                           {"bf16", s.bf16},
+                           {"fp16", s.fp16},
+                           {"fp8", s.fp8},
+                           {"unknown", s.unknown},
+                           {"eligible_kernel_ns_per_step", s.eligible_ns}};
   j["autocast"] = optJson(p.autocast);
   j["grad_scaler"] = p.grad_scaler;
   j["grad_accumulation_steps"] = optJson(p.grad_accumulation_steps);
   j["backward_passes_per_step"] = p.backward_passes_per_step;
   j["optimizer_steps_per_step"] = p.optimizer_steps_per_step;
-  j["parallelism"] = {{"data", orNull(p.data_parallel)}, {"basis", orNull(p.data_parallel_basis)},
-                      {"ranks", optJson(p.ranks)}};
+  j["parallelism"] = {
+      {"data", orNull(p.data_parallel)}, {"basis", orNull(p.data_parallel_basis)}, {"ranks", optJson(p.ranks)}};
   j["torch_compile"] = p.torch_compile;
   j["cuda_graphs"] = p.cuda_graphs;
   j["activation_checkpointing"] = optJson(p.activation_checkpointing);
   j["recompute_share"] = optJson(p.recompute_share);
-  j["optimizer"] = {{"name", orNull(p.optimizer)}, {"impl", orNull(p.optimizer_impl)},
-                    {"launches_per_step", p.optimizer_launches_per_step}, {"param_tensors", p.param_tensors}};
-  j["dataloader"] = {{"present", p.dataloader}, {"workers", optJson(p.loader_workers)},
-                     {"multiprocess", optJson(p.loader_multiprocess)}, {"pin_memory", optJson(p.pin_memory)}};
+  j["optimizer"] = {{"name", orNull(p.optimizer)},
+                    {"impl", orNull(p.optimizer_impl)},
+                    {"launches_per_step", p.optimizer_launches_per_step},
+                    {"param_tensors", p.param_tensors}};
+  j["dataloader"] = {{"present", p.dataloader},
+                     {"workers", optJson(p.loader_workers)},
+                     {"multiprocess", optJson(p.loader_multiprocess)},
+                     {"pin_memory", optJson(p.pin_memory)}};
   ordered_json hs = ordered_json::array();
   for (const auto& h : p.host_syncs)
-    hs.push_back({{"op", orNull(h.op)}, {"call", h.call}, {"caller", orNull(h.caller)}, {"copy", orNull(h.copy)},
-                  {"count_per_step", h.count_per_step}, {"host_ns_per_step", h.host_ns_per_step},
+    hs.push_back({{"op", orNull(h.op)},
+                  {"call", h.call},
+                  {"caller", orNull(h.caller)},
+                  {"copy", orNull(h.copy)},
+                  {"count_per_step", h.count_per_step},
+                  {"host_ns_per_step", h.host_ns_per_step},
                   {"wait_ns_per_step", h.wait_ns_per_step}});
   j["host_syncs"] = hs;
   j["steps"] = p.steps;
@@ -174,7 +197,10 @@ ordered_json jobJson(const JobProfile& p) {
 
 // A step's parts (StepWhatIf::Parts): what sets the steady-state step.
 ordered_json partsJson(const StepWhatIf::Parts& p) {
-  return {{"host_ns", p.host_ns}, {"gpu_ns", p.gpu_ns}, {"gpu_busy_ns", p.busy_ns}, {"loader_ns", p.loader_ns},
+  return {{"host_ns", p.host_ns},
+          {"gpu_ns", p.gpu_ns},
+          {"gpu_busy_ns", p.busy_ns},
+          {"loader_ns", p.loader_ns},
           {"bound", p.bound}};
 }
 
@@ -187,10 +213,16 @@ ordered_json pathJson(const std::vector<std::pair<std::string, double>>& path) {
 ordered_json collectives(const std::vector<CollectiveStats>& cs) {
   ordered_json a = ordered_json::array();
   for (const auto& c : cs)
-    a.push_back({{"collective", c.collective}, {"dtype", c.dtype}, {"kernel_variant", c.variant}, {"bytes", c.bytes},
-                 {"group_size", c.group_size}, {"process_group", c.process_group}, {"duration", dur(c.dur)},
+    a.push_back({{"collective", c.collective},
+                 {"dtype", c.dtype},
+                 {"kernel_variant", c.variant},
+                 {"bytes", c.bytes},
+                 {"group_size", c.group_size},
+                 {"process_group", c.process_group},
+                 {"duration", dur(c.dur)},
                  {"algbw_gbps", c.algbw_gbps},
-                 {"busbw_gbps", c.busbw_gbps}, {"bus_factor", c.bus_factor}});
+                 {"busbw_gbps", c.busbw_gbps},
+                 {"bus_factor", c.bus_factor}});
   return a;
 }
 // A finding's evidence (written for people: ms, %, GiB) in the units the document's header promises:
@@ -216,9 +248,10 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   j["tool"] = "gpudoctor analyze";
   j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
   j["version"] = GPUDOCTOR_VERSION;
-  j["units"] = "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1; a "
-               "finding's evidence value/unit are as the terminal shows them (ms, %), base_value/base_unit in ns, "
-               "shares, bytes";
+  j["units"] =
+      "times in integer nanoseconds (_ns), sizes in bytes, bandwidth in GB/s (1e9 B/s), shares 0-1; a "
+      "finding's evidence value/unit are as the terminal shows them (ms, %), base_value/base_unit in ns, "
+      "shares, bytes";
   ordered_json defs = ordered_json::array();
   for (auto p = kDefinitions; *p; ++p) defs.push_back(*p);
   j["definitions"] = defs;
@@ -241,10 +274,13 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     rj["nccl_version"] = t.nccl_version;
     ordered_json devs = ordered_json::array();
     for (const auto& d : t.devices)
-      devs.push_back({{"id", d.id}, {"name", d.name}, {"total_global_mem", d.total_global_mem}, {"num_sms", d.num_sms},
+      devs.push_back({{"id", d.id},
+                      {"name", d.name},
+                      {"total_global_mem", d.total_global_mem},
+                      {"num_sms", d.num_sms},
                       {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
     rj["devices"] = devs;
-    rj["read"] = {{"file_bytes", t.stats.file_bytes}, {"json_bytes", t.stats.input_bytes},
+    rj["read"] = {{"file_bytes", t.stats.file_bytes},   {"json_bytes", t.stats.input_bytes},
                   {"json_events", t.stats.json_events}, {"intervals", t.stats.kept_events},
                   {"flow_events", t.stats.flow_events}, {"parse_seconds", t.stats.parse_seconds}};
     if (t.peak_allocated_bytes >= 0) rj["peak_allocated_bytes"] = t.peak_allocated_bytes;
@@ -254,7 +290,8 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     rj["total"] = step(r.total);
     rj["kernels"] = kernels(r.kernels);
     rj["collectives"] = collectives(r.collectives);
-    rj["gpu_outside_steps"] = {{"ops", r.coverage.gpu_outside_ops}, {"dur_ns", r.coverage.gpu_outside_ns},
+    rj["gpu_outside_steps"] = {{"ops", r.coverage.gpu_outside_ops},
+                               {"dur_ns", r.coverage.gpu_outside_ns},
                                {"before_first_step_dur_ns", r.coverage.gpu_before_ns}};
     ranks.push_back(rj);
   }
@@ -264,9 +301,14 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   const auto& s = run.straggler;
   ordered_json sw = ordered_json::array();
   for (const auto& w : s.ranks)
-    sw.push_back({{"rank", w.rank}, {"nccl_ns", w.nccl_ns}, {"wait_ns", w.wait_ns}, {"last_arrivals", w.last_arrivals}});
-  j["straggler"] = {{"matched", s.matched}, {"collectives", s.collectives}, {"rank", s.straggler},
-                    {"share_last", s.straggler_share}, {"others_wait_ns", s.others_wait_ns}, {"note", s.note},
+    sw.push_back(
+        {{"rank", w.rank}, {"nccl_ns", w.nccl_ns}, {"wait_ns", w.wait_ns}, {"last_arrivals", w.last_arrivals}});
+  j["straggler"] = {{"matched", s.matched},
+                    {"collectives", s.collectives},
+                    {"rank", s.straggler},
+                    {"share_last", s.straggler_share},
+                    {"others_wait_ns", s.others_wait_ns},
+                    {"note", s.note},
                     {"ranks", sw}};
   if (diagnosis) {
     const Diagnosis& d = *diagnosis;
@@ -274,10 +316,12 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["primary_bottleneck"] = d.primary;
     dj["step_ms"] = d.step_ms;
     ordered_json rk = ordered_json::array();
-    for (const auto& b : d.ranking) rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+    for (const auto& b : d.ranking)
+      rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
     dj["ranking"] = rk;
     ordered_json gr = ordered_json::array();
-    for (const auto& b : d.groups) gr.push_back({{"group", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+    for (const auto& b : d.groups)
+      gr.push_back({{"group", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
     dj["groups"] = gr;
     dj["primary_group"] = d.groups.empty() ? ordered_json(nullptr) : ordered_json(d.groups.front().category);
     ordered_json fs = ordered_json::array();
@@ -287,16 +331,26 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
         auto [bv, bu] = evidenceInBaseUnits(e.value, e.unit);
         ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}, {"base_value", bv}, {"base_unit", bu}});
       }
-      ordered_json fj = {{"id", f.id}, {"severity", severityName(f.severity)}, {"title", f.title}, {"evidence", ev},
-                         {"gain_ms_per_step", f.gain_ms_per_step}, {"gain_share", f.gain_share}, {"gain_basis", f.gain_basis},
-                         {"explanation", f.explanation}, {"fix", f.fix}};
+      ordered_json fj = {{"id", f.id},
+                         {"severity", severityName(f.severity)},
+                         {"title", f.title},
+                         {"evidence", ev},
+                         {"gain_ms_per_step", f.gain_ms_per_step},
+                         {"gain_share", f.gain_share},
+                         {"gain_basis", f.gain_basis},
+                         {"explanation", f.explanation},
+                         {"fix", f.fix}};
       if (f.what_if.available) {
-        fj["what_if"] = {{"step_ns", f.what_if.step_ns}, {"speedup", f.what_if.speedup},
-                         {"next_bottleneck", orNull(f.what_if.next_bottleneck)}, {"basis", f.what_if.basis}};
+        fj["what_if"] = {{"step_ns", f.what_if.step_ns},
+                         {"speedup", f.what_if.speedup},
+                         {"next_bottleneck", orNull(f.what_if.next_bottleneck)},
+                         {"basis", f.what_if.basis}};
         if (!f.what_if.alternatives.empty()) {
           ordered_json alts = ordered_json::array();
           for (const auto& a : f.what_if.alternatives)
-            alts.push_back({{"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup},
+            alts.push_back({{"fix", a.fix},
+                            {"step_ns", a.step_ns},
+                            {"speedup", a.speedup},
                             {"next_bottleneck", orNull(a.next_bottleneck)}});
           fj["what_if"]["alternatives"] = std::move(alts);
         }
@@ -306,19 +360,22 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["findings"] = fs;
     ordered_json cl = ordered_json::array();
     for (const auto& c : d.checklist)
-      cl.push_back({{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
+      cl.push_back(
+          {{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
     dj["checklist"] = cl;
     const StepWhatIf& w = d.what_if;
-    dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns}, {"replayed_step_ns", w.replayed_step_ns},
+    dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns},
+                                               {"replayed_step_ns", w.replayed_step_ns},
                                                {"unprofiled_step_ns", w.unprofiled_step_ns},
                                                {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
                                                {"bottleneck", orNull(w.bottleneck)},
                                                {"traced_parts", partsJson(w.traced_parts)},
                                                {"unprofiled_parts", partsJson(w.unprofiled_parts)},
                                                {"steps_replayed", w.steps_replayed},
-                                               {"steps_in_trace", w.steps_in_trace}, {"basis", w.basis}}
-                                : ordered_json{{"traced_step_ns", nullptr}, {"replayed_step_ns", nullptr},
-                                               {"unprofiled_step_ns", nullptr}, {"unprofiled_path_ns", nullptr},
+                                               {"steps_in_trace", w.steps_in_trace},
+                                               {"basis", w.basis}}
+                                : ordered_json{{"traced_step_ns", nullptr},          {"replayed_step_ns", nullptr},
+                                               {"unprofiled_step_ns", nullptr},      {"unprofiled_path_ns", nullptr},
                                                {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
     if (w.available && w.measured_step_ns > 0)
       dj["what_if"]["anchor"] = {{"measured_step_ns", w.measured_step_ns},
@@ -330,8 +387,12 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
       ordered_json tied = ordered_json::array();
       for (const auto& a : p.within_accuracy)
         tied.push_back({{"finding", a.finding}, {"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup}});
-      plan.push_back({{"finding", p.finding}, {"fix", p.fix}, {"step_ns", p.step_ns}, {"speedup", p.speedup},
-                      {"next_bottleneck", orNull(p.next_bottleneck)}, {"within_accuracy", std::move(tied)}});
+      plan.push_back({{"finding", p.finding},
+                      {"fix", p.fix},
+                      {"step_ns", p.step_ns},
+                      {"speedup", p.speedup},
+                      {"next_bottleneck", orNull(p.next_bottleneck)},
+                      {"within_accuracy", std::move(tied)}});
     }
     dj["plan"] = plan;
     // What compare judges: the step alone, also under --no-what-if (null: no replay).
@@ -339,14 +400,16 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
     dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
                            {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
                            {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
-                           {"basis", e.available      ? e.basis
+                           {"basis", e.available       ? e.basis
                                      : e.basis.empty() ? std::string("not computed")
                                                        : "no replay: " + e.basis}};
     if (thresholds) {
       ordered_json th = ordered_json::object();
       for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers
-        if (std::floor(t.value) == t.value && std::fabs(t.value) < 9e15) th[std::string(t.key())] = static_cast<int64_t>(t.value);
-        else th[std::string(t.key())] = t.value;
+        if (std::floor(t.value) == t.value && std::fabs(t.value) < 9e15)
+          th[std::string(t.key())] = static_cast<int64_t>(t.value);
+        else
+          th[std::string(t.key())] = t.value;
       }
       dj["thresholds"] = th;
     }

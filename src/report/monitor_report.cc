@@ -1,6 +1,5 @@
 #include "report/monitor_report.h"
 
-
 #include <cmath>
 
 #include <fmt/format.h>
@@ -48,7 +47,9 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
         o += fmt::format("{:<4} LOST: {}\n", g.index, g.lost);
         continue;
       }
-      double mem = g.memory_total_bytes ? static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes) : -1;
+      double mem = g.memory_total_bytes
+                       ? static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes)
+                       : -1;
       double pcie = g.pcie_rx_bytes_per_s < 0 ? -1 : g.pcie_rx_bytes_per_s + g.pcie_tx_bytes_per_s;
       double nvl = g.nvlink_rx_bytes_per_s < 0 ? -1 : g.nvlink_rx_bytes_per_s + g.nvlink_tx_bytes_per_s;
       o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", g.index, pct(g.util_gpu),
@@ -63,8 +64,8 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   double mem_used = h.memory_total_bytes
                         ? 1 - static_cast<double>(h.memory_available_bytes) / static_cast<double>(h.memory_total_bytes)
                         : -1;
-  o += fmt::format("host: CPU {} (iowait {})  load {:.2f}  memory {} of {} GiB", pct(h.cpu_util), pct(h.iowait), h.load1,
-                   pct(mem_used), gib(h.memory_total_bytes));
+  o += fmt::format("host: CPU {} (iowait {})  load {:.2f}  memory {} of {} GiB", pct(h.cpu_util), pct(h.iowait),
+                   h.load1, pct(mem_used), gib(h.memory_total_bytes));
   if (h.psi_io_some >= 0) o += fmt::format("  PSI io {}", pct(h.psi_io_some));
   o += "\n";
   for (const auto& d : h.disks)
@@ -75,10 +76,11 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
     if (n.rx_bytes_per_s + n.tx_bytes_per_s > 0)
       o += fmt::format("  {} {:<10} rx {:>8.3f} GB/s  tx {:>8.3f} GB/s\n", n.infiniband ? "ib  " : "net ", n.name,
                        n.rx_bytes_per_s / 1e9, n.tx_bytes_per_s / 1e9);
-  for (const auto& p : h.procs) o += fmt::format("  pid {:<8} {:<16} CPU {:.2f} cores\n", p.pid, p.comm.substr(0, 16), p.cpu_cores);
+  for (const auto& p : h.procs)
+    o += fmt::format("  pid {:<8} {:<16} CPU {:.2f} cores\n", p.pid, p.comm.substr(0, 16), p.cpu_cores);
   int red = 0;
   for (const auto& f : flags) red += !f.ok;
-  o += red            ? fmt::format("health: {} red flag(s)\n", red)
+  o += red             ? fmt::format("health: {} red flag(s)\n", red)
        : flags.empty() ? "health: nothing to judge (no GPU or host figures in this sample)\n"
                        : fmt::format("health: all {} checks pass\n", flags.size());
   for (const auto& f : flags)
@@ -112,13 +114,21 @@ nlohmann::ordered_json sampleObject(const MonitorSample& s) {
                  {"memory_full", orNull(h.psi_memory_full)}};
   J disks = J::array();
   for (const auto& d : h.disks)
-    disks.push_back({{"name", d.name}, {"read_bytes_per_s", d.read_bytes_per_s}, {"write_bytes_per_s", d.write_bytes_per_s},
-                     {"reads_per_s", d.reads_per_s}, {"writes_per_s", d.writes_per_s}, {"read_await_ms", d.read_await_ms},
-                     {"write_await_ms", d.write_await_ms}, {"util", d.util}, {"queue", d.queue}});
+    disks.push_back({{"name", d.name},
+                     {"read_bytes_per_s", d.read_bytes_per_s},
+                     {"write_bytes_per_s", d.write_bytes_per_s},
+                     {"reads_per_s", d.reads_per_s},
+                     {"writes_per_s", d.writes_per_s},
+                     {"read_await_ms", d.read_await_ms},
+                     {"write_await_ms", d.write_await_ms},
+                     {"util", d.util},
+                     {"queue", d.queue}});
   host["disks"] = disks;
   J nets = J::array();
   for (const auto& n : h.nets)
-    nets.push_back({{"name", n.name}, {"infiniband", n.infiniband}, {"rx_bytes_per_s", n.rx_bytes_per_s},
+    nets.push_back({{"name", n.name},
+                    {"infiniband", n.infiniband},
+                    {"rx_bytes_per_s", n.rx_bytes_per_s},
                     {"tx_bytes_per_s", n.tx_bytes_per_s}});
   host["nets"] = nets;
   J procs = J::array();
@@ -158,7 +168,11 @@ nlohmann::ordered_json sampleObject(const MonitorSample& s) {
 std::string renderMonitorJson(const MonitorSample& s, const std::vector<HealthFlag>& flags, bool one_line) {
   nlohmann::ordered_json fl = nlohmann::ordered_json::array();
   for (const auto& f : flags)
-    fl.push_back({{"subject", f.subject}, {"check", f.check}, {"ok", f.ok}, {"value", f.value}, {"threshold", f.threshold},
+    fl.push_back({{"subject", f.subject},
+                  {"check", f.check},
+                  {"ok", f.ok},
+                  {"value", f.value},
+                  {"threshold", f.threshold},
                   {"reason", f.reason}});
   nlohmann::ordered_json j;
   j["tool"] = "gpudoctor monitor";
@@ -174,8 +188,8 @@ std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFla
     o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
   auto gpuLabels = [&](const GpuMetrics& g) {
-    return fmt::format("gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\"", g.index,
-                       esc(g.uuid), esc(g.pci_bus_id), g.index, esc(g.name), esc(s.hostname));
+    return fmt::format("gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\"",
+                       g.index, esc(g.uuid), esc(g.pci_bus_id), g.index, esc(g.name), esc(s.hostname));
   };
   struct GpuMetricDef {
     const char* name;
@@ -197,10 +211,12 @@ std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFla
       {"gpudoctor_gpu_memory_clock_hertz", "gauge", "Memory clock.",
        [](const GpuMetrics& g) { return g.memory_clock_mhz < 0 ? -1 : g.memory_clock_mhz * 1e6; }},
       {"gpudoctor_gpu_power_watts", "gauge", "Power draw.", [](const GpuMetrics& g) { return g.power_w; }},
-      {"gpudoctor_gpu_power_limit_watts", "gauge", "Enforced power limit.", [](const GpuMetrics& g) { return g.power_limit_w; }},
+      {"gpudoctor_gpu_power_limit_watts", "gauge", "Enforced power limit.",
+       [](const GpuMetrics& g) { return g.power_limit_w; }},
       {"gpudoctor_gpu_energy_joules_total", "counter", "Energy since the driver loaded.",
        [](const GpuMetrics& g) { return g.energy_j; }},
-      {"gpudoctor_gpu_temperature_celsius", "gauge", "GPU temperature.", [](const GpuMetrics& g) { return g.temperature_c; }},
+      {"gpudoctor_gpu_temperature_celsius", "gauge", "GPU temperature.",
+       [](const GpuMetrics& g) { return g.temperature_c; }},
       {"gpudoctor_gpu_pcie_receive_bytes_per_second", "gauge", "PCIe bytes received (NVML, 20 ms window).",
        [](const GpuMetrics& g) { return g.pcie_rx_bytes_per_s; }},
       {"gpudoctor_gpu_pcie_transmit_bytes_per_second", "gauge", "PCIe bytes sent (NVML, 20 ms window).",
@@ -243,9 +259,11 @@ std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFla
   hostGauge("gpudoctor_host_iowait_ratio", "Share of CPU time in IO wait.", h.iowait);
   hostGauge("gpudoctor_host_load1", "1-minute load average.", h.load1);
   hostGauge("gpudoctor_host_memory_total_bytes", "Host memory.", static_cast<double>(h.memory_total_bytes));
-  hostGauge("gpudoctor_host_memory_available_bytes", "Host memory available.", static_cast<double>(h.memory_available_bytes));
+  hostGauge("gpudoctor_host_memory_available_bytes", "Host memory available.",
+            static_cast<double>(h.memory_available_bytes));
   hostGauge("gpudoctor_host_pressure_io_waiting_ratio", "PSI: share of time some task waited for IO.", h.psi_io_some);
-  hostGauge("gpudoctor_host_pressure_cpu_waiting_ratio", "PSI: share of time some task waited for a CPU.", h.psi_cpu_some);
+  hostGauge("gpudoctor_host_pressure_cpu_waiting_ratio", "PSI: share of time some task waited for a CPU.",
+            h.psi_cpu_some);
   if (!h.disks.empty()) {
     struct D {
       const char* name;
@@ -254,7 +272,8 @@ std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFla
     };
     static const D kDisk[] = {
         {"gpudoctor_disk_read_bytes_per_second", "Bytes read.", [](const DiskRate& d) { return d.read_bytes_per_s; }},
-        {"gpudoctor_disk_written_bytes_per_second", "Bytes written.", [](const DiskRate& d) { return d.write_bytes_per_s; }},
+        {"gpudoctor_disk_written_bytes_per_second", "Bytes written.",
+         [](const DiskRate& d) { return d.write_bytes_per_s; }},
         {"gpudoctor_disk_read_await_seconds", "Mean time per completed read (iostat r_await).",
          [](const DiskRate& d) { return d.read_await_ms / 1e3; }},
         {"gpudoctor_disk_utilization_ratio", "Share of time with IO in flight (iostat %util).",
@@ -262,14 +281,15 @@ std::string renderPrometheus(const MonitorSample& s, const std::vector<HealthFla
     };
     for (const auto& k : kDisk) {
       family(k.name, "gauge", k.help);
-      for (const auto& d : h.disks) o += fmt::format("{}{{{},device=\"{}\"}} {}\n", k.name, host, esc(d.name), num(k.get(d)));
+      for (const auto& d : h.disks)
+        o += fmt::format("{}{{{},device=\"{}\"}} {}\n", k.name, host, esc(d.name), num(k.get(d)));
     }
   }
   if (!h.nets.empty()) {
     family("gpudoctor_network_receive_bytes_per_second", "gauge", "Bytes received (interfaces and InfiniBand ports).");
     for (const auto& n : h.nets)
-      o += fmt::format("gpudoctor_network_receive_bytes_per_second{{{},device=\"{}\",infiniband=\"{}\"}} {}\n", host, esc(n.name),
-                       n.infiniband ? "true" : "false", num(n.rx_bytes_per_s));
+      o += fmt::format("gpudoctor_network_receive_bytes_per_second{{{},device=\"{}\",infiniband=\"{}\"}} {}\n", host,
+                       esc(n.name), n.infiniband ? "true" : "false", num(n.rx_bytes_per_s));
     family("gpudoctor_network_transmit_bytes_per_second", "gauge", "Bytes sent (interfaces and InfiniBand ports).");
     for (const auto& n : h.nets)
       o += fmt::format("gpudoctor_network_transmit_bytes_per_second{{{},device=\"{}\",infiniband=\"{}\"}} {}\n", host,
@@ -288,20 +308,23 @@ std::string renderMonitorSummary(const MonitorSummary& m) {
   std::string o = fmt::format("gpudoctor monitor recording: {} samples, {:.0f} s{}{}\n", m.samples, m.seconds,
                               m.hostname.empty() ? "" : " on " + m.hostname,
                               m.torn_tail ? " (last sample cut short by a kill: ignored)" : "");
-  o += fmt::format("host: CPU mean {:.0f} %, above {:.0f} % for {:.0f} s; IO wait mean {:.1f} %, above {:.0f} % for {:.0f} s\n",
-                   100 * m.cpu_mean, 100 * m.thresholds.at("cpu_max"), m.cpu_above_s, 100 * m.iowait_mean,
-                   100 * m.thresholds.at("io_wait_max"), m.iowait_above_s);
+  o += fmt::format(
+      "host: CPU mean {:.0f} %, above {:.0f} % for {:.0f} s; IO wait mean {:.1f} %, above {:.0f} % for {:.0f} s\n",
+      100 * m.cpu_mean, 100 * m.thresholds.at("cpu_max"), m.cpu_above_s, 100 * m.iowait_mean,
+      100 * m.thresholds.at("io_wait_max"), m.iowait_above_s);
   for (const auto& g : m.gpus) {
-    o += fmt::format("gpu{} {}: util mean {:.0f} %, below {:.0f} % for {:.0f} of {:.0f} s; memory peak {:.0f} %", g.index,
-                     g.name, 100 * g.util_mean, 100 * m.thresholds.at("gpu_util_min"), g.util_below_s, g.seconds,
-                     100 * g.memory_peak);
-    if (g.memory_above_s > 0) o += fmt::format(" (above {:.0f} % for {:.0f} s)", 100 * m.thresholds.at("gpu_memory_max"), g.memory_above_s);
+    o += fmt::format("gpu{} {}: util mean {:.0f} %, below {:.0f} % for {:.0f} of {:.0f} s; memory peak {:.0f} %",
+                     g.index, g.name, 100 * g.util_mean, 100 * m.thresholds.at("gpu_util_min"), g.util_below_s,
+                     g.seconds, 100 * g.memory_peak);
+    if (g.memory_above_s > 0)
+      o += fmt::format(" (above {:.0f} % for {:.0f} s)", 100 * m.thresholds.at("gpu_memory_max"), g.memory_above_s);
     if (g.power_mean_w >= 0) o += fmt::format("; power mean {:.0f} W", g.power_mean_w);
     if (g.throttled_s > 0) o += fmt::format("; clocks held down {:.0f} s", g.throttled_s);
     if (g.lost_s > 0) o += fmt::format("; LOST for the last {:.0f} s", g.lost_s);
     o += "\n  bottleneck over time:";
     double total = g.seconds + g.lost_s;
-    for (const auto& [b, sec] : g.bottleneck_s) o += fmt::format(" {} {:.0f} %", b, total > 0 ? 100 * sec / total : 0.0);
+    for (const auto& [b, sec] : g.bottleneck_s)
+      o += fmt::format(" {} {:.0f} %", b, total > 0 ? 100 * sec / total : 0.0);
     o += fmt::format("  -> dominant: {}\n", g.dominant.empty() ? "n/a" : g.dominant);
   }
   return o;
@@ -318,13 +341,24 @@ std::string renderMonitorSummaryJson(const MonitorSummary& m) {
   j["first_unix_ns"] = m.first_unix_ns;
   j["last_unix_ns"] = m.last_unix_ns;
   j["thresholds"] = m.thresholds;
-  j["host"] = {{"cpu_mean", m.cpu_mean}, {"cpu_above_s", m.cpu_above_s}, {"iowait_mean", m.iowait_mean},
+  j["host"] = {{"cpu_mean", m.cpu_mean},
+               {"cpu_above_s", m.cpu_above_s},
+               {"iowait_mean", m.iowait_mean},
                {"iowait_above_s", m.iowait_above_s}};
   nlohmann::ordered_json gs = nlohmann::ordered_json::array();
   for (const auto& g : m.gpus)
-    gs.push_back({{"gpu", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"seconds", g.seconds}, {"util_mean", g.util_mean},
-                  {"util_below_s", g.util_below_s}, {"memory_peak", g.memory_peak}, {"memory_above_s", g.memory_above_s},
-                  {"power_mean_w", g.power_mean_w}, {"throttled_s", g.throttled_s}, {"lost_s", g.lost_s}, {"bottleneck_s", g.bottleneck_s},
+    gs.push_back({{"gpu", g.index},
+                  {"name", g.name},
+                  {"uuid", g.uuid},
+                  {"seconds", g.seconds},
+                  {"util_mean", g.util_mean},
+                  {"util_below_s", g.util_below_s},
+                  {"memory_peak", g.memory_peak},
+                  {"memory_above_s", g.memory_above_s},
+                  {"power_mean_w", g.power_mean_w},
+                  {"throttled_s", g.throttled_s},
+                  {"lost_s", g.lost_s},
+                  {"bottleneck_s", g.bottleneck_s},
                   {"dominant", g.dominant}});
   j["gpus"] = gs;
   return j.dump(1) + "\n";

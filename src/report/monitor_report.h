@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "diagnosis/monitor_summary.h"
 #include "diagnosis/health.h"
+#include "diagnosis/monitor_summary.h"
 #include "model/monitor_sample.h"
 
 namespace gpudoctor {

@@ -20,12 +20,12 @@ std::string renderNcclBenchJson(const std::vector<NcclBenchRow>& rows, int nrank
 // What a tune run was, beside its decision.
 struct NcclTuneRun {
   int nranks = 0;
-  size_t settings = 0;        // settings measured (stages 1 and 2)
-  int repeats = 0;            // fresh processes per setting
-  int default_channels = 0;   // NCCL's own channel count, 0 unknown
-  bool validated = false;     // stage 3 ran
-  int dropped = 0;            // kept choices stage 3 dropped
-  std::string tuner_config;   // where the configuration was written
+  size_t settings = 0;       // settings measured (stages 1 and 2)
+  int repeats = 0;           // fresh processes per setting
+  int default_channels = 0;  // NCCL's own channel count, 0 unknown
+  bool validated = false;    // stage 3 ran
+  int dropped = 0;           // kept choices stage 3 dropped
+  std::string tuner_config;  // where the configuration was written
 };
 
 // The tune's table, verdicts and how to apply them.

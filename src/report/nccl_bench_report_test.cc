@@ -29,7 +29,8 @@ TEST(NcclBenchReport, TableInNcclTestsColumns) {
   EXPECT_NE(t.find("\n# allreduce\n"), std::string::npos) << t;
   EXPECT_NE(t.find("\n# allgather\n"), std::string::npos) << t;
   EXPECT_NE(t.find("          1024          256    float    sum     -1     10.00    0.10    1.00      0     12.00"),
-            std::string::npos) << t;
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("      0       n/a"), std::string::npos) << t;  // 4096 B not measured in place
   EXPECT_NE(t.find("# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 2.000\n"), std::string::npos) << t;
   std::string oop = renderNcclBenchTable(rows, 2, false);
@@ -39,13 +40,15 @@ TEST(NcclBenchReport, TableInNcclTestsColumns) {
 }
 
 TEST(NcclBenchReport, JsonHasEveryRow) {
-  EXPECT_EQ(testing::schemaProblems("nccl_bench", renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2)), "");
+  EXPECT_EQ(testing::schemaProblems("nccl_bench", renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2)),
+            "");
   // The validator catches a changed document: a required field gone, a byte count as a float.
   if (testing::schemaValidatorAvailable()) {
     auto doc = nlohmann::json::parse(renderNcclBenchJson({row("allreduce", 1024, 10, 1.0, 0, 12)}, 2));
     auto gone = doc;
     gone.erase("tool");
-    EXPECT_NE(testing::schemaProblems("nccl_bench", gone.dump()).find("'tool' is a required property"), std::string::npos);
+    EXPECT_NE(testing::schemaProblems("nccl_bench", gone.dump()).find("'tool' is a required property"),
+              std::string::npos);
     auto floaty = doc;
     floaty["results"][0]["bytes"] = 1024.5;
     EXPECT_NE(testing::schemaProblems("nccl_bench", floaty.dump()).find("is not of type 'integer'"), std::string::npos);
@@ -78,7 +81,8 @@ TEST(NcclBenchReport, TuneTextAndJson) {
   EXPECT_NE(t.find("21.1%  kept\n"), std::string::npos) << t;
   EXPECT_NE(t.find("and the median by > 5 %; the rest keep NCCL's default."), std::string::npos) << t;
   EXPECT_NE(t.find("Not validated (--no-validate)"), std::string::npos) << t;
-  EXPECT_NE(t.find("Environment lines: none: no setting is faster somewhere and never slower.\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("Environment lines: none: no setting is faster somewhere and never slower.\n"), std::string::npos)
+      << t;
   EXPECT_NE(t.find("GPUDOCTOR_TUNER_CONFIG=t.csv\n"), std::string::npos) << t;
   EXPECT_EQ(testing::schemaProblems("nccl_tune", renderNcclTuneJson(d, run)), "");
   auto j = nlohmann::json::parse(renderNcclTuneJson(d, run));

@@ -13,7 +13,8 @@ std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const Ncc
   std::string o = wrapText(fmt::format("gpudoctor nccl env: {} setting{} from {}; {}", c.settings,
                                        c.settings == 1 ? "" : "s", c.source, c.version_note),
                            "", 100);
-  if (!c.host_checked) o += wrapText(c.host_note.empty() ? std::string("host checks skipped (--no-host)") : c.host_note, "", 100);
+  if (!c.host_checked)
+    o += wrapText(c.host_note.empty() ? std::string("host checks skipped (--no-host)") : c.host_note, "", 100);
   if (c.settings == 0) o += "no NCCL_* settings: NCCL uses its defaults (usually the right start)\n";
   std::map<EnvVerdict, int> count;
   for (const auto& f : findings) {
@@ -44,8 +45,12 @@ std::string renderNcclEnvJson(const std::vector<EnvFinding>& findings, const Ncc
   j["multi_node"] = c.multi_node;
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const auto& f : findings)
-    arr.push_back({{"name", f.name}, {"value", f.value}, {"origin", f.origin}, {"verdict", envVerdictName(f.verdict)},
-                   {"reason", f.reason}, {"fix", f.fix}});
+    arr.push_back({{"name", f.name},
+                   {"value", f.value},
+                   {"origin", f.origin},
+                   {"verdict", envVerdictName(f.verdict)},
+                   {"reason", f.reason},
+                   {"fix", f.fix}});
   j["findings"] = arr;
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

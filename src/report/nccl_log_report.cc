@@ -39,7 +39,8 @@ std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>&
                               c.p2p_channels, c.init_complete ? "; init complete" : "; init not completed in the log",
                               c.init_seconds >= 0 ? fmt::format(" in {:.2f} s", c.init_seconds) : ""),
                   "  ", 100);
-  if (!f.rings.empty()) o += wrapText(fmt::format("rings: {} channel orders, first: {}", f.rings.size(), f.rings.front()), "  ", 100);
+  if (!f.rings.empty())
+    o += wrapText(fmt::format("rings: {} channel orders, first: {}", f.rings.size(), f.rings.front()), "  ", 100);
   if (f.trees) o += fmt::format("  trees: {} channel entries\n", f.trees);
   if (!f.settings.empty()) {
     std::string s;
@@ -71,10 +72,17 @@ std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<Finding>&
   j["gdr_connections"] = f.gdr_connections;
   nlohmann::ordered_json comms = nlohmann::ordered_json::array();
   for (const auto& [id, c] : f.comms)
-    comms.push_back({{"id", id}, {"nranks", c.nranks}, {"nnodes", c.nnodes}, {"local_ranks", c.local_ranks},
-                     {"coll_channels", c.coll_channels}, {"nvls_channels", c.nvls_channels},
-                     {"p2p_channels", c.p2p_channels}, {"collnet_channels", c.collnet_channels},
-                     {"ranks_seen", c.ranks_seen}, {"hosts", c.hosts}, {"init_complete", c.init_complete},
+    comms.push_back({{"id", id},
+                     {"nranks", c.nranks},
+                     {"nnodes", c.nnodes},
+                     {"local_ranks", c.local_ranks},
+                     {"coll_channels", c.coll_channels},
+                     {"nvls_channels", c.nvls_channels},
+                     {"p2p_channels", c.p2p_channels},
+                     {"collnet_channels", c.collnet_channels},
+                     {"ranks_seen", c.ranks_seen},
+                     {"hosts", c.hosts},
+                     {"init_complete", c.init_complete},
                      {"init_seconds", c.init_seconds}});
   j["communicators"] = comms;
   j["rings"] = f.rings;
@@ -83,7 +91,9 @@ std::string renderNcclLogJson(const NcclLogFacts& f, const std::vector<Finding>&
   j["warnings"] = f.warnings;
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& x : findings)
-    fs.push_back({{"severity", severityName(x.severity)}, {"title", x.title}, {"evidence", x.explanation},
+    fs.push_back({{"severity", severityName(x.severity)},
+                  {"title", x.title},
+                  {"evidence", x.explanation},
                   {"fix", x.fix.empty() ? std::string() : x.fix.front()}});
   j["findings"] = fs;
   return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

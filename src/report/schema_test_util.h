@@ -22,7 +22,8 @@ inline bool schemaValidatorAvailable() { return std::system("python3 -c 'import 
 // Returns "" when the document validates (or no validator is installed), else the validator's output.
 inline std::string schemaProblems(const std::string& doc, const std::string& json) {
   namespace fs = std::filesystem;
-  if (const char* keep = std::getenv("GPUDOCTOR_SCHEMA_SAMPLES")) std::ofstream(fs::path(keep) / (doc + ".json")) << json;
+  if (const char* keep = std::getenv("GPUDOCTOR_SCHEMA_SAMPLES"))
+    std::ofstream(fs::path(keep) / (doc + ".json")) << json;
   fs::path f = fs::temp_directory_path() / ("gpudoctor_schema_" + doc + "_" + std::to_string(::getpid()) + ".json");
   std::ofstream(f) << json;
   std::string cmd = "python3 " + std::string(GPUDOCTOR_SOURCE_DIR) + "/scripts/check_json_schemas.py - " +

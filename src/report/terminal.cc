@@ -12,7 +12,9 @@ namespace gpudoctor {
 namespace {
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 double us(double ns) { return ns / 1e3; }
-double pct(int64_t part, int64_t whole) { return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double pct(int64_t part, int64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
 std::string shorten(std::string_view s, size_t n) {
   if (s.substr(0, 5) == "void ") s.remove_prefix(5);
@@ -36,7 +38,7 @@ std::string upper(std::string s) {
 std::vector<std::string> jobItems(const JobProfile& p) {
   std::vector<std::string> it;
   it.push_back(p.framework == "pytorch" ? "PyTorch" : p.framework.empty() ? "framework unknown" : p.framework);
-  std::string prec = p.precision.empty() ? "precision unknown"
+  std::string prec = p.precision.empty()      ? "precision unknown"
                      : p.precision == "mixed" ? "mixed precision"
                                               : p.precision;
   if (p.autocast.value_or(false)) prec += " autocast";
@@ -44,28 +46,32 @@ std::vector<std::string> jobItems(const JobProfile& p) {
   it.push_back(prec);
   if (p.grad_accumulation_steps && *p.grad_accumulation_steps > 1)
     it.push_back(fmt::format("grad accumulation x{}", *p.grad_accumulation_steps));
-  if (p.data_parallel == "none") it.push_back(p.ranks.value_or(1) > 1 ? fmt::format("{} ranks, no data parallelism",
-                                                                                    *p.ranks)
-                                                                      : "1 GPU");
-  else if (p.data_parallel.empty()) it.push_back("data parallelism unknown");
+  if (p.data_parallel == "none")
+    it.push_back(p.ranks.value_or(1) > 1 ? fmt::format("{} ranks, no data parallelism", *p.ranks) : "1 GPU");
+  else if (p.data_parallel.empty())
+    it.push_back("data parallelism unknown");
   else
     it.push_back(fmt::format("{}{}", p.data_parallel == "zero" ? "ZeRO" : upper(p.data_parallel),
                              p.ranks ? fmt::format(" x{}", *p.ranks) : ""));
   if (p.activation_checkpointing.value_or(false))
-    it.push_back(p.recompute_share ? fmt::format("activation checkpointing ({:.0f}% of forward recomputed)",
-                                                 100 * *p.recompute_share)
-                                   : "activation checkpointing");
+    it.push_back(p.recompute_share
+                     ? fmt::format("activation checkpointing ({:.0f}% of forward recomputed)", 100 * *p.recompute_share)
+                     : "activation checkpointing");
   if (!p.optimizer.empty() || !p.optimizer_impl.empty()) {
     std::string impl = p.optimizer_impl == "loop" ? "per-parameter loop" : p.optimizer_impl;
-    it.push_back(fmt::format("{} {}", p.optimizer.empty() ? "optimizer" : p.optimizer, impl.empty() ? "(impl unknown)" : impl));
+    it.push_back(
+        fmt::format("{} {}", p.optimizer.empty() ? "optimizer" : p.optimizer, impl.empty() ? "(impl unknown)" : impl));
   } else {
     it.push_back(p.notInSource("optimizer") ? "optimizer not recorded" : "optimizer unknown");
   }
   std::string pin = p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "";
-  if (p.notInSource("dataloader")) it.push_back(pin.empty() ? "DataLoader not recorded" : "DataLoader not recorded (" + pin + " input copies)");
-  else if (!p.dataloader) it.push_back(pin.empty() ? "no DataLoader" : "no DataLoader (" + pin + " input copies)");
-  else it.push_back(std::string(p.loader_workers == 0 ? "DataLoader 0 workers" : "DataLoader with workers") +
-                    (pin.empty() ? "" : " (" + pin + ")"));
+  if (p.notInSource("dataloader"))
+    it.push_back(pin.empty() ? "DataLoader not recorded" : "DataLoader not recorded (" + pin + " input copies)");
+  else if (!p.dataloader)
+    it.push_back(pin.empty() ? "no DataLoader" : "no DataLoader (" + pin + " input copies)");
+  else
+    it.push_back(std::string(p.loader_workers == 0 ? "DataLoader 0 workers" : "DataLoader with workers") +
+                 (pin.empty() ? "" : " (" + pin + ")"));
   it.push_back(p.torch_compile ? "torch.compile" : "no compile");
   it.push_back(p.cuda_graphs ? "CUDA graphs" : "no CUDA graphs");
   return it;
@@ -94,8 +100,8 @@ std::string jobBlock(const JobProfile& p) {
       if (!h.caller.empty()) what += " in " + (h.caller.size() > 32 ? h.caller.substr(0, 29) + "..." : h.caller);
       ++shown;
       bool more = shown < p.host_syncs.size() && shown < 4;
-      std::string piece = fmt::format(" {} {:.3g}/step ({:.2f} ms){}", what, h.count_per_step,
-                                      h.host_ns_per_step / 1e6, more ? "," : "");
+      std::string piece = fmt::format(" {} {:.3g}/step ({:.2f} ms){}", what, h.count_per_step, h.host_ns_per_step / 1e6,
+                                      more ? "," : "");
       if (line.size() + piece.size() > 100) {
         o += line + "\n";
         line = "   ";
@@ -113,12 +119,12 @@ std::string jobBlock(const JobProfile& p) {
 void rankRow(std::string& o, const RankAnalysis& r) {
   const auto& t = r.total;
   auto n = static_cast<int64_t>(r.steps.size());
-  o += fmt::format("{:>5} {:>9.2f} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>6.1f}% {:>6.1f}% {:>8.2f} {:>8.2f} {:>7.1f}\n",
-                   r.trace->rank, ms(t.wall_ns / std::max<int64_t>(1, n)), pct(t.gpu_busy_ns, t.wall_ns),
-                   pct(t.compute_ns, t.wall_ns), pct(t.comm_ns, t.wall_ns), pct(t.comm_exposed_ns, t.wall_ns),
-                   pct(t.copy_exposed_ns, t.wall_ns), pct(t.idle_ns, t.wall_ns),
-                   ms(t.dataloader_ns / std::max<int64_t>(1, n)), ms(t.sync_ns / std::max<int64_t>(1, n)),
-                   us(static_cast<double>(t.launch_latency.p50_ns)));
+  o += fmt::format(
+      "{:>5} {:>9.2f} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>6.1f}% {:>6.1f}% {:>8.2f} {:>8.2f} {:>7.1f}\n",
+      r.trace->rank, ms(t.wall_ns / std::max<int64_t>(1, n)), pct(t.gpu_busy_ns, t.wall_ns),
+      pct(t.compute_ns, t.wall_ns), pct(t.comm_ns, t.wall_ns), pct(t.comm_exposed_ns, t.wall_ns),
+      pct(t.copy_exposed_ns, t.wall_ns), pct(t.idle_ns, t.wall_ns), ms(t.dataloader_ns / std::max<int64_t>(1, n)),
+      ms(t.sync_ns / std::max<int64_t>(1, n)), us(static_cast<double>(t.launch_latency.p50_ns)));
 }
 }  // namespace
 
@@ -134,9 +140,9 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   size_t steps = first.steps.size();
   std::string step_names;
   if (first.windows.front().annotated)
-    step_names = first.windows.size() == 1 ? fmt::format("step #{}", first.windows.front().number)
-                                           : fmt::format("steps #{}..#{}", first.windows.front().number,
-                                                         first.windows.back().number);
+    step_names = first.windows.size() == 1
+                     ? fmt::format("step #{}", first.windows.front().number)
+                     : fmt::format("steps #{}..#{}", first.windows.front().number, first.windows.back().number);
   else
     step_names = "no step annotations: one window over all GPU activity";
   o += fmt::format("gpudoctor analyze: {} rank{}, {} step{} ({})\n", run.ranks.size(), run.ranks.size() == 1 ? "" : "s",
@@ -179,13 +185,14 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   for (const auto& r : run.ranks)
     if (r.trace->rank == opt.detail_rank) dr = &r;
   o += fmt::format("\nSteps of rank {} (ms)\n", dr->trace->rank);
-  o += fmt::format("{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7}\n", "step", "wall",
-                   "busy", "compute", "NCCL", "exposed", "copies", "idle", "host", "sync", "depend", "other");
+  o += fmt::format("{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7}\n", "step", "wall", "busy",
+                   "compute", "NCCL", "exposed", "copies", "idle", "host", "sync", "depend", "other");
   auto step_row = [&](const std::string& label, const StepBreakdown& b) {
-    o += fmt::format("{:>6} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>7.3f} {:>8.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f}\n",
-                     label, ms(b.wall_ns), ms(b.gpu_busy_ns), ms(b.compute_ns), ms(b.comm_ns), ms(b.comm_exposed_ns),
-                     ms(b.copy_exposed_ns), ms(b.idle_ns), ms(b.idle_host_ns), ms(b.idle_sync_ns),
-                     ms(b.idle_dependency_ns), ms(b.idle_other_ns));
+    o += fmt::format(
+        "{:>6} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>7.3f} {:>8.3f} {:>7.3f} {:>7.3f} {:>7.3f} {:>7.3f}\n",
+        label, ms(b.wall_ns), ms(b.gpu_busy_ns), ms(b.compute_ns), ms(b.comm_ns), ms(b.comm_exposed_ns),
+        ms(b.copy_exposed_ns), ms(b.idle_ns), ms(b.idle_host_ns), ms(b.idle_sync_ns), ms(b.idle_dependency_ns),
+        ms(b.idle_other_ns));
   };
   for (const auto& b : dr->steps) step_row(b.window.annotated ? fmt::format("#{}", b.window.number) : "all", b);
   if (dr->steps.size() > 1) step_row("total", dr->total);
@@ -198,7 +205,8 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   const auto& l = t.launch_latency;
   if (l.count)
     o += fmt::format("  launch latency over {} launches: p50 {:.1f} us, p95 {:.1f} us, max {:.1f} us\n", l.count,
-                     us(static_cast<double>(l.p50_ns)), us(static_cast<double>(l.p95_ns)), us(static_cast<double>(l.max_ns)));
+                     us(static_cast<double>(l.p50_ns)), us(static_cast<double>(l.p95_ns)),
+                     us(static_cast<double>(l.max_ns)));
   bool any_copy = false;
   for (int d = 0; d < kCopyDirCount; ++d) any_copy |= t.copies[d].count > 0;
   if (any_copy) {
@@ -223,15 +231,16 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(c.cls), c.dur.count,
                      ms(c.dur.total_ns), us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), 100 * c.share);
   o += fmt::format("\nTop {} kernels by total time\n", k.top.size());
-  o += fmt::format("  {:<44} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
+  o +=
+      fmt::format("  {:<44} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
   for (const auto& x : k.top)
     o += fmt::format("  {:<44} {:>6} {:>9.3f} {:>9.1f} {:>5.1f}%  {}\n", shorten(x.name, 44), x.dur.count,
                      ms(x.dur.total_ns), us(x.dur.mean_ns), 100 * x.share, kernelClassName(x.cls));
 
   if (!run.collectives.empty()) {
     o += "\nNCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)\n";
-    o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype", "size",
-                     "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
+    o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype",
+                     "size", "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
     // With more than one process group, each row says which (its name or rank list).
     std::string first_group;
     bool groups = false;
@@ -241,10 +250,12 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
       groups |= c.process_group != first_group;
     }
     for (const auto& c : run.collectives)
-      o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
-                       shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14), shorten(c.dtype, 9), c.bytes > 0 ? bytesText(c.bytes) : std::string("size ?"), shorten(c.variant, 10),
-                       c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)),
-                       c.algbw_gbps, c.busbw_gbps);
+      o += fmt::format(
+          "  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
+          shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14),
+          shorten(c.dtype, 9), c.bytes > 0 ? bytesText(c.bytes) : std::string("size ?"), shorten(c.variant, 10),
+          c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), c.algbw_gbps,
+          c.busbw_gbps);
     o += "  algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.\n";
   }
   if (run.ranks.size() > 1) {

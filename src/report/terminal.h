@@ -7,9 +7,9 @@
 namespace gpudoctor {
 
 struct TerminalOptions {
-  int detail_rank = -1;      // rank whose steps are listed; -1: the first
-  size_t max_rank_rows = 16; // more ranks than this: summary plus the slowest ranks
-  double read_seconds = 0;   // for the footer
+  int detail_rank = -1;       // rank whose steps are listed; -1: the first
+  size_t max_rank_rows = 16;  // more ranks than this: summary plus the slowest ranks
+  double read_seconds = 0;    // for the footer
   uint64_t read_bytes = 0;
 };
 

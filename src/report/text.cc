@@ -27,7 +27,8 @@ bool isCommand(std::string_view body) {
   for (std::string_view c : {"kubectl", "sbatch", "srun", "salloc", "torchrun", "mpirun", "numactl", "export", "python",
                              "deepspeed", "accelerate"})
     if (first == c) return true;
-  if (first.find('=') != std::string_view::npos && first.find('=') > 0 && first[0] >= 'A' && first[0] <= 'Z') return true;
+  if (first.find('=') != std::string_view::npos && first.find('=') > 0 && first[0] >= 'A' && first[0] <= 'Z')
+    return true;
   // "Megatron: --tensor-model-parallel-size 1 ...": a label followed by flags.
   return first.size() > 1 && first.back() == ':' && body.find(" --") == first.size();
 }

@@ -37,10 +37,14 @@ std::string nicLevelCell(const TopoNic& n, int g) {
 std::string xmlEscape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '"') o += "&quot;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else o += c;
+    if (c == '"')
+      o += "&quot;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '<')
+      o += "&lt;";
+    else
+      o += c;
   }
   return o;
 }
@@ -54,7 +58,8 @@ std::string topoCell(const NodeTopology& t, int a, int b) {
   return pcieLevelName(t.pcie[a][b]);
 }
 
-std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>& gpu_cpus, const BandwidthMeasurement* m) {
+std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>& gpu_cpus,
+                           const BandwidthMeasurement* m) {
   int n = t.size();
   int k = static_cast<int>(t.nics.size());
   std::vector<std::string> head = {""};
@@ -76,9 +81,10 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
     std::vector<std::string> r = {"NIC" + std::to_string(i)};
     for (int b = 0; b < n; ++b) r.push_back(nicLevelCell(t.nics[i], b));
     for (int j = 0; j < k; ++j)
-      r.push_back(i == j ? "X"
-                         : (j < static_cast<int>(t.nics[i].level_to_nic.size()) ? pcieLevelName(t.nics[i].level_to_nic[j])
-                                                                                 : "-"));
+      r.push_back(
+          i == j
+              ? "X"
+              : (j < static_cast<int>(t.nics[i].level_to_nic.size()) ? pcieLevelName(t.nics[i].level_to_nic[j]) : "-"));
     rows.push_back(r);
   }
   std::vector<size_t> width(head.size(), 0);
@@ -88,9 +94,12 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
   for (const auto& r : rows) {
     std::string line;
     for (size_t c = 0; c < r.size(); ++c) {
-      if (c == 0) line += fmt::format("{:<{}}", r[c], width[c] + 2);
-      else if (c + 2 < head.size()) line += fmt::format("{:^{}}", r[c], std::max<size_t>(width[c], 4) + 2);
-      else line += fmt::format("{:<{}}", r[c], width[c] + 2);
+      if (c == 0)
+        line += fmt::format("{:<{}}", r[c], width[c] + 2);
+      else if (c + 2 < head.size())
+        line += fmt::format("{:^{}}", r[c], std::max<size_t>(width[c], 4) + 2);
+      else
+        line += fmt::format("{:<{}}", r[c], width[c] + 2);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -106,8 +115,7 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
       "  NV#  = Connection traversing a bonded set of # NVLinks\n";
   if (k) {
     out += "\nNIC Legend:\n\n";
-    for (int i = 0; i < k; ++i)
-      out += fmt::format("  NIC{}: {}\n", i, t.nics[i].name);
+    for (int i = 0; i < k; ++i) out += fmt::format("  NIC{}: {}\n", i, t.nics[i].name);
   }
   out += "\nGPUs:\n";
   for (const auto& g : t.gpus)
@@ -116,9 +124,10 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
   bool any_switch = std::any_of(t.gpus.begin(), t.gpus.end(), [](const TopoGpu& g) { return g.nvswitch_links > 0; });
   if (any_switch) out += "  NV# between GPUs counts the links both GPUs have into the NVSwitch fabric.\n";
   if (m) {
-    out += fmt::format("\nMeasured copy bandwidth, GB/s (median of {} copies of {} MiB; cudaMemcpyPeerAsync for GPU->GPU, "
-                       "pinned host memory for H2D/D2H):\n\n",
-                       m->repeats, m->bytes >> 20);
+    out += fmt::format(
+        "\nMeasured copy bandwidth, GB/s (median of {} copies of {} MiB; cudaMemcpyPeerAsync for GPU->GPU, "
+        "pinned host memory for H2D/D2H):\n\n",
+        m->repeats, m->bytes >> 20);
     std::string line = fmt::format("{:<10}", "src\\dst");
     for (int b = 0; b < n; ++b) line += fmt::format("{:>9}", "GPU" + std::to_string(b));
     out += line + fmt::format("{:>9}{:>9}\n", "H2D", "D2H");
@@ -196,8 +205,11 @@ std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m)
   }
   j["nvidia_smi_matrix"] = mat;
   if (m) {
-    j["measured"] = {{"p2p_gbps", m->p2p_gbps}, {"h2d_gbps", m->h2d_gbps}, {"d2h_gbps", m->d2h_gbps},
-                     {"bytes", m->bytes}, {"repeats", m->repeats}};
+    j["measured"] = {{"p2p_gbps", m->p2p_gbps},
+                     {"h2d_gbps", m->h2d_gbps},
+                     {"d2h_gbps", m->d2h_gbps},
+                     {"bytes", m->bytes},
+                     {"repeats", m->repeats}};
     json acc = json::array();
     for (const auto& r : m->p2p_access) acc.push_back(r);
     j["measured"]["p2p_access"] = acc;
@@ -257,7 +269,8 @@ std::string renderNcclXml(const NcclXmlSystem& sys) {
         l.push_back(fmt::format("    <nvlink target=\"{}\" count=\"{}\" tclass=\"0x030200\"/>", target, count));
       // NCCL folds every NVSwitch into one node with this bus id.
       if (g.nvswitch_links > 0)
-        l.push_back(fmt::format("    <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>", g.nvswitch_links));
+        l.push_back(
+            fmt::format("    <nvlink target=\"fffffff:ff:ff.0\" count=\"{}\" tclass=\"0x068000\"/>", g.nvswitch_links));
       l.push_back("  </gpu>");
       l.push_back("</pci>");
       placeDevice(tree, g.pci_switches, std::move(l));
@@ -313,26 +326,30 @@ std::string explain(const NodeTopology& t, const NodePlacementReport& r) {
     int min_nv = r.ring_min_nvlinks;
     bool all_nv = r.ring_all_nvlink;
     why = fmt::format("These {} GPUs hold a ring whose slowest hop carries {} per direction", k, gbps(s.ring_gbps));
-    if (all_nv) why += fmt::format(" ({} NVLink{} or more on every hop)", min_nv, min_nv == 1 ? "" : "s");
-    else why += " (some hops are PCIe)";
+    if (all_nv)
+      why += fmt::format(" ({} NVLink{} or more on every hop)", min_nv, min_nv == 1 ? "" : "s");
+    else
+      why += " (some hops are PCIe)";
     why += "; no other choice of " + std::to_string(k) + " of the " + std::to_string(free.size()) +
            " free GPUs has a faster slowest hop";
-    why += !p.exact ? " (greedy search: over 16 free GPUs)."
+    why += !p.exact         ? " (greedy search: over 16 free GPUs)."
            : p.subsets == 1 ? " (it is the only choice)."
                             : " (all " + std::to_string(p.subsets) + " choices checked exactly).";
   }
   why += fmt::format(" They span {} NUMA node{}", s.numa_nodes, s.numa_nodes == 1 ? "" : "s");
   why += s.numa_nodes == 1 ? ", so each rank's CPU threads and pinned buffers stay on the GPUs' socket." : ".";
   int left = static_cast<int>(free.size()) - k;
-  if (left >= 2) why += fmt::format(" The {} GPUs left free keep a ring of {} for the next job.", left, gbps(s.leftover_ring_gbps));
+  if (left >= 2)
+    why += fmt::format(" The {} GPUs left free keep a ring of {} for the next job.", left, gbps(s.leftover_ring_gbps));
   if (!go.empty() && go != p.gpus) {
     const PlacementScore& gs = r.go_score;
-    why += fmt::format(" go-gpuallocator's best-effort policy (sum of pair scores) would pick {} with a slowest ring hop of "
-                       "{}{}.",
-                       joinInts(go), gbps(gs.ring_gbps),
-                       r.better_than_go ? (gs.ring_gbps < s.ring_gbps ? " — slower for ring collectives"
-                                                                         : " — equal ring speed but worse on NUMA or leftover")
-                                          : "");
+    why += fmt::format(
+        " go-gpuallocator's best-effort policy (sum of pair scores) would pick {} with a slowest ring hop of "
+        "{}{}.",
+        joinInts(go), gbps(gs.ring_gbps),
+        r.better_than_go ? (gs.ring_gbps < s.ring_gbps ? " — slower for ring collectives"
+                                                       : " — equal ring speed but worse on NUMA or leftover")
+                         : "");
   } else if (!go.empty()) {
     why += " go-gpuallocator's best-effort policy picks the same GPUs.";
   }
@@ -352,7 +369,8 @@ std::string torchrunWrapper(const NodeTopology& t, const NodePlacementReport& r)
     for (const auto& x : r.ranks)
       if (x.gpu == p.gpus[i]) b = &x;
     if (b == nullptr) continue;
-    std::string env = b->nic >= 0 && t.nics[b->nic].infiniband ? "export NCCL_IB_HCA=" + t.nics[b->nic].name + "; " : "";
+    std::string env =
+        b->nic >= 0 && t.nics[b->nic].infiniband ? "export NCCL_IB_HCA=" + t.nics[b->nic].name + "; " : "";
     std::string cmd = bindCommand(*b);
     if (env.empty() && cmd.empty()) continue;
     cases += fmt::format("  {}) {}exec {}\"$@\" ;;   # GPU {}\n", i, env, cmd.empty() ? "" : cmd + " ", p.gpus[i]);
@@ -376,16 +394,18 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementRe
   out += "  One process per GPU instead? Start rank r with its own prefix:\n";
   out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
   for (const auto& r : r.ranks) {
-    std::string nic = r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
+    std::string nic =
+        r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
     std::string env = r.nic >= 0 && t.nics[r.nic].infiniband ? " NCCL_IB_HCA=" + t.nics[r.nic].name : "";
     std::string cmd = bindCommand(r);
-    out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", r.rank, r.gpu, r.numa_node >= 0 ? std::to_string(r.numa_node) : "-",
-                       r.cpu_list.empty() ? "-" : r.cpu_list, nic,
+    out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", r.rank, r.gpu,
+                       r.numa_node >= 0 ? std::to_string(r.numa_node) : "-", r.cpu_list.empty() ? "-" : r.cpu_list, nic,
                        "CUDA_VISIBLE_DEVICES=" + std::to_string(r.gpu) + env, cmd.empty() ? "" : " " + cmd);
   }
   if (std::string w = torchrunWrapper(t, r); !w.empty()) {
-    out += "\n  Under torchrun (one environment for every local rank), bind each rank with a wrapper keyed on\n"
-           "  LOCAL_RANK, saved as bind.sh (chmod +x):\n";
+    out +=
+        "\n  Under torchrun (one environment for every local rank), bind each rank with a wrapper keyed on\n"
+        "  LOCAL_RANK, saved as bind.sh (chmod +x):\n";
     out += indent(w, "    ");
     out += fmt::format("  CUDA_VISIBLE_DEVICES={} torchrun --nproc-per-node {} --no-python ./bind.sh python train.py\n",
                        joinInts(p.gpus), p.gpus.size());
@@ -418,7 +438,8 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementRe
             {"torchrun_wrapper", torchrunWrapper(t, r)}};
   j["ranks"] = json::array();
   for (const auto& r : r.ranks) {
-    json e = {{"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
+    json e = {
+        {"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
     if (r.nic >= 0) e["nic"] = t.nics[r.nic].name;
     j["ranks"].push_back(e);
   }
@@ -479,7 +500,8 @@ ClusterParts clusterParts(const ClusterTopology& c, const ClusterPlacement& p, i
     if (h.switch_index < 0) continue;
     int spine = c.switches[h.switch_index].parent;
     o.labels += fmt::format("kubectl label node {} network.gpudoctor.io/leaf={}{} --overwrite\n", h.name,
-                            c.switches[h.switch_index].name, spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
+                            c.switches[h.switch_index].name,
+                            spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
   }
   std::string values;  // a block sequence: one host per line, however many there are
   for (int h : p.hosts) values += "\n          - " + c.hosts[h].name;
@@ -503,15 +525,16 @@ ClusterParts clusterParts(const ClusterTopology& c, const ClusterPlacement& p, i
       "resources: {{limits: {{nvidia.com/gpu: {}}}}}\n",
       values, o.topology_key, gpn);
   o.topology_conf = slurmTopologyConf(c);
-  o.sbatch = fmt::format("sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh",
-                         p.hosts.size(), o.host_list, gpn, gpn);
+  o.sbatch =
+      fmt::format("sbatch --nodes={} --nodelist={} --gpus-per-node={} --gpu-bind=closest --ntasks-per-node={} job.sh",
+                  p.hosts.size(), o.host_list, gpn, gpn);
   return o;
 }
 
-
 }  // namespace
 
-std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
+std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPlacement& p, int gpn,
+                                       const NodePlacement* pn) {
   const ClusterParts parts = clusterParts(c, p, gpn);
   const NetSwitch& top = c.switches[p.lowest_switch];
   std::string out = fmt::format("{} nodes x {} GPUs from {} hosts with enough free GPUs ({}):\n\n", p.hosts.size(), gpn,
@@ -519,27 +542,31 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
   for (int h : p.hosts)
     out += fmt::format("  {:<24} leaf {:<16} free {}/{}\n", c.hosts[h].name, c.switches[c.hosts[h].switch_index].name,
                        c.hosts[h].free_gpus, c.hosts[h].gpus);
-  out += fmt::format("\n  all under switch {} ({} leaf switch{}); longest path between two of them: {} switch hop{}\n",
-                     top.name, p.leaves, p.leaves == 1 ? "" : "es", p.max_switch_hops, p.max_switch_hops == 1 ? "" : "s");
+  out +=
+      fmt::format("\n  all under switch {} ({} leaf switch{}); longest path between two of them: {} switch hop{}\n",
+                  top.name, p.leaves, p.leaves == 1 ? "" : "es", p.max_switch_hops, p.max_switch_hops == 1 ? "" : "s");
   // Kubernetes: label nodes with their leaf and spine, then keep the job's pods under one of them.
-  out += fmt::format("\nKubernetes: label every node of the file with its switches (once; {} nodes):\n", c.hosts.size());
+  out +=
+      fmt::format("\nKubernetes: label every node of the file with its switches (once; {} nodes):\n", c.hosts.size());
   out += indent(parts.labels, "  ");
   out += fmt::format("then in the job's pod template (all pods share a {} with label job=<name>):\n",
                      p.leaves == 1 ? "leaf" : "spine");
   out += indent(parts.pod_template, "  ");
-  out += fmt::format("  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {})\n",
-                     parts.topology_key);
+  out += fmt::format(
+      "  (Kueue topology-aware scheduling: annotate the pod set with kueue.x-k8s.io/podset-required-topology: {})\n",
+      parts.topology_key);
   out += "  In a pod, the device plugin numbers the GPUs it gives from 0: leave CUDA_VISIBLE_DEVICES to it.\n";
   out += "\nSlurm:\n  " + parts.sbatch + "\n";
-  out += "  topology.conf (topology/tree: every switch and host of the file, so Slurm packs jobs under few switches):\n";
+  out +=
+      "  topology.conf (topology/tree: every switch and host of the file, so Slurm packs jobs under few switches):\n";
   out += indent(parts.topology_conf, "    ");
   if (c.has_node) {
     out += "  gres.conf on each host (Links: NVLinks to each GPU, -1 itself; Slurm packs well-linked GPUs):\n";
     out += gresLinks(c.node);
   }
   if (pn) {
-    out += fmt::format("\nOn each host, the best {} of its GPUs: CUDA_VISIBLE_DEVICES={} (ring {}, slowest hop {}).\n", gpn,
-                       joinInts(pn->gpus), joinInts(pn->ring, " -> "), gbps(pn->score.ring_gbps));
+    out += fmt::format("\nOn each host, the best {} of its GPUs: CUDA_VISIBLE_DEVICES={} (ring {}, slowest hop {}).\n",
+                       gpn, joinInts(pn->gpus), joinInts(pn->ring, " -> "), gbps(pn->score.ring_gbps));
   }
   out += fmt::format(
       "\nWhy: the {} nodes sit under the lowest switch that has {} hosts with {} free GPUs ({}), so ring and tree "
@@ -549,13 +576,16 @@ std::string renderClusterPlacementText(const ClusterTopology& c, const ClusterPl
   return out;
 }
 
-std::string renderClusterPlacementJson(const ClusterTopology& c, const ClusterPlacement& p, int gpn, const NodePlacement* pn) {
+std::string renderClusterPlacementJson(const ClusterTopology& c, const ClusterPlacement& p, int gpn,
+                                       const NodePlacement* pn) {
   using nlohmann::json;
   const ClusterParts parts = clusterParts(c, p, gpn);
   json hosts = json::array();
   for (int h : p.hosts)
-    hosts.push_back({{"name", c.hosts[h].name}, {"leaf", c.switches[c.hosts[h].switch_index].name},
-                     {"free", c.hosts[h].free_gpus}, {"gpus", c.hosts[h].gpus}});
+    hosts.push_back({{"name", c.hosts[h].name},
+                     {"leaf", c.switches[c.hosts[h].switch_index].name},
+                     {"free", c.hosts[h].free_gpus},
+                     {"gpus", c.hosts[h].gpus}});
   json j = {{"hosts", hosts},
             {"gpus_per_node", gpn},
             {"lowest_switch", c.switches[p.lowest_switch].name},

@@ -109,8 +109,7 @@ class GzipStream : public ByteStream {
       }
       if (zs_.avail_in == 0 && src_eof_) {
         if (member_started_)
-          return Error{name_ + ": truncated gzip stream (ends after " + std::to_string(disk_) +
-                       " compressed bytes)"};
+          return Error{name_ + ": truncated gzip stream (ends after " + std::to_string(disk_) + " compressed bytes)"};
         done_ = true;
         break;
       }
@@ -139,8 +138,8 @@ class GzipStream : public ByteStream {
       }
       if (rc == Z_BUF_ERROR) continue;  // needs more input; loop reads it
       if (rc != Z_OK) {
-        return Error{name_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "zlib error") +
-                     ") near compressed byte " + std::to_string(disk_ - zs_.avail_in)};
+        return Error{name_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "zlib error") + ") near compressed byte " +
+                     std::to_string(disk_ - zs_.avail_in)};
       }
     }
     return n - zs_.avail_out;

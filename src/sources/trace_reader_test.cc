@@ -33,7 +33,7 @@ TEST(KinetoProbe, ClaimsKinetoAndChromeTraceJson) {
   EXPECT_TRUE(looksLikeKinetoTrace("{\"displayTimeUnit\": \"ns\", \"traceEvents\": []}"));
   EXPECT_TRUE(looksLikeKinetoTrace("\xEF\xBB\xBF {\"traceEvents\": []}"));
   EXPECT_TRUE(looksLikeKinetoTrace("[{\"name\":\"a\",\"ph\":\"B\""));  // Chrome's JSON Array Format
-  EXPECT_TRUE(looksLikeKinetoTrace(" [ \n"));                           // an array cut by the probe's window
+  EXPECT_TRUE(looksLikeKinetoTrace(" [ \n"));                          // an array cut by the probe's window
   EXPECT_TRUE(looksLikeKinetoTrace("[]"));
 }
 
@@ -61,7 +61,8 @@ TEST(TraceReaders, ProbeSeesTheDecompressedHead) {
 }
 
 TEST(TraceReaders, AForeignFileIsRefusedNamingItAndTheKnownFormats) {
-  for (const char* rel : {"testdata/bad/garbage.bin", "testdata/bad/not_a_trace.json", "testdata/nccl_logs/ddp_2xh200_info.log"}) {
+  for (const char* rel :
+       {"testdata/bad/garbage.bin", "testdata/bad/not_a_trace.json", "testdata/nccl_logs/ddp_2xh200_info.log"}) {
     auto r = readTrace(src(rel));
     ASSERT_FALSE(r.ok()) << rel;
     const std::string& m = r.error().message;

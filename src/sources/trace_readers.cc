@@ -3,7 +3,7 @@
 // <id>TraceReader()`; adding one is that folder, its line here and its sources in CMakeLists.txt.
 #include "sources/trace_reader.h"
 
-#define GPUDOCTOR_TRACE_READERS(X) \
+#define GPUDOCTOR_TRACE_READERS(X)                                                                \
   X(kineto) /* sources/kineto/: PyTorch profiler (Kineto) and Chrome-trace JSON, plain or gzip */ \
   X(record) /* sources/record/: gpudoctor record's CUPTI recordings (.gdrec), plain or gzip */
 

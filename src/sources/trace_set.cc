@@ -19,7 +19,8 @@ bool looksLikeTrace(const std::string& name) {
   auto ends = [&](std::string_view s) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
-  return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz") || ends(".gdsum") || ends(".gdsum.gz");
+  return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz") || ends(".gdsum") ||
+         ends(".gdsum.gz");
 }
 }  // namespace
 
@@ -74,8 +75,8 @@ Result<const TraceReader*> pickTraceReader(const std::string& path, std::string_
   for (const TraceReader* r : readers)
     known += (known.empty() ? "" : "; ") + std::string(r->name()) + ": " + std::string(r->description());
   bool blank = head.find_first_not_of(" \t\r\n") == std::string_view::npos;
-  return Error{path + (blank ? ": empty file" : ": not a trace format gpudoctor reads") + " (formats known: " +
-               (known.empty() ? "none" : known) + ")"};
+  return Error{path + (blank ? ": empty file" : ": not a trace format gpudoctor reads") +
+               " (formats known: " + (known.empty() ? "none" : known) + ")"};
 }
 
 Result<RankTrace> readTrace(const std::string& path) {

@@ -39,7 +39,6 @@ struct ReadSetOptions {
 // Reads every file; ranks come from distributedInfo, else from file order. The first failure
 // (in file order) is returned. Duplicate ranks are an error: two traces of one rank would be
 // counted twice.
-Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& files,
-                                            const ReadSetOptions& opt = {});
+Result<std::vector<RankTrace>> readTraceSet(const std::vector<std::string>& files, const ReadSetOptions& opt = {});
 
 }  // namespace gpudoctor

@@ -24,8 +24,10 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
       if (t.joinable()) t.join();
     }
   } joiner{gpu_thread};
-  if (g.ops.size() > 50000) gpu_thread = std::thread([&b] { b.gpuEdges(); });
-  else b.gpuEdges();
+  if (g.ops.size() > 50000)
+    gpu_thread = std::thread([&b] { b.gpuEdges(); });
+  else
+    b.gpuEdges();
   b.hostEdges();
   if (gpu_thread.joinable()) gpu_thread.join();
   parts.push_back(std::move(b.host_edges));

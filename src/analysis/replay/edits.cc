@@ -28,7 +28,8 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
       s = ed.fused_attention_fp32_scale;
     else
       s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
-    if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute) s *= ed.rank_compute_scale[rank];
+    if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute)
+      s *= ed.rank_compute_scale[rank];
   }
   if (ed.optimizer_gpu_scale != 1 && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
   if (ed.drop_recompute && (g.item_flags[item] & RankGraph::kInRecompute)) return 0;
@@ -48,7 +49,8 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
           (graphs[e.rank].item_flags[graphs[e.rank].itemOfNode(e.node)] & RankGraph::kInGraph))
         return ed.graph_gap_cap_ns;
       return e.c;
-    case kStream: case kCross: {
+    case kStream:
+    case kCross: {
       if (e.c <= 0) return e.c;
       if (ed.graph_gap_cap_ns >= 0 &&  // a graph's node after another, on its stream or another one
           (graphs[e.rank].item_flags[graphs[e.rank].itemOfNode(e.node)] & RankGraph::kInGraph))
@@ -63,7 +65,8 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       if (w.kind == EventKind::kKernel && sc > 0) {
         const size_t k = static_cast<size_t>(g.ra->index.class_of_event[g.ops[e.aux - g.calls.size()]]);
         d = std::max(d, std::min(w.dur_ns, ed.kernel_floor_ns[k])) + ed.kernel_add_ns[k];
-        if (ed.optimizer_kernel_add_ns != 0 && (g.item_flags[e.aux] & RankGraph::kInOptimizer)) d += ed.optimizer_kernel_add_ns;
+        if (ed.optimizer_kernel_add_ns != 0 && (g.item_flags[e.aux] & RankGraph::kInOptimizer))
+          d += ed.optimizer_kernel_add_ns;
         if (ed.micro_batch_merge > 1 && !(g.item_flags[e.aux] & (RankGraph::kInOptimizer | RankGraph::kCollective)) &&
             !isCommunication(static_cast<KernelClass>(k)))
           d -= std::min(d, ed.merge_kernel_fixed_ns) * (ed.micro_batch_merge - 1) / ed.micro_batch_merge;
@@ -91,13 +94,14 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
       const bool idle = !(flags & (RankGraph::kOwnsWork | RankGraph::kSyncRole | RankGraph::kGraphLaunch));
-      const int64_t call_ns = (flags & RankGraph::kAttrQuery) && ed.attr_call_overhead_ns >= 0 ? ed.attr_call_overhead_ns
-                              : idle && ed.idle_call_overhead_ns >= 0                        ? ed.idle_call_overhead_ns
-                                                                                              : ed.api_call_overhead_ns;
+      const int64_t call_ns = (flags & RankGraph::kAttrQuery) && ed.attr_call_overhead_ns >= 0
+                                  ? ed.attr_call_overhead_ns
+                              : idle && ed.idle_call_overhead_ns >= 0 ? ed.idle_call_overhead_ns
+                                                                      : ed.api_call_overhead_ns;
       int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(call_ns, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
           !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
-        d = 0;  // a launch inside the graph
+        d = 0;                                                                // a launch inside the graph
       if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
       if (ed.drop_recompute && (flags & RankGraph::kInRecompute)) d = 0;      // not re-run
       if (ed.micro_batch_merge > 1 && !(flags & RankGraph::kInOptimizer)) d /= ed.micro_batch_merge;  // one pass of A
@@ -113,7 +117,8 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
         d = static_cast<int64_t>(std::llround(static_cast<double>(d) * ed.rank_host_scale[e.rank]));
       return d;
     }
-    case kSyncTail: case kSyncAwait: {
+    case kSyncTail:
+    case kSyncAwait: {
       int64_t tail = e.c;
       const int64_t oh = graphs[e.rank].profilerCost(ed.api_call_overhead_ns, ed);
       if (oh > 0) tail = std::max<int64_t>(std::min<int64_t>(tail, 0), tail - oh);
@@ -129,15 +134,24 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
 
 PathCategory ReplayModel::Impl::categoryOf(const Edge& e) const {
   switch (e.kind) {
-    case kLaunch: case kHostGap: case kHostSplit: case kRootSpan: return PathCategory::kHostLaunch;
-    case kGpu: return gpuCategory(graphs[e.rank].ev(e.aux));
-    case kJoin: return PathCategory::kCommunication;
+    case kLaunch:
+    case kHostGap:
+    case kHostSplit:
+    case kRootSpan:
+      return PathCategory::kHostLaunch;
+    case kGpu:
+      return gpuCategory(graphs[e.rank].ev(e.aux));
+    case kJoin:
+      return PathCategory::kCommunication;
     case kCallDur:
-      return (graphs[e.rank].item_flags[e.aux] & RankGraph::kSyncRole) ? PathCategory::kSync : PathCategory::kHostLaunch;
-    case kSyncTail: case kSyncAwait: return PathCategory::kSync;
-    default: return PathCategory::kOtherIdle;
+      return (graphs[e.rank].item_flags[e.aux] & RankGraph::kSyncRole) ? PathCategory::kSync
+                                                                       : PathCategory::kHostLaunch;
+    case kSyncTail:
+    case kSyncAwait:
+      return PathCategory::kSync;
+    default:
+      return PathCategory::kOtherIdle;
   }
 }
-
 
 }  // namespace gpudoctor

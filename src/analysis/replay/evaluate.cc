@@ -17,18 +17,25 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
   const bool copies_wait = !(ed.drop_sync_waits || ed.drop_copy_waits);
   auto holds = [&](const Edge& e) {
     switch (e.cond) {
-      case kIfWaits: return !ed.drop_sync_waits;
-      case kIfNoWaits: return ed.drop_sync_waits;
-      case kIfCopyWaits: return copies_wait;
-      case kIfNoCopyWaits: return !copies_wait;
-      default: return true;
+      case kIfWaits:
+        return !ed.drop_sync_waits;
+      case kIfNoWaits:
+        return ed.drop_sync_waits;
+      case kIfCopyWaits:
+        return copies_wait;
+      case kIfNoCopyWaits:
+        return !copies_wait;
+      default:
+        return true;
     }
   };
   for (const Edge& e : edges) {
     if (!holds(e)) continue;
     int64_t base;
-    if (e.pred < 0) base = 0;
-    else if ((base = value[static_cast<uint32_t>(e.pred)]) == kUnset) continue;
+    if (e.pred < 0)
+      base = 0;
+    else if ((base = value[static_cast<uint32_t>(e.pred)]) == kUnset)
+      continue;
     const int64_t v = base + offsetOf(e, ed);
     if (v > value[e.node]) value[e.node] = v;
   }
@@ -67,9 +74,10 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
         }
         // Graphed, what stays of the gap is the loader's (at most its traced time), the optimizer's
         // where it stays eager, and the graphed calls' own cost.
-        double input = raw > 0 ? std::min(part, ed.free_launches ? static_cast<double>(in)
-                                                                 : part * static_cast<double>(in) / static_cast<double>(raw))
-                               : 0;
+        double input =
+            raw > 0 ? std::min(part, ed.free_launches ? static_cast<double>(in)
+                                                      : part * static_cast<double>(in) / static_cast<double>(raw))
+                    : 0;
         acc[static_cast<size_t>(PathCategory::kInput)] += input;
         part -= input;
       }
@@ -78,7 +86,8 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
     }
     // What precedes the first node (a root before the window's begin): idle.
     if (node >= 0 && value[static_cast<size_t>(node)] > begin)
-      acc[static_cast<size_t>(PathCategory::kOtherIdle)] += static_cast<double>(value[static_cast<size_t>(node)] - begin);
+      acc[static_cast<size_t>(PathCategory::kOtherIdle)] +=
+          static_cast<double>(value[static_cast<size_t>(node)] - begin);
   };
   // Step windows, traced and replayed; per window position (the k-th step of each rank), the sums
   // over ranks of each step's timing (steady_state.h) and of its host critical path.

@@ -20,7 +20,8 @@ void RankBuilder::gpuEdges() {
   for (uint32_t j = nc; j < g.items(); ++j) {  // from the items' copies: no event read
     const int64_t tj = g.startOf(j);
     for (; waits != event_waits.end() && waits->first == j; ++waits)  // held in the trace: offsets <= 0
-      add(g.start(j), static_cast<int32_t>(g.end(waits->second)), kCross, std::min<int64_t>(0, tj - g.endOf(waits->second)));
+      add(g.start(j), static_cast<int32_t>(g.end(waits->second)), kCross,
+          std::min<int64_t>(0, tj - g.endOf(waits->second)));
     const uint32_t track = g.trackOf(j);
     int32_t l = launchOf(j);
     int32_t prev = stream_prev[track];
@@ -73,9 +74,10 @@ void RankBuilder::gpuEdges() {
       }
     }
     if (bind == kNone) add(g.start(j), -1, kRoot, tj);
-    (bind == kByLaunch ? st.bound_by_launch : bind == kByStream ? st.bound_by_stream
-                                          : bind == kByCross    ? st.bound_by_cross_stream
-                                                                : st.unbound)++;
+    (bind == kByLaunch   ? st.bound_by_launch
+     : bind == kByStream ? st.bound_by_stream
+     : bind == kByCross  ? st.bound_by_cross_stream
+                         : st.unbound)++;
     if (!(g.item_flags[j] & RankGraph::kCollective))  // collectives end at the join
       add(g.end(j), static_cast<int32_t>(g.start(j)), kGpu, 0, j);
   }

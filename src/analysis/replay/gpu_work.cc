@@ -73,8 +73,10 @@ void RankBuilder::launchSpans() {
       if (sp.first < sp.second) g.launch_spans.push_back(sp);
     std::vector<std::pair<int64_t, int64_t>> merged;
     for (const auto& s : g.launch_spans)
-      if (!merged.empty() && s.first <= merged.back().second) merged.back().second = std::max(merged.back().second, s.second);
-      else merged.push_back(s);
+      if (!merged.empty() && s.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, s.second);
+      else
+        merged.push_back(s);
     g.launch_spans = std::move(merged);
   }
 }

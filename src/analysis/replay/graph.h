@@ -3,9 +3,9 @@
 // builder of one rank's graph (RankBuilder). The public interface is analysis/replay/replay.h.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
-#include <array>
 #include <span>
 #include <string>
 #include <utility>
@@ -80,10 +80,10 @@ struct RankGraph {
   // follow it), or none.
   std::span<const StepWindow> windows;
   int64_t host_cut = INT64_MAX;
-  uint16_t index = 0;                 // into RunAnalysis::ranks
-  uint32_t base = 0;                  // node id of item 0's start
-  std::vector<uint32_t> calls, ops;   // event index per item: calls are items [0, calls), ops follow
-  std::vector<int32_t> item_of;       // event -> item, -1
+  uint16_t index = 0;                // into RunAnalysis::ranks
+  uint32_t base = 0;                 // node id of item 0's start
+  std::vector<uint32_t> calls, ops;  // event index per item: calls are items [0, calls), ops follow
+  std::vector<int32_t> item_of;      // event -> item, -1
   // Per track (index into RankTrace::tracks): a rank has tens of tracks, so plain vectors.
   std::vector<std::vector<uint32_t>> calls_on_track;  // call items in start order
   std::vector<std::vector<int64_t>> host_starts;      // recorded host events' starts per thread
@@ -91,11 +91,11 @@ struct RankGraph {
   // The same without Python frames (with_stack): what shows a thread working rather than waiting;
   // a frame such as Tensor.backward spans the wait for autograd's thread.
   std::vector<std::vector<int64_t>> work_starts, work_ends;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;  // in-process loader ranges per thread
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;  // multi-process fetches per thread
-  int64_t loader_handoff_ns = 0;  // the shortest multi-process fetch
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;  // the host's own work per thread (host_work.h)
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;  // forward ops re-run in backward, per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;        // in-process loader ranges per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;   // multi-process fetches per thread
+  int64_t loader_handoff_ns = 0;                                       // the shortest multi-process fetch
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;      // the host's own work per thread (host_work.h)
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;     // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
   // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
   // that launches GPU work to its last one's end (any thread). Host work outside (logging, metrics,
@@ -111,11 +111,12 @@ struct RankGraph {
   std::vector<std::vector<double>> cast_cum;
   double castsIn(uint32_t track, int64_t from, int64_t to) const {
     const auto& v = cast_at[track];
-    const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(), b = std::lower_bound(v.begin(), v.end(), to) - v.begin();
+    const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(),
+                 b = std::lower_bound(v.begin(), v.end(), to) - v.begin();
     return cast_cum[track][b] - cast_cum[track][a];
   }
-  std::vector<std::vector<int64_t>> step_starts;                  // step ranges' starts per thread
-  std::vector<std::vector<OptRegion>> opt;                        // optimizer steps' operators per thread
+  std::vector<std::vector<int64_t>> step_starts;  // step ranges' starts per thread
+  std::vector<std::vector<OptRegion>> opt;        // optimizer steps' operators per thread
   // kHostSplit spans: [0, 1) and [2, 3), and the recorded host events starting in each (4, 5)
   std::vector<std::array<int64_t, 6>> splits;
   std::vector<int64_t> item_start, item_end;  // copies of the items' times (the events are 64 B each: far apart)
@@ -138,7 +139,8 @@ struct RankGraph {
     int64_t in = 0;
     auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
     if (it != v.begin()) --it;
-    for (; it != v.end() && it->first < to; ++it) in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
+    for (; it != v.end() && it->first < to; ++it)
+      in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
     return in;
   }
   // What [from, to) loses when the multi-process fetches in it stop waiting: each fetch keeps the
@@ -149,9 +151,11 @@ struct RankGraph {
     if (it != v.begin()) --it;
     int64_t cut = 0;
     for (; it != v.end() && it->first < to; ++it) {
-      const int64_t len = it->second - it->first, in = std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
+      const int64_t len = it->second - it->first,
+                    in = std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
       if (len > loader_handoff_ns && in > 0)
-        cut += static_cast<int64_t>(static_cast<double>(in) * static_cast<double>(len - loader_handoff_ns) / static_cast<double>(len));
+        cut += static_cast<int64_t>(static_cast<double>(in) * static_cast<double>(len - loader_handoff_ns) /
+                                    static_cast<double>(len));
     }
     return cut;
   }
@@ -161,7 +165,8 @@ struct RankGraph {
     auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
     if (it != v.begin()) --it;
     int64_t in = 0;
-    for (; it != v.end() && it->begin < to; ++it) in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+    for (; it != v.end() && it->begin < to; ++it)
+      in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
     return in;
   }
   bool inRecompute(uint32_t track, int64_t t) const {
@@ -205,20 +210,26 @@ struct RankGraph {
       // where the optimizer cannot be captured, its step.
       int64_t eager = 0;
       if (free_host) {
-        eager = (to - from) - overlap(launch_spans, from, to) + (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0);
+        eager = (to - from) - overlap(launch_spans, from, to) +
+                (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0);
         eager = std::min(eager, span - in);
       }
       const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
       // ... of the part that stays, pro rata.
-      removal = span > 0 ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span)) : 0;
+      removal = span > 0
+                    ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span))
+                    : 0;
       span = kept;
     }
     span = std::max<int64_t>(0, span - removal);
-    if (ed.drop_loader_waits && !loader_wait[track].empty()) span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
-    if (ed.host_work_off_thread && !own_work[track].empty()) span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
+    if (ed.drop_loader_waits && !loader_wait[track].empty())
+      span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
+    if (ed.host_work_off_thread && !own_work[track].empty())
+      span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
     if (free_host && ed.graphed_param_ns > 0) {  // the graphed calls' own cost, per AccumulateGrad node
       const auto& v = accum_grad[track];
-      span += (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
+      span +=
+          (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
     }
     if (ed.fused_optimizer && !free_host && span > 0) {
       // Host time inside optimizer regions scales to their kept share.
@@ -236,7 +247,8 @@ struct RankGraph {
       span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
     if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends
       const int64_t kept = loaderOverlap(track, from, to) + optOverlap(track, from, to);
-      const double passes = static_cast<double>(std::max<int64_t>(0, to - from - kept)) / static_cast<double>(to - from);
+      const double passes =
+          static_cast<double>(std::max<int64_t>(0, to - from - kept)) / static_cast<double>(to - from);
       span -= std::llround(static_cast<double>(span) * passes * (1.0 - 1.0 / ed.micro_batch_merge));
     }
     if (index < ed.rank_host_scale.size() && ed.rank_host_scale[index] != 1.0)
@@ -271,7 +283,6 @@ inline int64_t gaugeQuantile(std::vector<int64_t>& v, size_t num, size_t den) {
   return *q;
 }
 
-
 // GPU work the ranking counts as copies, communication or compute.
 inline PathCategory gpuCategory(const Event& e) {
   if (e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset) return PathCategory::kCopies;
@@ -286,9 +297,9 @@ using namespace replay_detail;  // inside gpudoctor: only analysis/replay/*.cc i
 struct ReplayModel::Impl {
   std::string reason;  // not empty: unavailable
   std::vector<RankGraph> graphs;
-  std::vector<std::vector<Edge>> parts;  // while building: each rank's host and GPU edges, the joins
-  std::vector<Edge> edges;  // in dependency order of their nodes, grouped by node
-  std::vector<uint32_t> first_edge;  // per node: its first edge, UINT32_MAX for none
+  std::vector<std::vector<Edge>> parts;       // while building: each rank's host and GPU edges, the joins
+  std::vector<Edge> edges;                    // in dependency order of their nodes, grouped by node
+  std::vector<uint32_t> first_edge;           // per node: its first edge, UINT32_MAX for none
   std::vector<std::array<int64_t, 2>> joins;  // kJoin: the transfer time x, the member's GPU item
   uint32_t nodes = 0;
   ReplayGraphStats stats;
@@ -346,13 +357,13 @@ class RankBuilder {
   const RankTrace& t;
   const TraceIndex& idx;
   const size_t tracks;
-  uint32_t nc = 0;  // host call items: [0, nc); GPU work items follow
+  uint32_t nc = 0;                                                   // host call items: [0, nc); GPU work items follow
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_ops;    // top-level operators per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> opt_ranges;  // optimizer steps per thread
-  int64_t launch_min = 0;             // the smallest usual launch-to-start delay
-  std::vector<uint32_t> by_end;       // GPU work items by end
-  std::vector<uint32_t> calls_by_end; // call items by end
-  std::vector<int32_t> last_own_op, first_own_op;  // per call: its last-ending and first-starting work
+  int64_t launch_min = 0;                                            // the smallest usual launch-to-start delay
+  std::vector<uint32_t> by_end;                                      // GPU work items by end
+  std::vector<uint32_t> calls_by_end;                                // call items by end
+  std::vector<int32_t> last_own_op, first_own_op;          // per call: its last-ending and first-starting work
   std::vector<std::pair<uint32_t, uint32_t>> event_waits;  // (waiting work, the work it waits for)
 };
 

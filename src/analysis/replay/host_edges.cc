@@ -11,8 +11,7 @@ void RankBuilder::hostEdges() {
   // Calls by end, for hand-offs between threads.
   calls_by_end.resize(nc);
   for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
-  std::sort(calls_by_end.begin(), calls_by_end.end(),
-            [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
+  std::sort(calls_by_end.begin(), calls_by_end.end(), [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) callEdges(track);
 }
@@ -42,10 +41,12 @@ void RankBuilder::callEdges(uint32_t track) {
         const std::vector<int64_t>& hs = g.host_starts[track];
         if (!hs.empty() && hs.front() < e.start_ns)
           addHost(g.start(c), -1, kRootSpan, hs.front(), eventCount(track, hs.front(), e.start_ns));
-        else addHost(g.start(c), -1, kRoot, e.start_ns);
+        else
+          addHost(g.start(c), -1, kRoot, e.start_ns);
       } else {
         addHost(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap,
-            g.endOf(static_cast<uint32_t>(from)), eventCount(track, g.endOf(static_cast<uint32_t>(from)), e.start_ns));
+                g.endOf(static_cast<uint32_t>(from)),
+                eventCount(track, g.endOf(static_cast<uint32_t>(from)), e.start_ns));
         ++st.thread_handoffs;
       }
     } else {
@@ -70,15 +71,15 @@ void RankBuilder::callEdges(uint32_t track) {
       int32_t from = hole > kHandoffIdleNs ? otherThreadCallEndedBy(track, wake, hole_begin) : -1;
       if (from < 0) {
         addHost(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostGap, p.end_ns(),
-            eventCount(track, p.end_ns(), e.start_ns));
+                eventCount(track, p.end_ns(), e.start_ns));
       } else {
         const Event& o = g.ev(static_cast<uint32_t>(from));
         g.splits.push_back({p.end_ns(), hole_begin, wake, e.start_ns, eventCount(track, p.end_ns(), hole_begin),
                             eventCount(track, wake, e.start_ns)});
         addHost(g.start(c), static_cast<int32_t>(g.end(list[k - 1])), kHostSplit, 0,
-            static_cast<uint32_t>(g.splits.size() - 1));
+                static_cast<uint32_t>(g.splits.size() - 1));
         addHost(g.start(c), static_cast<int32_t>(g.end(static_cast<uint32_t>(from))), kHostGap, o.end_ns(),
-            eventCount(track, o.end_ns(), e.start_ns));
+                eventCount(track, o.end_ns(), e.start_ns));
         ++st.thread_handoffs;
       }
     }
@@ -114,7 +115,7 @@ void RankBuilder::callEdges(uint32_t track) {
     if (we > e.start_ns) ++st.sync_waits;
     if (!closes_step)  // the wait dropped: what the call took besides waiting
       addHost(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur,
-          std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, copy ? kIfNoCopyWaits : kIfNoWaits);
+              std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, copy ? kIfNoCopyWaits : kIfNoWaits);
   }
 }
 

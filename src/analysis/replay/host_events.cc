@@ -9,8 +9,14 @@
 namespace gpudoctor::replay_detail {
 
 RankBuilder::RankBuilder(RankGraph& graph, uint16_t r, ReplayGraphStats& stats)
-    : g(graph), rank(r), st(stats), t(*graph.ra->trace), idx(graph.ra->index), tracks(t.tracks.size()),
-      host_ops(tracks), opt_ranges(tracks) {}
+    : g(graph),
+      rank(r),
+      st(stats),
+      t(*graph.ra->trace),
+      idx(graph.ra->index),
+      tracks(t.tracks.size()),
+      host_ops(tracks),
+      opt_ranges(tracks) {}
 
 void RankBuilder::hostRanges() {
   g.item_of.assign(t.events.size(), -1);
@@ -31,8 +37,10 @@ void RankBuilder::hostRanges() {
     for (const HostRegion& r : regions)
       if (r.track < tracks && r.begin_ns < r.end_ns) {
         auto& v = out[r.track];
-        if (!v.empty() && r.begin_ns < v.back().second) v.back().second = std::max(v.back().second, r.end_ns);
-        else v.push_back({r.begin_ns, r.end_ns});
+        if (!v.empty() && r.begin_ns < v.back().second)
+          v.back().second = std::max(v.back().second, r.end_ns);
+        else
+          v.push_back({r.begin_ns, r.end_ns});
       }
   };
   merge(g.ra->checkpoint.recompute, g.recompute);
@@ -40,11 +48,13 @@ void RankBuilder::hostRanges() {
   int64_t wrapper_ns = 0;
   for (const auto& v : g.ckpt_wrapper)
     for (const auto& [b, e] : v) wrapper_ns += e - b;
-  if (wrapper_ns > 0) g.ckpt_blocks_per_ns = static_cast<double>(g.ra->checkpoint.blocks()) / static_cast<double>(wrapper_ns);
+  if (wrapper_ns > 0)
+    g.ckpt_blocks_per_ns = static_cast<double>(g.ra->checkpoint.blocks()) / static_cast<double>(wrapper_ns);
   g.cast_at.assign(tracks, {});
   g.cast_cum.assign(tracks, {0.0});
   for (const CastSite& c : g.ra->autocast_casts)  // in time order
-    if (c.track < tracks) g.cast_at[c.track].push_back(c.at_ns), g.cast_cum[c.track].push_back(g.cast_cum[c.track].back() + c.casts);
+    if (c.track < tracks)
+      g.cast_at[c.track].push_back(c.at_ns), g.cast_cum[c.track].push_back(g.cast_cum[c.track].back() + c.casts);
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
 }
@@ -66,7 +76,8 @@ void RankBuilder::scanHostEvents() {
   for (uint32_t i = 0; i < t.events.size(); ++i) {  // in start order, so each list is sorted
     const Event& e = t.events[i];
     if (e.start_ns >= g.host_cut) break;  // past the windows replayed (GPU work is taken below)
-    const bool host_event = e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction;
+    const bool host_event =
+        e.kind == EventKind::kHostOp || e.kind == EventKind::kRange || e.kind == EventKind::kHostFunction;
     if ((host_event || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.track < tracks) {
       auto& ends = open_ends[e.track];
       int64_t& at = cursor[e.track];
@@ -129,12 +140,15 @@ void RankBuilder::scanHostEvents() {
     if (e.hasRole(kRoleDataLoading) && !e.hasRole(kRoleLoaderInProcess)) {
       auto& v = g.loader_wait[e.track];
       if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
-      if (g.loader_handoff_ns == 0 || e.dur_ns < g.loader_handoff_ns) g.loader_handoff_ns = std::max<int64_t>(1, e.dur_ns);
+      if (g.loader_handoff_ns == 0 || e.dur_ns < g.loader_handoff_ns)
+        g.loader_handoff_ns = std::max<int64_t>(1, e.dur_ns);
     }
     if (e.hasRole(kRoleDataLoading) && e.hasRole(kRoleLoaderInProcess)) {
       auto& v = g.loader[e.track];
-      if (!v.empty() && e.start_ns < v.back().second) v.back().second = std::max(v.back().second, e.end_ns());
-      else v.push_back({e.start_ns, e.end_ns()});
+      if (!v.empty() && e.start_ns < v.back().second)
+        v.back().second = std::max(v.back().second, e.end_ns());
+      else
+        v.push_back({e.start_ns, e.end_ns()});
     }
   }
   g.host_gap_p25 = gaugeQuantile(gaps, 1, 4);
@@ -163,7 +177,8 @@ void RankBuilder::optimizerRegions() {
   }
   // Calls inside an optimizer step's operators.
   for (uint32_t c = 0; c < g.calls.size(); ++c)
-    if (!g.opt[g.item_track[c]].empty() && g.optAt(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInOptimizer;
+    if (!g.opt[g.item_track[c]].empty() && g.optAt(g.item_track[c], g.item_start[c]))
+      g.item_flags[c] |= RankGraph::kInOptimizer;
   for (uint32_t c = 0; c < g.calls.size(); ++c)
     if (g.inRecompute(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInRecompute;
 }

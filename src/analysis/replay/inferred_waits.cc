@@ -61,8 +61,10 @@ void RankBuilder::inferEventWaits() {
     pending.clear();
     for (uint32_t c : on_track) {
       const Event& e = t.events[g.calls[c]];
-      if (e.hasRole(kRoleEventRecord)) recorded = last_launch >= 0 ? last_own_op[last_launch] : -1;
-      else if (e.hasRole(kRoleStreamWait) && recorded >= 0) pending.push_back(static_cast<uint32_t>(recorded));
+      if (e.hasRole(kRoleEventRecord))
+        recorded = last_launch >= 0 ? last_own_op[last_launch] : -1;
+      else if (e.hasRole(kRoleStreamWait) && recorded >= 0)
+        pending.push_back(static_cast<uint32_t>(recorded));
       if (first_own_op[c] < 0) continue;
       const uint32_t j = static_cast<uint32_t>(first_own_op[c]);
       for (uint32_t p : pending)
@@ -80,7 +82,8 @@ void RankBuilder::inferEventWaits() {
 
 // The position in by_end of the last GPU work ending at or before t_ns, or -1.
 int64_t RankBuilder::lastEndingBy(int64_t t_ns) const {
-  auto it = std::upper_bound(by_end.begin(), by_end.end(), t_ns, [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
+  auto it =
+      std::upper_bound(by_end.begin(), by_end.end(), t_ns, [&](int64_t v, uint32_t item) { return v < g.endOf(item); });
   return static_cast<int64_t>(it - by_end.begin()) - 1;
 }
 

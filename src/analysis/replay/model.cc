@@ -99,19 +99,22 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
     int64_t linked = 0;
     for (uint32_t k = 0; k < g.ops.size(); ++k) linked += g.launch_item[g.calls.size() + k] >= 0;
     if (!g.ops.empty() && linked * 2 < static_cast<int64_t>(g.ops.size())) {  // real traces: 84-100 %
-      m.reason = fmt::format("rank {}: only {:.0f}% of the GPU work links to a recorded launch call (the trace lacks "
-                             "runtime events or correlation ids): replay unavailable",
-                             t.rank, 100.0 * static_cast<double>(linked) / static_cast<double>(g.ops.size()));
+      m.reason = fmt::format(
+          "rank {}: only {:.0f}% of the GPU work links to a recorded launch call (the trace lacks "
+          "runtime events or correlation ids): replay unavailable",
+          t.rank, 100.0 * static_cast<double>(linked) / static_cast<double>(g.ops.size()));
       return;
     }
     int64_t recorded_end = INT64_MIN;
     for (const Event& e : t.events)
       if (!e.hasRole(kRoleStep) && e.kind != EventKind::kGpuRange) recorded_end = std::max(recorded_end, e.end_ns());
     for (const StepWindow& w : g.windows)  // more of the step unrecorded than recorded
-      if (w.annotated && w.cpu_end_ns - recorded_end > std::max<int64_t>(kClockToleranceNs, recorded_end - w.cpu_begin_ns)) {
-        m.reason = fmt::format("rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
-                               "record window): replay unavailable",
-                               t.rank, w.number, static_cast<double>(w.cpu_end_ns - recorded_end) / 1e6);
+      if (w.annotated &&
+          w.cpu_end_ns - recorded_end > std::max<int64_t>(kClockToleranceNs, recorded_end - w.cpu_begin_ns)) {
+        m.reason = fmt::format(
+            "rank {}: step {} ends {:.3f} ms after the last recorded event (cut by the profiler's "
+            "record window): replay unavailable",
+            t.rank, w.number, static_cast<double>(w.cpu_end_ns - recorded_end) / 1e6);
         return;
       }
   }
@@ -129,7 +132,8 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
       const Collective& c = t.collectives[e.collective - 1];
       uint32_t item = static_cast<uint32_t>(g.calls.size()) + k;
       if (c.process_group == 0 || c.seq < 0) {  // cannot be joined: its own duration
-        joined.push_back({g.end(item), static_cast<int32_t>(g.start(item)), 0, item, static_cast<uint16_t>(r), kGpu, kAlways});
+        joined.push_back(
+            {g.end(item), static_cast<int32_t>(g.start(item)), 0, item, static_cast<uint16_t>(r), kGpu, kAlways});
         continue;
       }
       groups[{t.strings.view(c.process_group), c.seq}].push_back({r, item});
@@ -145,8 +149,9 @@ ReplayModel::ReplayModel(const RunAnalysis& run) : impl_(std::make_unique<Impl>(
       m.joins.push_back({x, item});
       for (auto [r2, item2] : members) {
         const Event& e2 = m.graphs[r2].ev(item2);
-        joined.push_back({g.end(item), static_cast<int32_t>(m.graphs[r2].start(item2)), e.end_ns() - e2.start_ns - e2.dur_ns,
-                           static_cast<uint32_t>(m.joins.size() - 1), static_cast<uint16_t>(r), kJoin, kAlways});
+        joined.push_back({g.end(item), static_cast<int32_t>(m.graphs[r2].start(item2)),
+                          e.end_ns() - e2.start_ns - e2.dur_ns, static_cast<uint32_t>(m.joins.size() - 1),
+                          static_cast<uint16_t>(r), kJoin, kAlways});
       }
     }
   }

@@ -11,8 +11,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/kernel_class.h"
@@ -145,15 +145,20 @@ template <class T>
 std::array<T, kPathCategoryCount> rankingCategories(T compute, T comm_exposed, T copies, T idle_host, T idle_sync,
                                                     T idle_dependency, T idle_other, T idle_host_loader,
                                                     T idle_sync_loader) {
-  return {compute,  comm_exposed, idle_host - idle_host_loader, idle_host_loader + idle_sync_loader,
-          idle_sync - idle_sync_loader, copies, idle_dependency + idle_other};
+  return {compute,
+          comm_exposed,
+          idle_host - idle_host_loader,
+          idle_host_loader + idle_sync_loader,
+          idle_sync - idle_sync_loader,
+          copies,
+          idle_dependency + idle_other};
 }
 
 // One step window, traced and replayed.
 struct ReplayedWindow {
-  int64_t number = -1;  // ProfilerStep number, -1 for the fallback window
-  int64_t traced_ns = 0;   // the host's step (steady_state.h), traced
-  int64_t replayed_ns = 0; // ... and replayed
+  int64_t number = -1;      // ProfilerStep number, -1 for the fallback window
+  int64_t traced_ns = 0;    // the host's step (steady_state.h), traced
+  int64_t replayed_ns = 0;  // ... and replayed
 };
 
 struct RankReplay {
@@ -165,11 +170,11 @@ struct RankReplay {
 struct ReplayGraphStats {
   int64_t calls = 0, gpu_work = 0;
   int64_t bound_by_launch = 0, bound_by_stream = 0, bound_by_cross_stream = 0, unbound = 0;
-  int64_t sync_waits = 0;          // calls that wait for GPU work
-  int64_t queue_waits = 0;         // launch calls that waited for a slot in a full launch queue
-  int64_t event_waits = 0;         // GPU work that waits for another stream's (inferred from event record/wait calls)
-  int64_t thread_handoffs = 0;     // calls that wait for another host thread
-  int64_t collective_groups = 0;   // collectives joined across ranks
+  int64_t sync_waits = 0;         // calls that wait for GPU work
+  int64_t queue_waits = 0;        // launch calls that waited for a slot in a full launch queue
+  int64_t event_waits = 0;        // GPU work that waits for another stream's (inferred from event record/wait calls)
+  int64_t thread_handoffs = 0;    // calls that wait for another host thread
+  int64_t collective_groups = 0;  // collectives joined across ranks
 };
 
 // A trace of more step windows than this replays the first this many (and the launches of the one
@@ -180,7 +185,7 @@ inline constexpr size_t kReplayMaxSteps = 32;
 struct Replay {
   bool available = false;
   size_t windows_replayed = 0, windows_total = 0;  // step windows, the most over ranks
-  std::string reason;  // why not, when unavailable
+  std::string reason;                              // why not, when unavailable
   std::vector<RankReplay> ranks;
   // The step: the steady-state period of the loop (steady_state.h; each figure the median over steps
   // of each step's mean over ranks), traced and replayed. The replay never predicts a step shorter
@@ -188,7 +193,7 @@ struct Replay {
   double traced_step_ns = 0;
   double replayed_step_ns = 0;
   SteadyState traced, replayed;
-  double worst_error = 0;       // largest |replayed - traced| / traced over windows
+  double worst_error = 0;  // largest |replayed - traced| / traced over windows
   // The critical path of the replayed steps by category, mean ns per step (the parts add up to
   // replayed_step_ns), and the category with the most.
   std::array<double, kPathCategoryCount> path_ns{};
@@ -198,10 +203,10 @@ struct Replay {
 
 // The DataLoader as the trace shows it, over the step windows (means over ranks).
 struct LoaderPool {
-  bool multiprocess = false;        // fetches from worker processes
-  double wait_per_step_ns = 0;      // multi-process: the training thread inside fetches, per step (mean over steps)
-  double handoff_ns = 0;            // ... the shortest fetch: a batch that was ready
-  double host_step_ns = 0;          // the host's step (mean over steps), traced
+  bool multiprocess = false;    // fetches from worker processes
+  double wait_per_step_ns = 0;  // multi-process: the training thread inside fetches, per step (mean over steps)
+  double handoff_ns = 0;        // ... the shortest fetch: a batch that was ready
+  double host_step_ns = 0;      // the host's step (mean over steps), traced
 };
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay

@@ -4,7 +4,8 @@
 
 namespace gpudoctor::replay_detail {
 
-HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t, const ReplayEdits& ed) {
+HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_t track, int64_t t,
+                  const ReplayEdits& ed) {
   if (track >= g.calls_on_track.size() || g.calls_on_track[track].empty()) return {t, -1, 0};
   const auto& list = g.calls_on_track[track];
   auto pos = std::upper_bound(list.begin(), list.end(), t, [&](int64_t v, uint32_t c) { return v < g.startOf(c); });
@@ -24,7 +25,8 @@ HostPoint mapHost(const RankGraph& g, const std::vector<int64_t>& value, uint32_
   return {value[g.end(c)], g.end(c), 0};
 }
 
-std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& value, std::span<const StepWindow> windows) {
+std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& value,
+                              std::span<const StepWindow> windows) {
   const size_t n = windows.size();
   std::vector<GpuStep> out(n);
   if (n == 0) return out;
@@ -32,13 +34,17 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
   std::vector<std::pair<int64_t, int64_t>> range(n);
   for (size_t k = 0; k < n; ++k) {
     const StepWindow& w = windows[k];
-    if (!w.annotated) range[k] = {INT64_MIN, INT64_MAX};
-    else if (k + 1 < n && windows[k + 1].begin_ns == w.end_ns) range[k] = {w.cpu_begin_ns, windows[k + 1].cpu_begin_ns};
-    else range[k] = {w.cpu_begin_ns, w.cpu_end_ns};
+    if (!w.annotated)
+      range[k] = {INT64_MIN, INT64_MAX};
+    else if (k + 1 < n && windows[k + 1].begin_ns == w.end_ns)
+      range[k] = {w.cpu_begin_ns, windows[k + 1].cpu_begin_ns};
+    else
+      range[k] = {w.cpu_begin_ns, w.cpu_end_ns};
   }
   const size_t tracks = g.calls_on_track.size();
   uint32_t max_track = 0;
-  for (uint32_t j = 0; j < g.ops.size(); ++j) max_track = std::max(max_track, g.trackOf(static_cast<uint32_t>(g.calls.size()) + j));
+  for (uint32_t j = 0; j < g.ops.size(); ++j)
+    max_track = std::max(max_track, g.trackOf(static_cast<uint32_t>(g.calls.size()) + j));
   const size_t streams = std::max<size_t>(tracks, max_track + 1);
   // busy[side][window][stream][part]
   std::vector<int64_t> busy(2 * n * streams * 3, 0), queued(2 * n * streams, 0);
@@ -58,7 +64,8 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
     for (int side = 0; side < 2; ++side) {
       int64_t& prev = last_end[static_cast<size_t>(side) * streams + stream];
       if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
-      if (prev != kUnset && launch_at[side] != kUnset) gaps[side] = std::max<int64_t>(0, spans[side][0] - std::max(prev, launch_at[side]));
+      if (prev != kUnset && launch_at[side] != kUnset)
+        gaps[side] = std::max<int64_t>(0, spans[side][0] - std::max(prev, launch_at[side]));
       prev = std::max(prev, spans[side][1]);
     }
     auto it = std::upper_bound(range.begin(), range.end(), launched,
@@ -67,8 +74,8 @@ std::vector<GpuStep> gpuSteps(const RankGraph& g, const std::vector<int64_t>& va
     const size_t k = static_cast<size_t>(it - range.begin()) - 1;
     if (launched >= range[k].second) continue;
     const size_t part = static_cast<size_t>(gpuCategory(g.ev(item))) == static_cast<size_t>(PathCategory::kCompute) ? 0
-                        : gpuCategory(g.ev(item)) == PathCategory::kCommunication                           ? 1
-                                                                                                           : 2;
+                        : gpuCategory(g.ev(item)) == PathCategory::kCommunication                                   ? 1
+                                                                                                                    : 2;
     for (int side = 0; side < 2; ++side) {
       if (spans[side][0] == kUnset || spans[side][1] == kUnset) continue;
       // A collective's time holds its wait for the other ranks: not work a stream must do.
@@ -142,7 +149,8 @@ void finishSteps(std::vector<StepRow>& rows, const ReplayEdits& ed, Replay& out)
     out.path_ns[static_cast<size_t>(PathCategory::kCompute)] = p[0];
     out.path_ns[static_cast<size_t>(PathCategory::kCommunication)] = p[1];
     out.path_ns[static_cast<size_t>(PathCategory::kCopies)] = p[2];
-    out.path_ns[static_cast<size_t>(PathCategory::kOtherIdle)] = std::max(0.0, out.replayed.period_ns - out.replayed.busy_ns);
+    out.path_ns[static_cast<size_t>(PathCategory::kOtherIdle)] =
+        std::max(0.0, out.replayed.period_ns - out.replayed.busy_ns);
   }
   out.leading = PathCategory::kCompute;
   for (size_t c = 0; c < kPathCategoryCount; ++c)

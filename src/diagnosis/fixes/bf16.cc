@@ -43,7 +43,8 @@ class Bf16Fix : public Fix {
     }
     ed.attention_gemm_scale = 0.5;  // a head's K of 64-128: memory bound, half the bytes
     // FP32 fused attention (SIMT) becomes a BF16 tensor-core one (flash / cuDNN).
-    ed.fused_attention_fp32_scale = c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
+    ed.fused_attention_fp32_scale =
+        c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
     ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kAttentionFused)] = kBf16GemmFloorNs;
     ed.autocast_cast_ns = kAutocastCastHostNs;
     ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = kBf16ElementwiseScale;
@@ -56,8 +57,7 @@ class Bf16Fix : public Fix {
         "list, FP32 master weights)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
         kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
-        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency,
-        kBf16ElementwiseScale);
+        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale);
     return true;
   }
 };

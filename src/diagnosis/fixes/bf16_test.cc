@@ -19,7 +19,7 @@ TEST(Bf16Fix, ScalesFp32AndTf32GemmsToTheBf16RateOfTheCeilings) {
   EXPECT_EQ(ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kGemmFp32Simt)], kBf16GemmFloorNs);
   EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)], kBf16ElementwiseScale);
   EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kOptimizer)], 1.0);  // FP32 master weights
-  EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmBf16)], 1.0);  // already BF16
+  EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmBf16)], 1.0);   // already BF16
   EXPECT_EQ(ed.autocast_cast_ns, kAutocastCastHostNs);
   EXPECT_LT(ed.fused_attention_fp32_scale, 1.0);
 }

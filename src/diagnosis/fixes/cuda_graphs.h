@@ -1,7 +1,7 @@
 // Fix `cuda_graphs`: its measured constants (used by its edit and by tests).
 #pragma once
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "analysis/replay/replay.h"
 
@@ -33,7 +33,6 @@ inline constexpr double kCapturableForeachGpuScale = 1.21;
 // holds the small loss of the benchmark and its backward too.
 inline constexpr int64_t kGraphedPassNs = 715000;
 inline constexpr int64_t kGraphedParamNs = 35700;
-
 
 // The model's forward and backward graphed alone (make_graphed_callables, torch.compile's
 // reduce-overhead): launches and host gaps free, the optimizer step eager, and each graphed pass's

@@ -1,4 +1,5 @@
-// Fix `cuda_graphs_model`: torch.compile(mode="reduce-overhead") of the model alone: the alternative cuda_graphs' prediction names.
+// Fix `cuda_graphs_model`: torch.compile(mode="reduce-overhead") of the model alone: the alternative cuda_graphs'
+// prediction names.
 #include "diagnosis/fixes/cuda_graphs.h"
 
 #include <cmath>
@@ -20,10 +21,11 @@ class CudaGraphsModelFix : public Fix {
     const RunAnalysis* run = in.run;
     if (!run || run->job.param_tensors <= 0) return false;
     ed = modelGraphedEdits(ed, run->job.param_tensors);
-    basis = fmt::format("torch.compile(mode=\"reduce-overhead\") of the model alone: its forward and backward passes "
-                        "graphed, the optimizer step, the loss and each gradient's accumulation eager; each graphed "
-                        "pass {:.0f} us + {:.1f} us per parameter on the host ({:.0f} parameters; measured un-profiled)",
-                        kGraphedPassNs / 1e3, kGraphedParamNs / 1e3, run->job.param_tensors);
+    basis = fmt::format(
+        "torch.compile(mode=\"reduce-overhead\") of the model alone: its forward and backward passes "
+        "graphed, the optimizer step, the loss and each gradient's accumulation eager; each graphed "
+        "pass {:.0f} us + {:.1f} us per parameter on the host ({:.0f} parameters; measured un-profiled)",
+        kGraphedPassNs / 1e3, kGraphedParamNs / 1e3, run->job.param_tensors);
     return true;
   }
 };

@@ -20,10 +20,11 @@ class FusedOptimizerFix : public Fix {
     ed.fused_optimizer = true;
     ed.optimizer_gpu_scale = kFusedOptimizerGpuScale;
     ed.optimizer_kernel_add_ns = 0;  // fused, the step is capturable without the loop's or foreach's extra kernels
-    basis = fmt::format("each optimizer step's operators and launches replaced by two operators at its median "
-                        "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
-                        "over 7 tensors per parameter instead of about 25 accesses)",
-                        kFusedOptimizerGpuScale);
+    basis = fmt::format(
+        "each optimizer step's operators and launches replaced by two operators at its median "
+        "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
+        "over 7 tensors per parameter instead of about 25 accesses)",
+        kFusedOptimizerGpuScale);
     return true;
   }
 };

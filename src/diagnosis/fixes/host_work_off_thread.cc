@@ -21,13 +21,15 @@ class HostWorkOffThreadFix : public Fix {
     const RunAnalysis* run = in.run;
     double per_step = 0;  // the host's own work per step (mean over ranks)
     if (run)
-      for (const RankAnalysis& r : run->ranks) per_step += r.host_work.per_step_ns / static_cast<double>(run->ranks.size());
+      for (const RankAnalysis& r : run->ranks)
+        per_step += r.host_work.per_step_ns / static_cast<double>(run->ranks.size());
     if (per_step <= 0) return false;
     ed.host_work_off_thread = true;
     ed.loader_period_ns = std::max<int64_t>(ed.loader_period_ns, std::llround(per_step / kHostWorkWorkers));
-    basis = fmt::format("the host's own work ({:.2f} ms/step of stretches with no operator and no CUDA call) leaves the "
-                        "training thread for {} DataLoader workers, which deliver it every {:.2f} ms",
-                        per_step / 1e6, kHostWorkWorkers, per_step / kHostWorkWorkers / 1e6);
+    basis = fmt::format(
+        "the host's own work ({:.2f} ms/step of stretches with no operator and no CUDA call) leaves the "
+        "training thread for {} DataLoader workers, which deliver it every {:.2f} ms",
+        per_step / 1e6, kHostWorkWorkers, per_step / kHostWorkWorkers / 1e6);
     return true;
   }
 };

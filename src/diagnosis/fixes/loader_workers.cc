@@ -24,14 +24,15 @@ class LoaderWorkersFix : public Fix {
     const RunAnalysis* run = in.run;
     if (ed.loader_period_ns > 0) {  // a worker pool that sets the step: twice the workers, half its period
       ed.loader_period_ns = std::llround(static_cast<double>(ed.loader_period_ns) / kLoaderWorkerFactor);
-      basis = fmt::format("{:.0f}x the DataLoader's workers{}: the pool delivers a batch every {:.2f} ms (the traced step, "
-                          "which its waits set, / {:.0f}), and the training thread's waits in next() shrink to a ready "
-                          "batch's hand-off (its shortest fetch); needs as many free CPU cores",
-                          kLoaderWorkerFactor,
-                          run && run->job.loader_workers ? fmt::format(" ({} -> {})", *run->job.loader_workers,
-                                                                       std::llround(*run->job.loader_workers * kLoaderWorkerFactor))
-                                                         : "",
-                          static_cast<double>(ed.loader_period_ns) / 1e6, kLoaderWorkerFactor);
+      basis = fmt::format(
+          "{:.0f}x the DataLoader's workers{}: the pool delivers a batch every {:.2f} ms (the traced step, "
+          "which its waits set, / {:.0f}), and the training thread's waits in next() shrink to a ready "
+          "batch's hand-off (its shortest fetch); needs as many free CPU cores",
+          kLoaderWorkerFactor,
+          run && run->job.loader_workers ? fmt::format(" ({} -> {})", *run->job.loader_workers,
+                                                       std::llround(*run->job.loader_workers * kLoaderWorkerFactor))
+                                         : "",
+          static_cast<double>(ed.loader_period_ns) / 1e6, kLoaderWorkerFactor);
       return true;
     }
     double per_step = 0;  // the in-process loader's host time per step (mean over ranks)
@@ -42,9 +43,10 @@ class LoaderWorkersFix : public Fix {
                       static_cast<double>(run->ranks.size());
     ed.loader_off_thread = true;
     ed.loader_period_ns = std::llround(per_step / kLoaderNewWorkers);
-    basis = fmt::format("the in-process DataLoader's host time ({:.2f} ms/step) leaves the training thread for {} "
-                        "workers, which deliver a batch every {:.2f} ms",
-                        per_step / 1e6, kLoaderNewWorkers, per_step / kLoaderNewWorkers / 1e6);
+    basis = fmt::format(
+        "the in-process DataLoader's host time ({:.2f} ms/step) leaves the training thread for {} "
+        "workers, which deliver a batch every {:.2f} ms",
+        per_step / 1e6, kLoaderNewWorkers, per_step / kLoaderNewWorkers / 1e6);
     return true;
   }
 };

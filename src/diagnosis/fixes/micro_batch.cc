@@ -26,11 +26,12 @@ class MicroBatchFix : public Fix {
     if (a < 2) return false;
     ed.micro_batch_merge = a;
     ed.merge_kernel_fixed_ns = kKernelFixedNs;
-    basis = fmt::format("one micro-batch of {0}x the size in place of {0} accumulated ones: the forward and backward "
-                        "passes' host time and launches x 1/{0}, each kernel outside the optimizer once at {0}x the "
-                        "work (t = {1:.0f} us + w becomes {1:.0f} us + {0} w); the optimizer step, the loader and the "
-                        "copies' bytes unchanged (memory permitting)",
-                        a, kKernelFixedNs / 1e3);
+    basis = fmt::format(
+        "one micro-batch of {0}x the size in place of {0} accumulated ones: the forward and backward "
+        "passes' host time and launches x 1/{0}, each kernel outside the optimizer once at {0}x the "
+        "work (t = {1:.0f} us + w becomes {1:.0f} us + {0} w); the optimizer step, the loader and the "
+        "copies' bytes unchanged (memory permitting)",
+        a, kKernelFixedNs / 1e3);
     return true;
   }
 };

@@ -26,14 +26,16 @@ class NoCheckpointingFix : public Fix {
       }
     if (!any) return false;
     ed.drop_recompute = true;
-    basis = "no activation checkpointing: the forward operators that the backward passes re-run cost nothing (their "
-            "host time, launches and GPU work); the backward's own work stays";
+    basis =
+        "no activation checkpointing: the forward operators that the backward passes re-run cost nothing (their "
+        "host time, launches and GPU work); the backward's own work stays";
     if (wrapper) {
       ed.checkpoint_block_ns = kCheckpointWrapperBlockNs;
-      basis += fmt::format("; the non-reentrant wrapper's own host work ({:.2f} ms per checkpointed block, measured "
-                           "un-profiled on an H200 machine's host) taken from its regions: each checkpoint entry with "
-                           "the host time before it, and the recomputing backward nodes' time around the re-run",
-                           kCheckpointWrapperBlockNs / 1e6);
+      basis += fmt::format(
+          "; the non-reentrant wrapper's own host work ({:.2f} ms per checkpointed block, measured "
+          "un-profiled on an H200 machine's host) taken from its regions: each checkpoint entry with "
+          "the host time before it, and the recomputing backward nodes' time around the re-run",
+          kCheckpointWrapperBlockNs / 1e6);
     }
     return true;
   }

@@ -16,8 +16,9 @@ class NoHostSyncsFix : public Fix {
   std::string_view category() const override { return "sync"; }
   bool edit(const FixInputs&, ReplayEdits& ed, std::string& basis) const override {
     ed.drop_sync_waits = true;
-    basis = "synchronizing calls and synchronous copies inside the step stop waiting for the GPU (the step's "
-            "closing synchronize stays)";
+    basis =
+        "synchronizing calls and synchronous copies inside the step stop waiting for the GPU (the step's "
+        "closing synchronize stays)";
     return true;
   }
 };

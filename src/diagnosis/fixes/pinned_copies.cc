@@ -23,9 +23,10 @@ class PinnedCopiesFix : public Fix {
     ed.pageable_htod_scale = c->h2d_pageable_gbps / c->h2d_pinned_gbps;
     ed.pageable_htod_gbps = c->h2d_pinned_gbps;
     ed.drop_copy_waits = true;  // the copies stop blocking the host; other syncs stay
-    basis = fmt::format("pageable host-to-device copies at the pinned rate of {} ({:.1f} GB/s: each copy's bytes at "
-                        "that rate) and non-blocking",
-                        c->device, c->h2d_pinned_gbps);
+    basis = fmt::format(
+        "pageable host-to-device copies at the pinned rate of {} ({:.1f} GB/s: each copy's bytes at "
+        "that rate) and non-blocking",
+        c->device, c->h2d_pinned_gbps);
     return true;
   }
 };

@@ -16,10 +16,11 @@ class SdpaFix : public Fix {
   std::string_view category() const override { return "compute"; }
   bool edit(const FixInputs&, ReplayEdits& ed, std::string& basis) const override {
     ed.fused_attention = true;
-    basis = "scaled_dot_product_attention in place of the materialized attention: the score matrix's kernels "
-            "(softmax and its backward, the masking, scaling and dropout kernels between the batched GEMMs) and "
-            "their launches gone, the batched GEMMs' math kept at its traced rate in the fused kernel (measured on "
-            "an H200: the FP32 fused kernels took 2.2 ms where the batched GEMMs they replace took 2.19)";
+    basis =
+        "scaled_dot_product_attention in place of the materialized attention: the score matrix's kernels "
+        "(softmax and its backward, the masking, scaling and dropout kernels between the batched GEMMs) and "
+        "their launches gone, the batched GEMMs' math kept at its traced rate in the fused kernel (measured on "
+        "an H200: the FP32 fused kernels took 2.2 ms where the batched GEMMs they replace took 2.19)";
     return true;
   }
 };

@@ -34,17 +34,18 @@ class StragglerAtMedianFix : public Fix {
     for (size_t k = 0; k < own.size(); ++k)
       if (k != slow) others.push_back(own[k]);
     std::sort(others.begin(), others.end());
-    const double median = others.size() % 2 ? others[others.size() / 2]
-                                            : (others[others.size() / 2 - 1] + others[others.size() / 2]) / 2;
+    const double median =
+        others.size() % 2 ? others[others.size() / 2] : (others[others.size() / 2 - 1] + others[others.size() / 2]) / 2;
     if (own[slow] <= 0 || median >= own[slow]) return false;
     const double scale = median / own[slow];
     ed.rank_compute_scale.assign(run->ranks.size(), 1.0);
     ed.rank_host_scale.assign(run->ranks.size(), 1.0);
     ed.rank_compute_scale[slow] = ed.rank_host_scale[slow] = scale;
-    basis = fmt::format("rank {}'s own time ({:.2f} ms/step: its step less its waits in collectives) at its peers' "
-                        "median ({:.2f} ms/step): its host time and compute kernels x {:.3f}, collectives joined at "
-                        "the new arrivals",
-                        run->ranks[slow].trace->rank, own[slow] / 1e6, median / 1e6, scale);
+    basis = fmt::format(
+        "rank {}'s own time ({:.2f} ms/step: its step less its waits in collectives) at its peers' "
+        "median ({:.2f} ms/step): its host time and compute kernels x {:.3f}, collectives joined at "
+        "the new arrivals",
+        run->ranks[slow].trace->rank, own[slow] / 1e6, median / 1e6, scale);
     return true;
   }
 };

@@ -8,8 +8,8 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kSyncIdleMax{"sync_idle_max", 0.05, 0, 1, "ratio",
-                                     "share of the step the GPU idles behind a blocking host synchronization"};
+constexpr ThresholdDecl kSyncIdleMax{
+    "sync_idle_max", 0.05, 0, 1, "ratio", "share of the step the GPU idles behind a blocking host synchronization"};
 
 class BlockingSync : public Rule {
  public:
@@ -23,8 +23,7 @@ class BlockingSync : public Rule {
     std::vector<const HostSync*> ops;
     // A blocking host-to-device copy (pageable memory) is the pageable-copies rule's: pinning fixes it.
     for (const HostSync& s : f.job.host_syncs)
-      if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0)
-        ops.push_back(&s);
+      if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0) ops.push_back(&s);
     if (f.share(idle) <= th.get(kSyncIdleMax) && ops.empty()) return;
     std::string what;
     for (const HostSync* s : ops)
@@ -32,20 +31,22 @@ class BlockingSync : public Rule {
                           s->caller.empty() ? "" : " in " + s->caller);
     Finding x = gainFinding(
         f, th, "sync.blocking",
-        what.empty() ? fmt::format("The GPU idles {:.1f}% of the step behind blocking host synchronizations",
-                                   pct(f.share(idle)))
-                     : fmt::format("Host synchronizations inside the step: {} (GPU idle behind them {:.1f}%)", what,
-                                   pct(f.share(idle))),
+        what.empty()
+            ? fmt::format("The GPU idles {:.1f}% of the step behind blocking host synchronizations", pct(f.share(idle)))
+            : fmt::format("Host synchronizations inside the step: {} (GPU idle behind them {:.1f}%)", what,
+                          pct(f.share(idle))),
         std::max(0.0, m.wall - m.busy),
         "the GPU's idle time per step: without the syncs the GPU's own work stays, and the step cannot be shorter "
         "(upper bound; the replay says how much of it the host's overlap recovers)");
-    x.evidence = {{"idle: sync", ms(idle), "ms/step"}, {"host blocked in sync calls", ms(m.sync), "ms/step"},
+    x.evidence = {{"idle: sync", ms(idle), "ms/step"},
+                  {"host blocked in sync calls", ms(m.sync), "ms/step"},
                   {"sync share", pct(f.share(idle)), "%"}};
     for (const HostSync* s : ops)
-      x.evidence.push_back({s->op + " (" + (s->copy.empty() ? s->call : s->copy + ", " + s->call) + ")",
-                            s->count_per_step, "per step"});
-    x.explanation = "The host waits for the GPU to finish (a value read back, a blocking copy, a stream sync), "
-                    "then the GPU waits for the host to launch again: neither side overlaps the other.";
+      x.evidence.push_back(
+          {s->op + " (" + (s->copy.empty() ? s->call : s->copy + ", " + s->call) + ")", s->count_per_step, "per step"});
+    x.explanation =
+        "The host waits for the GPU to finish (a value read back, a blocking copy, a stream sync), "
+        "then the GPU waits for the host to launch again: neither side overlaps the other.";
     bool item = ops.empty(), nonzero = ops.empty(), to_cpu = ops.empty(), scaler = false;
     for (const HostSync* s : ops) {
       item |= (s->op == "aten::item" || s->op == "aten::_local_scalar_dense") && s->caller != "GradScaler";

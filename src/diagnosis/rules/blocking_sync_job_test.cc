@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/run_test_util.h"
-#include "diagnosis/facts.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/facts.h"
 
 namespace gpudoctor {
 namespace {
@@ -55,7 +55,7 @@ TEST(RuleBlockingSyncJob, LossItemEveryStepAndGradScalersCheck) {
   EXPECT_NE(g->title.find("in GradScaler"), std::string::npos) << g->title;
   EXPECT_NE(fixText(*g).find("bf16 autocast needs no scaler"), std::string::npos);
   EXPECT_EQ(fixText(*g).find("step % 100"), std::string::npos);  // not the user's .item()
-  EXPECT_EQ(g->severity, Severity::kInfo);  // the replay: about 1.0x (measured 0.85-1.08x)
+  EXPECT_EQ(g->severity, Severity::kInfo);                       // the replay: about 1.0x (measured 0.85-1.08x)
 }
 
 // Written for the jobs above, checked on one it was not: pageable copies block too, but pinning is

@@ -44,8 +44,10 @@ std::string leadingCategory(const Facts& f) {
 
 Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string& category, const std::string& why) {
   std::string list, groups;
-  for (const auto& b : f.ranking) list += fmt::format("{}{} {:.1f}%", list.empty() ? "" : ", ", b.category, pct(b.share));
-  for (const auto& b : f.groups) groups += fmt::format("{}{} {:.1f}%", groups.empty() ? "" : ", ", b.category, pct(b.share));
+  for (const auto& b : f.ranking)
+    list += fmt::format("{}{} {:.1f}%", list.empty() ? "" : ", ", b.category, pct(b.share));
+  for (const auto& b : f.groups)
+    groups += fmt::format("{}{} {:.1f}%", groups.empty() ? "" : ", ", b.category, pct(b.share));
   BottleneckShare host{"host", 0, 0};
   for (const auto& b : f.groups)
     if (b.category == "host") host = b;
@@ -67,8 +69,7 @@ Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string&
                                         pct(host.share), category, pct(top.share), why.empty() ? "" : "; replay")
                           : fmt::format("Primary bottleneck: {} ({:.1f}% of the step{})", category, pct(top.share),
                                         why.empty() ? "" : "; replay");
-  Finding x = gainFinding(f, th, "bottleneck." + category, title,
-                          compute ? 0 : top.ms_per_step * 1e6,
+  Finding x = gainFinding(f, th, "bottleneck." + category, title, compute ? 0 : top.ms_per_step * 1e6,
                           compute ? "not a removable wait: gains come from the compute findings below"
                                   : "all of this category's time per step (upper bound: removing it entirely)");
   auto what = kWhat.find(category);
@@ -76,8 +77,7 @@ Finding headlineFinding(const Facts& f, const Thresholds& th, const std::string&
                   "Ranking of the GPU's time: " + list + "; grouped: " + groups +
                   " (host: the GPU idles with nothing queued: launches, input, syncs, other).";
   // No "step" of its own here: the report's one step is the steady-state period in its header.
-  x.evidence = {{category, top.ms_per_step, "ms/step"},
-                {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
+  x.evidence = {{category, top.ms_per_step, "ms/step"}, {"GPU busy", pct(f.share(f.mean.busy)), "%"}};
   if (host_group) x.evidence.push_back({"host-bound (GPU idle)", host.ms_per_step, "ms/step"});
   if (compute || category == "other_idle") x.severity = Severity::kInfo;
   x.fix = fixesFor(category);

@@ -8,7 +8,11 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kTransposeShareMax{"layout_transpose_share_max", 0.03, 0, 1, "ratio",
+constexpr ThresholdDecl kTransposeShareMax{"layout_transpose_share_max",
+                                           0.03,
+                                           0,
+                                           1,
+                                           "ratio",
                                            "share of the step cuDNN's NCHW<->NHWC layout transposes may take"};
 
 class ChannelsLast : public Rule {
@@ -18,14 +22,15 @@ class ChannelsLast : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     const double ns = f.perStep(f.layout_transpose_ns);
     if (f.share(ns) <= th.get(kTransposeShareMax)) return;
-    Finding x = gainFinding(f, th, "layout.channels_last",
-                            fmt::format("Convolutions transpose NCHW tensors to NHWC and back: {:.1f}% of the step",
-                                        pct(f.share(ns))),
-                            ns, "the layout transposes' GPU time (the NCHW batch-norm and pooling kernels that "
-                                "channels_last also replaces are not counted)");
+    Finding x = gainFinding(
+        f, th, "layout.channels_last",
+        fmt::format("Convolutions transpose NCHW tensors to NHWC and back: {:.1f}% of the step", pct(f.share(ns))), ns,
+        "the layout transposes' GPU time (the NCHW batch-norm and pooling kernels that "
+        "channels_last also replaces are not counted)");
     x.evidence = {{"layout transposes", ms(ns), "ms/step"}, {"share of step", pct(f.share(ns)), "%"}};
-    x.explanation = "cuDNN's convolution kernels run NHWC; on NCHW (contiguous) tensors every convolution "
-                    "transposes its input and output, and batch norm and pooling run their slower NCHW kernels.";
+    x.explanation =
+        "cuDNN's convolution kernels run NHWC; on NCHW (contiguous) tensors every convolution "
+        "transposes its input and output, and batch norm and pooling run their slower NCHW kernels.";
     x.fix = {"model = model.to(memory_format=torch.channels_last)",
              "x = x.to(memory_format=torch.channels_last)   # each input batch"};
     out.push_back(std::move(x));

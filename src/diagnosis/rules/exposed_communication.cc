@@ -15,14 +15,16 @@ class ExposedCommunication : public Rule {
     double exposed = f.share(f.mean.comm_exposed), max = th.get(guide::kCommShareMax);
     if (exposed <= max) return;
     if (f.job.data_parallel == "fsdp" || f.job.data_parallel == "zero") return;  // communication.fsdp's
-    Finding x = gainFinding(f, th, "communication.exposed",
-                            fmt::format("Exposed communication is {:.1f}% of the step (guide: < {:.0f}%)", pct(exposed),
-                                        pct(max)),
-                            f.mean.comm_exposed, "exposed NCCL time per step (upper bound: perfect overlap)");
-    x.evidence = {{"NCCL", ms(f.mean.comm), "ms/step"}, {"overlapped", ms(f.mean.comm - f.mean.comm_exposed), "ms/step"},
+    Finding x = gainFinding(
+        f, th, "communication.exposed",
+        fmt::format("Exposed communication is {:.1f}% of the step (guide: < {:.0f}%)", pct(exposed), pct(max)),
+        f.mean.comm_exposed, "exposed NCCL time per step (upper bound: perfect overlap)");
+    x.evidence = {{"NCCL", ms(f.mean.comm), "ms/step"},
+                  {"overlapped", ms(f.mean.comm - f.mean.comm_exposed), "ms/step"},
                   {"exposed", ms(f.mean.comm_exposed), "ms/step"}};
-    x.explanation = "NCCL kernels run while no compute kernel does. NCCL time also includes waiting for the "
-                    "slowest rank: see the straggler finding before tuning NCCL.";
+    x.explanation =
+        "NCCL kernels run while no compute kernel does. NCCL time also includes waiting for the "
+        "slowest rank: see the straggler finding before tuning NCCL.";
     x.fix = fixes::communication();
     out.push_back(std::move(x));
   }

@@ -6,8 +6,8 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kFp16GemmShareMin{"fp16_gemm_share_min", 0.05, 0, 1, "ratio",
-                                          "share of GEMM time in FP16 from which loss scaling is advised"};
+constexpr ThresholdDecl kFp16GemmShareMin{
+    "fp16_gemm_share_min", 0.05, 0, 1, "ratio", "share of GEMM time in FP16 from which loss scaling is advised"};
 
 class Fp16GradScaler : public Rule {
  public:
@@ -21,11 +21,13 @@ class Fp16GradScaler : public Rule {
                             "no time gain; numerical safety");
     x.severity = Severity::kInfo;
     x.evidence = {{"FP16 share of GEMM", pct(fp16 / gemm), "%"}};
-    x.explanation = "FP16 has a narrow exponent range; gradients underflow without a loss scale. BF16 has FP32's range.";
-    x.fix = {"scaler = torch.amp.GradScaler(\"cuda\", init_scale=2.**16, growth_factor=2.0, backoff_factor=0.5, "
-             "growth_interval=2000)",
-             "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()",
-             "# or: torch.autocast(\"cuda\", dtype=torch.bfloat16) and drop the scaler"};
+    x.explanation =
+        "FP16 has a narrow exponent range; gradients underflow without a loss scale. BF16 has FP32's range.";
+    x.fix = {
+        "scaler = torch.amp.GradScaler(\"cuda\", init_scale=2.**16, growth_factor=2.0, backoff_factor=0.5, "
+        "growth_interval=2000)",
+        "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()",
+        "# or: torch.autocast(\"cuda\", dtype=torch.bfloat16) and drop the scaler"};
     out.push_back(std::move(x));
   }
 };

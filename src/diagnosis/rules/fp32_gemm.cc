@@ -1,20 +1,20 @@
 // GEMMs on CUDA cores in FP32: mixed precision (bf16 autocast, or TF32) moves them to tensor cores.
 #include <fmt/format.h>
 
-#include "diagnosis/rules/registry.h"
 #include "diagnosis/fixes/bf16.h"
+#include "diagnosis/rules/registry.h"
 #include "diagnosis/what_if.h"
 
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kFp32GemmShareMax{"fp32_gemm_share_max", 0.10, 0, 1, "ratio",
-                                          "share of GEMM time in FP32 (non-tensor-core) kernels"};
+constexpr ThresholdDecl kFp32GemmShareMax{
+    "fp32_gemm_share_max", 0.10, 0, 1, "ratio", "share of GEMM time in FP32 (non-tensor-core) kernels"};
 // Hopper and Ampere datasheets: TF32 tensor cores run ~7-8x the FP32 SIMT rate, BF16 ~15x.
-constexpr ThresholdDecl kTf32Speedup{"tf32_speedup", 7, 1, 100, "x",
-                                     "TF32 tensor-core rate over FP32 SIMT on Ampere and newer (datasheets: 7-8x)"};
-constexpr ThresholdDecl kTf32SpeedupOld{"tf32_speedup_unknown_gpu", 2, 1, 100, "x",
-                                        "the same for an older or unknown GPU (a cautious factor)"};
+constexpr ThresholdDecl kTf32Speedup{
+    "tf32_speedup", 7, 1, 100, "x", "TF32 tensor-core rate over FP32 SIMT on Ampere and newer (datasheets: 7-8x)"};
+constexpr ThresholdDecl kTf32SpeedupOld{
+    "tf32_speedup_unknown_gpu", 2, 1, 100, "x", "the same for an older or unknown GPU (a cautious factor)"};
 
 class Fp32Gemm : public Rule {
  public:
@@ -29,14 +29,16 @@ class Fp32Gemm : public Rule {
     if (fp32_share <= th.get(kFp32GemmShareMax)) return;
     double speed = f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld);
     Finding x = gainFinding(
-        f, th, "precision.fp32_gemm", fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
+        f, th, "precision.fp32_gemm",
+        fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
         f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
                   f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScale)),
         fmt::format("all of the FP32 and TF32 GEMM and fused-attention time, and {:.0f} % of the elementwise "
                     "kernels' (what bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
                     "the FP32 rate on this GPU generation)",
                     100 * (1 - kBf16ElementwiseScale), speed));
-    x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"}, {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
+    x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"},
+                  {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},
                   {"BF16 share", pct(f.classNs(KernelClass::kGemmBf16) / gemm), "%"},
                   {"FP16 share", pct(f.classNs(KernelClass::kGemmFp16) / gemm), "%"}};

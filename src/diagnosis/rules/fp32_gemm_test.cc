@@ -1,5 +1,5 @@
-#include "diagnosis/rules/rule_test_util.h"
 #include "diagnosis/fixes/bf16.h"
+#include "diagnosis/rules/rule_test_util.h"
 #include "diagnosis/what_if.h"
 
 namespace gpudoctor {

@@ -12,7 +12,11 @@ namespace gpudoctor {
 namespace {
 
 // Share of the device's memory under which the replicated model (DDP) is said to fit.
-constexpr ThresholdDecl kFitsDdpShare{"fsdp_fits_ddp_share", 0.5, 0, 1, "ratio",
+constexpr ThresholdDecl kFitsDdpShare{"fsdp_fits_ddp_share",
+                                      0.5,
+                                      0,
+                                      1,
+                                      "ratio",
                                       "replicated model state (16 B per parameter, AdamW with FP32 master weights) "
                                       "below this share of the GPU's memory: DDP fits"};
 
@@ -52,9 +56,10 @@ class FsdpCommunication : public Rule {
     x.evidence = {{"exposed", ms(f.mean.comm_exposed), "ms/step"},
                   {"all-gather kernels", ms(f.perStep(ag_ns)), "ms/step"},
                   {"reduce-scatter kernels", ms(f.perStep(rs_ns)), "ms/step"}};
-    x.explanation = "Each block's parameters are all-gathered before its forward and backward and its gradients "
-                    "reduce-scattered after; without prefetching, the next block's gather waits for the current "
-                    "block's compute to finish, and nothing hides it.";
+    x.explanation =
+        "Each block's parameters are all-gathered before its forward and backward and its gradients "
+        "reduce-scattered after; without prefetching, the next block's gather waits for the current "
+        "block's compute to finish, and nothing hides it.";
     x.fix = {"# FSDP1: gather the next block while this one computes, and bound the gathers in flight:",
              "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,",
              "             limit_all_gathers=True)",

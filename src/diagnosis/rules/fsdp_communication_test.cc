@@ -29,9 +29,10 @@ TEST(RuleFsdpCommunication, ExposedGathersGetFsdpKnobsAndTheModelSize) {
   const Finding& x = r.findings[0];
   EXPECT_EQ(x.id, "communication.fsdp");
   EXPECT_NE(x.title.find("FSDP: exposed communication 30.0% of the step (all-gather 2.00, reduce-scatter 1.00"),
-            std::string::npos) << x.title;
+            std::string::npos)
+      << x.title;
   EXPECT_DOUBLE_EQ(evidenceOf(x, "parameters (from the all-gathers)"), 100.0);  // 200 MB / 2 B per bf16
-  EXPECT_DOUBLE_EQ(evidenceOf(x, "replicated state under DDP"), 1.6);            // 16 B per parameter
+  EXPECT_DOUBLE_EQ(evidenceOf(x, "replicated state under DDP"), 1.6);           // 16 B per parameter
   std::string fix;
   for (const auto& l : x.fix) fix += l + "\n";
   EXPECT_NE(fix.find("forward_prefetch=True"), std::string::npos);

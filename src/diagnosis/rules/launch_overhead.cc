@@ -6,10 +6,10 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kHostIdleMax{"host_idle_max", 0.10, 0, 1, "ratio",
-                                     "share of the step the GPU idles waiting for the host to launch work"};
-constexpr ThresholdDecl kShortKernelUs{"short_kernel_us", 10, 0, 1e6, "us",
-                                       "median kernel duration below which launch overhead dominates"};
+constexpr ThresholdDecl kHostIdleMax{
+    "host_idle_max", 0.10, 0, 1, "ratio", "share of the step the GPU idles waiting for the host to launch work"};
+constexpr ThresholdDecl kShortKernelUs{
+    "short_kernel_us", 10, 0, 1e6, "us", "median kernel duration below which launch overhead dominates"};
 
 class LaunchOverhead : public Rule {
  public:
@@ -27,10 +27,12 @@ class LaunchOverhead : public Rule {
                                         "waits for launches {:.0f}% of the step",
                                         kernels_per_step, median_us, pct(host)),
                             launch_idle, "GPU idle time waiting for the host to launch (upper bound)");
-    x.evidence = {{"kernels", kernels_per_step, "per step"}, {"median kernel", median_us, "us"},
+    x.evidence = {{"kernels", kernels_per_step, "per step"},
+                  {"median kernel", median_us, "us"},
                   {"idle: host launch", ms(launch_idle), "ms/step"}};
-    x.explanation = "Each kernel costs a few microseconds of host time to launch; when kernels are shorter than "
-                    "that, the GPU starves. Fusing kernels or replaying CUDA graphs removes the launches.";
+    x.explanation =
+        "Each kernel costs a few microseconds of host time to launch; when kernels are shorter than "
+        "that, the GPU starves. Fusing kernels or replaying CUDA graphs removes the launches.";
     // In the order of what they buy: the whole step captured (what the replay's prediction is for),
     // then the model alone graphed by torch.compile, the optimizer and loss eager (its own prediction
     // is in the basis; measured 2.9x where the whole step would replay at 6.3x).

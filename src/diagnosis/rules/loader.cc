@@ -23,7 +23,8 @@ class Loader : public Rule {
                               fmt::format("The GPU idles {:.1f}% of the step while the host fetches data{}",
                                           pct(loader_share), single ? " in the training process (num_workers=0)" : ""),
                               m.idle_loader, "GPU idle time while inside DataLoader __next__ (upper bound)");
-      x.evidence = {{"DataLoader next()", ms(m.loader), "ms/step"}, {"GPU idle meanwhile", ms(m.idle_loader), "ms/step"},
+      x.evidence = {{"DataLoader next()", ms(m.loader), "ms/step"},
+                    {"GPU idle meanwhile", ms(m.idle_loader), "ms/step"},
                     {"IO wait share", pct(loader_share), "%"}};
       x.explanation = single ? "Samples are loaded in the training process, so the GPU waits for each batch."
                              : "The loader does not keep up: batches are not ready when the GPU needs them.";
@@ -33,10 +34,10 @@ class Loader : public Rule {
       // Loading in the training process, hidden now: say when it stops being hidden. (With worker
       // processes the trace shows only the main process's wait, not the workers' production rate.)
       double speedup = m.busy / std::max(1.0, m.loader);
-      Finding x = gainFinding(f, th, "input.loader_hidden",
-                              fmt::format("The DataLoader ({:.2f} ms/step on the host) is hidden behind GPU work",
-                                          ms(m.loader)),
-                              0, "no gain now");
+      Finding x = gainFinding(
+          f, th, "input.loader_hidden",
+          fmt::format("The DataLoader ({:.2f} ms/step on the host) is hidden behind GPU work", ms(m.loader)), 0,
+          "no gain now");
       x.severity = Severity::kOk;
       x.evidence = {{"DataLoader next()", ms(m.loader), "ms/step"}, {"GPU busy", ms(m.busy), "ms/step"}};
       x.explanation = fmt::format(
@@ -50,7 +51,8 @@ class Loader : public Rule {
     std::vector<Finding> critical;
     for (const auto& x : mine)
       if (x.id == "input.loader_on_critical_path") critical.push_back(x);
-    out.push_back({"io", fmt::format("IO wait < {:.0f}% (loader off the critical path)", pct(th.get(guide::kIoWaitMax))),
+    out.push_back({"io",
+                   fmt::format("IO wait < {:.0f}% (loader off the critical path)", pct(th.get(guide::kIoWaitMax))),
                    statusFrom(critical, f.mean.loader > 0),
                    fmt::format("GPU idle while loading {:.1f}% of the step", pct(f.share(f.mean.idle_loader)))});
   }

@@ -8,7 +8,11 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kFusedSaving{"fused_attention_saving", 0.75, 0, 1, "ratio",
+constexpr ThresholdDecl kFusedSaving{"fused_attention_saving",
+                                     0.75,
+                                     0,
+                                     1,
+                                     "ratio",
                                      "share of materialized-attention kernel time a fused kernel saves (guide: 2-4x)"};
 
 class MaterializedAttention : public Rule {
@@ -23,9 +27,10 @@ class MaterializedAttention : public Rule {
         f, th, "attention.materialized",
         "Attention is materialized (batched GEMM + softmax + batched GEMM) instead of a fused kernel",
         f.perStep(unfused) * saving,
-        fmt::format("{:.0f}% of the materialized-attention kernel time: fused (flash) attention is 2-4x faster (guide), "
-                    "and it never writes the score matrix",
-                    pct(saving)));
+        fmt::format(
+            "{:.0f}% of the materialized-attention kernel time: fused (flash) attention is 2-4x faster (guide), "
+            "and it never writes the score matrix",
+            pct(saving)));
     x.evidence = {{"materialized attention", ms(f.perStep(unfused)), "ms/step"},
                   {"fused attention", ms(f.perStep(fused)), "ms/step"},
                   {"share of kernel time", pct(unfused / std::max(1.0, f.kernel_ns)), "%"}};

@@ -14,8 +14,9 @@ class MemoryPeak : public Rule {
     for (const auto& r : f.memory) {
       double frac = static_cast<double>(r.peak_bytes) / static_cast<double>(r.device_bytes);
       if (frac <= th.get(guide::kGpuMemoryMax)) continue;
-      Finding x = gainFinding(f, th, "memory.peak", fmt::format("Rank {} peaks at {:.0f}% of GPU memory", r.rank, pct(frac)),
-                              0, "no time gain; out-of-memory risk");
+      Finding x =
+          gainFinding(f, th, "memory.peak", fmt::format("Rank {} peaks at {:.0f}% of GPU memory", r.rank, pct(frac)), 0,
+                      "no time gain; out-of-memory risk");
       x.severity = Severity::kCritical;
       x.evidence = {{"peak allocated", static_cast<double>(r.peak_bytes) / (1 << 30), "GiB"},
                     {"device memory", static_cast<double>(r.device_bytes) / (1 << 30), "GiB"}};
@@ -31,7 +32,7 @@ class MemoryPeak : public Rule {
     out.push_back({"memory", fmt::format("GPU memory < {:.0f}%", pct(th.get(guide::kGpuMemoryMax))),
                    statusFrom(mine, f.profile_memory),
                    f.profile_memory ? "from the profiler's memory events"
-                                  : "profile with profile_memory=True, or use gpudoctor monitor"});
+                                    : "profile with profile_memory=True, or use gpudoctor monitor"});
   }
 };
 

@@ -10,7 +10,11 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kMemoryHeadroom{"memory_headroom_share", 0.5, 0, 1, "ratio",
+constexpr ThresholdDecl kMemoryHeadroom{"memory_headroom_share",
+                                        0.5,
+                                        0,
+                                        1,
+                                        "ratio",
                                         "peak memory below this share of the device's counts as room to spare "
                                         "(for dropping checkpointing or raising the micro-batch)"};
 
@@ -49,8 +53,9 @@ class MemoryPlanning : public Rule {
       Finding x = gainFinding(f, th, "memory.recomputation",
                               fmt::format("Activation checkpointing recomputes {:.0f} % of the forward pass; {}",
                                           100 * r, memoryWords(f, share)),
-                              gain, "the recomputed share of the compute, all of it taken as forward, and the GPU's "
-                                    "idle behind the host, where the checkpoint wrapper's host work shows (upper bound)");
+                              gain,
+                              "the recomputed share of the compute, all of it taken as forward, and the GPU's "
+                              "idle behind the host, where the checkpoint wrapper's host work shows (upper bound)");
       x.evidence = {{"recomputed share of forward", 100 * r, "%"}, {"compute", ms(f.mean.compute), "ms/step"}};
       if (share >= 0) x.evidence.push_back({"peak memory share", 100 * share, "%"});
       x.explanation = room ? "Checkpointing trades compute for memory, and this job has memory to spare."
@@ -71,9 +76,11 @@ class MemoryPlanning : public Rule {
       x.evidence = {{"micro-batches per step", static_cast<double>(accum), "count"},
                     {"idle: host launch", ms(f.mean.idle_host), "ms/step"}};
       if (share >= 0) x.evidence.push_back({"peak memory share", 100 * share, "%"});
-      x.explanation = "Each micro-batch pays the same launches and host time; where memory allows, fewer, larger "
-                      "micro-batches give the same global batch at less host cost per sample.";
-      x.fix = {fmt::format("# the same global batch in fewer passes: micro_batch *= {}; accumulation_steps = 1", accum)};
+      x.explanation =
+          "Each micro-batch pays the same launches and host time; where memory allows, fewer, larger "
+          "micro-batches give the same global batch at less host cost per sample.";
+      x.fix = {
+          fmt::format("# the same global batch in fewer passes: micro_batch *= {}; accumulation_steps = 1", accum)};
       if (job.grad_scaler && f.compute_major >= 8)
         x.fix.push_back("# and bf16 autocast (this GPU has it) needs no GradScaler");
       if (!room) x.severity = Severity::kInfo;
@@ -84,11 +91,10 @@ class MemoryPlanning : public Rule {
                  std::vector<ChecklistItem>& out) const override {
     const JobProfile& job = f.job;
     const bool uses = job.activation_checkpointing.value_or(false) || job.grad_accumulation_steps.value_or(1) > 1;
-    std::string evidence =
-        uses ? fmt::format("checkpointing: {}, accumulation: {}; {}",
-                           job.activation_checkpointing.value_or(false) ? "yes" : "no",
-                           job.grad_accumulation_steps.value_or(1), memoryWords(f, peakShare(f)))
-             : "neither checkpointing nor gradient accumulation in use";
+    std::string evidence = uses ? fmt::format("checkpointing: {}, accumulation: {}; {}",
+                                              job.activation_checkpointing.value_or(false) ? "yes" : "no",
+                                              job.grad_accumulation_steps.value_or(1), memoryWords(f, peakShare(f)))
+                                : "neither checkpointing nor gradient accumulation in use";
     out.push_back({"memory", "Checkpointing / accumulation where memory is short",
                    uses ? statusFrom(mine, true) : CheckStatus::kPass, evidence});
   }

@@ -13,8 +13,8 @@ class NcclLog : public Rule {
   std::string_view id() const override { return "nccl.log"; }
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     for (const auto& l : f.nccl_log) {
-      Finding x = gainFinding(f, th, "nccl.log", l.title, 0,
-                              "not estimated from the trace: measure with gpudoctor nccl bench");
+      Finding x =
+          gainFinding(f, th, "nccl.log", l.title, 0, "not estimated from the trace: measure with gpudoctor nccl bench");
       x.severity = l.severity;
       x.explanation = l.explanation;
       x.fix = l.fix;

@@ -19,12 +19,12 @@ class PageableCopies : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     const auto& m = f.mean;
     if (m.pageable_htod_count <= 0) return;
-    Finding x = gainFinding(f, th, "input.pageable_copies",
-                            fmt::format("{:.0f} host-to-device copies per step come from pageable memory",
-                                        m.pageable_htod_count),
-                            std::min(m.wall, m.pageable_htod_ns + std::max(0.0, m.wall - m.busy)),
-                            "time of pageable host-to-device copies and the GPU's idle that their blocking causes: "
-                            "the GPU's other work stays (upper bound)");
+    Finding x = gainFinding(
+        f, th, "input.pageable_copies",
+        fmt::format("{:.0f} host-to-device copies per step come from pageable memory", m.pageable_htod_count),
+        std::min(m.wall, m.pageable_htod_ns + std::max(0.0, m.wall - m.busy)),
+        "time of pageable host-to-device copies and the GPU's idle that their blocking causes: "
+        "the GPU's other work stays (upper bound)");
     x.evidence = {{"pageable HtoD copies", m.pageable_htod_count, "per step"},
                   {"pinned HtoD copies", m.pinned_htod_count, "per step"},
                   {"pageable copy time", ms(m.pageable_htod_ns), "ms/step"}};
@@ -32,8 +32,9 @@ class PageableCopies : public Rule {
     x.fix = {"DataLoader(..., pin_memory=True)", "x = x.cuda(non_blocking=True)"};
     if (m.pageable_htod_bytes > 0 && m.pageable_htod_bytes < kSmallCopyBytes * m.pageable_htod_count) {
       x.evidence.push_back({"pageable bytes per copy", m.pageable_htod_bytes / m.pageable_htod_count, "B"});
-      x.explanation += " These copies are small: Python data copied each step (a constant built with "
-                       "torch.tensor(..., device=\"cuda\") inside the loop), each waiting for the GPU's queue.";
+      x.explanation +=
+          " These copies are small: Python data copied each step (a constant built with "
+          "torch.tensor(..., device=\"cuda\") inside the loop), each waiting for the GPU's queue.";
       x.fix = {"# build such constants once, outside the loop (a module buffer, or a tensor made before it):",
                "mean = torch.tensor(MEAN, device=\"cuda\")  # once; then reuse `mean` every step"};
     }

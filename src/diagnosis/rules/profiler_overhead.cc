@@ -20,8 +20,9 @@ class ProfilerOverhead : public Rule {
     Finding x = gainFinding(f, th, "profiler.overhead", "Profiler options add host overhead: " + opts, 0,
                             "no gain in production; host-side figures here are upper bounds");
     x.severity = Severity::kInfo;
-    x.explanation = "These options record extra data for every operator, so host time (and host-bound idle) in "
-                    "this trace is longer than without the profiler. record_shapes lets gpudoctor tell BF16 from FP16.";
+    x.explanation =
+        "These options record extra data for every operator, so host time (and host-bound idle) in "
+        "this trace is longer than without the profiler. record_shapes lets gpudoctor tell BF16 from FP16.";
     x.fix = {"torch.profiler.profile(activities=[CPU, CUDA], record_shapes=True,",
              "                       with_stack=False, profile_memory=False)"};
     out.push_back(std::move(x));
@@ -31,7 +32,8 @@ class ProfilerOverhead : public Rule {
     out.push_back({"monitoring", "Profiler trace analyzed per step", CheckStatus::kPass,
                    fmt::format("{:.0f} steps over {} rank(s)", f.steps, f.ranks)});
     out.push_back({"monitoring", fmt::format("Host CPU < {:.0f}% and live GPU metrics", pct(th.get(guide::kCpuMax))),
-                   CheckStatus::kUnknown, "not in a profiler trace: watch with gpudoctor monitor (or nvidia-smi dmon)"});
+                   CheckStatus::kUnknown,
+                   "not in a profiler trace: watch with gpudoctor monitor (or nvidia-smi dmon)"});
   }
 };
 

@@ -5,29 +5,29 @@
 
 #include "diagnosis/rule.h"
 
-#define GPUDOCTOR_RULES(X)                                                                  \
-  X(bottleneck)         /* headline: the largest category of the step */                    \
-  X(gpuUtilization)     /* checklist: GPU busy share */                                      \
-  X(fp32Gemm)           /* precision.fp32_gemm */                                            \
-  X(fp16GradScaler)     /* precision.fp16_gradscaler */                                      \
-  X(channelsLast)       /* layout.channels_last */                                           \
-  X(materializedAttention) /* attention.materialized */                                      \
-  X(launchOverhead)     /* launch.overhead */                                                \
-  X(unfusedOptimizer)   /* optimizer.unfused */                                              \
-  X(exposedCommunication) /* communication.exposed */                                        \
-  X(fsdpCommunication)  /* communication.fsdp */                                             \
-  X(straggler)          /* communication.straggler */                                        \
-  X(ncclSettings)       /* nccl.settings (with --nccl-env) */                                \
-  X(ncclLog)            /* nccl.log (with --nccl-log) */                                     \
-  X(smallCollectives)   /* communication.small_collectives */                               \
-  X(loader)             /* input.loader_on_critical_path, input.loader_hidden */             \
-  X(loaderWorkers)      /* checklist: DataLoader workers */                                  \
-  X(pageableCopies)     /* input.pageable_copies */                                          \
-  X(blockingSync)       /* sync.blocking */                                                  \
-  X(hostOwnWork)        /* host.own_work */                                                  \
-  X(memoryPeak)         /* memory.peak */                                                    \
-  X(memoryPlanning)     /* checklist: checkpointing / accumulation */                        \
-  X(profilerOverhead)   /* profiler.overhead, checklist: monitoring */
+#define GPUDOCTOR_RULES(X)                                                          \
+  X(bottleneck)            /* headline: the largest category of the step */         \
+  X(gpuUtilization)        /* checklist: GPU busy share */                          \
+  X(fp32Gemm)              /* precision.fp32_gemm */                                \
+  X(fp16GradScaler)        /* precision.fp16_gradscaler */                          \
+  X(channelsLast)          /* layout.channels_last */                               \
+  X(materializedAttention) /* attention.materialized */                             \
+  X(launchOverhead)        /* launch.overhead */                                    \
+  X(unfusedOptimizer)      /* optimizer.unfused */                                  \
+  X(exposedCommunication)  /* communication.exposed */                              \
+  X(fsdpCommunication)     /* communication.fsdp */                                 \
+  X(straggler)             /* communication.straggler */                            \
+  X(ncclSettings)          /* nccl.settings (with --nccl-env) */                    \
+  X(ncclLog)               /* nccl.log (with --nccl-log) */                         \
+  X(smallCollectives)      /* communication.small_collectives */                    \
+  X(loader)                /* input.loader_on_critical_path, input.loader_hidden */ \
+  X(loaderWorkers)         /* checklist: DataLoader workers */                      \
+  X(pageableCopies)        /* input.pageable_copies */                              \
+  X(blockingSync)          /* sync.blocking */                                      \
+  X(hostOwnWork)           /* host.own_work */                                      \
+  X(memoryPeak)            /* memory.peak */                                        \
+  X(memoryPlanning)        /* checklist: checkpointing / accumulation */            \
+  X(profilerOverhead)      /* profiler.overhead, checklist: monitoring */
 
 namespace gpudoctor {
 

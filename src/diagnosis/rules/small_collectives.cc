@@ -6,10 +6,10 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kSmallBytes{"small_collective_bytes", 1 << 20, 0, 1e12, "bytes",
-                                    "collectives smaller than this are latency-bound"};
-constexpr ThresholdDecl kSmallPerStepMax{"small_collectives_per_step_max", 10, 0, 1e6, "count",
-                                         "small collectives per step before bucketing is advised"};
+constexpr ThresholdDecl kSmallBytes{
+    "small_collective_bytes", 1 << 20, 0, 1e12, "bytes", "collectives smaller than this are latency-bound"};
+constexpr ThresholdDecl kSmallPerStepMax{
+    "small_collectives_per_step_max", 10, 0, 1e6, "count", "small collectives per step before bucketing is advised"};
 
 class SmallCollectives : public Rule {
  public:
@@ -21,10 +21,10 @@ class SmallCollectives : public Rule {
       if (c.bytes > 0 && static_cast<double>(c.bytes) < small_bytes) small_per_step += static_cast<double>(c.count);
     small_per_step /= f.steps;
     if (small_per_step <= th.get(kSmallPerStepMax)) return;
-    Finding x = gainFinding(f, th, "communication.small_collectives",
-                            fmt::format("{:.0f} collectives per step are smaller than {:.0f} KiB", small_per_step,
-                                        small_bytes / 1024),
-                            0, "not estimated: latency-bound collectives cost a fixed time each");
+    Finding x = gainFinding(
+        f, th, "communication.small_collectives",
+        fmt::format("{:.0f} collectives per step are smaller than {:.0f} KiB", small_per_step, small_bytes / 1024), 0,
+        "not estimated: latency-bound collectives cost a fixed time each");
     x.severity = Severity::kWarning;
     x.evidence = {{"small collectives", small_per_step, "per step"}};
     x.explanation = "Small collectives are latency-bound; fewer, larger buckets move the same bytes faster.";

@@ -37,8 +37,9 @@ class UnfusedOptimizer : public Rule {
                   {"optimizer kernels", ms(f.perStep(opt_kernels)), "ms/step"}};
     if (job.optimizer_launches_per_step > 0)
       x.evidence.push_back({"optimizer launches", job.optimizer_launches_per_step, "per step"});
-    x.explanation = "Fused AdamW/Adam/SGD update all parameters in a few kernels instead of several per tensor"
-                    " (loop -> foreach -> fused: each step fewer launches).";
+    x.explanation =
+        "Fused AdamW/Adam/SGD update all parameters in a few kernels instead of several per tensor"
+        " (loop -> foreach -> fused: each step fewer launches).";
     const bool known = name == "AdamW" || name == "Adam" || name == "SGD";
     x.fix = {fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", known ? name : "AdamW")};
     out.push_back(std::move(x));

@@ -104,7 +104,9 @@ Result<CheckFigure> checkAttention(const Config& c, const void* q, const void* k
   fig.unwritten = bad.value();
   std::mt19937_64 rng(freshSeed());
   double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
-  struct Pair { double out, ref, extra; };
+  struct Pair {
+    double out, ref, extra;
+  };
   std::vector<Pair> pairs;
   for (size_t h : {size_t{0}, heads - 1}) {
     auto kh = toHost(k, NumFormat::kBf16, h * per_head, per_head);
@@ -154,7 +156,8 @@ Result<CheckFigure> checkAttention(const Config& c, const void* q, const void* k
   fig.rel_l2 = es.relL2();
   fig.worst_ratio = es.worst_ratio;
   fig.passed = es.passed() && fig.unwritten == 0;
-  fig.note = "FP64 host reference on 16 sampled rows of the first and last head; whole output scanned for poison; " + es.summary();
+  fig.note = "FP64 host reference on 16 sampled rows of the first and last head; whole output scanned for poison; " +
+             es.summary();
   return fig;
 }
 
@@ -163,8 +166,8 @@ Result<CheckFigure> checkAttention(const Config& c, const void* q, const void* k
 Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
   auto s = static_cast<cudaStream_t>(ctx.stream);
   std::vector<Config> configs;
-  std::vector<int64_t> seqs = ctx.opt->quick ? std::vector<int64_t>{512, 2048}
-                                             : std::vector<int64_t>{512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<int64_t> seqs =
+      ctx.opt->quick ? std::vector<int64_t>{512, 2048} : std::vector<int64_t>{512, 1024, 2048, 4096, 8192, 16384};
   if (ctx.tiny()) {
     seqs.clear();
     configs = {{1, 2, 128, 64, false}, {1, 2, 128, 64, true}, {2, 2, 256, 128, false}, {2, 2, 256, 128, true}};
@@ -230,7 +233,8 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
         auto p1 = LtGemm::plan(g1, kWorkspaceBytes);
         auto p2 = LtGemm::plan(g2, kWorkspaceBytes);
         if (!p1.ok() || !p2.ok()) {
-          out.notes.push_back("unfused attention " + label + " skipped: " + (p1.ok() ? p2.error().message : p1.error().message));
+          out.notes.push_back("unfused attention " + label +
+                              " skipped: " + (p1.ok() ? p2.error().message : p1.error().message));
         } else {
           auto figure = [&]() -> Status {
             float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)));
@@ -251,7 +255,8 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
             if (!chk.ok()) return Error{chk.error().message};
             auto us = timeReps([&](int rep) { return run(rep % sets); }, 3, reps, s);
             if (!us.ok()) return Error{us.error().message};
-            record("unfused", us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes + s_bytes + kWorkspaceBytes));
+            record("unfused", us.value(), chk.value(),
+                   static_cast<int64_t>(4 * tensor_bytes + s_bytes + kWorkspaceBytes));
             return {};
           };
           GPUB_TRY(figureFailed(figure(), "attention unfused " + label, out.errors));
@@ -260,20 +265,23 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
     }
     // This project's kernel in two builds of the same algorithm: "fused" (cp.async double buffering,
     // ldmatrix) and "fused-simple" (synchronous tile loads); each checked on its own fresh inputs.
-    for (auto [impl, variant] : {std::pair{"fused", FlashVariant::kPipelined}, std::pair{"fused-simple", FlashVariant::kSimple}}) {
+    for (auto [impl, variant] :
+         {std::pair{"fused", FlashVariant::kPipelined}, std::pair{"fused-simple", FlashVariant::kSimple}}) {
       auto figure = [&, impl = impl, variant = variant]() -> Status {
         ctx.say(std::string("attention ") + impl + " " + label);
         fresh();
-        GPUB_TRY(launchFused(c, variant, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(), vs[0].get<__nv_bfloat16>(),
-                             o.get<__nv_bfloat16>(), s));
+        GPUB_TRY(launchFused(c, variant, qs[0].get<__nv_bfloat16>(), ks[0].get<__nv_bfloat16>(),
+                             vs[0].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s));
         GPUB_CUDA(cudaStreamSynchronize(s));
         auto chk = checkAttention(c, qs[0].get(), ks[0].get(), vs[0].get(), o.get(), /*scores_in_bf16=*/false, s);
         if (!chk.ok()) return Error{chk.error().message};
-        auto us = timeReps([&](int rep) {
-          int set = rep % sets;
-          return launchFused(c, variant, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(),
-                             vs[set].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s);
-        }, 3, reps, s);
+        auto us = timeReps(
+            [&](int rep) {
+              int set = rep % sets;
+              return launchFused(c, variant, qs[set].get<__nv_bfloat16>(), ks[set].get<__nv_bfloat16>(),
+                                 vs[set].get<__nv_bfloat16>(), o.get<__nv_bfloat16>(), s);
+            },
+            3, reps, s);
         if (!us.ok()) return Error{us.error().message};
         record(impl, us.value(), chk.value(), static_cast<int64_t>(4 * tensor_bytes));
         return {};
@@ -281,7 +289,9 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
       GPUB_TRY(figureFailed(figure(), std::string("attention ") + impl + " " + label, out.errors));
     }
   }
-  out.notes.push_back("cuDNN fused attention is measured through PyTorch (scripts/torch_gpu_bench.py, SDPBackend.CUDNN_ATTENTION) on the same shapes");
+  out.notes.push_back(
+      "cuDNN fused attention is measured through PyTorch (scripts/torch_gpu_bench.py, SDPBackend.CUDNN_ATTENTION) on "
+      "the same shapes");
   return {};
 }
 

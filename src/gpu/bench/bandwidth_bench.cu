@@ -21,14 +21,16 @@ __host__ __device__ __forceinline__ uint32_t patternWord(size_t i, uint32_t seed
 }
 
 __global__ void copyKernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     dst[i] = src[i];
 }
 
 // Sums every 32-bit word (mod 2^64) so no load can be optimized away; one atomic per block.
 __global__ void readKernel(const uint4* __restrict__ src, size_t n, unsigned long long* sum) {
   unsigned long long local = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint4 v = src[i];
     local += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
   }
@@ -44,21 +46,24 @@ __global__ void readKernel(const uint4* __restrict__ src, size_t n, unsigned lon
 }
 
 __global__ void writeKernel(uint4* __restrict__ dst, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     dst[i] = make_uint4(patternWord(4 * i, seed), patternWord(4 * i + 1, seed), patternWord(4 * i + 2, seed),
                         patternWord(4 * i + 3, seed));
 }
 
 __global__ void diffBuffersKernel(const uint32_t* a, const uint32_t* b, size_t n, unsigned long long* count) {
   unsigned long long local = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     local += a[i] != b[i];
   if (local) atomicAdd(count, local);
 }
 
 __global__ void diffPatternKernel(const uint32_t* a, size_t n, uint32_t seed, unsigned long long* count) {
   unsigned long long local = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     local += a[i] != patternWord(i, seed);
   if (local) atomicAdd(count, local);
 }
@@ -99,7 +104,9 @@ BandwidthFigure figure(const std::string& name, int64_t bytes, const std::vector
 
 struct PinnedHost {
   void* p = nullptr;
-  ~PinnedHost() { if (p) cudaFreeHost(p); }
+  ~PinnedHost() {
+    if (p) cudaFreeHost(p);
+  }
 };
 
 }  // namespace
@@ -121,17 +128,22 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
     fillUniform(a.get(), NumFormat::kFp32, words, freshSeed(), 1.f, s);
     poison(b.get(), NumFormat::kFp32, words, s);
     copyKernel<<<grid, block, 0, s>>>(a.get<uint4>(), b.get<uint4>(), n4);
-    auto wrong = count(s, [&](unsigned long long* c) { diffBuffersKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), b.get<uint32_t>(), words, c); });
+    auto wrong = count(s, [&](unsigned long long* c) {
+      diffBuffersKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), b.get<uint32_t>(), words, c);
+    });
     if (!wrong.ok()) return Error{wrong.error().message};
     // Alternate direction each rep: a -> b, b -> a (the same bytes, never a cached copy).
-    auto us = timeReps([&](int rep) {
-      const uint4* src = (rep % 2 ? b : a).get<uint4>();
-      uint4* dst = (rep % 2 ? a : b).get<uint4>();
-      copyKernel<<<grid, block, 0, s>>>(src, dst, n4);
-      return cudaCheck(cudaGetLastError(), "copy kernel");
-    }, 3, reps, s);
+    auto us = timeReps(
+        [&](int rep) {
+          const uint4* src = (rep % 2 ? b : a).get<uint4>();
+          uint4* dst = (rep % 2 ? a : b).get<uint4>();
+          copyKernel<<<grid, block, 0, s>>>(src, dst, n4);
+          return cudaCheck(cudaGetLastError(), "copy kernel");
+        },
+        3, reps, s);
     if (!us.ok()) return Error{us.error().message};
-    out.bandwidth.push_back(figure("hbm copy", static_cast<int64_t>(2 * bytes), us.value(), wordCheck(words, wrong.value(), "copy vs source")));
+    out.bandwidth.push_back(figure("hbm copy", static_cast<int64_t>(2 * bytes), us.value(),
+                                   wordCheck(words, wrong.value(), "copy vs source")));
   }
   {
     ctx.say("bandwidth hbm read");
@@ -152,10 +164,12 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
       std::memcpy(&w, &f, 4);
       want += w;
     }
-    auto us = timeReps([&](int rep) {
-      readKernel<<<grid, block, 0, s>>>((rep % 2 ? b : a).get<uint4>(), n4, sum.get<unsigned long long>());
-      return cudaCheck(cudaGetLastError(), "read kernel");
-    }, 3, reps, s);
+    auto us = timeReps(
+        [&](int rep) {
+          readKernel<<<grid, block, 0, s>>>((rep % 2 ? b : a).get<uint4>(), n4, sum.get<unsigned long long>());
+          return cudaCheck(cudaGetLastError(), "read kernel");
+        },
+        3, reps, s);
     if (!us.ok()) return Error{us.error().message};
     CheckFigure c = wordCheck(words, got == want ? 0 : 1, "sum of all words against the host's regenerated inputs");
     c.unwritten = 0;
@@ -167,14 +181,18 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
     uint32_t seed = static_cast<uint32_t>(freshSeed());
     poison(b.get(), NumFormat::kFp32, words, s);
     writeKernel<<<grid, block, 0, s>>>(b.get<uint4>(), n4, seed);
-    auto wrong = count(s, [&](unsigned long long* c) { diffPatternKernel<<<grid, block, 0, s>>>(b.get<uint32_t>(), words, seed, c); });
+    auto wrong = count(
+        s, [&](unsigned long long* c) { diffPatternKernel<<<grid, block, 0, s>>>(b.get<uint32_t>(), words, seed, c); });
     if (!wrong.ok()) return Error{wrong.error().message};
-    auto us = timeReps([&](int rep) {
-      writeKernel<<<grid, block, 0, s>>>((rep % 2 ? a : b).get<uint4>(), n4, seed + rep);
-      return cudaCheck(cudaGetLastError(), "write kernel");
-    }, 3, reps, s);
+    auto us = timeReps(
+        [&](int rep) {
+          writeKernel<<<grid, block, 0, s>>>((rep % 2 ? a : b).get<uint4>(), n4, seed + rep);
+          return cudaCheck(cudaGetLastError(), "write kernel");
+        },
+        3, reps, s);
     if (!us.ok()) return Error{us.error().message};
-    out.bandwidth.push_back(figure("hbm write", static_cast<int64_t>(bytes), us.value(), wordCheck(words, wrong.value(), "written pattern")));
+    out.bandwidth.push_back(figure("hbm write", static_cast<int64_t>(bytes), us.value(),
+                                   wordCheck(words, wrong.value(), "written pattern")));
   }
   // Host <-> device: pinned (DMA straight from the buffer) against pageable (staged by the driver).
   size_t hbytes = ctx.tiny() ? (4u << 20) : ctx.opt->quick ? (64u << 20) : (256u << 20);
@@ -191,11 +209,18 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
       for (size_t i = 0; i < hwords; ++i) host[i] = patternWord(i, seed);
       poison(a.get(), NumFormat::kFp32, hwords, s);
       GPUB_CUDA(cudaMemcpyAsync(a.get(), host, hbytes, cudaMemcpyHostToDevice, s));
-      auto wrong = count(s, [&](unsigned long long* c) { diffPatternKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), hwords, seed, c); });
+      auto wrong = count(s, [&](unsigned long long* c) {
+        diffPatternKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), hwords, seed, c);
+      });
       if (!wrong.ok()) return Error{wrong.error().message};
-      auto us = timeReps([&](int) { return cudaCheck(cudaMemcpyAsync(a.get(), host, hbytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync h2d"); }, 2, reps, s);
+      auto us = timeReps(
+          [&](int) {
+            return cudaCheck(cudaMemcpyAsync(a.get(), host, hbytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync h2d");
+          },
+          2, reps, s);
       if (!us.ok()) return Error{us.error().message};
-      out.bandwidth.push_back(figure("h2d " + kind, static_cast<int64_t>(hbytes), us.value(), wordCheck(hwords, wrong.value(), "device copy vs host pattern")));
+      out.bandwidth.push_back(figure("h2d " + kind, static_cast<int64_t>(hbytes), us.value(),
+                                     wordCheck(hwords, wrong.value(), "device copy vs host pattern")));
     }
     {
       ctx.say("bandwidth d2h " + kind);
@@ -206,9 +231,14 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
       GPUB_CUDA(cudaStreamSynchronize(s));
       int64_t wrong = 0;
       for (size_t i = 0; i < hwords; ++i) wrong += host[i] != patternWord(i, seed);
-      auto us = timeReps([&](int) { return cudaCheck(cudaMemcpyAsync(host, b.get(), hbytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync d2h"); }, 2, reps, s);
+      auto us = timeReps(
+          [&](int) {
+            return cudaCheck(cudaMemcpyAsync(host, b.get(), hbytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync d2h");
+          },
+          2, reps, s);
       if (!us.ok()) return Error{us.error().message};
-      out.bandwidth.push_back(figure("d2h " + kind, static_cast<int64_t>(hbytes), us.value(), wordCheck(hwords, wrong, "host copy vs device pattern")));
+      out.bandwidth.push_back(figure("d2h " + kind, static_cast<int64_t>(hbytes), us.value(),
+                                     wordCheck(hwords, wrong, "host copy vs device pattern")));
     }
   }
   // Peer to peer between this GPU and the next one, both directions.
@@ -230,7 +260,8 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
     cudaGetLastError();
     GPUB_CUDA(cudaSetDevice(ctx.device));
   } else {
-    out.notes.push_back(fmt::format("GPU {} cannot access GPU {} directly: P2P copies are staged through the host", ctx.device, peer));
+    out.notes.push_back(
+        fmt::format("GPU {} cannot access GPU {} directly: P2P copies are staged through the host", ctx.device, peer));
   }
   size_t pbytes = ctx.tiny() ? (4u << 20) : ctx.opt->quick ? (64u << 20) : (256u << 20);
   size_t pwords = pbytes / 4;
@@ -240,7 +271,8 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
   GPUB_CUDA(cudaSetDevice(ctx.device));
   GPUB_TRY(alloc);
   for (bool outbound : {true, false}) {
-    std::string name = outbound ? fmt::format("p2p {}->{}", ctx.device, peer) : fmt::format("p2p {}->{}", peer, ctx.device);
+    std::string name =
+        outbound ? fmt::format("p2p {}->{}", ctx.device, peer) : fmt::format("p2p {}->{}", peer, ctx.device);
     ctx.say("bandwidth " + name);
     uint32_t seed = static_cast<uint32_t>(freshSeed());
     int64_t wrong = 0;
@@ -254,7 +286,9 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
       GPUB_CUDA(cudaMemcpyPeerAsync(remote.get(), peer, a.get(), ctx.device, pbytes, s));
       GPUB_CUDA(cudaStreamSynchronize(s));
       GPUB_CUDA(cudaSetDevice(peer));
-      auto w = count(nullptr, [&](unsigned long long* c) { diffPatternKernel<<<grid, block>>>(remote.get<uint32_t>(), pwords, seed, c); });
+      auto w = count(nullptr, [&](unsigned long long* c) {
+        diffPatternKernel<<<grid, block>>>(remote.get<uint32_t>(), pwords, seed, c);
+      });
       GPUB_CUDA(cudaSetDevice(ctx.device));
       if (!w.ok()) return Error{w.error().message};
       wrong = w.value();
@@ -265,16 +299,23 @@ Status runBandwidthBench(const BenchContext& ctx, GpuBenchResult& out) {
       GPUB_CUDA(cudaSetDevice(ctx.device));
       poison(a.get(), NumFormat::kFp32, pwords, s);
       GPUB_CUDA(cudaMemcpyPeerAsync(a.get(), ctx.device, remote.get(), peer, pbytes, s));
-      auto w = count(s, [&](unsigned long long* c) { diffPatternKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), pwords, seed, c); });
+      auto w = count(s, [&](unsigned long long* c) {
+        diffPatternKernel<<<grid, block, 0, s>>>(a.get<uint32_t>(), pwords, seed, c);
+      });
       if (!w.ok()) return Error{w.error().message};
       wrong = w.value();
     }
-    auto us = timeReps([&](int) {
-      return outbound ? cudaCheck(cudaMemcpyPeerAsync(remote.get(), peer, a.get(), ctx.device, pbytes, s), "cudaMemcpyPeerAsync")
-                      : cudaCheck(cudaMemcpyPeerAsync(a.get(), ctx.device, remote.get(), peer, pbytes, s), "cudaMemcpyPeerAsync");
-    }, 2, reps, s);
+    auto us = timeReps(
+        [&](int) {
+          return outbound ? cudaCheck(cudaMemcpyPeerAsync(remote.get(), peer, a.get(), ctx.device, pbytes, s),
+                                      "cudaMemcpyPeerAsync")
+                          : cudaCheck(cudaMemcpyPeerAsync(a.get(), ctx.device, remote.get(), peer, pbytes, s),
+                                      "cudaMemcpyPeerAsync");
+        },
+        2, reps, s);
     if (!us.ok()) return Error{us.error().message};
-    out.bandwidth.push_back(figure(name, static_cast<int64_t>(pbytes), us.value(), wordCheck(pwords, wrong, "peer copy vs pattern")));
+    out.bandwidth.push_back(
+        figure(name, static_cast<int64_t>(pbytes), us.value(), wordCheck(pwords, wrong, "peer copy vs pattern")));
   }
   GPUB_CUDA(cudaSetDevice(peer));
   remote.reset();

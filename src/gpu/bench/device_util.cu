@@ -53,14 +53,27 @@ __device__ __forceinline__ uint64_t mixBitsDev(uint64_t seed, uint64_t index) {
 
 template <class T>
 __device__ __forceinline__ T fromFloat(float v);
-template <> __device__ __forceinline__ float fromFloat<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half fromFloat<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __forceinline__ __nv_fp8_e4m3 fromFloat<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
+template <>
+__device__ __forceinline__ float fromFloat<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half fromFloat<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_fp8_e4m3 fromFloat<__nv_fp8_e4m3>(float v) {
+  return __nv_fp8_e4m3(v);
+}
 
 template <class T>
 __global__ void fillKernel(T* p, size_t n, uint64_t seed, float r) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     float u = static_cast<float>(mixBitsDev(seed, i) >> 40) * 5.9604644775390625e-8f;  // [0,1), 24 bits: exact
     p[i] = fromFloat<T>(-r + 2.0f * r * u);  // exact in fp32 for r a power of two (same as uniformAt)
   }
@@ -68,14 +81,16 @@ __global__ void fillKernel(T* p, size_t n, uint64_t seed, float r) {
 
 template <class U>
 __global__ void poisonKernel(U* p, size_t n, U bits) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     p[i] = bits;
 }
 
 template <class U>
 __global__ void nonFiniteKernel(const U* p, size_t n, U exp_mask, U nan_mask, unsigned long long* count) {
   unsigned long long local = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
     local += (p[i] & exp_mask) == nan_mask;
   if (local) atomicAdd(count, local);
 }
@@ -87,10 +102,18 @@ int gridFor(size_t n) { return static_cast<int>(std::min<size_t>((n + 255) / 256
 void fillUniform(void* p, NumFormat f, size_t n, uint64_t seed, float r, cudaStream_t s) {
   int g = gridFor(n);
   switch (f) {
-    case NumFormat::kFp32: fillKernel<<<g, 256, 0, s>>>(static_cast<float*>(p), n, seed, r); break;
-    case NumFormat::kFp16: fillKernel<<<g, 256, 0, s>>>(static_cast<__half*>(p), n, seed, r); break;
-    case NumFormat::kBf16: fillKernel<<<g, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed, r); break;
-    case NumFormat::kFp8E4M3: fillKernel<<<g, 256, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed, r); break;
+    case NumFormat::kFp32:
+      fillKernel<<<g, 256, 0, s>>>(static_cast<float*>(p), n, seed, r);
+      break;
+    case NumFormat::kFp16:
+      fillKernel<<<g, 256, 0, s>>>(static_cast<__half*>(p), n, seed, r);
+      break;
+    case NumFormat::kBf16:
+      fillKernel<<<g, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed, r);
+      break;
+    case NumFormat::kFp8E4M3:
+      fillKernel<<<g, 256, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed, r);
+      break;
   }
 }
 
@@ -98,9 +121,15 @@ void poison(void* p, NumFormat f, size_t n, cudaStream_t s) {
   int g = gridFor(n);
   uint32_t bits = poisonBits(f);
   switch (formatBytes(f)) {
-    case 4: poisonKernel<<<g, 256, 0, s>>>(static_cast<uint32_t*>(p), n, bits); break;
-    case 2: poisonKernel<<<g, 256, 0, s>>>(static_cast<uint16_t*>(p), n, static_cast<uint16_t>(bits)); break;
-    case 1: poisonKernel<<<g, 256, 0, s>>>(static_cast<uint8_t*>(p), n, static_cast<uint8_t>(bits)); break;
+    case 4:
+      poisonKernel<<<g, 256, 0, s>>>(static_cast<uint32_t*>(p), n, bits);
+      break;
+    case 2:
+      poisonKernel<<<g, 256, 0, s>>>(static_cast<uint16_t*>(p), n, static_cast<uint16_t>(bits));
+      break;
+    case 1:
+      poisonKernel<<<g, 256, 0, s>>>(static_cast<uint8_t*>(p), n, static_cast<uint8_t>(bits));
+      break;
   }
 }
 
@@ -112,10 +141,18 @@ Result<int64_t> countNonFinite(const void* p, NumFormat f, size_t n, cudaStream_
   auto* cnt = c.get<unsigned long long>();
   switch (f) {
     // Exponent all ones: NaN or infinity (fp8 e4m3fn has no infinity; its NaN is S.1111.111).
-    case NumFormat::kFp32: nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint32_t*>(p), n, 0x7f800000u, 0x7f800000u, cnt); break;
-    case NumFormat::kFp16: nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint16_t*>(p), n, uint16_t(0x7c00), uint16_t(0x7c00), cnt); break;
-    case NumFormat::kBf16: nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint16_t*>(p), n, uint16_t(0x7f80), uint16_t(0x7f80), cnt); break;
-    case NumFormat::kFp8E4M3: nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint8_t*>(p), n, uint8_t(0x7f), uint8_t(0x7f), cnt); break;
+    case NumFormat::kFp32:
+      nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint32_t*>(p), n, 0x7f800000u, 0x7f800000u, cnt);
+      break;
+    case NumFormat::kFp16:
+      nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint16_t*>(p), n, uint16_t(0x7c00), uint16_t(0x7c00), cnt);
+      break;
+    case NumFormat::kBf16:
+      nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint16_t*>(p), n, uint16_t(0x7f80), uint16_t(0x7f80), cnt);
+      break;
+    case NumFormat::kFp8E4M3:
+      nonFiniteKernel<<<g, 256, 0, s>>>(static_cast<const uint8_t*>(p), n, uint8_t(0x7f), uint8_t(0x7f), cnt);
+      break;
   }
   GPUB_CUDA(cudaGetLastError());
   unsigned long long host = 0;

@@ -16,9 +16,9 @@ namespace gpudoctor::gpubench {
 
 // An Error naming the CUDA call when err is not cudaSuccess.
 Status cudaCheck(cudaError_t err, const char* what);
-#define GPUB_TRY(expr)                          \
-  do {                                          \
-    ::gpudoctor::Status s_ = (expr);            \
+#define GPUB_TRY(expr)                                     \
+  do {                                                     \
+    ::gpudoctor::Status s_ = (expr);                       \
     if (!s_.ok()) return ::gpudoctor::Error{s_.message()}; \
   } while (0)
 #define GPUB_CUDA(call) GPUB_TRY(::gpudoctor::gpubench::cudaCheck((call), #call))
@@ -29,12 +29,18 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) { o.p_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
+    o.p_ = nullptr;
+    o.bytes_ = 0;
+  }
   ~DeviceBuffer();
   // Allocates bytes (an Error names the size when the GPU is out of memory).
   Status alloc(size_t bytes);
   // The pointer, typed.
-  template <class T = void> T* get() const { return static_cast<T*>(p_); }
+  template <class T = void>
+  T* get() const {
+    return static_cast<T*>(p_);
+  }
   // Allocated size.
   size_t bytes() const { return bytes_; }
   // Frees now (call with the owning device current, for memory of another GPU).

@@ -21,7 +21,6 @@ __device__ __forceinline__ uint32_t packBf16(float lo, float hi) {
 
 __device__ __forceinline__ uint32_t load32(const __nv_bfloat16* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
-
 __device__ __forceinline__ uint32_t smemAddr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -56,8 +55,8 @@ __device__ __forceinline__ unsigned char* dynamicSmem() {
 namespace {
 
 template <int D, bool CAUSAL>
-cudaError_t launchPipelined(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                            __nv_bfloat16* o, int heads, int seq, float sl, cudaStream_t s) {
+cudaError_t launchPipelined(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o,
+                            int heads, int seq, float sl, cudaStream_t s) {
   constexpr int kSmem = 2 * 2 * kBc * (D + 8) * 2;
   static cudaError_t attr = cudaFuncSetAttribute(flashAttentionForwardPipelined<D, CAUSAL>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
@@ -75,16 +74,21 @@ cudaError_t launchFlashAttention(const __nv_bfloat16* q, const __nv_bfloat16* k,
   if ((d != 64 && d != 128) || seq % kBr != 0 || seq <= 0 || heads <= 0) return cudaErrorInvalidValue;
   float sl = static_cast<float>(1.0 / sqrt(static_cast<double>(d)) * 1.4426950408889634);
   if (variant == FlashVariant::kPipelined) {
-    if (d == 128) return causal ? launchPipelined<128, true>(q, k, v, o, heads, seq, sl, s)
-                                : launchPipelined<128, false>(q, k, v, o, heads, seq, sl, s);
+    if (d == 128)
+      return causal ? launchPipelined<128, true>(q, k, v, o, heads, seq, sl, s)
+                    : launchPipelined<128, false>(q, k, v, o, heads, seq, sl, s);
     return causal ? launchPipelined<64, true>(q, k, v, o, heads, seq, sl, s)
                   : launchPipelined<64, false>(q, k, v, o, heads, seq, sl, s);
   }
   dim3 grid(static_cast<unsigned>(seq / kBr), static_cast<unsigned>(heads));
-  if (d == 128 && !causal) flashAttentionForward<128, false><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
-  else if (d == 128) flashAttentionForward<128, true><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
-  else if (!causal) flashAttentionForward<64, false><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
-  else flashAttentionForward<64, true><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
+  if (d == 128 && !causal)
+    flashAttentionForward<128, false><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
+  else if (d == 128)
+    flashAttentionForward<128, true><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
+  else if (!causal)
+    flashAttentionForward<64, false><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
+  else
+    flashAttentionForward<64, true><<<grid, 128, 0, s>>>(q, k, v, o, seq, sl);
   return cudaGetLastError();
 }
 

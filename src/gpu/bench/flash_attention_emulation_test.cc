@@ -102,7 +102,7 @@ void ldmatrixEmu(uint32_t (&r)[4], const void* row, bool trans) {
     if (!trans) {  // thread (g, t): matrix j, row g, columns 2t and 2t + 1
       const uint16_t* p = static_cast<const uint16_t*>(w.addr[8 * j + g]);
       lo = p[2 * t], hi = p[2 * t + 1];
-    } else {       // .trans: rows 2t and 2t + 1, column g
+    } else {  // .trans: rows 2t and 2t + 1, column g
       lo = static_cast<const uint16_t*>(w.addr[8 * j + 2 * t])[g];
       hi = static_cast<const uint16_t*>(w.addr[8 * j + 2 * t + 1])[g];
     }
@@ -179,10 +179,14 @@ void runCase(const Case& c) {
   float sl = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.d)) * 1.4426950408889634);
   dim3 grid(static_cast<unsigned>(c.seq / kBr), static_cast<unsigned>(c.heads));
   auto go = [&](auto kernel) { launch(grid, [&] { kernel(Q, K, V, O, c.seq, sl); }); };
-  if (c.d == 64 && c.causal) c.pipelined ? go(flashAttentionForwardPipelined<64, true>) : go(flashAttentionForward<64, true>);
-  if (c.d == 64 && !c.causal) c.pipelined ? go(flashAttentionForwardPipelined<64, false>) : go(flashAttentionForward<64, false>);
-  if (c.d == 128 && c.causal) c.pipelined ? go(flashAttentionForwardPipelined<128, true>) : go(flashAttentionForward<128, true>);
-  if (c.d == 128 && !c.causal) c.pipelined ? go(flashAttentionForwardPipelined<128, false>) : go(flashAttentionForward<128, false>);
+  if (c.d == 64 && c.causal)
+    c.pipelined ? go(flashAttentionForwardPipelined<64, true>) : go(flashAttentionForward<64, true>);
+  if (c.d == 64 && !c.causal)
+    c.pipelined ? go(flashAttentionForwardPipelined<64, false>) : go(flashAttentionForward<64, false>);
+  if (c.d == 128 && c.causal)
+    c.pipelined ? go(flashAttentionForwardPipelined<128, true>) : go(flashAttentionForward<128, true>);
+  if (c.d == 128 && !c.causal)
+    c.pipelined ? go(flashAttentionForwardPipelined<128, false>) : go(flashAttentionForward<128, false>);
   // Every output element against FP64.
   std::vector<double> ref(n);
   double ss = 0;

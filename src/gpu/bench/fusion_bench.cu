@@ -26,7 +26,8 @@ __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.f + erff(x
 template <int OP>
 __global__ void elementwise(const uint4* __restrict__ a, const uint4* __restrict__ bias, const uint4* __restrict__ b,
                             uint4* __restrict__ out, size_t n8, int h8, float scale) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n8; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n8;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint4 va = a[i], vb{}, vr{};
     if (OP == kBias || OP == kFused) vb = bias[i % h8];
     if (OP == kResidual) vr = b[i];
@@ -40,11 +41,16 @@ __global__ void elementwise(const uint4* __restrict__ a, const uint4* __restrict
     for (int e = 0; e < 8; ++e) {
       float x = __bfloat162float(ea[e]);
       float y;
-      if (OP == kBias) y = x + __bfloat162float(eb[e]);
-      else if (OP == kGelu) y = gelu(x);
-      else if (OP == kScale) y = x * scale;
-      else if (OP == kResidual) y = x + __bfloat162float(er[e]);
-      else y = gelu(x + __bfloat162float(eb[e])) * scale + __bfloat162float(er[e]);
+      if (OP == kBias)
+        y = x + __bfloat162float(eb[e]);
+      else if (OP == kGelu)
+        y = gelu(x);
+      else if (OP == kScale)
+        y = x * scale;
+      else if (OP == kResidual)
+        y = x + __bfloat162float(er[e]);
+      else
+        y = gelu(x + __bfloat162float(eb[e])) * scale + __bfloat162float(er[e]);
       eo[e] = __float2bfloat16_rn(y);
     }
     out[i] = res;
@@ -92,7 +98,8 @@ Status separate(Tensors& t, int set, cudaStream_t s) {
   elementwise<kBias><<<g, 256, 0, s>>>(t.x[set].get<uint4>(), bias, nullptr, t.t1.get<uint4>(), n8, h8, 0);
   elementwise<kGelu><<<g, 256, 0, s>>>(t.t1.get<uint4>(), nullptr, nullptr, t.t2.get<uint4>(), n8, h8, 0);
   elementwise<kScale><<<g, 256, 0, s>>>(t.t2.get<uint4>(), nullptr, nullptr, t.t3.get<uint4>(), n8, h8, kScaleFactor);
-  elementwise<kResidual><<<g, 256, 0, s>>>(t.t3.get<uint4>(), nullptr, t.r[set].get<uint4>(), t.y.get<uint4>(), n8, h8, 0);
+  elementwise<kResidual>
+      <<<g, 256, 0, s>>>(t.t3.get<uint4>(), nullptr, t.r[set].get<uint4>(), t.y.get<uint4>(), n8, h8, 0);
   return cudaCheck(cudaGetLastError(), "elementwise kernels");
 }
 
@@ -114,7 +121,8 @@ Result<CheckFigure> checkChain(Tensors& t, cudaStream_t s) {
   auto bias = toHost(t.bias.get(), NumFormat::kBf16, 0, static_cast<size_t>(t.hidden));
   if (!bias.ok()) return bias.error();
   ErrorStats es;
-  for (size_t start : {size_t{0}, t.n - win, (rng() % (t.n - win + 1)) & ~size_t{7}, (rng() % (t.n - win + 1)) & ~size_t{7}}) {
+  for (size_t start :
+       {size_t{0}, t.n - win, (rng() % (t.n - win + 1)) & ~size_t{7}, (rng() % (t.n - win + 1)) & ~size_t{7}}) {
     auto x = toHost(t.x[0].get(), NumFormat::kBf16, start, win);
     auto r = toHost(t.r[0].get(), NumFormat::kBf16, start, win);
     auto y = toHost(t.y.get(), NumFormat::kBf16, start, win);
@@ -137,7 +145,8 @@ Result<CheckFigure> checkChain(Tensors& t, cudaStream_t s) {
   return c;
 }
 
-FusionFigure figure(const std::string& name, size_t elements, int kernels, const std::vector<double>& us, CheckFigure chk) {
+FusionFigure figure(const std::string& name, size_t elements, int kernels, const std::vector<double>& us,
+                    CheckFigure chk) {
   FusionFigure f;
   f.name = name;
   f.elements = static_cast<int64_t>(elements);
@@ -203,8 +212,9 @@ Status runFusionBench(const BenchContext& ctx, GpuBenchResult& out) {
       if (st.ok()) st = cudaCheck(cudaStreamSynchronize(s), "small chain");
       Result<CheckFigure> chk = st.ok() ? checkChain(t, s) : Result<CheckFigure>(Error{st.message()});
       // The graph replays set 0 (its pointers are fixed); the others rotate like every figure.
-      Result<std::vector<double>> us = chk.ok() ? timeReps([&](int rep) { return once(mode == 2 ? 0 : rep % 2); }, 3, reps, s)
-                                                : Result<std::vector<double>>(chk.error());
+      Result<std::vector<double>> us =
+          chk.ok() ? timeReps([&](int rep) { return once(mode == 2 ? 0 : rep % 2); }, 3, reps, s)
+                   : Result<std::vector<double>>(chk.error());
       if (exec) cudaGraphExecDestroy(exec);
       if (!us.ok()) return Error{us.error().message};
       out.fusion.push_back(figure(names[mode], t.n, mode == 1 ? kChains : 4 * kChains, us.value(), chk.value()));
@@ -218,12 +228,14 @@ Status runFusionBench(const BenchContext& ctx, GpuBenchResult& out) {
     GPUB_TRY(flag.alloc(sizeof(int)));
     GPUB_CUDA(cudaMemsetAsync(flag.get(), 0xff, sizeof(int), s));
     std::vector<double> host_us;
-    auto us = timeReps([&](int rep) {
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < kLaunches; ++i) emptyKernel<<<1, 32, 0, s>>>(flag.get<int>(), rep * kLaunches + i);
-      host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-      return cudaCheck(cudaGetLastError(), "empty kernel");
-    }, 3, reps, s);
+    auto us = timeReps(
+        [&](int rep) {
+          auto t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < kLaunches; ++i) emptyKernel<<<1, 32, 0, s>>>(flag.get<int>(), rep * kLaunches + i);
+          host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+          return cudaCheck(cudaGetLastError(), "empty kernel");
+        },
+        3, reps, s);
     if (!us.ok()) return Error{us.error().message};
     int last = 0;
     GPUB_CUDA(cudaMemcpy(&last, flag.get(), sizeof last, cudaMemcpyDeviceToHost));

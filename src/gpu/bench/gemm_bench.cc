@@ -27,11 +27,16 @@ struct PrecSetup {
 
 PrecSetup setupFor(GemmPrecision p) {
   switch (p) {
-    case GemmPrecision::kFp32: return {p, NumFormat::kFp32, NumFormat::kFp32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
-    case GemmPrecision::kTf32: return {p, NumFormat::kFp32, NumFormat::kFp32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
-    case GemmPrecision::kFp16: return {p, NumFormat::kFp16, NumFormat::kFp16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    case GemmPrecision::kBf16: return {p, NumFormat::kBf16, NumFormat::kBf16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-    case GemmPrecision::kFp8: return {p, NumFormat::kFp8E4M3, NumFormat::kBf16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case GemmPrecision::kFp32:
+      return {p, NumFormat::kFp32, NumFormat::kFp32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case GemmPrecision::kTf32:
+      return {p, NumFormat::kFp32, NumFormat::kFp32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+    case GemmPrecision::kFp16:
+      return {p, NumFormat::kFp16, NumFormat::kFp16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case GemmPrecision::kBf16:
+      return {p, NumFormat::kBf16, NumFormat::kBf16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case GemmPrecision::kFp8:
+      return {p, NumFormat::kFp8E4M3, NumFormat::kBf16, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
   }
   return {};
 }
@@ -58,8 +63,8 @@ Result<CheckFigure> checkGemm(const PrecSetup& ps, int64_t m, int64_t n, int64_t
     arows.push_back(std::move(arow.value()));
   }
   for (int64_t j : cols) {
-    auto bcol = toHost(b, ps.in, static_cast<size_t>(j * k), static_cast<size_t>(k));  // B stored k x n
-    auto dcol = toHost(d, ps.out, static_cast<size_t>(j * m), static_cast<size_t>(m)); // D stored m x n
+    auto bcol = toHost(b, ps.in, static_cast<size_t>(j * k), static_cast<size_t>(k));   // B stored k x n
+    auto dcol = toHost(d, ps.out, static_cast<size_t>(j * m), static_cast<size_t>(m));  // D stored m x n
     if (!bcol.ok()) return bcol.error();
     if (!dcol.ok()) return dcol.error();
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -77,7 +82,8 @@ Result<CheckFigure> checkGemm(const PrecSetup& ps, int64_t m, int64_t n, int64_t
   c.rel_l2 = es.relL2();
   c.worst_ratio = es.worst_ratio;
   c.passed = es.passed() && c.unwritten == 0;
-  c.note = fmt::format("FP64 host reference on 16x16 sampled outputs; whole output scanned for poison; {}", es.summary());
+  c.note =
+      fmt::format("FP64 host reference on 16x16 sampled outputs; whole output scanned for poison; {}", es.summary());
   return c;
 }
 
@@ -90,15 +96,22 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
     return {};
   }
   auto s = static_cast<cudaStream_t>(ctx.stream);
-  struct Shape { int64_t m, n, k; };
+  struct Shape {
+    int64_t m, n, k;
+  };
   std::vector<Shape> shapes = {{4096, 4096, 4096}};
   // Square 8192 (a large projection), and an LLM MLP up-projection: 16384 tokens, 4096 -> 14336.
-  if (ctx.tiny()) shapes = {{256, 192, 512}};
-  else if (!ctx.opt->quick) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {14336, 16384, 4096}};
-  std::vector<GemmPrecision> precs = {GemmPrecision::kFp32, GemmPrecision::kTf32, GemmPrecision::kFp16, GemmPrecision::kBf16};
+  if (ctx.tiny())
+    shapes = {{256, 192, 512}};
+  else if (!ctx.opt->quick)
+    shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {14336, 16384, 4096}};
+  std::vector<GemmPrecision> precs = {GemmPrecision::kFp32, GemmPrecision::kTf32, GemmPrecision::kFp16,
+                                      GemmPrecision::kBf16};
   bool fp8 = ctx.sm_major * 10 + ctx.sm_minor >= 89;
-  if (fp8) precs.push_back(GemmPrecision::kFp8);
-  else out.notes.push_back("FP8 GEMM skipped: needs sm_89 or newer");
+  if (fp8)
+    precs.push_back(GemmPrecision::kFp8);
+  else
+    out.notes.push_back("FP8 GEMM skipped: needs sm_89 or newer");
   DeviceBuffer ws, scales;
   GPUB_TRY(ws.alloc(kWorkspaceBytes));
   // Each scale on its own 256-byte boundary, as cudaMalloc would place it: with B's scale 4 bytes after
@@ -122,7 +135,8 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
       }
       auto plan = LtGemm::plan(spec, kWorkspaceBytes);
       if (!plan.ok()) {
-        out.notes.push_back(fmt::format("GEMM {} {}x{}x{} skipped: {}", gemmPrecisionName(p), sh.m, sh.n, sh.k, plan.error().message));
+        out.notes.push_back(
+            fmt::format("GEMM {} {}x{}x{} skipped: {}", gemmPrecisionName(p), sh.m, sh.n, sh.k, plan.error().message));
         continue;
       }
       auto figure = [&]() -> Status {
@@ -144,8 +158,11 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
         GPUB_CUDA(cudaStreamSynchronize(s));
         auto chk = checkGemm(ps, sh.m, sh.n, sh.k, as[0].get(), bs[0].get(), d.get(), s);
         if (!chk.ok()) return Error{chk.error().message};
-        auto us = timeReps([&](int rep) { return plan.value()->run(as[rep % sets].get(), bs[rep % sets].get(), d.get(), 1.f, ws.get(), s); },
-                           5, ctx.reps(), s);
+        auto us = timeReps(
+            [&](int rep) {
+              return plan.value()->run(as[rep % sets].get(), bs[rep % sets].get(), d.get(), 1.f, ws.get(), s);
+            },
+            5, ctx.reps(), s);
         if (!us.ok()) return Error{us.error().message};
         GemmFigure g;
         g.precision = p;
@@ -157,7 +174,8 @@ Status runGemmBench(const BenchContext& ctx, GpuBenchResult& out) {
         out.gemm.push_back(g);
         return {};
       };
-      GPUB_TRY(figureFailed(figure(), fmt::format("GEMM {} {}x{}x{}", gemmPrecisionName(p), sh.m, sh.n, sh.k), out.errors));
+      GPUB_TRY(
+          figureFailed(figure(), fmt::format("GEMM {} {}x{}x{}", gemmPrecisionName(p), sh.m, sh.n, sh.k), out.errors));
     }
   return {};
 }

@@ -14,10 +14,13 @@ Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess)
-    return Error{std::string("no usable GPU (no NVIDIA driver or device, or a driver older than CUDA 13): cudaGetDeviceCount: ") +
-                 cudaGetErrorString(e)};
+    return Error{
+        std::string(
+            "no usable GPU (no NVIDIA driver or device, or a driver older than CUDA 13): cudaGetDeviceCount: ") +
+        cudaGetErrorString(e)};
   if (count == 0) return Error{"no CUDA devices"};
-  if (opt.device < 0 || opt.device >= count) return Error{fmt::format("--device {}: this host has {} GPU(s)", opt.device, count)};
+  if (opt.device < 0 || opt.device >= count)
+    return Error{fmt::format("--device {}: this host has {} GPU(s)", opt.device, count)};
   GPUB_CUDA(cudaSetDevice(opt.device));
   cudaDeviceProp p{};
   GPUB_CUDA(cudaGetDeviceProperties(&p, opt.device));
@@ -35,7 +38,9 @@ Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
   cudaRuntimeGetVersion(&rt);
   r.driver = fmt::format("{}.{}", drv / 1000, (drv % 1000) / 10);
   r.runtime = fmt::format("{}.{}", rt / 1000, (rt % 1000) / 10);
-  if (p.major < 8) return Error{fmt::format("{} is sm_{}{}: bench gpu needs sm_80 or newer (bf16 tensor cores)", p.name, p.major, p.minor)};
+  if (p.major < 8)
+    return Error{
+        fmt::format("{} is sm_{}{}: bench gpu needs sm_80 or newer (bf16 tensor cores)", p.name, p.major, p.minor)};
   cudaStream_t s = nullptr;
   GPUB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   BenchContext ctx;
@@ -52,8 +57,9 @@ Result<GpuBenchResult> runGpuBench(const GpuBenchOptions& opt) {
     const char* name;
     Status (*run)(const BenchContext&, GpuBenchResult&);
   };
-  for (const Part& part : {Part{opt.gemm, "gemm", runGemmBench}, Part{opt.bandwidth, "bandwidth", runBandwidthBench},
-                           Part{opt.attention, "attention", runAttentionBench}, Part{opt.fusion, "fusion", runFusionBench}}) {
+  for (const Part& part :
+       {Part{opt.gemm, "gemm", runGemmBench}, Part{opt.bandwidth, "bandwidth", runBandwidthBench},
+        Part{opt.attention, "attention", runAttentionBench}, Part{opt.fusion, "fusion", runFusionBench}}) {
     if (!part.on) continue;
     Status st = part.run(ctx, r);
     if (!st.ok()) {

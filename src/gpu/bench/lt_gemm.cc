@@ -16,8 +16,9 @@ Result<const CublasLtApi*> loadOnce() {
   std::string tried;
   void* h = nullptr;
   // The loader's path first; then where CUDA 13 toolkits install when ld.so.conf does not list them.
-  for (const char* name : {env, "libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13",
-                           "/usr/local/cuda-13/lib64/libcublasLt.so.13", "/usr/local/cuda-13.0/lib64/libcublasLt.so.13"}) {
+  for (const char* name :
+       {env, "libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13",
+        "/usr/local/cuda-13/lib64/libcublasLt.so.13", "/usr/local/cuda-13.0/lib64/libcublasLt.so.13"}) {
     if (!name || !*name) continue;
     h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h) break;
@@ -71,7 +72,8 @@ Result<std::unique_ptr<LtGemm>> LtGemm::plan(const LtGemmSpec& p, size_t workspa
   g->api_ = &a;
   cublasStatus_t s;
   auto fail = [&](const char* what) { return Error{std::string(what) + ": " + st(s)}; };
-  if ((s = a.descCreate(&g->desc_, p.compute, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescCreate");
+  if ((s = a.descCreate(&g->desc_, p.compute, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatmulDescCreate");
   a.descSet(g->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &p.op_a, sizeof p.op_a);
   a.descSet(g->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &p.op_b, sizeof p.op_b);
   if (p.a_scale) a.descSet(g->desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.a_scale, sizeof p.a_scale);
@@ -84,7 +86,8 @@ Result<std::unique_ptr<LtGemm>> LtGemm::plan(const LtGemmSpec& p, size_t workspa
   if ((s = a.layoutCreate(&g->ld_, p.d_type, p.m, p.n, p.ldd)) != CUBLAS_STATUS_SUCCESS) return fail("layout D");
   if (p.batch > 1) {
     int32_t count = p.batch;
-    for (auto [l, stride] : {std::pair{g->la_, p.stride_a}, std::pair{g->lb_, p.stride_b}, std::pair{g->ld_, p.stride_d}}) {
+    for (auto [l, stride] :
+         {std::pair{g->la_, p.stride_a}, std::pair{g->lb_, p.stride_b}, std::pair{g->ld_, p.stride_d}}) {
       a.layoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
       a.layoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
     }
@@ -97,7 +100,8 @@ Result<std::unique_ptr<LtGemm>> LtGemm::plan(const LtGemmSpec& p, size_t workspa
   int found = 0;
   s = a.heuristic(a.handle, g->desc_, g->la_, g->lb_, g->ld_, g->ld_, pref, 1, &h, &found);
   a.prefDestroy(pref);
-  if (s != CUBLAS_STATUS_SUCCESS || found == 0) return Error{"cuBLASLt has no algorithm for this matmul on this GPU (" + st(s) + ")"};
+  if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+    return Error{"cuBLASLt has no algorithm for this matmul on this GPU (" + st(s) + ")"};
   g->algo_ = h.algo;
   g->workspace_ = h.workspaceSize;
   return g;

@@ -42,7 +42,7 @@ struct LtGemmSpec {
   int64_t lda = 0, ldb = 0, ldd = 0;
   int batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_d = 0;  // elements between batch members
-  const float* a_scale = nullptr;  // fp8: device pointers to the dequantization scales
+  const float* a_scale = nullptr;                    // fp8: device pointers to the dequantization scales
   const float* b_scale = nullptr;
 };
 

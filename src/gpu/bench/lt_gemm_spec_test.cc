@@ -20,8 +20,10 @@ void referenceMatmul(const LtGemmSpec& s, const std::vector<double>& a, const st
       for (int64_t i = 0; i < s.m; ++i) {
         double acc = 0;
         for (int64_t l = 0; l < s.k; ++l) {
-          double x = s.op_a == CUBLAS_OP_N ? a.at(bt * s.stride_a + i + l * s.lda) : a.at(bt * s.stride_a + l + i * s.lda);
-          double y = s.op_b == CUBLAS_OP_N ? b.at(bt * s.stride_b + l + j * s.ldb) : b.at(bt * s.stride_b + j + l * s.ldb);
+          double x =
+              s.op_a == CUBLAS_OP_N ? a.at(bt * s.stride_a + i + l * s.lda) : a.at(bt * s.stride_a + l + i * s.lda);
+          double y =
+              s.op_b == CUBLAS_OP_N ? b.at(bt * s.stride_b + l + j * s.ldb) : b.at(bt * s.stride_b + j + l * s.ldb);
           acc += x * y;
         }
         d.at(bt * s.stride_d + i + j * s.ldd) = alpha * acc;
@@ -56,7 +58,7 @@ TEST(LtGemmSpec, UnfusedAttentionIsSoftmaxOfQKTransposedTimesV) {
   double scale = 1 / std::sqrt(static_cast<double>(d));
   std::vector<double> s(heads * seq * seq), o(heads * seq * d);
   referenceMatmul(attentionScoresSpec(heads, seq, d), k, q, s, scale);  // A = K, B = Q, as the bench passes them
-  for (int64_t row = 0; row < heads * seq; ++row) {  // softmaxRows: one row per query, contiguous
+  for (int64_t row = 0; row < heads * seq; ++row) {                     // softmaxRows: one row per query, contiguous
     double* p = &s[row * seq];
     double mx = -INFINITY, sum = 0;
     for (int64_t j = 0; j < seq; ++j) mx = std::max(mx, p[j]);

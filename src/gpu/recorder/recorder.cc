@@ -14,13 +14,13 @@
 // CUPTI held by another tool) is written to DIR/<host>-<pid>.error, one line, for `record` to report.
 #include <cupti.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExtPayload.h>
-#include <sys/syscall.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,7 +49,14 @@ namespace {
 struct Cupti {
   void* handle = nullptr;
   std::string path;
-#define GD_CUPTI_FUNCS(X) X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi) X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll) X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiSetThreadIdType) X(cuptiActivitySetAttribute) X(cuptiEnableCallback)
+  // clang-format off
+#define GD_CUPTI_FUNCS(X)                                                                              \
+  X(cuptiGetVersion) X(cuptiGetTimestamp) X(cuptiSubscribe) X(cuptiActivityRegisterCallbacks)          \
+  X(cuptiActivityEnable) X(cuptiActivityDisable) X(cuptiActivityEnableRuntimeApi)                       \
+  X(cuptiActivityEnableDriverApi) X(cuptiActivityGetNextRecord) X(cuptiActivityFlushAll)                \
+  X(cuptiActivityGetNumDroppedRecords) X(cuptiGetCallbackName) X(cuptiGetResultString)                  \
+  X(cuptiSetThreadIdType) X(cuptiActivitySetAttribute) X(cuptiEnableCallback)
+  // clang-format on
 #define GD_DECLARE(name) decltype(&::name) name = nullptr;
   GD_CUPTI_FUNCS(GD_DECLARE)
 #undef GD_DECLARE
@@ -61,17 +68,21 @@ struct Cupti {
     if (handle != nullptr) return {};
     std::vector<std::string> tries;
     if (const char* p = std::getenv("GPUDOCTOR_CUPTI"); p != nullptr && *p != '\0') tries.emplace_back(p);
-    for (const char* n : {"libcupti.so.13", "libcupti.so.12", "libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-                          "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so"})
+    for (const char* n :
+         {"libcupti.so.13", "libcupti.so.12", "libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+          "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so"})
       tries.emplace_back(n);
     for (const auto& t : tries) {
       handle = dlopen(t.c_str(), RTLD_NOW | RTLD_GLOBAL);
-      if (handle != nullptr) { path = t; break; }
+      if (handle != nullptr) {
+        path = t;
+        break;
+      }
     }
     if (handle == nullptr) return "CUPTI (libcupti.so) not found: set GPUDOCTOR_CUPTI to its path";
-#define GD_RESOLVE(name)                                                                  \
-    name = reinterpret_cast<decltype(name)>(dlsym(handle, #name));                        \
-    if (name == nullptr) return std::string(path) + " lacks " #name " (CUPTI older than 12.x?)";
+#define GD_RESOLVE(name)                                         \
+  name = reinterpret_cast<decltype(name)>(dlsym(handle, #name)); \
+  if (name == nullptr) return std::string(path) + " lacks " #name " (CUPTI older than 12.x?)";
     GD_CUPTI_FUNCS(GD_RESOLVE)
 #undef GD_RESOLVE
     nvtx_init = reinterpret_cast<int (*)(const void*)>(dlsym(handle, "InitializeInjectionNvtx2"));
@@ -112,29 +123,60 @@ std::string hostName() {
 std::string apiName(const char* raw) {
   std::string s = raw != nullptr ? raw : "?";
   for (std::string_view suf : {"_ptsz", "_ptds"}) {
-    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) s.resize(s.size() - suf.size());
+    if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0)
+      s.resize(s.size() - suf.size());
   }
   size_t v = s.rfind("_v");
-  if (v != std::string::npos && v + 2 < s.size() && s.find_first_not_of("0123456789", v + 2) == std::string::npos) s.resize(v);
+  if (v != std::string::npos && v + 2 < s.size() && s.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    s.resize(v);
   return s;
 }
 
 // The calls the timeline needs; everything else (cudaGetDevice, cuCtxGetCurrent, ...) is not
 // recorded, which is most of CUPTI's API cost in framework code.
 bool wantedApi(std::string_view n) {
-  static constexpr std::string_view kPrefixes[] = {
-      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc",
-      "cudaHostRegister", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-      "cudaStreamWaitEvent", "cudaEventRecord", "cudaStreamQuery", "cudaEventQuery", "cudaStreamBeginCapture",
-      "cudaStreamEndCapture", "cudaGraphInstantiate", "cudaMemPrefetch", "cuLaunch", "cuGraphLaunch", "cuMemcpy",
-      "cuMemset", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
-      "cuEventRecord", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuStreamBeginCapture", "cuStreamEndCapture",
-      "cuGraphInstantiate", "cuModuleLoad", "cuLibraryLoad", "cuStreamQuery", "cuEventQuery"};
+  static constexpr std::string_view kPrefixes[] = {"cudaLaunch",
+                                                   "cudaGraphLaunch",
+                                                   "cudaMemcpy",
+                                                   "cudaMemset",
+                                                   "cudaMalloc",
+                                                   "cudaFree",
+                                                   "cudaHostAlloc",
+                                                   "cudaHostRegister",
+                                                   "cudaStreamSynchronize",
+                                                   "cudaDeviceSynchronize",
+                                                   "cudaEventSynchronize",
+                                                   "cudaStreamWaitEvent",
+                                                   "cudaEventRecord",
+                                                   "cudaStreamQuery",
+                                                   "cudaEventQuery",
+                                                   "cudaStreamBeginCapture",
+                                                   "cudaStreamEndCapture",
+                                                   "cudaGraphInstantiate",
+                                                   "cudaMemPrefetch",
+                                                   "cuLaunch",
+                                                   "cuGraphLaunch",
+                                                   "cuMemcpy",
+                                                   "cuMemset",
+                                                   "cuStreamSynchronize",
+                                                   "cuCtxSynchronize",
+                                                   "cuEventSynchronize",
+                                                   "cuStreamWaitEvent",
+                                                   "cuEventRecord",
+                                                   "cuMemAlloc",
+                                                   "cuMemFree",
+                                                   "cuMemHostAlloc",
+                                                   "cuStreamBeginCapture",
+                                                   "cuStreamEndCapture",
+                                                   "cuGraphInstantiate",
+                                                   "cuModuleLoad",
+                                                   "cuLibraryLoad",
+                                                   "cuStreamQuery",
+                                                   "cuEventQuery"};
   for (auto p : kPrefixes)
     if (n.substr(0, p.size()) == p) return true;
   return false;
 }
-
 
 // ---- the buffer pool and the writer thread ----
 constexpr size_t kBufferBytes = 8u << 20;
@@ -188,8 +230,8 @@ class Recorder {
   std::condition_variable state_cv_;
   bool attached_ = false, finished_ = false, initialized_ = false;
   std::atomic<bool> attached_now_{false};  // attached_, read without the lock by the NVTX callback
-  bool late_ = false;          // attaching after initialization
-  bool api_kinds_on_ = false;  // the RUNTIME/DRIVER kinds are on (a late attach)
+  bool late_ = false;                      // attaching after initialization
+  bool api_kinds_on_ = false;              // the RUNTIME/DRIVER kinds are on (a late attach)
   uint64_t attach_ns_ = 0;
   int64_t delay_ms_ = 0, duration_ms_ = -1;
   int64_t sample_on_ms_ = -1, sample_every_ms_ = -1;  // --sample ON/EVERY: attached ON of every EVERY ms
@@ -209,7 +251,12 @@ class Recorder {
   // the marker kind on, only its pop, so the writer pairs the first unpaired end on its thread
   // with it (the innermost range open at the attach is that step's).
   std::mutex first_step_mu_;
-  struct FirstStep { uint64_t start_ns = 0; uint32_t tid = 0; std::string name; bool pending = false; } first_step_;
+  struct FirstStep {
+    uint64_t start_ns = 0;
+    uint32_t tid = 0;
+    std::string name;
+    bool pending = false;
+  } first_step_;
   void stepRangeBegins(const char* msg);
   // NCCL calls from NCCL's NVTX payloads, queued by the application's threads (a few per step),
   // written by the writer thread.
@@ -231,14 +278,20 @@ class Recorder {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> strings_;
-  struct ApiName { uint32_t id; bool launch; };
+  struct ApiName {
+    uint32_t id;
+    bool launch;
+  };
   std::unordered_map<uint64_t, ApiName> api_names_;  // (domain << 32 | cbid) -> its name
   ApiName apiNameOf(rec::ApiDomain d, uint32_t cbid);
-  struct OpenRange { uint64_t start; uint32_t tid, name, domain; };
+  struct OpenRange {
+    uint64_t start;
+    uint32_t tid, name, domain;
+  };
   std::unordered_map<uint32_t, OpenRange> open_ranges_;
   rec::End end_{};
   uint64_t windows_ = 0, attached_ns_ = 0;  // attach windows closed, their summed length
-  uint64_t gpu_records_ = 0;  // kernels, copies, memsets: a process without any leaves no file
+  uint64_t gpu_records_ = 0;                // kernels, copies, memsets: a process without any leaves no file
   std::atomic<uint64_t> buffers_{0};
 };
 
@@ -290,13 +343,15 @@ std::string setCuptiAttributes() {
       uint8_t b = x != 0;
       size_t n = sizeof b;
       r = g_cupti.cuptiActivitySetAttribute(name == "pinned" ? CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
-                                                             : CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n, &b);
+                                                             : CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+                                            &n, &b);
     } else if (name == "device_buffer_mb" || name == "semaphores" || name == "device_buffers") {
       size_t val = name == "device_buffer_mb" ? static_cast<size_t>(x) << 20 : static_cast<size_t>(x);
       size_t n = sizeof val;
-      r = g_cupti.cuptiActivitySetAttribute(name == "device_buffer_mb"  ? CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
-                                            : name == "semaphores"     ? CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE
-                                                                       : CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+      r = g_cupti.cuptiActivitySetAttribute(name == "device_buffer_mb" ? CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+                                            : name == "semaphores"
+                                                ? CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE
+                                                : CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
                                             &n, &val);
     } else {
       return "GPUDOCTOR_RECORD_CUPTI_ATTRS: unknown attribute " + name +
@@ -336,7 +391,8 @@ std::string Recorder::init() {
     const char* s = "?";
     g_cupti.cuptiGetResultString(r, &s);
     std::string line = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                           ? "CUPTI is already held by another tool in this process (nsys, ncu, DCGM profiling or the PyTorch profiler): nothing recorded"
+                           ? "CUPTI is already held by another tool in this process (nsys, ncu, DCGM profiling or the "
+                             "PyTorch profiler): nothing recorded"
                            : std::string("CUPTI refused the recorder: ") + s;
     fail(line);
     return line;
@@ -453,10 +509,12 @@ struct KindName {
   const char* name;
   CUpti_ActivityKind kind;
 };
-constexpr KindName kKinds[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {"marker", CUPTI_ACTIVITY_KIND_MARKER},            {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
+constexpr KindName kKinds[] = {{"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+                               {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+                               {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+                               {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+                               {"marker", CUPTI_ACTIVITY_KIND_MARKER},
+                               {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}};
 
 bool kindWanted(const char* name) {
   const char* v = std::getenv("GPUDOCTOR_RECORD_KINDS");
@@ -585,13 +643,26 @@ void Recorder::onNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
   const nvtxEventAttributes_t* a = nullptr;
   const char* msg = nullptr;
   switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: a = static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib; break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: a = static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib; break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx: a = static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib; break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx: a = static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib; break;
-    case CUPTI_CBID_NVTX_nvtxRangePushA: msg = static_cast<const nvtxRangePushA_params*>(p)->message; break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA: msg = static_cast<const nvtxRangeStartA_params*>(p)->message; break;
-    default: return;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+      a = static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib;
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+      a = static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      a = static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      a = static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      msg = static_cast<const nvtxRangePushA_params*>(p)->message;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+      msg = static_cast<const nvtxRangeStartA_params*>(p)->message;
+      break;
+    default:
+      return;
   }
   if (a != nullptr && a->payloadType == NVTX_PAYLOAD_TYPE_EXT && a->reserved0 >= 1 && a->payload.ullValue != 0) {
     // NCCL's binary payload: one nvtxPayloadData_t naming a static schema of NCCL's.
@@ -636,8 +707,8 @@ void Recorder::stepRangeBegins(const char* msg) {
       first_step_ = {cuptiNow(), systemTid(), msg, true};
     }
     attach();
-  }
-  else if (k == steps_last_ + 1) detach();
+  } else if (k == steps_last_ + 1)
+    detach();
 }
 
 void Recorder::writeNcclCalls() {
@@ -677,8 +748,10 @@ void Recorder::controlLoop() {
         std::lock_guard<std::mutex> s(state_mu_);
         on = attached_;
       }
-      if (want && !on) attach();
-      else if (!want && on) detach();
+      if (want && !on)
+        attach();
+      else if (!want && on)
+        detach();
     }
     int t = toggles.load(std::memory_order_relaxed);
     for (; seen < t; ++seen) {
@@ -687,8 +760,10 @@ void Recorder::controlLoop() {
         std::lock_guard<std::mutex> s(state_mu_);
         on = attached_;
       }
-      if (on) detach();
-      else attach();
+      if (on)
+        detach();
+      else
+        attach();
     }
     l.lock();
   }
@@ -816,8 +891,12 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
         o.device = k->deviceId;
         o.stream = k->streamId;
         o.name = intern(k->name != nullptr ? k->name : "?");
-        o.grid[0] = k->gridX; o.grid[1] = k->gridY; o.grid[2] = k->gridZ;
-        o.block[0] = k->blockX; o.block[1] = k->blockY; o.block[2] = k->blockZ;
+        o.grid[0] = k->gridX;
+        o.grid[1] = k->gridY;
+        o.grid[2] = k->gridZ;
+        o.block[0] = k->blockX;
+        o.block[1] = k->blockY;
+        o.block[2] = k->blockZ;
         o.registers = k->registersPerThread;
         o.static_smem = static_cast<uint32_t>(k->staticSharedMemory);
         o.dynamic_smem = static_cast<uint32_t>(k->dynamicSharedMemory);
@@ -857,7 +936,8 @@ void Recorder::convert(const uint8_t* buf, size_t valid) {
         o.correlation = a->correlationId;
         o.tid = a->threadId;
         o.cbid = a->cbid;
-        o.domain = static_cast<uint8_t>(r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? rec::ApiDomain::kRuntime : rec::ApiDomain::kDriver);
+        o.domain = static_cast<uint8_t>(r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? rec::ApiDomain::kRuntime
+                                                                               : rec::ApiDomain::kDriver);
         ApiName an = apiNameOf(static_cast<rec::ApiDomain>(o.domain), a->cbid);
         o.name = an.id;
         append(rec::Type::kApi, &o, sizeof o);
@@ -972,13 +1052,14 @@ void Recorder::finish() {
       writeNote(".idle", line);
     } else if (windows_ != 0 && (delay_ms_ > 0 || sample_every_ms_ > 0 || toggle_signal > 0 || start_detached_)) {
       std::snprintf(line, sizeof line,
-                    "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's first CUDA call)",
-                    static_cast<double>(attached_ns_) / 1e9, static_cast<unsigned long long>(windows_), windows_ == 1 ? "" : "s",
-                    windows_ == 1 ? "it" : "them");
+                    "attached %.1f s in %llu window%s, and no GPU work ran in %s (--delay counts from the process's "
+                    "first CUDA call)",
+                    static_cast<double>(attached_ns_) / 1e9, static_cast<unsigned long long>(windows_),
+                    windows_ == 1 ? "" : "s", windows_ == 1 ? "it" : "them");
       writeNote(".idle", line);
     }
-  }
-  else if (ok) std::rename((base_ + ".partial").c_str(), base_.c_str());
+  } else if (ok)
+    std::rename((base_ + ".partial").c_str(), base_.c_str());
 }
 
 Recorder& recorder() {

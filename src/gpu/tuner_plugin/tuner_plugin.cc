@@ -27,22 +27,22 @@ typedef struct {
   const char* name;
   ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
                        void* nvlDomainInfo, void* constants);
-  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable, int numAlgo,
-                              int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable,
+                              int numAlgo, int numProto, int regBuff, int* nChannels);
   ncclResult_t (*finalize)(void* ctx);
 } ncclTuner_v5_t;
 typedef struct {
   const char* name;
   ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** ctx);
-  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable, int numAlgo,
-                              int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable,
+                              int numAlgo, int numProto, int regBuff, int* nChannels);
   ncclResult_t (*destroy)(void* ctx);
 } ncclTuner_v4_t;
 typedef struct {
   const char* name;
   ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** ctx);
-  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable, int numAlgo,
-                              int numProto, int* nChannels);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** collCostTable,
+                              int numAlgo, int numProto, int* nChannels);
   ncclResult_t (*destroy)(void* ctx);
 } ncclTuner_v3_t;
 }
@@ -57,7 +57,7 @@ struct Rule {
   int coll;  // ncclFunc_t: Broadcast 0, Reduce 1, AllGather 2, ReduceScatter 3, AllReduce 4
   uint64_t lo, hi;
   int algo, proto, channels;  // algo = proto = -1: channels only
-  uint64_t nranks, nnodes;  // 0 = any
+  uint64_t nranks, nnodes;    // 0 = any
 };
 
 struct Context {

@@ -79,12 +79,14 @@ class TunerPlugin : public ::testing::Test {
   void* h_ = nullptr;
   const TunerV5* t_ = nullptr;
   float table_[7][3];
-  std::filesystem::path cfg_ = std::filesystem::temp_directory_path() / ("gpudoctor_tuner_" + std::to_string(getpid()) + ".csv");
+  std::filesystem::path cfg_ =
+      std::filesystem::temp_directory_path() / ("gpudoctor_tuner_" + std::to_string(getpid()) + ".csv");
 };
 
 TEST_F(TunerPlugin, AppliesTheConfigToNcclsCostTable) {
-  config("# test\nallreduce,0,4095,tree,ll128,0\nAllReduce, 2097152, 16777215, Ring, LL, 16\n"
-         "allgather,0,100,nvls,simple,0\nreducescatter,0,100,default,default,4\n");
+  config(
+      "# test\nallreduce,0,4095,tree,ll128,0\nAllReduce, 2097152, 16777215, Ring, LL, 16\n"
+      "allgather,0,100,nvls,simple,0\nreducescatter,0,100,default,default,4\n");
   EXPECT_STREQ(t_->name, "gpudoctor");
   void* ctx = nullptr;
   ASSERT_EQ(t_->init(&ctx, 1, 8, 1, reinterpret_cast<void*>(&logger), nullptr, nullptr), 0);
@@ -143,12 +145,12 @@ TEST_F(TunerPlugin, RulesMatchTheCommunicatorShape) {
 // A malformed file must never half-apply or crash the job: the whole file is ignored, a warning
 // names the file and line, and NCCL's defaults apply.
 TEST_F(TunerPlugin, MalformedConfigFallsBackToNcclsDefaults) {
-  for (const char* bad : {"allreduce,0,4095,tree,ll128,0\nbogus line\n", "allreduce,0,4095,tree,ll128\n",
-                          "allreduce,4096,0,tree,ll128,0\n", "allreduce,0,4095,warp,ll128,0\n",
-                          "allreduce,0,4095,tree,ll256,0\n", "sendrecv,0,4095,tree,ll,0\n",
-                          "allreduce,-1,4095,tree,ll,0\n", "allreduce,0,4095,tree,ll,x\n",
-                          "allreduce,0,99999999999999999999999,tree,ll,0\n", "allreduce,0,4095,tree,ll,0,8\n",
-                          "allreduce,0,4095,default,default,0\n", "allreduce,0,4095,default,ll,4\n"}) {
+  for (const char* bad :
+       {"allreduce,0,4095,tree,ll128,0\nbogus line\n", "allreduce,0,4095,tree,ll128\n",
+        "allreduce,4096,0,tree,ll128,0\n", "allreduce,0,4095,warp,ll128,0\n", "allreduce,0,4095,tree,ll256,0\n",
+        "sendrecv,0,4095,tree,ll,0\n", "allreduce,-1,4095,tree,ll,0\n", "allreduce,0,4095,tree,ll,x\n",
+        "allreduce,0,99999999999999999999999,tree,ll,0\n", "allreduce,0,4095,tree,ll,0,8\n",
+        "allreduce,0,4095,default,default,0\n", "allreduce,0,4095,default,ll,4\n"}) {
     SCOPED_TRACE(bad);
     config(bad);
     g_log.clear();

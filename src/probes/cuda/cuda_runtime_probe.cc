@@ -9,17 +9,20 @@ namespace gpudoctor {
 
 Result<CudaDriverInfo> probeCudaDriver() {
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return Error{"no NVIDIA driver on this machine (libcuda.so.1 not found): record runs on a GPU machine"};
+  if (h == nullptr)
+    return Error{"no NVIDIA driver on this machine (libcuda.so.1 not found): record runs on a GPU machine"};
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
   auto init = reinterpret_cast<InitFn>(dlsym(h, "cuInit"));
   auto count = reinterpret_cast<CountFn>(dlsym(h, "cuDeviceGetCount"));
   auto version = reinterpret_cast<CountFn>(dlsym(h, "cuDriverGetVersion"));
-  if (init == nullptr || count == nullptr) return Error{"libcuda.so.1 lacks cuInit/cuDeviceGetCount: not an NVIDIA driver"};
+  if (init == nullptr || count == nullptr)
+    return Error{"libcuda.so.1 lacks cuInit/cuDeviceGetCount: not an NVIDIA driver"};
   CudaDriverInfo info;
   if (version != nullptr) version(&info.driver_version);
   int rc = init(0);
-  if (rc == 100) return Error{"the NVIDIA driver sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE; check CUDA_VISIBLE_DEVICES)"};
+  if (rc == 100)
+    return Error{"the NVIDIA driver sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE; check CUDA_VISIBLE_DEVICES)"};
   if (rc != 0) return Error{"the NVIDIA driver failed to start (cuInit error " + std::to_string(rc) + ")"};
   if (count(&info.devices) != 0 || info.devices == 0) return Error{"the NVIDIA driver sees no GPU"};
   return info;  // the handle stays loaded: the process is about to start a job, not to run CUDA itself
@@ -29,9 +32,10 @@ Result<std::string> findCupti(const std::string& beside_dir) {
   std::vector<std::string> tries;
   if (const char* p = std::getenv("GPUDOCTOR_CUPTI"); p != nullptr && *p != '\0') tries.emplace_back(p);
   if (!beside_dir.empty()) tries.push_back(beside_dir + "/libcupti.so.13");
-  for (const char* n : {"libcupti.so.13", "libcupti.so.12", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                        "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
-                        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12", "/usr/local/cuda/lib64/libcupti.so.12"})
+  for (const char* n :
+       {"libcupti.so.13", "libcupti.so.12", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+        "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12", "/usr/local/cuda/lib64/libcupti.so.12"})
     tries.emplace_back(n);
   std::string listed;
   for (const auto& t : tries) {
@@ -46,7 +50,8 @@ Result<std::string> findCupti(const std::string& beside_dir) {
       path = lm->l_name;
     return path;  // left loaded: unloading CUPTI is not supported
   }
-  return Error{"no CUPTI library found (tried " + listed + "): install the CUDA toolkit's CUPTI or set GPUDOCTOR_CUPTI"};
+  return Error{"no CUPTI library found (tried " + listed +
+               "): install the CUDA toolkit's CUPTI or set GPUDOCTOR_CUPTI"};
 }
 
 }  // namespace gpudoctor

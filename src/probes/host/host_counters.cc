@@ -72,8 +72,8 @@ std::vector<DiskCounters> parseDiskstats(std::string_view text) {
     DiskCounters d;
     d.name = std::string(f[2]);
     uint64_t merged = 0, in_flight = 0;
-    uint64_t* dst[] = {&d.reads, &merged, &d.read_sectors, &d.read_ms, &d.writes, &merged, &d.write_sectors,
-                       &d.write_ms, &in_flight, &d.io_ms, &d.weighted_io_ms};
+    uint64_t* dst[] = {&d.reads,         &merged,     &d.read_sectors, &d.read_ms, &d.writes,        &merged,
+                       &d.write_sectors, &d.write_ms, &in_flight,      &d.io_ms,   &d.weighted_io_ms};
     for (int i = 0; i < 11; ++i)
       if (!u64(f[3 + i], *dst[i])) return;
     out.push_back(std::move(d));
@@ -165,7 +165,8 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
     std::error_code ec2;
     for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec2)) {
       uint64_t r = 0, t = 0;
-      if (!u64(readSysLine(port.path() / "counters/port_rcv_data"), r) || !u64(readSysLine(port.path() / "counters/port_xmit_data"), t))
+      if (!u64(readSysLine(port.path() / "counters/port_rcv_data"), r) ||
+          !u64(readSysLine(port.path() / "counters/port_xmit_data"), t))
         continue;
       h.nets.push_back({dev.path().filename().string() + "/" + port.path().filename().string(), true, 4 * r, 4 * t});
     }
@@ -177,7 +178,8 @@ Result<HostCounters> readHostCounters(const std::string& root, const std::vector
   for (int pid : pids) {
     ProcCpu p;
     p.pid = pid;
-    if (readSysFile(root + "/proc/" + std::to_string(pid) + "/stat", text) && parseProcPidStat(text, p)) h.procs.push_back(p);
+    if (readSysFile(root + "/proc/" + std::to_string(pid) + "/stat", text) && parseProcPidStat(text, p))
+      h.procs.push_back(p);
   }
   return h;
 }

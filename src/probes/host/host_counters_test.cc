@@ -34,24 +34,30 @@ fs::path fakeTree(const std::string& name, int t) {
   put(root / "proc/meminfo", "MemTotal:       16384 kB\nMemFree:         1024 kB\nMemAvailable:    8192 kB\n");
   // major minor name reads merged sectors ms_read writes merged sectors ms_write in_flight ms_io weighted
   put(root / "proc/diskstats",
-      t == 0 ? " 259 0 nvme0n1 100 0 2000 50 10 0 80 20 0 100 150 0 0 0 0\n 259 1 nvme0n1p1 1 0 8 1 0 0 0 0 0 1 1\n"
-               "   7 0 loop0 5 0 10 0 0 0 0 0 0 0 0\n"
-             : " 259 0 nvme0n1 300 0 10000 450 30 0 480 60 2 1100 2150 0 0 0 0\n 259 1 nvme0n1p1 2 0 16 2 0 0 0 0 0 2 2\n"
-               "   7 0 loop0 9 0 20 0 0 0 0 0 0 0 0\n");
+      t == 0
+          ? " 259 0 nvme0n1 100 0 2000 50 10 0 80 20 0 100 150 0 0 0 0\n 259 1 nvme0n1p1 1 0 8 1 0 0 0 0 0 1 1\n"
+            "   7 0 loop0 5 0 10 0 0 0 0 0 0 0 0\n"
+          : " 259 0 nvme0n1 300 0 10000 450 30 0 480 60 2 1100 2150 0 0 0 0\n 259 1 nvme0n1p1 2 0 16 2 0 0 0 0 0 2 2\n"
+            "   7 0 loop0 9 0 20 0 0 0 0 0 0 0 0\n");
   fs::create_directories(root / "sys/block/nvme0n1");
   fs::create_directories(root / "sys/block/loop0");
   put(root / "proc/net/dev",
       std::string("Inter-|   Receive                                                |  Transmit\n"
-                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n") +
-          (t == 0 ? "    lo: 100 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n  eth0: 1000000 10 0 0 0 0 0 0 2000000 20 0 0 0 0 0 0\n"
-                  : "    lo: 900 1 0 0 0 0 0 0 900 1 0 0 0 0 0 0\n  eth0: 3000000 10 0 0 0 0 0 0 2500000 20 0 0 0 0 0 0\n"));
+                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo "
+                  "colls carrier compressed\n") +
+          (t == 0
+               ? "    lo: 100 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n  eth0: 1000000 10 0 0 0 0 0 0 2000000 20 0 0 0 0 0 0\n"
+               : "    lo: 900 1 0 0 0 0 0 0 900 1 0 0 0 0 0 0\n  eth0: 3000000 10 0 0 0 0 0 0 2500000 20 0 0 0 0 0 "
+                 "0\n"));
   put(root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data", t == 0 ? "1000\n" : "501000\n");
   put(root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", t == 0 ? "0\n" : "250000\n");
-  put(root / "proc/pressure/cpu", std::string("some avg10=0.00 avg60=0.00 avg300=0.00 total=") + (t == 0 ? "1000000" : "1200000") + "\n");
-  put(root / "proc/pressure/io", t == 0 ? "some avg10=1.0 avg60=0 avg300=0 total=500\nfull avg10=0 avg60=0 avg300=0 total=100\n"
-                                        : "some avg10=1.0 avg60=0 avg300=0 total=1000500\nfull avg10=0 avg60=0 avg300=0 total=500100\n");
-  put(root / "proc/4242/stat", std::string("4242 (pt_main thread) S 1 1 1 0 -1 0 0 0 0 0 ") + (t == 0 ? "1000 200" : "1150 250") +
-                                   " 0 0 20 0 1 0 0 0 0\n");
+  put(root / "proc/pressure/cpu",
+      std::string("some avg10=0.00 avg60=0.00 avg300=0.00 total=") + (t == 0 ? "1000000" : "1200000") + "\n");
+  put(root / "proc/pressure/io",
+      t == 0 ? "some avg10=1.0 avg60=0 avg300=0 total=500\nfull avg10=0 avg60=0 avg300=0 total=100\n"
+             : "some avg10=1.0 avg60=0 avg300=0 total=1000500\nfull avg10=0 avg60=0 avg300=0 total=500100\n");
+  put(root / "proc/4242/stat", std::string("4242 (pt_main thread) S 1 1 1 0 -1 0 0 0 0 0 ") +
+                                   (t == 0 ? "1000 200" : "1150 250") + " 0 0 20 0 1 0 0 0 0\n");
   return root;
 }
 
@@ -67,7 +73,7 @@ TEST(HostCounters, ReadsAFakeTreeAndComputesIostatRates) {
   ASSERT_EQ(a.nets.size(), 2u);  // eth0 and the IB port; lo skipped
   EXPECT_EQ(a.nets[1].name, "mlx5_0/1");
   EXPECT_EQ(a.nets[1].rx_bytes, 4000u);  // 4-byte words
-  ASSERT_EQ(a.procs.size(), 1u);          // a pid that does not exist is skipped
+  ASSERT_EQ(a.procs.size(), 1u);         // a pid that does not exist is skipped
   EXPECT_EQ(a.procs[0].comm, "pt_main thread");
   EXPECT_EQ(a.procs[0].ticks, 1200u);
   EXPECT_EQ(a.mem_total_bytes, 16384u * 1024);
@@ -83,13 +89,13 @@ TEST(HostCounters, ReadsAFakeTreeAndComputesIostatRates) {
   EXPECT_DOUBLE_EQ(m.load1, 1.5);
   ASSERT_EQ(m.disks.size(), 1u);
   const DiskRate& d = m.disks[0];
-  EXPECT_DOUBLE_EQ(d.reads_per_s, 100);                 // 200 reads / 2 s
+  EXPECT_DOUBLE_EQ(d.reads_per_s, 100);  // 200 reads / 2 s
   EXPECT_DOUBLE_EQ(d.read_bytes_per_s, 8000 * 512 / 2.0);
   EXPECT_DOUBLE_EQ(d.write_bytes_per_s, 400 * 512 / 2.0);
-  EXPECT_DOUBLE_EQ(d.read_await_ms, 400.0 / 200);       // r_await
-  EXPECT_DOUBLE_EQ(d.write_await_ms, 40.0 / 20);        // w_await
-  EXPECT_DOUBLE_EQ(d.util, 1000.0 / 2000);              // %util 50
-  EXPECT_DOUBLE_EQ(d.queue, 2000.0 / 2000);             // aqu-sz 1
+  EXPECT_DOUBLE_EQ(d.read_await_ms, 400.0 / 200);  // r_await
+  EXPECT_DOUBLE_EQ(d.write_await_ms, 40.0 / 20);   // w_await
+  EXPECT_DOUBLE_EQ(d.util, 1000.0 / 2000);         // %util 50
+  EXPECT_DOUBLE_EQ(d.queue, 2000.0 / 2000);        // aqu-sz 1
   ASSERT_EQ(m.nets.size(), 2u);
   EXPECT_DOUBLE_EQ(m.nets[0].rx_bytes_per_s, 1e6);
   EXPECT_DOUBLE_EQ(m.nets[0].tx_bytes_per_s, 250000);

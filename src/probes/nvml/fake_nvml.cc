@@ -79,15 +79,21 @@ State& state() {
         std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
         for (auto& c : v)
           if (c == '_') c = ' ';
-        if (k == "bus") g.bus = v;
-        else if (k == "name") g.name = v;
-        else if (k == "uuid") g.uuid = v;
-        else if (k == "cc") std::sscanf(v.c_str(), "%d.%d", &g.cc_major, &g.cc_minor);
+        if (k == "bus")
+          g.bus = v;
+        else if (k == "name")
+          g.name = v;
+        else if (k == "uuid")
+          g.uuid = v;
+        else if (k == "cc")
+          std::sscanf(v.c_str(), "%d.%d", &g.cc_major, &g.cc_minor);
         else if (k == "numa") {
           g.numa_supported = v != "unsupported";
           g.numa = g.numa_supported ? std::atoi(v.c_str()) : -1;
-        } else if (k == "cpus") g.cpus = v == "unsupported" ? "" : v;
-        else if (k == "pcie") std::sscanf(v.c_str(), "%dx%d", &g.gen, &g.width);
+        } else if (k == "cpus")
+          g.cpus = v == "unsupported" ? "" : v;
+        else if (k == "pcie")
+          std::sscanf(v.c_str(), "%dx%d", &g.gen, &g.width);
       }
     } else if (kind == "nvlink") {
       int a, b, c;
@@ -121,25 +127,44 @@ State& state() {
         if (eq == std::string::npos) continue;
         std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
         unsigned long long x = std::strtoull(v.c_str(), nullptr, 0);
-        if (k == "util") m.util = static_cast<unsigned>(x);
-        else if (k == "memutil") m.memutil = static_cast<unsigned>(x);
-        else if (k == "used_mib") m.used_mib = x;
-        else if (k == "total_mib") m.total_mib = x;
-        else if (k == "sm_mhz") m.sm_mhz = static_cast<unsigned>(x);
-        else if (k == "mem_mhz") m.mem_mhz = static_cast<unsigned>(x);
-        else if (k == "power_mw") m.power_mw = static_cast<unsigned>(x);
-        else if (k == "limit_mw") m.limit_mw = static_cast<unsigned>(x);
-        else if (k == "temp") m.temp = static_cast<unsigned>(x);
-        else if (k == "energy_mj") m.energy_mj = x;
-        else if (k == "energy_step_mj") m.energy_step_mj = x;
-        else if (k == "pcie_tx_kbs") m.pcie_tx_kbs = static_cast<unsigned>(x);
-        else if (k == "pcie_rx_kbs") m.pcie_rx_kbs = static_cast<unsigned>(x);
-        else if (k == "throttle") m.throttle = x;
-        else if (k == "ecc") m.ecc = x;
-        else if (k == "nvl_tx_kib") m.nvl_tx_step = x;
-        else if (k == "nvl_rx_kib") m.nvl_rx_step = x;
-        else if (k == "lose_after") m.lose_after = static_cast<int>(x);
-        else if (k == "xid") m.xid = static_cast<int>(x);
+        if (k == "util")
+          m.util = static_cast<unsigned>(x);
+        else if (k == "memutil")
+          m.memutil = static_cast<unsigned>(x);
+        else if (k == "used_mib")
+          m.used_mib = x;
+        else if (k == "total_mib")
+          m.total_mib = x;
+        else if (k == "sm_mhz")
+          m.sm_mhz = static_cast<unsigned>(x);
+        else if (k == "mem_mhz")
+          m.mem_mhz = static_cast<unsigned>(x);
+        else if (k == "power_mw")
+          m.power_mw = static_cast<unsigned>(x);
+        else if (k == "limit_mw")
+          m.limit_mw = static_cast<unsigned>(x);
+        else if (k == "temp")
+          m.temp = static_cast<unsigned>(x);
+        else if (k == "energy_mj")
+          m.energy_mj = x;
+        else if (k == "energy_step_mj")
+          m.energy_step_mj = x;
+        else if (k == "pcie_tx_kbs")
+          m.pcie_tx_kbs = static_cast<unsigned>(x);
+        else if (k == "pcie_rx_kbs")
+          m.pcie_rx_kbs = static_cast<unsigned>(x);
+        else if (k == "throttle")
+          m.throttle = x;
+        else if (k == "ecc")
+          m.ecc = x;
+        else if (k == "nvl_tx_kib")
+          m.nvl_tx_step = x;
+        else if (k == "nvl_rx_kib")
+          m.nvl_rx_step = x;
+        else if (k == "lose_after")
+          m.lose_after = static_cast<int>(x);
+        else if (k == "xid")
+          m.xid = static_cast<int>(x);
         else if (k == "pids") {
           std::istringstream ps(v);
           std::string p;
@@ -188,10 +213,14 @@ extern "C" {
 int nvmlInit_v2() { return state().init_fail; }
 const char* nvmlErrorString(int r) {
   switch (r) {
-    case 0: return "Success";
-    case 3: return "Not Supported";
-    case 9: return "Driver Not Loaded";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 3:
+      return "Not Supported";
+    case 9:
+      return "Driver Not Loaded";
+    default:
+      return "Unknown Error";
   }
 }
 int nvmlDeviceGetCount_v2(unsigned int* n) {
@@ -240,7 +269,8 @@ struct FieldValue {
     unsigned long long ull;
   } value;
 };
-// NVML_FI_DEV_NVLINK_GET_STATE (165) and the NVLink data counters (138/139); the script's "fieldvalues off" makes it unsupported.
+// NVML_FI_DEV_NVLINK_GET_STATE (165) and the NVLink data counters (138/139); the script's "fieldvalues off" makes it
+// unsupported.
 int nvmlDeviceGetFieldValues(void* h, int count, FieldValue* v) {
   Gpu* g = gpu(h);
   for (int i = 0; i < count; ++i) {

@@ -104,20 +104,25 @@ std::vector<GpuMetrics> GpuSampler::sample(int64_t monotonic_ns) {
       g.memory_total_bytes = m1.total;
     }
     unsigned int v = 0;
-    if (a.DeviceGetClockInfo && a.DeviceGetClockInfo(d.handle, nvml::kClockSm, &v) == nvml::kSuccess) g.sm_clock_mhz = v;
-    if (a.DeviceGetClockInfo && a.DeviceGetClockInfo(d.handle, nvml::kClockMem, &v) == nvml::kSuccess) g.memory_clock_mhz = v;
+    if (a.DeviceGetClockInfo && a.DeviceGetClockInfo(d.handle, nvml::kClockSm, &v) == nvml::kSuccess)
+      g.sm_clock_mhz = v;
+    if (a.DeviceGetClockInfo && a.DeviceGetClockInfo(d.handle, nvml::kClockMem, &v) == nvml::kSuccess)
+      g.memory_clock_mhz = v;
     if (a.DeviceGetPowerUsage && a.DeviceGetPowerUsage(d.handle, &v) == nvml::kSuccess) g.power_w = v / 1000.0;
-    if (a.DeviceGetEnforcedPowerLimit && a.DeviceGetEnforcedPowerLimit(d.handle, &v) == nvml::kSuccess) g.power_limit_w = v / 1000.0;
+    if (a.DeviceGetEnforcedPowerLimit && a.DeviceGetEnforcedPowerLimit(d.handle, &v) == nvml::kSuccess)
+      g.power_limit_w = v / 1000.0;
     if (a.DeviceGetTemperature && a.DeviceGetTemperature(d.handle, 0, &v) == nvml::kSuccess) g.temperature_c = v;
     unsigned long long ull = 0;
     if (a.DeviceGetTotalEnergyConsumption && (d.energy_ns == 0 || now - d.energy_ns >= kEnergyEveryNs)) {
       d.energy_ns = now;
-      if (a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess) d.energy_j = static_cast<double>(ull) / 1000.0;
+      if (a.DeviceGetTotalEnergyConsumption(d.handle, &ull) == nvml::kSuccess)
+        d.energy_j = static_cast<double>(ull) / 1000.0;
     }
     g.energy_j = d.energy_j;
     if (pcie[k][0] >= 0) g.pcie_tx_bytes_per_s = pcie[k][0];
     if (pcie[k][1] >= 0) g.pcie_rx_bytes_per_s = pcie[k][1];
-    if (a.DeviceGetClocksEventReasons && a.DeviceGetClocksEventReasons(d.handle, &ull) == nvml::kSuccess) g.throttle_reasons = ull;
+    if (a.DeviceGetClocksEventReasons && a.DeviceGetClocksEventReasons(d.handle, &ull) == nvml::kSuccess)
+      g.throttle_reasons = ull;
     if (a.DeviceGetTotalEccErrors && a.DeviceGetTotalEccErrors(d.handle, 1, 0, &ull) == nvml::kSuccess)
       g.ecc_uncorrected = static_cast<int64_t>(ull);
     // Processes: ask for the count with room for 64 (NVML answers INSUFFICIENT_SIZE beyond that).

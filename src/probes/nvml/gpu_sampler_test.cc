@@ -69,10 +69,10 @@ TEST(GpuSampler, OldDriverWithOnlyOlderSymbols) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   auto r = s.value()->sample(1);
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].memory_used_bytes, 100000ull << 20);  // through nvmlDeviceGetMemoryInfo (v1)
+  EXPECT_EQ(r[0].memory_used_bytes, 100000ull << 20);    // through nvmlDeviceGetMemoryInfo (v1)
   EXPECT_EQ(r[0].pids, (std::vector<int>{4242, 4243}));  // through ..._ComputeRunningProcesses (v1)
-  EXPECT_EQ(r[0].throttle_reasons, 0x4u);               // ClocksThrottleReasons
-  EXPECT_DOUBLE_EQ(r[0].energy_j, -1);                  // not in this driver: not available
+  EXPECT_EQ(r[0].throttle_reasons, 0x4u);                // ClocksThrottleReasons
+  EXPECT_DOUBLE_EQ(r[0].energy_j, -1);                   // not in this driver: not available
   EXPECT_DOUBLE_EQ(r[0].pcie_tx_bytes_per_s, 1000 * 1024.0);
 }
 

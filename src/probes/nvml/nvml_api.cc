@@ -33,11 +33,15 @@ Loaded loadFrom(const std::string& requested) {
     candidates.push_back(requested);
   } else {
     const char* env = std::getenv("GPUDOCTOR_NVML_LIBRARY");
-    if (env && *env) candidates.push_back(env);
+    if (env && *env)
+      candidates.push_back(env);
     else
-      candidates = {"libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-                    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/lib64/libnvidia-ml.so.1",
-                    "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1", "/usr/lib/wsl/lib/libnvidia-ml.so.1"};
+      candidates = {"libnvidia-ml.so.1",
+                    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+                    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                    "/usr/lib64/libnvidia-ml.so.1",
+                    "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+                    "/usr/lib/wsl/lib/libnvidia-ml.so.1"};
   }
   void* h = nullptr;
   std::string first_error;
@@ -87,8 +91,10 @@ Loaded loadFrom(const std::string& requested) {
   bind(h, a.DeviceGetTotalEnergyConsumption, {"nvmlDeviceGetTotalEnergyConsumption"});
   bind(h, a.DeviceGetTemperature, {"nvmlDeviceGetTemperature"});
   bind(h, a.DeviceGetPcieThroughput, {"nvmlDeviceGetPcieThroughput"});
-  bind(h, a.DeviceGetClocksEventReasons, {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
-  bind(h, a.DeviceGetComputeRunningProcesses, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  bind(h, a.DeviceGetClocksEventReasons,
+       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  bind(h, a.DeviceGetComputeRunningProcesses,
+       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
   bind(h, a.DeviceGetComputeRunningProcessesV1, {"nvmlDeviceGetComputeRunningProcesses"});
   bind(h, a.DeviceGetTotalEccErrors, {"nvmlDeviceGetTotalEccErrors"});
   bind(h, a.EventSetCreate, {"nvmlEventSetCreate"});
@@ -100,7 +106,8 @@ Loaded loadFrom(const std::string& requested) {
     return l;
   }
   Return r = a.Init();
-  if (r != kSuccess) l.error = a.library + ": nvmlInit failed: " + errorString(a, r) + " (is the NVIDIA driver loaded?)";
+  if (r != kSuccess)
+    l.error = a.library + ": nvmlInit failed: " + errorString(a, r) + " (is the NVIDIA driver loaded?)";
   return l;
 }
 

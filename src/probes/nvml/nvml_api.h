@@ -92,11 +92,11 @@ enum NvLinkDeviceType : int { kNvLinkGpu = 0, kNvLinkIbmNpu = 1, kNvLinkSwitch =
 struct Api {
   Return (*Init)() = nullptr;  // nvmlInit_v2, else nvmlInit
   const char* (*ErrorString)(Return) = nullptr;
-  Return (*DeviceGetCount)(unsigned int*) = nullptr;                      // _v2, else plain
-  Return (*DeviceGetHandleByIndex)(unsigned int, Device*) = nullptr;      // _v2, else plain
+  Return (*DeviceGetCount)(unsigned int*) = nullptr;                  // _v2, else plain
+  Return (*DeviceGetHandleByIndex)(unsigned int, Device*) = nullptr;  // _v2, else plain
   Return (*DeviceGetName)(Device, char*, unsigned int) = nullptr;
   Return (*DeviceGetUUID)(Device, char*, unsigned int) = nullptr;
-  Return (*DeviceGetPciInfo)(Device, PciInfo*) = nullptr;                 // _v3, else _v2
+  Return (*DeviceGetPciInfo)(Device, PciInfo*) = nullptr;  // _v3, else _v2
   Return (*DeviceGetTopologyCommonAncestor)(Device, Device, int*) = nullptr;
   // Optional: absent on old drivers or unsupported builds; callers treat null as not supported.
   Return (*DeviceGetNvLinkState)(Device, unsigned int, int*) = nullptr;
@@ -113,12 +113,13 @@ struct Api {
   Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;  // nvmlDeviceGetMemoryInfo_v2
   Return (*DeviceGetMemoryInfo)(Device, MemoryV1*) = nullptr;    // older drivers
   Return (*DeviceGetClockInfo)(Device, int, unsigned int*) = nullptr;
-  Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;             // mW
-  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned int*) = nullptr;     // mW
+  Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;                    // mW
+  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned int*) = nullptr;            // mW
   Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;  // mJ
   Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;
-  Return (*DeviceGetPcieThroughput)(Device, int, unsigned int*) = nullptr;    // KB/s; 0 = TX, 1 = RX
-  Return (*DeviceGetClocksEventReasons)(Device, unsigned long long*) = nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
+  Return (*DeviceGetPcieThroughput)(Device, int, unsigned int*) = nullptr;  // KB/s; 0 = TX, 1 = RX
+  Return (*DeviceGetClocksEventReasons)(Device, unsigned long long*) =
+      nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
   Return (*DeviceGetComputeRunningProcesses)(Device, unsigned int*, ProcessInfo*) = nullptr;  // _v3, else _v2
   Return (*DeviceGetComputeRunningProcessesV1)(Device, unsigned int*, ProcessInfoV1*) = nullptr;
   Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*) = nullptr;

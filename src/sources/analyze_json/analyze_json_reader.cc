@@ -69,9 +69,10 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
   if (!j.is_object() || (j.value("tool", "") != "gpudoctor analyze" && j.value("tool", "") != "gpudoctor checklist"))
     return bad("not a gpudoctor analyze --json document (no \"tool\": \"gpudoctor analyze\")");
   if (!j.contains("ranks") || !j["ranks"].is_array() || !j.contains("job_summary"))
-    return bad(fmt::format("an analyze document of another layout (version {}; compare needs ranks[].steps and "
-                           "job_summary: re-run analyze --json with this version)",
-                           j.value("version", std::string("unknown"))));
+    return bad(
+        fmt::format("an analyze document of another layout (version {}; compare needs ranks[].steps and "
+                    "job_summary: re-run analyze --json with this version)",
+                    j.value("version", std::string("unknown"))));
   RunSummary s;
   s.source = path;
   try {
@@ -103,8 +104,9 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
       s.classes.push_back({c.at("class").get<std::string>(), "", "", c.at("duration").at("count").get<int64_t>(),
                            c.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& t : k.at("top"))
-      s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(), t.value("op", std::string()),
-                           t.at("duration").at("count").get<int64_t>(), t.at("duration").at("total_ns").get<int64_t>()});
+      s.kernels.push_back({t.at("name").get<std::string>(), t.at("class").get<std::string>(),
+                           t.value("op", std::string()), t.at("duration").at("count").get<int64_t>(),
+                           t.at("duration").at("total_ns").get<int64_t>()});
     for (const auto& c : j.at("collectives_all_ranks"))
       s.collectives.push_back({collectiveKey(c.at("collective").get<std::string>(), c.at("dtype").get<std::string>(),
                                              c.at("bytes").get<int64_t>(), c.value("process_group", std::string())),

@@ -56,7 +56,8 @@ Result<Ceilings> parseCeilingsJson(const std::string& text, const std::string& o
   bool any_tflops = false;
   for (const auto& [key, v] : j.items()) {
     if (key == "format") {
-      if (v != "gpudoctor-ceilings") return Error{origin + ": format: expected \"gpudoctor-ceilings\", got " + v.dump()};
+      if (v != "gpudoctor-ceilings")
+        return Error{origin + ": format: expected \"gpudoctor-ceilings\", got " + v.dump()};
     } else if (key == "version") {
       if (v != 1) return Error{origin + ": version: only version 1 is known, got " + v.dump()};
     } else if (key == "device" || key == "source") {
@@ -77,7 +78,10 @@ Result<Ceilings> parseCeilingsJson(const std::string& text, const std::string& o
         const BwKey* k = nullptr;
         for (const auto& b : kBandwidth)
           if (name == b.key) k = &b;
-        if (!k) return Error{origin + ": bandwidth_gbps." + name + ": unknown key (hbm_copy, hbm_read, hbm_write, h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable, p2p)"};
+        if (!k)
+          return Error{
+              origin + ": bandwidth_gbps." + name +
+              ": unknown key (hbm_copy, hbm_read, hbm_write, h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable, p2p)"};
         ASSIGN_OR_RETURN(c.*k->field, number(f, "bandwidth_gbps." + name));
       }
     } else {

@@ -1,7 +1,8 @@
 // The ceilings file: the JSON `bench gpu --ceilings-out` writes and `analyze --ceilings` reads.
 // {"format": "gpudoctor-ceilings", "version": 1, "device": ..., "source": ...,
 //  "tflops": {"fp32": ..., "tf32": ..., "fp16": ..., "bf16": ..., "fp8": ...},
-//  "bandwidth_gbps": {"hbm_copy", "hbm_read", "hbm_write", "h2d_pinned", "h2d_pageable", "d2h_pinned", "d2h_pageable", "p2p"}}
+//  "bandwidth_gbps": {"hbm_copy", "hbm_read", "hbm_write", "h2d_pinned", "h2d_pageable", "d2h_pinned", "d2h_pageable",
+//  "p2p"}}
 #pragma once
 #include <string>
 

@@ -48,15 +48,15 @@ size_t findCompositeEnd(const char* buf, size_t pos, size_t len) {
 #if defined(__SSE2__)
   // 16 bytes at a time: bit masks of quotes, backslashes and brackets; only those bytes are
   // visited. On the shared H200 fixture: 3.3 GB/s against 1.45 GB/s for the byte loop below.
-  const __m128i kq = _mm_set1_epi8('"'), kb = _mm_set1_epi8('\\'), ko = _mm_set1_epi8('{'),
-                kc = _mm_set1_epi8('}'), kao = _mm_set1_epi8('['), kac = _mm_set1_epi8(']');
+  const __m128i kq = _mm_set1_epi8('"'), kb = _mm_set1_epi8('\\'), ko = _mm_set1_epi8('{'), kc = _mm_set1_epi8('}'),
+                kao = _mm_set1_epi8('['), kac = _mm_set1_epi8(']');
   while (i + 16 <= len) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf + i));
     auto q = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, kq)));
     auto bs = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, kb)));
-    auto br = static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ko), _mm_cmpeq_epi8(v, kc)),
-                     _mm_or_si128(_mm_cmpeq_epi8(v, kao), _mm_cmpeq_epi8(v, kac)))));
+    auto br = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ko), _mm_cmpeq_epi8(v, kc)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, kao), _mm_cmpeq_epi8(v, kac)))));
     unsigned done = 0;  // bits already consumed in this block
     size_t next = i + 16;
     for (;;) {

@@ -10,7 +10,9 @@ namespace {
 // Helpers over string_views so the tests read as JSON text (raw literals keep backslashes literal).
 size_t compositeEnd(std::string_view s, size_t pos = 0) { return findCompositeEnd(s.data(), pos, s.size()); }
 size_t stringEnd(std::string_view s, size_t pos = 0) { return findStringEnd(s.data(), pos, s.size()); }
-size_t valueEnd(std::string_view s, bool at_eof, size_t pos = 0) { return findValueEnd(s.data(), pos, s.size(), at_eof); }
+size_t valueEnd(std::string_view s, bool at_eof, size_t pos = 0) {
+  return findValueEnd(s.data(), pos, s.size(), at_eof);
+}
 
 TEST(FindCompositeEnd, NestedObjectsAndArrays) {
   std::string_view s = R"({"a":{"b":[1,2,{"c":[]}]},"d":{}})";
@@ -30,8 +32,7 @@ TEST(FindCompositeEnd, StopsAtTheMatchingCloseNotTheEndOfTheBuffer) {
 
 TEST(FindCompositeEnd, BracesAndBracketsInsideStringsDoNotCount) {
   // Real kernel names carry unbalanced-looking braces and brackets.
-  std::string_view s =
-      R"j({"name":"void at::native::f<{lambda(int)#1}>(int)","args":{"grid":[1,1,1]}},)j";
+  std::string_view s = R"j({"name":"void at::native::f<{lambda(int)#1}>(int)","args":{"grid":[1,1,1]}},)j";
   EXPECT_EQ(compositeEnd(s), s.size() - 1);
   EXPECT_EQ(compositeEnd(R"({"n":"}}}]]]"})"), 14u);
   EXPECT_EQ(compositeEnd(R"(["{",  "[", "]"])"), 16u);

@@ -3,8 +3,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -85,7 +85,8 @@ class Reader {
     buf_.resize(cap_ + 2 + simdjson::SIMDJSON_PADDING);
     cur_ = len_ = 1;  // buf_[0] is kept free so a batch can be wrapped in '[' ... ']'
     // Size the parser once for the largest batch: growing it batch by batch maps fresh pages each time.
-    if (parser_.allocate(cap_ + 2)) {}  // on failure iterate() reports the error
+    if (parser_.allocate(cap_ + 2)) {
+    }  // on failure iterate() reports the error
   }
 
   Result<RankTrace> run() {
@@ -117,8 +118,7 @@ class Reader {
     if (!s.ok()) return Error{s.message()};
     if (!st_.ok()) return Error{st_.message()};
     finish();
-    tr_.stats.parse_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tr_.stats.parse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return std::move(tr_);
   }
 
@@ -147,7 +147,8 @@ class Reader {
     if (len_ - 1 >= cap_) {
       cap_ *= 2;
       buf_.resize(cap_ + 2 + simdjson::SIMDJSON_PADDING);
-      if (parser_.allocate(cap_ + 2)) {}  // on failure iterate() reports the error
+      if (parser_.allocate(cap_ + 2)) {
+      }  // on failure iterate() reports the error
     }
     auto r = in_.read(&buf_[len_], cap_ + 1 - len_);
     if (!r.ok()) {
@@ -237,24 +238,24 @@ class Reader {
 
   Error truncated(const std::string& where) {
     if (!st_.ok()) return Error{st_.message()};
-    return Error{name_ + ": truncated JSON: input ends " + where + " at byte " +
-                 std::to_string(offsetOf(len_))};
+    return Error{name_ + ": truncated JSON: input ends " + where + " at byte " + std::to_string(offsetOf(len_))};
   }
 
   Status metadata(const std::string& key, std::string_view text) {
-    if (key != "deviceProperties" && key != "distributedInfo" && key != "baseTimeNanoseconds" &&
-        key != "schemaVersion")
+    if (key != "deviceProperties" && key != "distributedInfo" && key != "baseTimeNanoseconds" && key != "schemaVersion")
       return {};
     simdjson::dom::parser p;
     simdjson::dom::element el;
-    if (p.parse(text.data(), text.size(), true).get(el))
-      return failAt(cur_, "invalid JSON in \"" + key + "\"");
+    if (p.parse(text.data(), text.size(), true).get(el)) return failAt(cur_, "invalid JSON in \"" + key + "\"");
     if (key == "baseTimeNanoseconds") {
       uint64_t u;
       int64_t i;
-      if (!el.get_uint64().get(u) && u <= static_cast<uint64_t>(kMaxTimeNs)) tr_.base_time_ns = static_cast<int64_t>(u);
-      else if (!el.get_int64().get(i) && i >= -kMaxTimeNs && i <= kMaxTimeNs) tr_.base_time_ns = i;
-      else return failAt(cur_, "baseTimeNanoseconds is not an integer in range");
+      if (!el.get_uint64().get(u) && u <= static_cast<uint64_t>(kMaxTimeNs))
+        tr_.base_time_ns = static_cast<int64_t>(u);
+      else if (!el.get_int64().get(i) && i >= -kMaxTimeNs && i <= kMaxTimeNs)
+        tr_.base_time_ns = i;
+      else
+        return failAt(cur_, "baseTimeNanoseconds is not an integer in range");
       tr_.has_base_time = true;
     } else if (key == "schemaVersion") {
       int64_t v;
@@ -415,7 +416,8 @@ class Reader {
 
   static simdjson::error_code intOfRaw(od::value v, int64_t& out) {
     std::string_view tok = v.raw_json_token();
-    if (auto x = parseInt64(tok)) out = *x;
+    if (auto x = parseInt64(tok))
+      out = *x;
     else {
       // A string holding a number, or a float: take what is there.
       std::string_view s;
@@ -440,8 +442,10 @@ class Reader {
           if (key == "name") optString(v, ev.meta_name);
           break;
         case 5:
-          if (key == "bytes") intOf(v, ev.bytes);
-          else if (key == "dtype") optString(v, ev.dtype);
+          if (key == "bytes")
+            intOf(v, ev.bytes);
+          else if (key == "dtype")
+            optString(v, ev.dtype);
           break;
         case 10:
           if (key == "Input type") {
@@ -483,9 +487,12 @@ class Reader {
           if (key == "Device Id") intOf(v, ev.device_id);
           break;
         case 11:
-          if (key == "correlation") intOf(v, ev.correlation);
-          else if (key == "External id") intOf(v, ev.external_id);
-          else if (key == "Device Type") intOf(v, ev.device_type);
+          if (key == "correlation")
+            intOf(v, ev.correlation);
+          else if (key == "External id")
+            intOf(v, ev.external_id);
+          else if (key == "Device Type")
+            intOf(v, ev.device_type);
           break;
         case 13:
           if (key == "In msg nelems") intOf(v, ev.in_nelems);
@@ -499,7 +506,6 @@ class Reader {
             ev.has_coll = true;
           } else if (key == "Total Allocated") {
             intOf(v, ev.total_allocated);
-
           }
           break;
         case 18:
@@ -699,9 +705,12 @@ class Reader {
     // The accelerator stack: device names first, else the runtime's call names.
     auto has = [](std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; };
     for (const auto& d : tr_.devices) {
-      if (has(d.name, "AMD") || has(d.name, "Instinct") || has(d.name, "Radeon")) tr_.platform = "rocm";
-      else if (has(d.name, "MTIA")) tr_.platform = "mtia";
-      else if (tr_.platform.empty() && !d.name.empty()) tr_.platform = "cuda";
+      if (has(d.name, "AMD") || has(d.name, "Instinct") || has(d.name, "Radeon"))
+        tr_.platform = "rocm";
+      else if (has(d.name, "MTIA"))
+        tr_.platform = "mtia";
+      else if (tr_.platform.empty() && !d.name.empty())
+        tr_.platform = "cuda";
     }
     for (const Event& e : tr_.events) {
       if (!tr_.platform.empty()) break;

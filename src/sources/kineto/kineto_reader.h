@@ -20,7 +20,6 @@ struct KinetoReadOptions {
 Result<RankTrace> readKinetoTrace(const std::string& path, const KinetoReadOptions& opt = {});
 
 // Reads from an already-open stream; `name` is used in messages and as RankTrace::path.
-Result<RankTrace> readKinetoTrace(ByteStream& in, const std::string& name,
-                                  const KinetoReadOptions& opt = {});
+Result<RankTrace> readKinetoTrace(ByteStream& in, const std::string& name, const KinetoReadOptions& opt = {});
 
 }  // namespace gpudoctor

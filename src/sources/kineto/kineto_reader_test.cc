@@ -63,7 +63,7 @@ TEST(KinetoReader, ReadsEveryField) {
   EXPECT_EQ(t.events[0].start_ns, 1000000000000 + 10500);
   EXPECT_EQ(t.events[0].dur_ns, 100000);
   EXPECT_EQ(t.events[1].start_ns, 1000000000000 + 11000);  // 11.0004 us rounds down
-  EXPECT_EQ(t.events[1].dur_ns, 2001);                      // 2.0005 us rounds half up
+  EXPECT_EQ(t.events[1].dur_ns, 2001);                     // 2.0005 us rounds half up
   EXPECT_EQ(t.events[1].kind, EventKind::kRuntimeCall);
   EXPECT_EQ(t.events[1].correlation, 42);
   EXPECT_EQ(t.events[2].kind, EventKind::kKernel);
@@ -154,8 +154,9 @@ TEST(KinetoReader, ChromeArrayFormatWithoutClosingBracket) {
 }
 
 TEST(KinetoReader, Utf8BomAndKeysAfterEvents) {
-  auto r = readText("\xEF\xBB\xBF{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"x\", \"pid\": 0, \"tid\": 0, "
-                    "\"ts\": 1, \"dur\": 1}], \"baseTimeNanoseconds\": 5000}");
+  auto r = readText(
+      "\xEF\xBB\xBF{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"x\", \"pid\": 0, \"tid\": 0, "
+      "\"ts\": 1, \"dur\": 1}], \"baseTimeNanoseconds\": 5000}");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().events[0].start_ns, 6000);  // base applied although it came after the events
 }

@@ -32,7 +32,7 @@ bool looksLikeKinetoTrace(std::string_view head) {
   if (head[i] != '{') return false;
   // Kineto writes schemaVersion and deviceProperties first; other producers start with traceEvents
   // or displayTimeUnit.
-  static constexpr std::string_view kKeys[] = {"\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\"",
+  static constexpr std::string_view kKeys[] = {"\"traceEvents\"",     "\"schemaVersion\"",       "\"deviceProperties\"",
                                                "\"distributedInfo\"", "\"baseTimeNanoseconds\"", "\"displayTimeUnit\""};
   for (auto k : kKeys)
     if (head.find(k, i) != std::string_view::npos) return true;

@@ -13,13 +13,13 @@ bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // Host calls that block until the GPU catches up (the synchronous copies and sets included).
 bool isBlockingSyncCall(std::string_view n) {
   static constexpr std::string_view kNames[] = {
-      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-      "cudaMemcpy2D",          "cudaMemcpyToSymbol",    "cudaMemcpyFromSymbol", "cudaMemset",
-      "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",   "cuMemcpyDtoH_v2",
-      "cuMemcpyHtoD_v2",       "cuMemcpyDtoH",          "cuMemcpyHtoD",         "cudaThreadSynchronize",
+      "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
+      "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemset", "cuCtxSynchronize", "cuStreamSynchronize",
+      "cuEventSynchronize", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH", "cuMemcpyHtoD",
+      "cudaThreadSynchronize",
       // ROCm's HIP runtime as roctracer names it (PyTorch's blocking copies use hipMemcpyWithStream).
-      "hipDeviceSynchronize",  "hipStreamSynchronize",  "hipEventSynchronize",  "hipMemcpy",
-      "hipMemcpyWithStream",   "hipMemset"};
+      "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream",
+      "hipMemset"};
   for (auto k : kNames)
     if (n == k) return true;
   return false;

@@ -43,8 +43,8 @@ class KinetoRoleAssigner {
   int64_t stepNumberOf(uint32_t name) const;
 
   RankTrace& t_;
-  std::vector<uint16_t> flags_;                       // per string id: the roles its name can give
-  std::unordered_map<uint32_t, int64_t> next_seq_;    // process group -> next sequence number
+  std::vector<uint16_t> flags_;                     // per string id: the roles its name can give
+  std::unordered_map<uint32_t, int64_t> next_seq_;  // process group -> next sequence number
 };
 
 // Sets the roles of every event of t (events complete and in start order): for traces built in

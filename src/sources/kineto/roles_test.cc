@@ -115,7 +115,9 @@ TEST(KinetoRoles, CollectivesGetTheirProcessGroupAndSequenceInGpuStartOrder) {
     seen.emplace_back(std::string(t.strings.view(c.coll_name)), std::string(t.strings.view(c.process_group)), c.seq);
   }
   using T = std::tuple<std::string, std::string, int64_t>;
-  EXPECT_EQ(seen, (std::vector<T>{{"allreduce", "0", 0}, {"allgather", "1", 0}, {"allreduce", "0", 1},
+  EXPECT_EQ(seen, (std::vector<T>{{"allreduce", "0", 0},
+                                  {"allgather", "1", 0},
+                                  {"allreduce", "0", 1},
                                   {"broadcast", "[0, 1, 2]", 0}}));  // no group name: the rank list
 }
 

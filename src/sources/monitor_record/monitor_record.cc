@@ -37,11 +37,16 @@ std::string encodeMonitorSample(const MonitorSample& s) {
   j["host"] = s.hostname;
   if (!s.gpu_status.empty()) j["gpu_status"] = s.gpu_status;
   const HostMetrics& h = s.host;
-  json hj = {{"cpu", num(h.cpu_util)},          {"iowait", num(h.iowait)},
-             {"cores", h.core_util},            {"load", {h.load1, h.load5, h.load15}},
-             {"mem_total", h.memory_total_bytes}, {"mem_available", h.memory_available_bytes},
-             {"psi_cpu_some", num(h.psi_cpu_some)}, {"psi_io_some", num(h.psi_io_some)},
-             {"psi_io_full", num(h.psi_io_full)}, {"psi_mem_some", num(h.psi_memory_some)},
+  json hj = {{"cpu", num(h.cpu_util)},
+             {"iowait", num(h.iowait)},
+             {"cores", h.core_util},
+             {"load", {h.load1, h.load5, h.load15}},
+             {"mem_total", h.memory_total_bytes},
+             {"mem_available", h.memory_available_bytes},
+             {"psi_cpu_some", num(h.psi_cpu_some)},
+             {"psi_io_some", num(h.psi_io_some)},
+             {"psi_io_full", num(h.psi_io_full)},
+             {"psi_mem_some", num(h.psi_memory_some)},
              {"psi_mem_full", num(h.psi_memory_full)}};
   json disks = json::array();
   for (const auto& d : h.disks)
@@ -57,14 +62,29 @@ std::string encodeMonitorSample(const MonitorSample& s) {
   j["h"] = hj;
   json gpus = json::array();
   for (const auto& g : s.gpus)
-    gpus.push_back({{"i", g.index}, {"uuid", g.uuid}, {"name", g.name}, {"bus", g.pci_bus_id},
-                    {"util", num(g.util_gpu)}, {"mem_util", num(g.util_memory)}, {"mem_used", g.memory_used_bytes},
-                    {"mem_total", g.memory_total_bytes}, {"sm_mhz", num(g.sm_clock_mhz)}, {"mem_mhz", num(g.memory_clock_mhz)},
-                    {"power_w", num(g.power_w)}, {"power_limit_w", num(g.power_limit_w)}, {"temp_c", num(g.temperature_c)},
-                    {"energy_j", num(g.energy_j)}, {"pcie_rx", num(g.pcie_rx_bytes_per_s)},
-                    {"pcie_tx", num(g.pcie_tx_bytes_per_s)}, {"nvl_rx", num(g.nvlink_rx_bytes_per_s)},
-                    {"nvl_tx", num(g.nvlink_tx_bytes_per_s)}, {"throttle", g.throttle_reasons}, {"xid", g.xid_events},
-                    {"ecc_dbe", g.ecc_uncorrected}, {"pids", g.pids}, {"lost", g.lost}});
+    gpus.push_back({{"i", g.index},
+                    {"uuid", g.uuid},
+                    {"name", g.name},
+                    {"bus", g.pci_bus_id},
+                    {"util", num(g.util_gpu)},
+                    {"mem_util", num(g.util_memory)},
+                    {"mem_used", g.memory_used_bytes},
+                    {"mem_total", g.memory_total_bytes},
+                    {"sm_mhz", num(g.sm_clock_mhz)},
+                    {"mem_mhz", num(g.memory_clock_mhz)},
+                    {"power_w", num(g.power_w)},
+                    {"power_limit_w", num(g.power_limit_w)},
+                    {"temp_c", num(g.temperature_c)},
+                    {"energy_j", num(g.energy_j)},
+                    {"pcie_rx", num(g.pcie_rx_bytes_per_s)},
+                    {"pcie_tx", num(g.pcie_tx_bytes_per_s)},
+                    {"nvl_rx", num(g.nvlink_rx_bytes_per_s)},
+                    {"nvl_tx", num(g.nvlink_tx_bytes_per_s)},
+                    {"throttle", g.throttle_reasons},
+                    {"xid", g.xid_events},
+                    {"ecc_dbe", g.ecc_uncorrected},
+                    {"pids", g.pids},
+                    {"lost", g.lost}});
   j["g"] = gpus;
   return j.dump();
 }
@@ -94,12 +114,13 @@ Result<MonitorSample> decodeMonitorSample(std::string_view line) {
     h.psi_memory_some = getNum(hj, "psi_mem_some");
     h.psi_memory_full = getNum(hj, "psi_mem_full");
     for (const auto& d : hj.at("disks"))
-      h.disks.push_back({d.at(0).get<std::string>(), d.at(1).get<double>(), d.at(2).get<double>(), d.at(3).get<double>(),
-                         d.at(4).get<double>(), d.at(5).get<double>(), d.at(6).get<double>(), d.at(7).get<double>(),
-                         d.at(8).get<double>()});
+      h.disks.push_back({d.at(0).get<std::string>(), d.at(1).get<double>(), d.at(2).get<double>(),
+                         d.at(3).get<double>(), d.at(4).get<double>(), d.at(5).get<double>(), d.at(6).get<double>(),
+                         d.at(7).get<double>(), d.at(8).get<double>()});
     for (const auto& n : hj.at("nets"))
       h.nets.push_back({n.at(0).get<std::string>(), n.at(1).get<bool>(), n.at(2).get<double>(), n.at(3).get<double>()});
-    for (const auto& p : hj.at("procs")) h.procs.push_back({p.at(0).get<int>(), p.at(1).get<std::string>(), p.at(2).get<double>()});
+    for (const auto& p : hj.at("procs"))
+      h.procs.push_back({p.at(0).get<int>(), p.at(1).get<std::string>(), p.at(2).get<double>()});
     for (const auto& gj : j.at("g")) {
       GpuMetrics g;
       g.index = gj.at("i").get<int>();
@@ -179,7 +200,7 @@ Status MonitorRecordWriter::open(const std::string& path, double sync_every_s) {
   sync_every_s_ = sync_every_s;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return Error{path + ": cannot write: " + std::strerror(errno)};
-  struct stat st{};
+  struct stat st {};
   fstat(fd, &st);
   if (st.st_size == 0) {
     std::string h = std::string(kHeader) + "\n";
@@ -220,7 +241,8 @@ Status MonitorRecordWriter::append(const MonitorSample& s) {
   if (fd_ < 0) return Error{"recording is not open"};
   std::string line = encodeMonitorSample(s) + "\n";
   ssize_t w = ::write(fd_, line.data(), line.size());
-  if (w != static_cast<ssize_t>(line.size())) return Error{path_ + ": write failed: " + (w < 0 ? std::strerror(errno) : "short write")};
+  if (w != static_cast<ssize_t>(line.size()))
+    return Error{path_ + ": write failed: " + (w < 0 ? std::strerror(errno) : "short write")};
   int64_t now = monotonicNs();
   if (static_cast<double>(now - last_sync_ns_) / 1e9 >= sync_every_s_) {
     fdatasync(fd_);

@@ -142,8 +142,8 @@ TEST(MonitorRecord, KillDashNineLosesAtMostTheSampleBeingWritten) {
     auto r = readMonitorRecording(p.string());
     ASSERT_TRUE(r.ok()) << r.error().message;
     const auto& ss = r.value().samples;
-    ASSERT_GE(static_cast<int64_t>(ss.size()), last + 1);   // nothing that was confirmed is lost
-    EXPECT_LE(static_cast<int64_t>(ss.size()), last + 2);   // at most the one in flight beyond it
+    ASSERT_GE(static_cast<int64_t>(ss.size()), last + 1);  // nothing that was confirmed is lost
+    EXPECT_LE(static_cast<int64_t>(ss.size()), last + 2);  // at most the one in flight beyond it
     for (size_t i = 0; i < ss.size(); ++i) ASSERT_EQ(ss[i].unix_ns, sample(static_cast<int64_t>(i)).unix_ns);
   }
   fs::remove(p);

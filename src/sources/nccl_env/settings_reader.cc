@@ -1,9 +1,9 @@
 #include "sources/nccl_env/settings_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <map>
 
 extern char** environ;
@@ -18,7 +18,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool isNameChar(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || (c >= 'a' && c <= 'z'); }
+bool isNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || (c >= 'a' && c <= 'z');
+}
 
 // Removes one level of shell quoting; false when quotes are unbalanced.
 bool unquote(std::string_view v, std::string& out) {
@@ -27,9 +29,12 @@ bool unquote(std::string_view v, std::string& out) {
   for (size_t i = 0; i < v.size(); ++i) {
     char c = v[i];
     if (q) {
-      if (c == q) q = 0;
-      else if (c == '\\' && q == '"' && i + 1 < v.size()) out += v[++i];
-      else out += c;
+      if (c == q)
+        q = 0;
+      else if (c == '\\' && q == '"' && i + 1 < v.size())
+        out += v[++i];
+      else
+        out += c;
     } else if (c == '"' || c == '\'') {
       q = c;
     } else if (c == '\\' && i + 1 < v.size()) {
@@ -220,7 +225,8 @@ Result<std::vector<NcclSetting>> readNcclSettings(std::string_view text, const s
     (void)any;
   }
   if (!pending_yaml_name.empty())
-    return Error{name + ":" + std::to_string(pending_line) + ": \"- name: " + pending_yaml_name + "\" has no \"value:\" line"};
+    return Error{name + ":" + std::to_string(pending_line) + ": \"- name: " + pending_yaml_name +
+                 "\" has no \"value:\" line"};
   return out;
 }
 

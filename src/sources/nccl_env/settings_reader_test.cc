@@ -53,9 +53,10 @@ TEST(NcclSettings, KubernetesSlurmAndFiles) {
 
 TEST(NcclSettings, RealNcclLogLines) {
   // A real NCCL_DEBUG=INFO log from 2 x H200 (the fixture's format, committed here).
-  auto r = readNcclSettings("vm:681:681 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n"
-                            "vm:681:681 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.2<0>\n",
-                            "rank0.log");
+  auto r = readNcclSettings(
+      "vm:681:681 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n"
+      "vm:681:681 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.2<0>\n",
+      "rank0.log");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r.value().size(), 1u);
   EXPECT_EQ(r.value()[0].name, "NCCL_NVLS_ENABLE");
@@ -64,10 +65,11 @@ TEST(NcclSettings, RealNcclLogLines) {
 }
 
 TEST(NcclSettings, LinesThatAreNotSettings) {
-  auto r = readNcclSettings("export NCCL_DEBUG=INFO\nexport NCCL_ALGO=Ring\nunset NCCL_DEBUG\nexport NCCL_IB_HCA\n"
-                            "[ -n \"$NCCL_IB_HCA\" ] && echo ${NCCL_IB_HCA}\n"
-                            "- name: NCCL_SOCKET_IFNAME\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}\n",
-                            "job.sh");
+  auto r = readNcclSettings(
+      "export NCCL_DEBUG=INFO\nexport NCCL_ALGO=Ring\nunset NCCL_DEBUG\nexport NCCL_IB_HCA\n"
+      "[ -n \"$NCCL_IB_HCA\" ] && echo ${NCCL_IB_HCA}\n"
+      "- name: NCCL_SOCKET_IFNAME\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}\n",
+      "job.sh");
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r.value().size(), 1u);
   EXPECT_EQ(r.value()[0].name, "NCCL_ALGO");

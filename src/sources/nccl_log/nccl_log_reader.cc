@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-
 namespace gpudoctor {
 
 namespace {
@@ -84,8 +83,10 @@ class Parser {
       }
     } else if (has("/Plugin: ") || has("/Plugin : ")) {
       std::string kind(m.substr(0, m.find('/')));
-      if (has("Could not find") || has("No plugin found")) f_.plugins.emplace(kind, "not found (built-in)");
-      else if (has("Loaded") || has("loaded")) f_.plugins[kind] = std::string(trim(m.substr(m.find(':') + 1)));
+      if (has("Could not find") || has("No plugin found"))
+        f_.plugins.emplace(kind, "not found (built-in)");
+      else if (has("Loaded") || has("loaded"))
+        f_.plugins[kind] = std::string(trim(m.substr(m.find(':') + 1)));
     } else if (starts("Initialized NET plugin ")) {
       f_.plugins["NET"] = "built-in " + std::string(trim(m.substr(23)));
     } else if (starts("comm ") && has(" nRanks ")) {

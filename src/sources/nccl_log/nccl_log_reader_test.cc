@@ -59,7 +59,8 @@ TEST(NcclLog, MultiNodeOnSocketsAndIbWithoutGdr) {
       "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
       "n1:1:1 [0] NCCL INFO Using network Socket\n"
       "n1:1:1 [0] NCCL INFO comm 0xabc rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
-      "n1:1:1 [0] NCCL INFO 2 coll channels, 0 collnet channels, 0 nvls channels, 2 p2p channels, 2 p2p channels per peer\n"
+      "n1:1:1 [0] NCCL INFO 2 coll channels, 0 collnet channels, 0 nvls channels, 2 p2p channels, 2 p2p channels per "
+      "peer\n"
       "n1:1:1 [0] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/Socket/0\n"
       "n1:1:1 [0] NCCL WARN Call to connect returned Connection refused, retrying\n";
   auto s = readNcclLogText(sock, "sock.log");
@@ -86,7 +87,8 @@ TEST(NcclLog, MultiNodeOnSocketsAndIbWithoutGdr) {
   auto fi = judgeNcclLog(i.value());
   EXPECT_TRUE(hasFinding(fi, "warning", "without GPUDirect RDMA"));
   EXPECT_FALSE(hasFinding(fi, "critical", "TCP sockets"));
-  auto gdr = readNcclLogText(ib + "n2:1:1 [0] NCCL INFO Channel 02/0 : 15[7] -> 0[0] [receive] via NET/IB/0/GDRDMA\n", "g.log");
+  auto gdr = readNcclLogText(ib + "n2:1:1 [0] NCCL INFO Channel 02/0 : 15[7] -> 0[0] [receive] via NET/IB/0/GDRDMA\n",
+                             "g.log");
   EXPECT_FALSE(hasFinding(judgeNcclLog(gdr.value()), "warning", "without GPUDirect RDMA"));
 }
 

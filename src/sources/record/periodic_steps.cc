@@ -7,12 +7,12 @@
 namespace gpudoctor {
 
 namespace {
-constexpr double kMinMatch = 0.95;     // self-match at the period
-constexpr double kRegularGaps = 0.8;   // a candidate name's gaps that must equal its commonest gap
-constexpr size_t kMinSteps = 2;        // periods needed to call it a loop
-constexpr size_t kWindow = 1u << 15;   // most launches the period is sought in
-constexpr size_t kMinWindow = 8;       // fewest
-constexpr size_t kMinPeriods = 3;      // whole periods a window must hold
+constexpr double kMinMatch = 0.95;    // self-match at the period
+constexpr double kRegularGaps = 0.8;  // a candidate name's gaps that must equal its commonest gap
+constexpr size_t kMinSteps = 2;       // periods needed to call it a loop
+constexpr size_t kWindow = 1u << 15;  // most launches the period is sought in
+constexpr size_t kMinWindow = 8;      // fewest
+constexpr size_t kMinPeriods = 3;     // whole periods a window must hold
 }  // namespace
 
 PeriodicSteps findPeriodicSteps(const std::vector<LaunchMark>& launches) {
@@ -77,8 +77,8 @@ PeriodicSteps findPeriodicSteps(const std::vector<LaunchMark>& launches) {
   while (a >= p && repeats(a - p)) a -= p;
   for (size_t i = a; i < n; i += p) out.boundaries.push_back(launches[i].start_ns);
   if (out.boundaries.size() < kMinSteps + 1) {
-    out.why_none = "a period of " + std::to_string(p) + " launches, but fewer than " + std::to_string(kMinSteps) +
-                   " whole steps";
+    out.why_none =
+        "a period of " + std::to_string(p) + " launches, but fewer than " + std::to_string(kMinSteps) + " whole steps";
     out.period = 0;
     out.boundaries.clear();
   }

@@ -17,7 +17,7 @@ namespace gpudoctor {
 struct LaunchMark {
   int64_t start_ns = 0;  // the launch call on the host
   int64_t end_ns = 0;
-  uint32_t key = 0;      // what it launched (the first kernel's name id)
+  uint32_t key = 0;  // what it launched (the first kernel's name id)
 };
 
 struct PeriodicSteps {

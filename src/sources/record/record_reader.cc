@@ -25,10 +25,10 @@ namespace rec = recording;
 
 namespace {
 
-constexpr uint32_t kMaxRecordBytes = 1u << 20;          // a string or info record longer than this is corrupt
+constexpr uint32_t kMaxRecordBytes = 1u << 20;  // a string or info record longer than this is corrupt
 constexpr uint64_t kMaxSpanNs = 400ull * 24 * 3600 * 1000000000ull;  // 400 days: a longer interval is corrupt
-constexpr uint64_t kMaxCopyBytes = 1ull << 50;  // 1 PiB: a larger copy or memset is a corrupt record
-constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;                      // any time (and clock) beyond is corrupt
+constexpr uint64_t kMaxCopyBytes = 1ull << 50;     // 1 PiB: a larger copy or memset is a corrupt record
+constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;  // any time (and clock) beyond is corrupt
 
 std::string demangle(std::string_view s) {
   if (s.substr(0, 2) != "_Z") return std::string(s);
@@ -42,14 +42,22 @@ std::string demangle(std::string_view s) {
 std::string copyName(const rec::Copy& c) {
   auto mem = [](uint8_t k) -> std::string_view {
     switch (k) {
-      case 1: return "Pageable";
-      case 2: return "Pinned";
-      case 3: return "Device";
-      case 4: return "Array";
-      case 5: return "Managed";
-      case 6: return "Device Static";
-      case 7: return "Managed Static";
-      default: return "Unknown";
+      case 1:
+        return "Pageable";
+      case 2:
+        return "Pinned";
+      case 3:
+        return "Device";
+      case 4:
+        return "Array";
+      case 5:
+        return "Managed";
+      case 6:
+        return "Device Static";
+      case 7:
+        return "Managed Static";
+      default:
+        return "Unknown";
     }
   };
   if (c.is_memset) return "Memset (" + std::string(mem(c.src_kind)) + ")";
@@ -61,11 +69,16 @@ std::string copyName(const rec::Copy& c) {
 
 std::string_view syncName(uint32_t type) {
   switch (type) {
-    case 1: return "Event Sync";
-    case 2: return "Stream Wait Event";
-    case 3: return "Stream Sync";
-    case 4: return "Context Sync";
-    default: return "Sync";
+    case 1:
+      return "Event Sync";
+    case 2:
+      return "Stream Wait Event";
+    case 3:
+      return "Stream Sync";
+    case 4:
+      return "Context Sync";
+    default:
+      return "Sync";
   }
 }
 
@@ -80,8 +93,9 @@ class Reader {
     if (got.value() < sizeof h || std::memcmp(h.magic, rec::kMagic, sizeof h.magic) != 0)
       return Error{name_ + ": not a gpudoctor recording (no GDREC header)"};
     if (h.version != rec::kVersion)
-      return Error{name_ + ": recording format version " + std::to_string(h.version) + ", this gpudoctor reads version " +
-                   std::to_string(rec::kVersion) + " (use the gpudoctor that recorded it)"};
+      return Error{name_ + ": recording format version " + std::to_string(h.version) +
+                   ", this gpudoctor reads version " + std::to_string(rec::kVersion) +
+                   " (use the gpudoctor that recorded it)"};
     if (h.header_bytes < sizeof h || h.header_bytes > 4096)
       return Error{name_ + ": corrupt recording header (header size " + std::to_string(h.header_bytes) + ")"};
     if (auto s = skip(h.header_bytes - sizeof h); !s.ok()) return s.error();
@@ -89,7 +103,8 @@ class Reader {
     tr_.rank = h.rank;
     tr_.world_size = h.world_size;
     // Both clocks below 2^62 ns, so that every time (also below 2^62) plus the offset fits in 64 bits.
-    if (h.cupti_start_ns > kMaxTimeNs || h.realtime_start_ns < 0 || h.realtime_start_ns > static_cast<int64_t>(kMaxTimeNs))
+    if (h.cupti_start_ns > kMaxTimeNs || h.realtime_start_ns < 0 ||
+        h.realtime_start_ns > static_cast<int64_t>(kMaxTimeNs))
       return Error{name_ + ": corrupt recording header (clock times out of range)"};
     tr_.base_time_ns = h.realtime_start_ns - static_cast<int64_t>(h.cupti_start_ns);
     tr_.has_base_time = true;
@@ -106,7 +121,8 @@ class Reader {
       if (n.value() < sizeof rh) return truncated(offset);
       if (ended) return Error{name_ + ": data after the end record at byte " + std::to_string(offset)};
       if (rh.size > kMaxRecordBytes)
-        return Error{name_ + ": corrupt record at byte " + std::to_string(offset) + " (" + std::to_string(rh.size) + " bytes)"};
+        return Error{name_ + ": corrupt record at byte " + std::to_string(offset) + " (" + std::to_string(rh.size) +
+                     " bytes)"};
       payload.resize(rh.size);
       auto p = readSome(payload.data(), rh.size);
       if (!p.ok()) return p.error();
@@ -116,7 +132,9 @@ class Reader {
       offset += sizeof rh + rh.size;
     }
     if (!ended)
-      return Error{name_ + ": recording has no end record (the process stopped before the recorder finished, or the file is cut)"};
+      return Error{
+          name_ +
+          ": recording has no end record (the process stopped before the recorder finished, or the file is cut)"};
     finish();
     tr_.stats.file_bytes = in_.fileBytes();
     tr_.stats.input_bytes = offset;
@@ -226,13 +244,19 @@ class Reader {
       case rec::Type::kInfo: {
         std::string_view kv(p.data(), p.size());
         size_t z = kv.find('\0');
-        if (z == std::string_view::npos) return Error{name_ + ": corrupt info record at byte " + std::to_string(offset)};
+        if (z == std::string_view::npos)
+          return Error{name_ + ": corrupt info record at byte " + std::to_string(offset)};
         std::string k(kv.substr(0, z)), v(kv.substr(z + 1));
-        if (k == "host") facts.host = v;
-        else if (k == "process") facts.process = v;
-        else if (k == "command") facts.command = v;
-        else if (k == "nvtx_step") facts.nvtx_step = v;
-        else if (k == "cupti") facts.cupti_path = v;
+        if (k == "host")
+          facts.host = v;
+        else if (k == "process")
+          facts.process = v;
+        else if (k == "command")
+          facts.command = v;
+        else if (k == "nvtx_step")
+          facts.nvtx_step = v;
+        else if (k == "cupti")
+          facts.cupti_path = v;
         return {};
       }
       case rec::Type::kDevice: {
@@ -344,7 +368,6 @@ class Reader {
     }
   }
 
-
   // Driver calls made inside a runtime call on the same thread (cudaMemcpy -> cuMemcpy...) are the
   // runtime call's own work: dropped, their GPU work given the runtime call's correlation.
   void dropNestedDriverCalls() {
@@ -400,7 +423,8 @@ class Reader {
   void unlinkSharedCorrelations() {
     std::unordered_map<int64_t, uint32_t> calls;
     for (const Event& e : tr_.events)
-      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0) ++calls[e.correlation];
+      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0)
+        ++calls[e.correlation];
     std::unordered_set<int64_t> shared;
     for (auto& [c, n] : calls)
       if (n > 1) shared.insert(c);
@@ -456,7 +480,10 @@ class Reader {
       if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0 &&
           rec::isLaunchCall(tr_.strings.view(e.name)))
         launch.try_emplace(e.correlation, static_cast<uint32_t>(tr_.tracks[e.track].tid), e.start_ns);
-    struct Kern { int64_t launch_ns; uint32_t event; };
+    struct Kern {
+      int64_t launch_ns;
+      uint32_t event;
+    };
     std::unordered_map<uint32_t, std::vector<Kern>> kernels;  // launching thread -> its NCCL kernels
     std::unordered_map<uint32_t, bool> is_nccl;
     for (uint32_t i = 0; i < tr_.events.size(); ++i) {
@@ -493,8 +520,9 @@ class Reader {
           n = j == from ? size : (n == size ? n : -1);
           bool per_rank = c.schema == static_cast<uint32_t>(rec::NcclSchema::kAllGather) ||
                           c.schema == static_cast<uint32_t>(rec::NcclSchema::kReduceScatter);
-          if (bytes >= 0) bytes = per_rank ? (size > 0 ? bytes + static_cast<int64_t>(c.bytes) * size : -1)
-                                           : bytes + static_cast<int64_t>(c.bytes);
+          if (bytes >= 0)
+            bytes = per_rank ? (size > 0 ? bytes + static_cast<int64_t>(c.bytes) * size : -1)
+                             : bytes + static_cast<int64_t>(c.bytes);
         }
         Collective col;
         col.coll_name = tr_.strings.intern(kind);
@@ -516,17 +544,28 @@ class Reader {
   }
   static std::string_view ncclSchemaName(uint32_t s) {
     switch (static_cast<rec::NcclSchema>(s)) {
-      case rec::NcclSchema::kAllGather: return "allgather";
-      case rec::NcclSchema::kAllReduce: return "allreduce";
-      case rec::NcclSchema::kBroadcast: return "broadcast";
-      case rec::NcclSchema::kReduceScatter: return "reduce_scatter";
-      case rec::NcclSchema::kReduce: return "reduce";
-      case rec::NcclSchema::kSend: return "send";
-      case rec::NcclSchema::kRecv: return "recv";
-      case rec::NcclSchema::kAlltoAll: return "all_to_all";
-      case rec::NcclSchema::kGather: return "gather";
-      case rec::NcclSchema::kScatter: return "scatter";
-      default: return "unknown";
+      case rec::NcclSchema::kAllGather:
+        return "allgather";
+      case rec::NcclSchema::kAllReduce:
+        return "allreduce";
+      case rec::NcclSchema::kBroadcast:
+        return "broadcast";
+      case rec::NcclSchema::kReduceScatter:
+        return "reduce_scatter";
+      case rec::NcclSchema::kReduce:
+        return "reduce";
+      case rec::NcclSchema::kSend:
+        return "send";
+      case rec::NcclSchema::kRecv:
+        return "recv";
+      case rec::NcclSchema::kAlltoAll:
+        return "all_to_all";
+      case rec::NcclSchema::kGather:
+        return "gather";
+      case rec::NcclSchema::kScatter:
+        return "scatter";
+      default:
+        return "unknown";
     }
   }
 
@@ -574,8 +613,10 @@ class Reader {
       if (kind[e->name] & 2) ++facts.graph_launches;
       auto it = first.find(e->correlation);
       if (it == first.end()) {
-        if (captured(*e)) ++facts.captured_launches;
-        else ++facts.launches_without_gpu_work;
+        if (captured(*e))
+          ++facts.captured_launches;
+        else
+          ++facts.launches_without_gpu_work;
         continue;
       }
       launches_.push_back({e->start_ns, e->end_ns(), it->second.second});
@@ -587,7 +628,8 @@ class Reader {
         most = n;
         main_track_ = track;
       }
-    std::sort(launches_.begin(), launches_.end(), [](const LaunchMark& a, const LaunchMark& b) { return a.start_ns < b.start_ns; });
+    std::sort(launches_.begin(), launches_.end(),
+              [](const LaunchMark& a, const LaunchMark& b) { return a.start_ns < b.start_ns; });
   }
 
   // Steps: NVTX ranges matching the pattern, else the launch period of the thread that launches most.
@@ -657,19 +699,21 @@ class Reader {
     }
     if (number == 0) {
       facts.steps_from = "none";
-      facts.steps_note = runs.size() == 1 ? why_none : why_none + " (in each of " + std::to_string(runs.size()) + " attach windows)";
+      facts.steps_note =
+          runs.size() == 1 ? why_none : why_none + " (in each of " + std::to_string(runs.size()) + " attach windows)";
       return;
     }
     facts.steps_from = "periodicity";
     facts.steps_note = runs.size() == 1 ? first_note
-                                        : first_note + " (in the first; steps in " + std::to_string(with_steps) + " of " +
-                                              std::to_string(runs.size()) + " attach windows)";
+                                        : first_note + " (in the first; steps in " + std::to_string(with_steps) +
+                                              " of " + std::to_string(runs.size()) + " attach windows)";
   }
   // Said after the steps, whichever way they were found.
   void noteBadWindows() {
     if (bad_windows_.empty()) return;
-    facts.steps_note += "; " + std::to_string(bad_windows_.size()) + " attach window" + (bad_windows_.size() == 1 ? "" : "s") +
-                        " left out: CUPTI gave " + std::to_string(facts.shared_correlation_calls) +
+    facts.steps_note += "; " + std::to_string(bad_windows_.size()) + " attach window" +
+                        (bad_windows_.size() == 1 ? "" : "s") + " left out: CUPTI gave " +
+                        std::to_string(facts.shared_correlation_calls) +
                         " calls shared correlation ids, so their GPU work is not linked to them";
   }
 
@@ -725,10 +769,10 @@ class Reader {
   std::vector<rec::Sync> syncs_;
   std::vector<rec::NcclCall> nccl_calls_;
   std::vector<uint32_t> step_events_;
-  std::vector<LaunchMark> launches_;  // every thread's, in start order
+  std::vector<LaunchMark> launches_;                  // every thread's, in start order
   std::vector<std::pair<int64_t, int64_t>> windows_;  // attach windows (CUPTI ns), sorted before use
-  std::unordered_set<size_t> bad_windows_;             // windows whose calls share correlation ids
-  uint32_t main_track_ = 0;           // the thread that launches most: steps are drawn on it
+  std::unordered_set<size_t> bad_windows_;            // windows whose calls share correlation ids
+  uint32_t main_track_ = 0;                           // the thread that launches most: steps are drawn on it
   int64_t last_window_end_ = INT64_MIN;
 };
 
@@ -753,7 +797,8 @@ Result<RankTrace> readRecording(const std::string& path, RecordingFacts* facts) 
   return r.run();
 }
 
-Result<RankTrace> readRecordingFromMemory(const char* data, size_t size, const std::string& name, RecordingFacts* facts) {
+Result<RankTrace> readRecordingFromMemory(const char* data, size_t size, const std::string& name,
+                                          RecordingFacts* facts) {
   auto in = ByteStream::fromMemory(data, size, name);
   Reader r(*in, name, facts);
   return r.run();

@@ -27,8 +27,8 @@ struct RecordingFacts {
   uint64_t untimed_calls = 0;             // API calls CUPTI gave no start or end (in flight at the end): left out
   uint64_t nccl_calls = 0;                // NCCL collective calls from NCCL's NVTX payloads
   uint64_t nccl_kernels_with_calls = 0;   // NCCL kernels given their call's communicator and bytes
-  std::string steps_from;  // "nvtx", "periodicity" or "none"
-  std::string steps_note;  // why none, or the period found
+  std::string steps_from;                 // "nvtx", "periodicity" or "none"
+  std::string steps_note;                 // why none, or the period found
   size_t steps = 0;
 };
 

@@ -190,7 +190,8 @@ TEST(RecordReader, DamagedFilesAreOneClearError) {
   std::memcpy(huge.data() + sizeof(recording::FileHeader) + 4, &size, 4);
   EXPECT_NE(err(huge).find("corrupt record"), std::string::npos);
   // libFuzzer's find: header clocks whose difference overflowed (now refused).
-  auto clocks = readRecording(std::string(GPUDOCTOR_SOURCE_DIR) + "/testdata/fuzz_regressions/record_header_clock_overflow.gdrec");
+  auto clocks = readRecording(std::string(GPUDOCTOR_SOURCE_DIR) +
+                              "/testdata/fuzz_regressions/record_header_clock_overflow.gdrec");
   ASSERT_FALSE(clocks.ok());
   EXPECT_NE(clocks.message().find("clock times out of range"), std::string::npos) << clocks.message();
 }
@@ -322,7 +323,7 @@ TEST(RecordReader, NcclCommunicatorSizesFromTheirPayloads) {
   for (const Event& e : r.value().events)
     if (e.collective != 0) seen.push_back({e.bytes, r.value().collectives[e.collective - 1].group_size});
   ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(seen[0], (std::pair<int64_t, int>(0, -1)));     // size unknown: total bytes unknown
+  EXPECT_EQ(seen[0], (std::pair<int64_t, int>(0, -1)));    // size unknown: total bytes unknown
   EXPECT_EQ(seen[1], (std::pair<int64_t, int>(2048, 4)));  // 512 per rank x 4
   // A collective's byte count beyond 1 PiB is a corrupt record.
   RecordingBytes bad(0, 1);

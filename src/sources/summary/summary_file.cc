@@ -96,7 +96,7 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
   int64_t v = 0;
   simdjson::dom::array steps, groups, colls, classes, job;
   bool ok = p.i64(o["rank"], v, "\"rank\"") && v >= 0 && v <= INT32_MAX ? (d.rank = static_cast<int>(v), true)
-                                                                          : p.fail("\"rank\" is not a rank number");
+                                                                        : p.fail("\"rank\" is not a rank number");
   ok = ok && p.i64(o["world_size"], v, "\"world_size\"") && (v == -1 || (v > 0 && v <= INT32_MAX))
            ? (d.world_size = static_cast<int>(v), true)
            : p.fail("\"world_size\" is not -1 or a positive count");
@@ -105,7 +105,7 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
   d.device = internText(device);
   d.left_out = internText(left_out);
   ok = ok && p.i64(o["input_bytes"], v, "\"input_bytes\"") && v >= 0 ? (d.input_bytes = static_cast<uint64_t>(v), true)
-                                                                      : p.fail("\"input_bytes\" is not a byte count");
+                                                                     : p.fail("\"input_bytes\" is not a byte count");
   ok = ok && p.arr(o, "steps", steps) && p.arr(o, "groups", groups) && p.arr(o, "collectives", colls) &&
        p.arr(o, "classes", classes) && p.arr(o, "job", job);
   if (!ok) return Error{p.err};
@@ -138,7 +138,8 @@ Result<RankDigest> parseSummaryLine(std::string_view line, const std::string& wh
     if (f[0] < 0 || static_cast<size_t>(f[0]) >= d.groups.size() || f[1] < 0 || f[1] > UINT32_MAX || f[2] < 0 ||
         static_cast<size_t>(f[2]) >= d.steps.size() || f[3] < 0)
       return Error{where + ": a collective names a group or step the rank does not have, or a negative figure"};
-    d.collectives.push_back({static_cast<uint32_t>(f[0]), static_cast<uint32_t>(f[1]), static_cast<uint32_t>(f[2]), f[3]});
+    d.collectives.push_back(
+        {static_cast<uint32_t>(f[0]), static_cast<uint32_t>(f[1]), static_cast<uint32_t>(f[2]), f[3]});
   }
   for (size_t k = 1; k < d.collectives.size(); ++k) {
     const auto &a = d.collectives[k - 1], &b = d.collectives[k];
@@ -210,9 +211,11 @@ Result<std::vector<RankDigest>> parseSummaryText(std::string_view text, const st
       int64_t version = 0;
       if (p.parse(line.data(), line.size(), true).get(h) || h["format"].get_string().get(format) ||
           format != kSummaryFormat)
-        return Error{path + ": not a gpudoctor summary (its first line is not {\"format\":\"gpudoctor-summary\", ...})"};
+        return Error{path +
+                     ": not a gpudoctor summary (its first line is not {\"format\":\"gpudoctor-summary\", ...})"};
       if (h["version"].get_int64().get(version) || version != kSummaryFormatVersion)
-        return Error{path + ": summary format version " + (h["version"].get_int64().get(version) ? std::string("?") : std::to_string(version)) +
+        return Error{path + ": summary format version " +
+                     (h["version"].get_int64().get(version) ? std::string("?") : std::to_string(version)) +
                      "; this gpudoctor reads version " + std::to_string(kSummaryFormatVersion) +
                      " (re-run analyze --summary-out with this version)"};
       if (h["ranks"].get_int64().get(declared) || declared < 0) return Error{where + ": \"ranks\" is not a count"};

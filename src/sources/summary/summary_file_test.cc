@@ -113,7 +113,8 @@ TEST(SummaryFile, ForeignFilesAndOtherVersionsAreRefused) {
   EXPECT_NE(errorOf("").find("empty file"), std::string::npos);
   std::string v2 = summaryDocument({sample(0)});
   v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
-  EXPECT_NE(errorOf(v2).find("summary format version 2; this gpudoctor reads version 1"), std::string::npos) << errorOf(v2);
+  EXPECT_NE(errorOf(v2).find("summary format version 2; this gpudoctor reads version 1"), std::string::npos)
+      << errorOf(v2);
 }
 
 TEST(SummaryFile, MalformedRanksNameTheLineAndTheField) {

@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 namespace gpudoctor {
 
@@ -31,15 +31,20 @@ toml::table jsonToToml(const nlohmann::json& j) {
   toml::table t;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& v = it.value();
-    if (v.is_object()) t.insert(it.key(), jsonToToml(v));
+    if (v.is_object())
+      t.insert(it.key(), jsonToToml(v));
     else if (v.is_array()) {
       toml::array a;
       jsonInto(v, a);
       t.insert(it.key(), std::move(a));
-    } else if (v.is_boolean()) t.insert(it.key(), v.get<bool>());
-    else if (v.is_number_integer()) t.insert(it.key(), v.get<int64_t>());
-    else if (v.is_number()) t.insert(it.key(), v.get<double>());
-    else if (v.is_string()) t.insert(it.key(), v.get<std::string>());
+    } else if (v.is_boolean())
+      t.insert(it.key(), v.get<bool>());
+    else if (v.is_number_integer())
+      t.insert(it.key(), v.get<int64_t>());
+    else if (v.is_number())
+      t.insert(it.key(), v.get<double>());
+    else if (v.is_string())
+      t.insert(it.key(), v.get<std::string>());
     // null: left out, as if the key were absent
   }
   return t;
@@ -47,15 +52,20 @@ toml::table jsonToToml(const nlohmann::json& j) {
 
 void jsonInto(const nlohmann::json& j, toml::array& out) {
   for (const auto& v : j) {
-    if (v.is_object()) out.push_back(jsonToToml(v));
+    if (v.is_object())
+      out.push_back(jsonToToml(v));
     else if (v.is_array()) {
       toml::array a;
       jsonInto(v, a);
       out.push_back(std::move(a));
-    } else if (v.is_boolean()) out.push_back(v.get<bool>());
-    else if (v.is_number_integer()) out.push_back(v.get<int64_t>());
-    else if (v.is_number()) out.push_back(v.get<double>());
-    else if (v.is_string()) out.push_back(v.get<std::string>());
+    } else if (v.is_boolean())
+      out.push_back(v.get<bool>());
+    else if (v.is_number_integer())
+      out.push_back(v.get<int64_t>());
+    else if (v.is_number())
+      out.push_back(v.get<double>());
+    else if (v.is_string())
+      out.push_back(v.get<std::string>());
   }
 }
 
@@ -106,7 +116,8 @@ class Fields {
   const toml::array* array(const char* key) {
     used_.insert(key);
     const toml::node* n = t_.get(key);
-    if (n && !n->is_array() && bad_.empty()) bad_ = c_.at(*n) + ": \"" + std::string(key) + "\" in " + where_ + " must be an array";
+    if (n && !n->is_array() && bad_.empty())
+      bad_ = c_.at(*n) + ": \"" + std::string(key) + "\" in " + where_ + " must be an array";
     return n ? n->as_array() : nullptr;
   }
   const toml::node* node(const char* key) {
@@ -129,9 +140,7 @@ class Fields {
     o << v;
     return o.str();
   }
-  Status missing(const char* key) const {
-    return Error{c_.at(t_) + ": " + where_ + " needs \"" + key + "\""};
-  }
+  Status missing(const char* key) const { return Error{c_.at(t_) + ": " + where_ + " needs \"" + key + "\""}; }
   const Ctx& c_;
   const toml::table& t_;
   std::string where_;
@@ -154,8 +163,7 @@ struct PcieSwitchDef {
 };
 
 PcieLevel levelBetween(const PciePlace& a, const PciePlace& b) {
-  if (!a.switches.empty() && !b.switches.empty() && a.switches.front() == b.switches.front())
-    return PcieLevel::kSingle;
+  if (!a.switches.empty() && !b.switches.empty() && a.switches.front() == b.switches.front()) return PcieLevel::kSingle;
   for (const auto& s : a.switches)
     if (std::find(b.switches.begin(), b.switches.end(), s) != b.switches.end()) return PcieLevel::kMultiple;
   if (!a.host_bridge.empty() && a.host_bridge == b.host_bridge) return PcieLevel::kHostBridge;
@@ -194,7 +202,8 @@ Status readLevelRow(const Ctx& c, const toml::array& row, int n, int self, std::
   out->assign(n, PcieLevel::kSystem);
   for (int i = 0; i < n; ++i) {
     auto s = row[i].value<std::string>();
-    if (!s) return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": entries are PIX, PXB, PHB, NODE, SYS or X"};
+    if (!s)
+      return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": entries are PIX, PXB, PHB, NODE, SYS or X"};
     if (i == self) {
       if (*s != "X") return Error{c.at(row[i]) + ": \"" + key + "\" in " + where + ": its own entry must be \"X\""};
       continue;
@@ -275,8 +284,8 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
     TopoGpu g;
     RETURN_IF_ERROR(f.integer("index", &g.index, true, 0));
     if (g.index >= n)
-      return Error{c.at(*tb) + ": [[gpu]] index " + std::to_string(g.index) + " out of range: " +
-                   std::to_string(n) + " GPUs are numbered 0-" + std::to_string(n - 1)};
+      return Error{c.at(*tb) + ": [[gpu]] index " + std::to_string(g.index) + " out of range: " + std::to_string(n) +
+                   " GPUs are numbered 0-" + std::to_string(n - 1)};
     if (seen[g.index]) return Error{c.at(*tb) + ": duplicate [[gpu]] index " + std::to_string(g.index)};
     seen[g.index] = true;
     gpu_at[g.index] = c.at(*tb);
@@ -321,9 +330,9 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
       if (has_row[a]) {
         t.pcie[a][b] = rows[a][b];
         if (has_row[b] && rows[b][a] != rows[a][b])
-          return Error{gpu_at[b] + ": asymmetric PCIe levels: GPU " + std::to_string(a) + " -> " +
-                       std::to_string(b) + " is " + pcieLevelName(rows[a][b]) + " but " + std::to_string(b) +
-                       " -> " + std::to_string(a) + " is " + pcieLevelName(rows[b][a])};
+          return Error{gpu_at[b] + ": asymmetric PCIe levels: GPU " + std::to_string(a) + " -> " + std::to_string(b) +
+                       " is " + pcieLevelName(rows[a][b]) + " but " + std::to_string(b) + " -> " + std::to_string(a) +
+                       " is " + pcieLevelName(rows[b][a])};
       } else if (has_row[b]) {
         t.pcie[a][b] = rows[b][a];
       } else {
@@ -354,9 +363,9 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
         return Error{c.at(*tb) + ": duplicate [[nvlink]] " + std::to_string(a) + "-" + std::to_string(b) +
                      " (first at " + given[{a, b}].second + ")"};
       if (auto r = given.find({b, a}); r != given.end() && r->second.first != count)
-        return Error{c.at(*tb) + ": asymmetric NVLinks: " + std::to_string(a) + " -> " + std::to_string(b) +
-                     " has " + std::to_string(count) + " but " + std::to_string(b) + " -> " + std::to_string(a) +
-                     " (" + r->second.second + ") has " + std::to_string(r->second.first)};
+        return Error{c.at(*tb) + ": asymmetric NVLinks: " + std::to_string(a) + " -> " + std::to_string(b) + " has " +
+                     std::to_string(count) + " but " + std::to_string(b) + " -> " + std::to_string(a) + " (" +
+                     r->second.second + ") has " + std::to_string(r->second.first)};
       given[{a, b}] = {count, c.at(*tb)};
       t.nvlinks[a][b] = t.nvlinks[b][a] = count;
     }
@@ -421,8 +430,9 @@ Result<NodeTopology> parseNode(const Ctx& c, Fields& top) {
     for (const auto& e : *fr) {
       auto v = e.value<int64_t>();
       if (!e.is_integer() || *v < 0 || *v >= n)
-        return Error{c.at(e) + ": \"free\": unknown GPU id " + (e.is_integer() ? std::to_string(*v) : "(not an integer)") +
-                     " (GPUs are 0-" + std::to_string(n - 1) + ")"};
+        return Error{c.at(e) + ": \"free\": unknown GPU id " +
+                     (e.is_integer() ? std::to_string(*v) : "(not an integer)") + " (GPUs are 0-" +
+                     std::to_string(n - 1) + ")"};
       if (std::find(t.free.begin(), t.free.end(), static_cast<int>(*v)) != t.free.end())
         return Error{c.at(e) + ": \"free\": GPU " + std::to_string(*v) + " listed twice"};
       t.free.push_back(static_cast<int>(*v));
@@ -506,8 +516,8 @@ Result<ClusterTopology> parseCluster(const Ctx& c, Fields& top, const std::strin
     RETURN_IF_ERROR(f.integer("free", &h.free_gpus, false, 0));
     RETURN_IF_ERROR(f.unknown());
     if (h.free_gpus > h.gpus)
-      return Error{c.at(*tb) + ": [[host]] \"" + h.name + "\": free " + std::to_string(h.free_gpus) + " is more than its " +
-                   std::to_string(h.gpus) + " GPUs"};
+      return Error{c.at(*tb) + ": [[host]] \"" + h.name + "\": free " + std::to_string(h.free_gpus) +
+                   " is more than its " + std::to_string(h.gpus) + " GPUs"};
     if (!names.insert(h.name).second) return Error{c.at(*tb) + ": duplicate [[host]] \"" + h.name + "\""};
     auto it = sw_index.find(sw);
     if (it == sw_index.end()) return Error{c.at(*tb) + ": [[host]] \"" + h.name + "\": unknown switch \"" + sw + "\""};

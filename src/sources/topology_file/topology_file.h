@@ -15,8 +15,8 @@ struct TopologyFile {
   ClusterTopology cluster;
 };
 
-// Reads PATH (JSON when named .json or starting with "{", else TOML) and validates it: unknown keys and GPU ids, asymmetric
-// links, cycles in a switch tree, free lists that name GPUs or capacity a host does not have.
+// Reads PATH (JSON when named .json or starting with "{", else TOML) and validates it: unknown keys and GPU ids,
+// asymmetric links, cycles in a switch tree, free lists that name GPUs or capacity a host does not have.
 Result<TopologyFile> loadTopologyFile(const std::string& path);
 // The same from text already in memory; `name` is used in messages (and to tell JSON by ".json").
 Result<TopologyFile> parseTopologyText(const std::string& text, const std::string& name);

@@ -11,8 +11,7 @@ std::string errorOf(const std::string& text, const std::string& name = "t.toml")
   return r.ok() ? "(loaded)" : r.error().message;
 }
 
-const char* kTwo =
-    "[[gpu]]\nindex = 0\n\n[[gpu]]\nindex = 1\n";
+const char* kTwo = "[[gpu]]\nindex = 0\n\n[[gpu]]\nindex = 1\n";
 
 TEST(TopologyFile, StandardFilesLoad) {
   for (auto name : {"dgx1_v100.toml", "dgx_a100.toml", "dgx_h100.toml", "pcie_8gpu_2socket.toml",
@@ -34,7 +33,8 @@ TEST(TopologyFile, NvlinkErrors) {
 }
 
 TEST(TopologyFile, PcieRowsMustBeSymmetric) {
-  std::string e = errorOf("[[gpu]]\nindex = 0\npcie = [\"X\", \"PIX\"]\n\n[[gpu]]\nindex = 1\npcie = [\"SYS\", \"X\"]\n");
+  std::string e =
+      errorOf("[[gpu]]\nindex = 0\npcie = [\"X\", \"PIX\"]\n\n[[gpu]]\nindex = 1\npcie = [\"SYS\", \"X\"]\n");
   EXPECT_NE(e.find("asymmetric PCIe levels"), std::string::npos) << e;
   e = errorOf("[[gpu]]\nindex = 0\npcie = [\"X\", \"PIXX\"]\n\n[[gpu]]\nindex = 1\n");
   EXPECT_NE(e.find("unknown level \"PIXX\""), std::string::npos) << e;
@@ -55,7 +55,8 @@ TEST(TopologyFile, UnknownKeysAndIds) {
 
 TEST(TopologyFile, PcieSwitchCycle) {
   std::string e = errorOf(
-      "[[pcie_switch]]\nid = \"a\"\nparent = \"b\"\n\n[[pcie_switch]]\nid = \"b\"\nparent = \"a\"\n\n[[gpu]]\nindex = 0\n"
+      "[[pcie_switch]]\nid = \"a\"\nparent = \"b\"\n\n[[pcie_switch]]\nid = \"b\"\nparent = \"a\"\n\n[[gpu]]\nindex = "
+      "0\n"
       "pcie_switch = \"a\"\n");
   EXPECT_NE(e.find("cycle in the PCIe switch tree"), std::string::npos) << e;
 }
