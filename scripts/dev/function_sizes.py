@@ -18,6 +18,47 @@ HEAD = re.compile(r"^[A-Za-z_][\w:<>,\s\*&~\[\]]*\([^;]*\)\s*(const)?\s*(overrid
 NOT_HEAD = re.compile(r"^\s*(if|for|while|switch|catch|else|do|return|namespace|class|struct|enum)\b")
 
 
+def code_only(text):
+    """The text with comments and string/char literals (raw strings too) blanked, newlines kept, so
+    that braces inside them are not counted."""
+    out, i, n = [], 0, len(text)
+    blank = lambda s: "".join(c if c == "\n" else " " for c in s)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif c == "R" and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^(\s]*)\(', text[i:])
+            if not m:
+                out.append(c)
+                i += 1
+                continue
+            end = text.find(")" + m.group(1) + '"', i + m.end())
+            j = n if end < 0 else end + len(m.group(1)) + 2
+            out.append('""' + blank(text[i + 2:j]))
+            i = j
+            continue
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + blank(text[i + 1:j - 1]) + c)
+            i = j
+            continue
+        else:
+            out.append(c)
+            i += 1
+            continue
+        out.append(blank(text[i:j]))
+        i = j
+    return "".join(out)
+
+
 def functions(lines):
     """(name line, start index, length) of top-level-looking function bodies."""
     out, i = [], 0
@@ -51,7 +92,7 @@ def main():
                 continue
             p = os.path.join(root, f)
             with open(p, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().split("\n")
+                lines = code_only(fh.read()).split("\n")
             fns = functions(lines)
             longest = max(fns, key=lambda x: x[2]) if fns else ("", 0, 0)
             rows.append((os.path.relpath(p, args.root), len(lines), longest))
