@@ -3,6 +3,8 @@
 // nothing run).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "cli/cli_test_util.h"
@@ -84,6 +86,38 @@ TEST(CliWidth, PlanAndPlaceFitOneHundredColumns) {
       EXPECT_TRUE(sbatch) << r.out;  // the long sbatch line continues
     }
   }
+}
+
+// The report's prose follows the terminal's width (COLUMNS here), between 80 and 160 columns; a
+// finding's title continues under its text, not at column 1.
+TEST(CliWidth, AnalyzeFollowsColumns) {
+  for (int cols : {80, 100, 160}) {
+    auto r = run("analyze", "COLUMNS=" + std::to_string(cols));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    std::istringstream in(r.out);
+    std::string line;
+    size_t widest = 0, titles = 0;
+    bool after_title = false;
+    while (std::getline(in, line)) {
+      if (after_title) {
+        EXPECT_EQ(line.rfind("    ", 0), 0u) << cols << ": a title's next line is indented: " << line;
+      }
+      after_title = line.size() > 4 && line[0] == ' ' && std::isdigit(static_cast<unsigned char>(line[1])) &&
+                    line.find(". [") != std::string::npos && line.find(". [") < 5;
+      titles += after_title;
+      // The findings' prose (evidence, why, gain, predicted) wraps; code lines (fix:) and tables keep
+      // their layout so that they paste and align.
+      if (line.size() > 4 && line.rfind("    ", 0) == 0 && std::isalpha(static_cast<unsigned char>(line[4])) &&
+          line.rfind("    fix:", 0) != 0)
+        widest = std::max(widest, line.size());
+    }
+    EXPECT_GT(titles, 2u) << r.out;
+    EXPECT_LE(widest, static_cast<size_t>(cols)) << cols;
+    if (cols == 160) {
+      EXPECT_GT(widest, 100u) << "a wide terminal gets wide lines";
+    }
+  }
+  EXPECT_EQ(run("analyze", "COLUMNS=20").rc, 0) << "a narrow terminal gets 80 columns, not an error";
 }
 
 }  // namespace

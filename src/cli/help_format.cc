@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -210,6 +211,17 @@ void addExamples(CLI::App* app, const std::string& path) {
 }
 
 }  // namespace
+
+size_t reportColumns() {
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return static_cast<size_t>(v);
+  }
+  winsize w{};
+  if (::isatty(1) && ::ioctl(1, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  return 100;
+}
 
 void useWrappedHelp(CLI::App& app) { app.formatter(std::make_shared<WrappedFormatter>()); }
 

@@ -12,4 +12,8 @@ void useWrappedHelp(CLI::App& app);
 // Gives every verb (and sub-verb) its examples as the help footer; call once all are added.
 void addHelpExamples(CLI::App& app);
 
+// The width reports are laid out in: COLUMNS when it holds a number, else the terminal's width when
+// stdout is one, else 100 (a pipe or a file keeps the same layout everywhere).
+size_t reportColumns();
+
 }  // namespace gpudoctor::cli

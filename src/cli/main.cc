@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/help_format.h"
 #include "cli/usage.h"
+#include "report/text.h"
 
 namespace gpudoctor::cli {
 namespace {
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
                ": find what limits a GPU training job and say, with numbers, what to change first.\n"
                "Run `gpudoctor analyze` with no argument to see a report on the bundled example trace."};
   gpudoctor::cli::useWrappedHelp(app);
+  gpudoctor::setTextWidth(gpudoctor::cli::reportColumns());  // clamped to 80..160
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpudoctor ") + GPUDOCTOR_VERSION);
   auto analyze = gpudoctor::cli::addAnalyze(app);

@@ -19,7 +19,7 @@ std::string number(double v) {
 
 // `text` wrapped at 100 columns, its first line led by `lead`, the others indented as far.
 std::string hanging(const std::string& lead, const std::string& text) {
-  std::string o = wrapText(text, std::string(lead.size(), ' '), 100);
+  std::string o = wrapText(text, std::string(lead.size(), ' '), textWidth());
   return lead + o.substr(lead.size());
 }
 
@@ -66,7 +66,7 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                 : fmt::format("; the measured {:.2f} ms NOT matched: {}", d.what_if.measured_step_ns / 1e6,
                               d.what_if.anchor_note),
             d.what_if.bottleneck.empty() ? "unknown" : d.what_if.bottleneck),
-        "  ", 100);
+        "  ", textWidth());
   if (d.what_if.available) {
     // One step everywhere: the steady-state period, and what sets it.
     const auto& t = d.what_if.traced_parts;
@@ -77,7 +77,7 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                               t.bound == "gpu_busy" ? "GPU's work"
                               : t.bound == "gpu"    ? "GPU"
                                                     : t.bound),
-                  "  ", 100);
+                  "  ", textWidth());
     if (d.what_if.steps_replayed < d.what_if.steps_in_trace)
       o += fmt::format("  the what-if replays the first {} of the trace's {} steps\n", d.what_if.steps_replayed,
                        d.what_if.steps_in_trace);
@@ -92,22 +92,22 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     std::string gain = f.gain_ms_per_step > 0
                            ? fmt::format("  [saves <= {:.2f} ms/step, {:.0f}%]", f.gain_ms_per_step, 100 * f.gain_share)
                            : "";
-    o += wrapText(fmt::format("{}. [{}] {}{}", n, severityName(f.severity), f.title, gain), " ", 100);
+    o += hanging(fmt::format(" {}. ", n), fmt::format("[{}] {}{}", severityName(f.severity), f.title, gain));
     std::string ev;
     for (const auto& e : f.evidence)
       ev += fmt::format("{}{} {}{}{}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit.empty() ? "" : " ",
                         e.unit);
-    if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", 100);
-    if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", 100);
+    if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", textWidth());
+    if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", textWidth());
     for (const auto& line : f.fix) o += "    fix: " + line + "\n";
-    if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", 100);
+    if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", textWidth());
     if (f.what_if.available)
       o += wrapText(
           fmt::format("predicted (replay): {:.2f} ms/step un-profiled after this fix, {:.2f}x{}; {}",
                       f.what_if.step_ns / 1e6, f.what_if.speedup,
                       f.what_if.next_bottleneck.empty() ? "" : ", then limited by " + f.what_if.next_bottleneck,
                       f.what_if.basis),
-          "    ", 100);
+          "    ", textWidth());
   }
   o += renderPlan(d);
   return o;
@@ -118,7 +118,7 @@ std::string renderChecklist(const Diagnosis& d) {
   o += fmt::format("  {:<14} {:<52} {:<15}\n", "area", "item", "status");
   for (const auto& c : d.checklist) {
     o += fmt::format("  {:<14} {:<52} {:<15}\n", c.area, c.item, checkStatusName(c.status));
-    o += wrapText(c.evidence, "      ", 100);
+    o += wrapText(c.evidence, "      ", textWidth());
   }
   return o;
 }

@@ -116,14 +116,14 @@ std::string renderFleetText(const FleetReport& f, size_t rows) {
     if (s.what_if_step_ns > 0)
       txt += fmt::format(". At its peers' median the step would be {} ms instead of {} ms ({:.2f}x)",
                          msText(s.what_if_step_ns), msText(s.step_ns), s.step_ns / s.what_if_step_ns);
-    o += wrapText(txt, "  ", 100);
+    o += wrapText(txt, "  ", textWidth());
   }
   const size_t max_out = 10;
   for (size_t k = 0; k < f.outliers.size() && k < max_out; ++k) {
     const auto& x = f.outliers[k];
     o += wrapText(fmt::format("rank {}, {}: +{} ms over the step's median own time ({} ms): {}", x.rank,
                               stepName(x.step), msText(x.excess_ns), msText(x.median_ns), x.cause),
-                  "  ", 100);
+                  "  ", textWidth());
   }
   if (f.outliers.size() > max_out)
     o += fmt::format("  ... {} more rank-step outliers (--json lists them all)\n", f.outliers.size() - max_out);
@@ -131,8 +131,8 @@ std::string renderFleetText(const FleetReport& f, size_t rows) {
     o += wrapText(fmt::format("{} is slow on every rank: {} ms median, +{} ms over the median step (no single rank "
                               "explains it: a checkpoint, an evaluation, or a stall all ranks share)",
                               stepName(s.step), msText(s.wall_ns), msText(s.excess_ns)),
-                  "  ", 100);
-  o += wrapText("pipeline: " + (f.stages.known ? f.stages.note : f.stages.basis), "  ", 100);
+                  "  ", textWidth());
+  o += wrapText("pipeline: " + (f.stages.known ? f.stages.note : f.stages.basis), "  ", textWidth());
   if (!f.groups.empty()) {
     std::vector<const FleetGroup*> g;
     for (const auto& x : f.groups) g.push_back(&x);
@@ -143,7 +143,7 @@ std::string renderFleetText(const FleetReport& f, size_t rows) {
     for (size_t k = 0; k < g.size() && k < max_groups; ++k) {
       std::string head = fmt::format("  {:<10} {:<24} {:>7} {:>8} {:>7.1f}%  ", g[k]->name.substr(0, 10),
                                      g[k]->desc.substr(0, 24), g[k]->members, g[k]->matched, 100 * g[k]->wait_fraction);
-      std::string body = wrapText(g[k]->note, std::string(head.size(), ' '), 100);
+      std::string body = wrapText(g[k]->note, std::string(head.size(), ' '), textWidth());
       o += head + body.substr(head.size());
     }
     if (g.size() > max_groups)
@@ -170,7 +170,7 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
   if (!f.job.empty()) {
     std::string line;
     for (const auto& [k, v] : f.job) line += (line.empty() ? "" : ", ") + k + " " + v;
-    o += wrapText("job: " + line, "  ", 100);
+    o += wrapText("job: " + line, "  ", textWidth());
   }
   o += renderFleetText(f);
   if (!f.classes.empty()) {
@@ -184,7 +184,7 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
   }
   if (!f.notes.empty()) {
     o += "\nNotes\n";
-    for (const auto& n : f.notes) o += wrapText(n, "  ", 100);
+    for (const auto& n : f.notes) o += wrapText(n, "  ", textWidth());
   }
   o += "\nPer-rank detail (breakdown, findings, what-if): gpudoctor analyze on one rank's trace, e.g. a slow rank's.\n";
   o += fmt::format(

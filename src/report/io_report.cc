@@ -42,11 +42,11 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
                               "the cold columns are (partly) warm. A file system in memory (tmpfs) cannot be emptied; "
                               "elsewhere try --drop-caches as root.",
                               r.cold_method, 100 * r.cold_resident_share),
-                  "", 100);
+                  "", textWidth());
   else if (op.cold)
     o += wrapText(fmt::format("cold cache: {}; afterwards {:.1f} % of the scratch data was still cached (mincore).",
                               r.cold_method, 100 * std::max(0.0, r.cold_resident_share)),
-                  "", 100);
+                  "", textWidth());
   else
     o += "cold cache: not measured (--no-cold)\n";
   o += "O_DIRECT: " + (r.o_direct ? std::string("supported (never cached: shown under cold)") : r.o_direct_note) + "\n";
@@ -77,11 +77,11 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
                    r.inflate_bytes_per_s / 1e6, r.compression_ratio);
   if (advice) {
     o += "\nWorkers needed (" + advice->summary + ")\n";
-    for (const auto& p : advice->paths) o += wrapText(p.verdict, "  ", 100);
+    for (const auto& p : advice->paths) o += wrapText(p.verdict, "  ", textWidth());
     if (!advice->fixes.empty()) {
       o += "Fixes, best first:\n";
       int i = 1;
-      for (const auto& f : advice->fixes) o += wrapText(std::to_string(i++) + ". " + f, "  ", 100);
+      for (const auto& f : advice->fixes) o += wrapText(std::to_string(i++) + ". " + f, "  ", textWidth());
     }
   }
   return o;

@@ -12,9 +12,9 @@ namespace gpudoctor {
 std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const NcclEnvContext& c) {
   std::string o = wrapText(fmt::format("gpudoctor nccl env: {} setting{} from {}; {}", c.settings,
                                        c.settings == 1 ? "" : "s", c.source, c.version_note),
-                           "", 100);
+                           "", textWidth());
   if (!c.host_checked)
-    o += wrapText(c.host_note.empty() ? std::string("host checks skipped (--no-host)") : c.host_note, "", 100);
+    o += wrapText(c.host_note.empty() ? std::string("host checks skipped (--no-host)") : c.host_note, "", textWidth());
   if (c.settings == 0) o += "no NCCL_* settings: NCCL uses its defaults (usually the right start)\n";
   std::map<EnvVerdict, int> count;
   for (const auto& f : findings) {
@@ -23,7 +23,7 @@ std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const Ncc
     if (nv.size() > 38) nv = nv.substr(0, 35) + "...";
     o += fmt::format("  {:<38} {:<11}\n", nv, envVerdictName(f.verdict));
     o.pop_back();
-    std::string body = wrapText(f.reason, std::string(53, ' '), 100);
+    std::string body = wrapText(f.reason, std::string(53, ' '), textWidth());
     o += body.empty() ? "\n" : body.substr(52);
     if (!f.fix.empty()) o += std::string(53, ' ') + "fix: " + f.fix + "\n";
   }

@@ -18,40 +18,41 @@ std::string join(const C& c) {
 
 std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>& findings) {
   std::string o = fmt::format("gpudoctor nccl log: {} NCCL lines of {}\n", f.nccl_lines, f.lines);
-  o += wrapText("NCCL: " + join(f.versions), "  ", 100);
+  o += wrapText("NCCL: " + join(f.versions), "  ", textWidth());
   o += wrapText("network: " + join(f.networks) + "; IB devices: " + join(f.ib_devices) +
                     "; socket interfaces: " + join(f.socket_devices),
-                "  ", 100);
+                "  ", textWidth());
   std::string plugins;
   for (const auto& [k, v] : f.plugins) plugins += (plugins.empty() ? "" : "; ") + k + " " + v;
-  if (!plugins.empty()) o += wrapText("plugins: " + plugins, "  ", 100);
+  if (!plugins.empty()) o += wrapText("plugins: " + plugins, "  ", textWidth());
   std::string tr;
   for (const auto& [k, n] : f.transports) tr += (tr.empty() ? "" : ", ") + fmt::format("{} x{}", k, n);
   o += wrapText("transports (connections): " + (tr.empty() ? std::string("none logged") : tr) +
                     (f.net_connections ? fmt::format("; GPUDirect RDMA on {} of {} network connections",
                                                      f.gdr_connections, f.net_connections)
                                        : ""),
-                "  ", 100);
+                "  ", textWidth());
   for (const auto& [id, c] : f.comms)
     o += wrapText(fmt::format("communicator {}: {} ranks on {} node(s), {} per node; channels: {} collective, {} NVLS, "
                               "{} P2P{}{}",
                               id.substr(0, 18), c.nranks, c.nnodes, c.local_ranks, c.coll_channels, c.nvls_channels,
                               c.p2p_channels, c.init_complete ? "; init complete" : "; init not completed in the log",
                               c.init_seconds >= 0 ? fmt::format(" in {:.2f} s", c.init_seconds) : ""),
-                  "  ", 100);
+                  "  ", textWidth());
   if (!f.rings.empty())
-    o += wrapText(fmt::format("rings: {} channel orders, first: {}", f.rings.size(), f.rings.front()), "  ", 100);
+    o += wrapText(fmt::format("rings: {} channel orders, first: {}", f.rings.size(), f.rings.front()), "  ",
+                  textWidth());
   if (f.trees) o += fmt::format("  trees: {} channel entries\n", f.trees);
   if (!f.settings.empty()) {
     std::string s;
     for (const auto& [k, v] : f.settings) s += (s.empty() ? "" : ", ") + k + "=" + v;
-    o += wrapText("set by environment: " + s, "  ", 100);
+    o += wrapText("set by environment: " + s, "  ", textWidth());
   }
   o += findings.empty() ? "\nNo problems found in the log.\n" : "\nFindings\n";
   for (const auto& x : findings) {
-    o += wrapText("[" + std::string(severityName(x.severity)) + "] " + x.title, " ", 100);
-    if (!x.explanation.empty()) o += wrapText("evidence: " + x.explanation, "    ", 100);
-    for (const auto& fix : x.fix) o += wrapText("fix: " + fix, "    ", 100);
+    o += wrapText("[" + std::string(severityName(x.severity)) + "] " + x.title, " ", textWidth());
+    if (!x.explanation.empty()) o += wrapText("evidence: " + x.explanation, "    ", textWidth());
+    for (const auto& fix : x.fix) o += wrapText("fix: " + fix, "    ", textWidth());
   }
   return o;
 }

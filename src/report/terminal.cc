@@ -82,7 +82,7 @@ std::string jobBlock(const JobProfile& p) {
   std::string o, line = "Job:";
   auto add = [&](const std::string& item, bool last) {
     std::string piece = " " + item + (last ? "" : ",");
-    if (line.size() + piece.size() > 100) {
+    if (line.size() + piece.size() > textWidth()) {
       o += line + "\n";
       line = "    ";
     }
@@ -102,7 +102,7 @@ std::string jobBlock(const JobProfile& p) {
       bool more = shown < p.host_syncs.size() && shown < 4;
       std::string piece = fmt::format(" {} {:.3g}/step ({:.2f} ms){}", what, h.count_per_step, h.host_ns_per_step / 1e6,
                                       more ? "," : "");
-      if (line.size() + piece.size() > 100) {
+      if (line.size() + piece.size() > textWidth()) {
         o += line + "\n";
         line = "   ";
       }
@@ -153,7 +153,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     // Long paths keep their informative tail so the line fits in 100 columns.
     std::string path = t->path;
     if (dev.size() > 40) dev = dev.substr(0, 40);
-    size_t room = 100 - 12 - dev.size();
+    size_t room = textWidth() - 12 - dev.size();
     if (path.size() > room) path = "..." + path.substr(path.size() - (room - 3));
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
@@ -260,7 +260,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   }
   if (run.ranks.size() > 1) {
     const auto& s = run.straggler;
-    o += "\nStragglers\n" + wrapText(s.note, "  ", 100);
+    o += "\nStragglers\n" + wrapText(s.note, "  ", textWidth());
     if (s.matched) {
       o += fmt::format("  {:>5} {:>12} {:>12} {:>14}\n", "rank", "NCCL ms", "waiting ms", "arrived last");
       for (const auto& w : s.ranks)

@@ -1,6 +1,15 @@
 #include "report/text.h"
 
+#include <algorithm>
+
 namespace gpudoctor {
+
+namespace {
+size_t g_text_width = 100;
+}  // namespace
+
+size_t textWidth() { return g_text_width; }
+void setTextWidth(size_t columns) { g_text_width = std::clamp(columns, kMinTextWidth, kMaxTextWidth); }
 
 std::string wrapText(const std::string& text, const std::string& indent, size_t width) {
   std::string out, line = indent;

@@ -1,8 +1,15 @@
 // Small text helpers shared by the terminal renderers.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace gpudoctor {
+
+// The columns a report is laid out in: 100 unless set (the CLI sets the terminal's width, or COLUMNS,
+// clamped to kMinTextWidth..kMaxTextWidth).
+inline constexpr size_t kMinTextWidth = 80, kMaxTextWidth = 160;
+size_t textWidth();
+void setTextWidth(size_t columns);
 
 // Wraps text at `width` columns; every line starts with `indent`.
 std::string wrapText(const std::string& text, const std::string& indent, size_t width);
@@ -11,6 +18,6 @@ std::string wrapText(const std::string& text, const std::string& indent, size_t 
 // with its indentation plus two, a shell command (kubectl, sbatch, srun, torchrun, an env assignment,
 // a flag list as "Megatron: --tp ...") with " \" continuations so that it still pastes. A single word
 // longer than the width is left whole.
-std::string fitLines(const std::string& text, size_t width = 100);
+std::string fitLines(const std::string& text, size_t width = textWidth());
 
 }  // namespace gpudoctor
