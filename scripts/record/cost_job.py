@@ -13,7 +13,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAB = os.path.join(HERE, "..", "..", "validation")
@@ -35,14 +34,10 @@ def main():
     sys.path.insert(0, os.path.join(LAB, "jobs"))
     spec.loader.exec_module(mod)
     job = mod.build(args.variant)
+    from run_lab import steps  # n steps bracketed by synchronize: ms per step, as the lab times
 
     def run(n):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            job.step()
-        torch.cuda.synchronize()
-        return (time.perf_counter_ns() - t0) / n / 1e6
+        return steps(torch, job, n)
 
     run(max(5, job.warmup_steps))
     probe = run(5)
