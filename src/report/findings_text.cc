@@ -17,7 +17,7 @@ std::string number(double v) {
   return fmt::format("{:.0f}", v);
 }
 
-// `text` wrapped at 100 columns, its first line led by `lead`, the others indented as far.
+// `text` wrapped at the report width (textWidth), its first line led by `lead`, the others indented as far.
 std::string hanging(const std::string& lead, const std::string& text) {
   std::string o = wrapText(text, std::string(lead.size(), ' '), textWidth());
   return lead + o.substr(lead.size());

@@ -77,7 +77,7 @@ std::vector<std::string> jobItems(const JobProfile& p) {
   return it;
 }
 
-// "Job: ..." wrapped at 100 columns, then the host syncs and any per-rank differences.
+// "Job: ..." wrapped at the report width (textWidth), then the host syncs and any per-rank differences.
 std::string jobBlock(const JobProfile& p) {
   std::string o, line = "Job:";
   auto add = [&](const std::string& item, bool last) {
@@ -150,7 +150,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   for (size_t i = 0; i < run.ranks.size() && i < 4; ++i) {
     const auto* t = run.ranks[i].trace;
     std::string dev = t->devices.empty() ? "" : ", " + t->devices.front().name;
-    // Long paths keep their informative tail so the line fits in 100 columns.
+    // Long paths keep their informative tail so the line fits in the report width.
     std::string path = t->path;
     if (dev.size() > 40) dev = dev.substr(0, 40);
     size_t room = textWidth() - 12 - dev.size();

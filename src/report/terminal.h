@@ -1,4 +1,5 @@
-// Terminal rendering of an analysis: plain tables that fit in 100 columns. Computes nothing.
+// Terminal rendering of an analysis: plain tables, prose wrapped at the report width
+// (report/text.h: textWidth). Computes nothing.
 #pragma once
 #include <string>
 
