@@ -14,6 +14,8 @@ What is here and why:
                    real Python string work per sample: text generated from a word list, lower-cased, split,
                    stripped and hashed word by word into ids (what a hand-rolled tokenizer does).
   numpy_augment    heavy numpy augmentation of one HWC uint8 image (crop, flip, jitter, noise, normalize).
+  StepGraph        a whole training step captured in one CUDA graph (the cuda_graphs fix as users apply it).
+  norm_stats       ImageNet mean/std made once on the GPU (gpu_normalize without its per-call copy).
   MiniGPT          a small GPT written by hand (F.scaled_dot_product_attention, causal).
   hf_model         a Hugging Face model built from a config object on the GPU (no download ever).
   autocast         torch.autocast for bf16 or a no-op.
@@ -118,6 +120,39 @@ class Cycle:
         self.items = None
 
 
+class StepGraph:
+    """A whole training step captured once in a CUDA graph and replayed, the whole-network recipe of the
+    PyTorch CUDA-graphs docs: each step copies the batch into static input buffers and launches one graph
+    (forward, backward and optimizer.step(), the optimizer built with capturable=True).
+
+    body(*static_inputs) is the step on the static inputs; it must not synchronize. Its return value is
+    kept as `out` (static outputs, rewritten by each replay)."""
+
+    def __init__(self, body, first_batch, opt, warmup=3):
+        self.static = [t.to("cuda").clone() for t in _as_tuple(first_batch)]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                body(*self.static)
+                opt.zero_grad(set_to_none=True)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(self.graph):
+            self.out = body(*self.static)
+
+    def __call__(self, batch):
+        for dst, src in zip(self.static, _as_tuple(batch)):
+            dst.copy_(src, non_blocking=True)
+        self.graph.replay()
+        return self.out
+
+
+def _as_tuple(batch):
+    return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
+
+
 def autocast(enabled, dtype=torch.bfloat16):
     """torch.autocast on CUDA when enabled, else a no-op context (the FP32 base variants)."""
     if not enabled:
@@ -125,10 +160,18 @@ def autocast(enabled, dtype=torch.bfloat16):
     return torch.autocast("cuda", dtype=dtype)
 
 
-def gpu_normalize(x_u8, channels_last=False):
-    """uint8 NCHW images on the GPU -> normalized float (the 'normalize on the GPU' loader trick)."""
-    mean = torch.tensor(IMAGENET_MEAN, device=x_u8.device).view(1, 3, 1, 1) * 255
-    std = torch.tensor(IMAGENET_STD, device=x_u8.device).view(1, 3, 1, 1) * 255
+def norm_stats(device="cuda"):
+    """The ImageNet mean and std (x 255) as (1, 3, 1, 1) GPU tensors, made once."""
+    return (torch.tensor(IMAGENET_MEAN, device=device).view(1, 3, 1, 1) * 255,
+            torch.tensor(IMAGENET_STD, device=device).view(1, 3, 1, 1) * 255)
+
+
+def gpu_normalize(x_u8, channels_last=False, stats=None):
+    """uint8 NCHW images on the GPU -> normalized float (the 'normalize on the GPU' loader trick).
+    Without `stats` it builds mean and std from Python lists on every call, as many scripts do: each
+    call is a pageable host-to-device copy, which blocks the host until the GPU has caught up. With
+    `stats` (from norm_stats(), made once) there is no copy."""
+    mean, std = stats if stats is not None else norm_stats(x_u8.device)
     x = (x_u8.float() - mean) / std
     return x.contiguous(memory_format=torch.channels_last) if channels_last else x
 

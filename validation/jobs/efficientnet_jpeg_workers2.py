@@ -15,6 +15,7 @@ VARIANTS = {
     "workers8+pinned": ["loader_workers", "pinned_copies"],
 }
 VARIANT_NOTES = {"workers8": "2 -> 8 workers", "workers8+pinned": "2 -> 8 workers, pin_memory=True + non_blocking"}
+SCORE_AS = {"workers8": "loader_workers_x4"}
 TIME_HINT_S = 30
 
 BATCH = 64

@@ -11,6 +11,7 @@ DESC = ("torchvision resnet18 (weights=None), FP32, batch 64; DataLoader num_wor
 KIND = "loader_bound"
 VARIANTS = {"base": [], "workers4": ["loader_workers"], "workers8": ["loader_workers"]}
 VARIANT_NOTES = {"workers4": "0 -> 4 workers", "workers8": "0 -> 8 workers"}
+SCORE_AS = {"workers4": "loader_workers_4"}
 TIME_HINT_S = 30
 
 BATCH = 64

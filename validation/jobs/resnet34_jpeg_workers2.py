@@ -11,6 +11,7 @@ DESC = ("torchvision resnet34 (weights=None), FP32 NCHW, batch 64; DataLoader wi
 KIND = "loader_bound"
 VARIANTS = {"base": [], "workers4": ["loader_workers"], "workers8": ["loader_workers"]}
 VARIANT_NOTES = {"workers4": "2 -> 4 workers", "workers8": "2 -> 8 workers"}
+SCORE_AS = {"workers8": "loader_workers_x4"}
 TIME_HINT_S = 35
 
 BATCH = 64

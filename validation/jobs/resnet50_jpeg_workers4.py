@@ -15,6 +15,7 @@ VARIANTS = {
     "workers16+bf16+channels_last": ["loader_workers", "bf16", "channels_last"],
 }
 VARIANT_NOTES = {"workers16": "4 -> 16 workers", "workers16+bf16+channels_last": "4 -> 16 workers"}
+SCORE_AS = {"workers16": "loader_workers_x4"}
 TIME_HINT_S = 35
 
 BATCH = 64

@@ -6,7 +6,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from common import VIRTUAL_LEN, Batches, Job, autocast, sinusoidal
+from common import VIRTUAL_LEN, Batches, Job, StepGraph, autocast, sinusoidal
 
 DESC = ("hand-written diffusion UNet (channels 64/128/256, 2 ResBlocks per level with GroupNorm+SiLU, "
         "self-attention at 16x16 and in the middle block, sinusoidal timestep embedding), FP32 NCHW, "
@@ -17,7 +17,10 @@ VARIANTS = {
     "bf16": ["bf16"],
     "channels_last": ["channels_last"],
     "bf16+channels_last": ["bf16", "channels_last"],
+    "graphed_step": ["cuda_graphs"],
 }
+VARIANT_NOTES = {"graphed_step": "whole step (noise and timesteps drawn on the GPU, forward, backward, "
+                                 "AdamW(capturable=True)) in one CUDA graph"}
 TIME_HINT_S = 25
 
 BATCH, RES, T_STEPS = 32, 64, 1000
@@ -109,18 +112,25 @@ class Images(Dataset):
 
 
 class DiffusionJob(Job):
-    def __init__(self, bf16, channels_last):
+    def __init__(self, bf16, channels_last, graphed=False):
         model = UNet().cuda().train()
         self.model = model.to(memory_format=torch.channels_last) if channels_last else model
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=2e-4)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=2e-4, capturable=graphed)
         betas = torch.linspace(1e-4, 0.02, T_STEPS, device="cuda")
         self.alpha_bar = torch.cumprod(1 - betas, dim=0)
         self.batches = Batches(DataLoader(Images(), batch_size=BATCH, shuffle=True, num_workers=2,
                                           pin_memory=True, drop_last=True))
         self.bf16, self.cl, self.samples_per_step = bf16, channels_last, BATCH
+        self.graph = StepGraph(self.train_on, next(self.batches), self.opt) if graphed else None
 
     def step(self):
-        x0 = next(self.batches).to("cuda", non_blocking=True)
+        if self.graph is not None:
+            self.graph(next(self.batches))
+            return
+        self.train_on(next(self.batches).to("cuda", non_blocking=True))
+        self.opt.zero_grad(set_to_none=True)
+
+    def train_on(self, x0):
         if self.cl:
             x0 = x0.contiguous(memory_format=torch.channels_last)
         t = torch.randint(0, T_STEPS, (x0.shape[0],), device="cuda")
@@ -131,9 +141,10 @@ class DiffusionJob(Job):
             loss = F.mse_loss(self.model(xt, t).float(), noise)
         loss.backward()
         self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
+        return loss
 
 
 def build(variant):
     fixes = VARIANTS[variant]
-    return DiffusionJob(bf16="bf16" in fixes, channels_last="channels_last" in fixes)
+    return DiffusionJob(bf16="bf16" in fixes, channels_last="channels_last" in fixes,
+                        graphed=variant == "graphed_step")
