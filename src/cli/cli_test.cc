@@ -24,8 +24,10 @@ TEST(Cli, BundledExampleWithoutArguments) {
   auto r = run("analyze");
   EXPECT_NE(r.out.find("Findings by severity; in each, replay-predicted speedups first"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("un-profiled step (replay): "), std::string::npos) << r.out;
-  // The headline names the findings that address it instead of repeating them.
-  EXPECT_NE(r.out.find("1. [info] Primary bottleneck: host-bound, GPU idle"), std::string::npos) << r.out;
+  // The critical findings first; the headline (info here) names the findings that address it instead
+  // of repeating them.
+  EXPECT_NE(r.out.find(" 1. [critical] "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(". [info] Primary bottleneck: host-bound, GPU idle"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Addressed by:"), std::string::npos) << r.out;
   std::string flat;  // the wrapped lines joined
   for (char c : r.out)

@@ -1,5 +1,6 @@
 #include "report/findings_text.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "diagnosis/what_if.h"
@@ -21,6 +22,24 @@ std::string number(double v) {
 std::string hanging(const std::string& lead, const std::string& text) {
   std::string o = wrapText(text, std::string(lead.size(), ' '), textWidth());
   return lead + o.substr(lead.size());
+}
+
+// A finding's code lines as a block to paste: "fix:" alone, then each line as written, indented four
+// columns more and never wrapped (a line's own indentation is kept; nothing else shares its line).
+std::string fixBlock(const std::vector<std::string>& lines) {
+  if (lines.empty()) return "";
+  std::string o = "    fix:\n";
+  for (const auto& line : lines) o += line.empty() ? "\n" : "        " + line + "\n";
+  return o;
+}
+
+// The findings in the terminal's order: critical, warning, info, each class in the diagnosis's order.
+std::vector<const Finding*> bySeverity(const std::vector<Finding>& findings) {
+  std::vector<const Finding*> order;
+  for (const auto& f : findings) order.push_back(&f);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Finding* a, const Finding* b) { return a->severity < b->severity; });
+  return order;
 }
 
 // The plan: the fixes applied one after another, as the replay predicts them (never truncated).
@@ -50,7 +69,7 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
   std::string o =
       d.what_if.available
           ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
-          : "Findings, ranked by the step time a fix can save (upper bounds)\n";
+          : "Findings by severity; in each, by the step time a fix can save (upper bounds)\n";
   if (d.what_if.available)
     o += wrapText(
         fmt::format(
@@ -83,7 +102,8 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                        d.what_if.steps_in_trace);
   }
   size_t n = 0;
-  for (const auto& f : d.findings) {
+  for (const Finding* fp : bySeverity(d.findings)) {
+    const Finding& f = *fp;
     if (max && n == max) {
       o += fmt::format("  ... {} more in --json / --html\n", d.findings.size() - n);
       break;
@@ -99,7 +119,7 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                         e.unit);
     if (!ev.empty()) o += wrapText("evidence: " + ev, "    ", textWidth());
     if (!f.explanation.empty()) o += wrapText("why: " + f.explanation, "    ", textWidth());
-    for (const auto& line : f.fix) o += "    fix: " + line + "\n";
+    o += fixBlock(f.fix);
     if (f.gain_ms_per_step > 0) o += wrapText("gain: " + f.gain_basis, "    ", textWidth());
     if (f.what_if.available)
       o += wrapText(
