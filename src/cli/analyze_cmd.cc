@@ -16,6 +16,7 @@
 
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
+#include "cli/color_option.h"
 #include "cli/commands.h"
 #include "cli/fleet_stream.h"
 #include "cli/json_output.h"
@@ -68,6 +69,7 @@ struct AnalyzeArgs {
   bool mpi = false;             // --mpi: the files shared among MPI processes, summaries gathered on process 0
   bool stream = false;          // --stream: the streaming mode whatever the rank count
   bool allow_missing = false;   // --allow-missing-ranks
+  std::string color = "auto";   // --color: auto|always|never
 };
 
 // More traces than this are analyzed in the streaming mode (one trace in memory per thread).
@@ -231,7 +233,7 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
         if (std::string e = writeDocument(a.json, renderFleetJson(fleet.value(), info)); !e.empty()) return fail(e);
         if (a.json == "-" || a.summary_out == "-") return 0;  // a document alone on stdout
       }
-      std::string text = renderFleetReport(fleet.value(), info);
+      std::string text = renderFleetReport(fleet.value(), info, colorForStdout(a.color));
       std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
     }();
@@ -326,14 +328,11 @@ int runAnalyze(const AnalyzeArgs& a) {
   for (const auto& t : traces.value()) bytes += t.stats.input_bytes;
   auto run = analyzeRun(traces.value(), opt);
   if (!run.ok()) return fail(run.error().message);
-  if (a.rank >= 0) {
-    bool found = false;
-    for (const auto& r : run.value().ranks) found |= r.trace->rank == a.rank;
-    if (!found) {
-      for (const auto& l : run.value().left_out)
-        if (l.rank == a.rank) return fail(fmt::format("--rank {}: left out ({})", a.rank, l.reason), kUsage);
-      return fail(fmt::format("--rank {}: no such rank in the traces", a.rank), kUsage);
-    }
+  if (a.rank >= 0 && std::none_of(run.value().ranks.begin(), run.value().ranks.end(),
+                                  [&](const RankAnalysis& r) { return r.trace->rank == a.rank; })) {
+    for (const auto& l : run.value().left_out)
+      if (l.rank == a.rank) return fail(fmt::format("--rank {}: left out ({})", a.rank, l.reason), kUsage);
+    return fail(fmt::format("--rank {}: no such rank in the traces", a.rank), kUsage);
   }
   DiagnosisInputs inputs;
   inputs.measured_step_ns = a.measured_step_ms * 1e6;
@@ -403,19 +402,17 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   const int code = a.checklist_only && a.strict && anyFailed(diag) ? kGateFailed : kOk;
   if (a.json == "-" || a.html == "-" || a.summary_out == "-") return code;  // a document alone on stdout
+  const bool color = colorForStdout(a.color);
   std::string text;
   if (a.checklist_only) {
-    text = renderChecklist(diag);
+    text = renderChecklist(diag, color);
   } else {
-    TerminalOptions to;
-    to.detail_rank = a.rank;
-    to.read_seconds = read_s;
-    to.read_bytes = bytes;
+    TerminalOptions to{.detail_rank = a.rank, .read_seconds = read_s, .read_bytes = bytes, .color = color};
     // The answer first: findings right after the header lines.
     TerminalParts parts = renderTerminalParts(run.value(), to);
-    text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings) : "") +
-           (fleet.value().ranks >= 3 ? renderFleetText(fleet.value()) : "") + parts.body;
-    if (eff) text += renderEfficiencyText(*eff);
+    text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings, color) : "") +
+           (fleet.value().ranks >= 3 ? renderFleetText(fleet.value(), 8, color) : "") + parts.body;
+    if (eff) text += renderEfficiencyText(*eff, color);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return code;
@@ -439,6 +436,7 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)")
       ->check(wholeNumber());
   cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
+  addColorOption(cmd, &args->color);
   cmd->add_flag("--no-what-if", args->no_what_if,
                 "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "
                 "--json still keeps the un-profiled step alone, for compare)");

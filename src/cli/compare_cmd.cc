@@ -6,6 +6,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/run_analysis.h"
+#include "cli/color_option.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/usage.h"
@@ -21,7 +22,7 @@ namespace gpudoctor::cli {
 namespace {
 
 struct CompareArgs {
-  std::string base, next, steps = "all", json, html;
+  std::string base, next, steps = "all", json, html, color = "auto";
   double fail_if_slower = -1;
   bool quiet = false, no_what_if = false;
   unsigned threads = 0;
@@ -89,7 +90,7 @@ int runCompare(const CompareArgs& a) {
   if (!a.html.empty())
     if (std::string e = writeDocument(a.html, renderCompareHtml(r.value(), labels)); !e.empty()) return fail(e);
   if (a.json != "-" && a.html != "-") {
-    std::string text = renderCompareTerminal(r.value(), labels);
+    std::string text = renderCompareTerminal(r.value(), labels, colorForStdout(a.color));
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   if (a.fail_if_slower >= 0 && slowerThan(r.value(), a.fail_if_slower)) {
@@ -143,6 +144,7 @@ std::function<int()> addCompare(CLI::App& app) {
                 "document's)");
   cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)")->check(wholeNumber());
   cmd->add_flag("-q,--quiet", a->quiet, "No message on stderr when the gate fails");
+  addColorOption(cmd, &a->color);
   return [a] { return runCompare(*a); };
 }
 

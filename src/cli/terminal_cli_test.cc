@@ -1,7 +1,15 @@
-// The terminal as a user meets it: critical findings first; fixes as blocks that paste.
+// The terminal as a user meets it: --color on the verbs that print reports (auto: a terminal only,
+// NO_COLOR and TERM=dumb honoured), no escape in a file, a pipe, JSON or HTML; critical findings
+// first; fixes as blocks that paste.
 #include <gtest/gtest.h>
 
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -11,6 +19,114 @@
 
 namespace gpudoctor::testing {
 namespace {
+
+bool hasEscape(const std::string& s) { return s.find('\x1b') != std::string::npos; }
+
+std::string strip(const std::string& s) { return std::regex_replace(s, std::regex("\x1b\\[[0-9;]*m"), ""); }
+
+// The report less its read-rate footer (a timing, different on every run).
+std::string untimed(const std::string& s) {
+  return std::regex_replace(s, std::regex("\nRead [^\n]* of JSON in [^\n]*\n"), "\n");
+}
+
+// Runs `gpudoctor ARGS` with stdout and stderr on a pseudo-terminal, TERM and NO_COLOR as given
+// (nullptr: unset); returns what the terminal showed.
+std::string onTerminal(const std::vector<std::string>& args, const char* term, const char* no_color) {
+  int master = -1;
+  winsize ws{};
+  ws.ws_col = 100;
+  ws.ws_row = 50;
+  pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
+  if (pid == 0) {
+    term ? setenv("TERM", term, 1) : unsetenv("TERM");
+    no_color ? setenv("NO_COLOR", no_color, 1) : unsetenv("NO_COLOR");
+    unsetenv("COLUMNS");
+    std::vector<char*> argv;
+    const std::string bin = testBin();
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  EXPECT_GT(pid, 0) << "forkpty";
+  if (pid < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(master, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;  // EIO once the child has closed the terminal
+  }
+  close(master);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+  return out;
+}
+
+TEST(CliColor, AutoColoursATerminalOnly) {
+  const std::vector<std::string> analyze = {"analyze", "-q", "--findings", "3"};
+  EXPECT_NE(onTerminal(analyze, "xterm-256color", nullptr).find("\x1b[1mgpudoctor analyze: 2 ranks"),
+            std::string::npos);
+  EXPECT_TRUE(hasEscape(onTerminal(analyze, "xterm", ""))) << "an empty NO_COLOR does not count (no-color.org)";
+  EXPECT_FALSE(hasEscape(onTerminal(analyze, "xterm", "1"))) << "NO_COLOR set";
+  EXPECT_FALSE(hasEscape(onTerminal(analyze, "dumb", nullptr))) << "TERM=dumb";
+  EXPECT_FALSE(hasEscape(onTerminal(analyze, nullptr, nullptr))) << "no TERM";
+  auto with = [&](const char* flag) {
+    auto a = analyze;
+    a.push_back(flag);
+    return a;
+  };
+  EXPECT_FALSE(hasEscape(onTerminal(with("--color=never"), "xterm", nullptr)));
+  EXPECT_TRUE(hasEscape(onTerminal(with("--color=always"), "xterm", "1"))) << "the flag overrides NO_COLOR";
+  // A pipe or a file: plain, whatever the terminal type.
+  auto file = run("analyze -q", "TERM=xterm-256color");
+  ASSERT_EQ(file.rc, 0) << file.err;
+  EXPECT_FALSE(hasEscape(file.out));
+}
+
+TEST(CliColor, AlwaysIsThePlainReportWithEscapes) {
+  auto plain = run("analyze -q --color=never");
+  auto colored = run("analyze -q --color=always", "NO_COLOR=1");
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  ASSERT_EQ(colored.rc, 0) << colored.err;
+  EXPECT_FALSE(hasEscape(plain.out));
+  EXPECT_NE(colored.out.find("\x1b[31m[critical]\x1b[0m"), std::string::npos) << colored.out;
+  EXPECT_NE(colored.out.find("\x1b[1mPer rank, mean per step"), std::string::npos) << colored.out;
+  EXPECT_EQ(untimed(strip(colored.out)), untimed(plain.out));
+  // The checklist and compare take the same flag.
+  auto checklist = run("checklist -q --color=always");
+  EXPECT_NE(checklist.out.find("\x1b[1mChecklist\x1b[0m"), std::string::npos) << checklist.out;
+  EXPECT_FALSE(hasEscape(run("checklist -q --color=never").out));
+  const std::string sides = src("examples/ddp_bf16_flash") + " " + src("examples/ddp_bf16_flash");
+  auto compare = run("compare " + sides + " --color=always");
+  ASSERT_EQ(compare.rc, 0) << compare.err;
+  EXPECT_NE(compare.out.find("\x1b[1mgpudoctor compare: 2 ranks"), std::string::npos) << compare.out;
+  EXPECT_EQ(strip(compare.out), run("compare " + sides).out);
+  auto bad = run("analyze --color=sometimes");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--color"), std::string::npos) << bad.err;
+}
+
+TEST(CliColor, DocumentsNeverCarryEscapes) {
+  auto json = run("analyze -q --color=always --json -");
+  ASSERT_EQ(json.rc, 0) << json.err;
+  EXPECT_FALSE(hasEscape(json.out));
+  auto html = run("analyze -q --color=always --html -");
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_FALSE(hasEscape(html.out));
+  const auto file = scratch() / "color.json";
+  auto both = run("analyze -q --color=always --json " + file.string());
+  EXPECT_TRUE(hasEscape(both.out));  // the text on stdout, in colour
+  EXPECT_FALSE(hasEscape(slurp(file)));
+  const std::string sides = src("examples/ddp_bf16_flash") + " " + src("examples/ddp_bf16_flash");
+  EXPECT_FALSE(hasEscape(run("compare " + sides + " --color=always --json -").out));
+}
 
 // The bundled example and two what-if traces: the critical findings lead, then warnings, then info.
 TEST(CliReport, FindingsBySeverity) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/style.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -152,9 +154,12 @@ std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpe
   return j.dump(2) + "\n";
 }
 
-std::string renderEfficiencyText(const Efficiency& e) {
-  std::string o = fmt::format("\nEfficiency against the ceilings of {}\n",
-                              e.ceilings_device.empty() ? "(unnamed)" : e.ceilings_device);
+std::string renderEfficiencyText(const Efficiency& e, bool color) {
+  std::string o = "\n" +
+                  paint(fmt::format("Efficiency against the ceilings of {}",
+                                    e.ceilings_device.empty() ? "(unnamed)" : e.ceilings_device),
+                        Tone::kHeading, color) +
+                  "\n";
   o += fmt::format("  MFU precision: {} ({}), peak {:.1f} TFLOP/s\n", gemmPrecisionName(e.precision),
                    e.precision_reason, e.peak_tflops);
   if (e.flops_per_step > 0) {
@@ -175,7 +180,7 @@ std::string renderEfficiencyText(const Efficiency& e) {
         e.p2p_gbps > 0 ? fmt::format(" = {:.0f} % of P2P {:.1f} GB/s", 100 * e.best_busbw_gbps / e.p2p_gbps, e.p2p_gbps)
                        : "");
   for (const auto& m : e.missing) o += "  not computed: " + m + "\n";
-  for (const auto& w : e.warnings) o += "  warning: " + w + "\n";
+  for (const auto& w : e.warnings) o += "  " + paint("warning:", Tone::kWarning, color) + " " + w + "\n";
   return o;
 }
 

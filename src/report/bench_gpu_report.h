@@ -16,8 +16,9 @@ namespace gpudoctor {
 std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpeedup>& speedups);
 // Every figure as JSON (µs, TFLOP/s, GB/s = 1e9 bytes/s, bytes) plus the speedups (gpuSpeedups).
 std::string renderGpuBenchJson(const GpuBenchResult& r, const std::vector<GpuSpeedup>& speedups);
-// The efficiency section `analyze --ceilings` adds to its report.
-std::string renderEfficiencyText(const Efficiency& e);
+// The efficiency section `analyze --ceilings` adds to its report (`color`: its heading in ANSI bold,
+// its warnings yellow).
+std::string renderEfficiencyText(const Efficiency& e, bool color = false);
 // The same as a JSON object (the value of analyze --json's "efficiency" key).
 std::string renderEfficiencyJson(const Efficiency& e);
 

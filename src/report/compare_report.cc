@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/style.h"
+
 namespace gpudoctor {
 
 namespace {
@@ -46,27 +48,38 @@ std::string noiseLine(const CompareResult& r) {
 }
 }  // namespace
 
-std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l) {
+std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l, bool color) {
+  auto heading = [&](const std::string& title) { return "\n" + paint(title, Tone::kHeading, color) + "\n"; };
   std::string o;
-  o += fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank\n", r.ranks, r.ranks == 1 ? "" : "s",
-                   r.base_steps, r.new_steps);
+  o += paint(fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank", r.ranks, r.ranks == 1 ? "" : "s",
+                         r.base_steps, r.new_steps),
+             Tone::kHeading, color) +
+       "\n";
   o += "  base: " + fit(l.base, 92) + "\n  new:  " + fit(l.next, 92) + "\n";
-  for (const auto& w : r.warnings) o += "  warning: " + w + ": these may be different jobs\n";
+  for (const auto& w : r.warnings)
+    o += "  " + paint("warning:", Tone::kWarning, color) + " " + w + ": these may be different jobs\n";
   const double d = r.new_step_ns - r.base_step_ns;
   o += fmt::format("\nTraced step, mean: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %); median: {:.3f} -> {:.3f} ms\n",
                    ms(r.base_step_ns), ms(r.new_step_ns), ms(d), r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0,
                    ms(r.base_median_ns), ms(r.new_median_ns));
   o += fmt::format("{} step: {:.3f} -> {:.3f} ms ({:+.1f} %)\n", basisTitle(r), ms(r.base_verdict_ns),
                    ms(r.new_verdict_ns), 100 * r.change);
-  o += "Verdict: " + verdictLine(r) + "\n";
+  const std::string verdict = verdictLine(r);
+  o += "Verdict: " +
+       (r.verdict == "slower"   ? paint(verdict, Tone::kCritical, color)
+        : r.verdict == "faster" ? paint(verdict, Tone::kGood, color)
+                                : verdict) +
+       "\n";
   o += noiseLine(r);
   if (l.fail_if_slower_pct >= 0)
     o += fmt::format("  gate --fail-if-slower {:g} %: {}\n", l.fail_if_slower_pct,
-                     slowerThan(r, l.fail_if_slower_pct) ? "FAILED (slower beyond the noise band)" : "passed");
+                     slowerThan(r, l.fail_if_slower_pct)
+                         ? paint("FAILED (slower beyond the noise band)", Tone::kCritical, color)
+                         : paint("passed", Tone::kGood, color));
   for (const auto& n : r.notes) o += "  note: " + n + "\n";
 
   auto table = [&](const char* title, std::vector<Delta> cats, const std::vector<Delta>& groups) {
-    o += title;
+    o += heading(title);
     o += fmt::format("  {:<14} {:>10} {:>10} {:>10}\n", "category", "base", "new", "delta");
     std::stable_sort(cats.begin(), cats.end(),
                      [](const Delta& a, const Delta& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
@@ -77,13 +90,13 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
     o += g + "\n";
   };
   if (!r.unprofiled_categories.empty())
-    table("\nWhere the un-profiled step moved (replay's critical path, ms per step; the deltas add up)\n",
+    table("Where the un-profiled step moved (replay's critical path, ms per step; the deltas add up)",
           r.unprofiled_categories, r.unprofiled_groups);
-  table("\nWhere the traced step moved (GPU time, ms per step, mean over ranks; the deltas add up)\n", r.categories,
+  table("Where the traced step moved (GPU time, ms per step, mean over ranks; the deltas add up)", r.categories,
         r.groups);
   auto list = [&](const char* title, const std::vector<Delta>& v, size_t n, size_t width) {
     if (v.empty()) return;
-    o += fmt::format("\n{} (ms per step)\n", title);
+    o += heading(fmt::format("{} (ms per step)", title));
     for (size_t i = 0; i < v.size() && i < n; ++i) {
       if (std::abs(v[i].delta()) < 1e3) break;  // under a microsecond a step: nothing moved
       o += fmt::format("  {:<{}} {:>9.3f} -> {:>9.3f} {:>+9.3f}\n", fit(v[i].name, width), width, ms(v[i].base),
@@ -94,7 +107,7 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
   list("Kernels that moved most (matched by class and name stem)", r.kernels, 6, 52);
   for (size_t i = 0; i < r.kernels_only.size() && i < 4; ++i) o += "  " + fit(r.kernels_only[i], 96) + "\n";
   list("Collectives that moved most", r.collectives, 4, 52);
-  o += "\nJob differences (the likely causes)\n";
+  o += heading("Job differences (the likely causes)");
   if (r.job_changes.empty()) o += "  none seen in the job profiles\n";
   for (const auto& j : r.job_changes) o += "  " + fit(j, 96) + "\n";
   return o;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "diagnosis/what_if.h"
+#include "report/style.h"
 #include "report/text.h"
 
 #include <fmt/format.h>
@@ -43,11 +44,14 @@ std::vector<const Finding*> bySeverity(const std::vector<Finding>& findings) {
 }
 
 // The plan: the fixes applied one after another, as the replay predicts them (never truncated).
-std::string renderPlan(const Diagnosis& d) {
+std::string renderPlan(const Diagnosis& d, bool color) {
   if (d.plan.empty()) return "";
-  std::string o = d.what_if.available ? fmt::format("\nPlan (predicted by replay, un-profiled step {:.2f} ms)\n",
-                                                    d.what_if.unprofiled_step_ns / 1e6)
-                                      : "\nPlan (predicted by replay)\n";
+  std::string o = "\n" +
+                  paint(d.what_if.available ? fmt::format("Plan (predicted by replay, un-profiled step {:.2f} ms)",
+                                                          d.what_if.unprofiled_step_ns / 1e6)
+                                            : "Plan (predicted by replay)",
+                        Tone::kHeading, color) +
+                  "\n";
   size_t n = 0;
   for (const auto& p : d.plan) {
     std::string what = p.fix.empty() ? p.finding : p.finding.empty() ? p.fix : fmt::format("{} ({})", p.fix, p.finding);
@@ -65,11 +69,13 @@ std::string renderPlan(const Diagnosis& d) {
 }
 }  // namespace
 
-std::string renderFindings(const Diagnosis& d, size_t max) {
+std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
   std::string o =
-      d.what_if.available
-          ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain\n"
-          : "Findings by severity; in each, by the step time a fix can save (upper bounds)\n";
+      paint(d.what_if.available
+                ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain"
+                : "Findings by severity; in each, by the step time a fix can save (upper bounds)",
+            Tone::kHeading, color) +
+      "\n";
   if (d.what_if.available)
     o += wrapText(
         fmt::format(
@@ -112,7 +118,10 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
     std::string gain = f.gain_ms_per_step > 0
                            ? fmt::format("  [saves <= {:.2f} ms/step, {:.0f}%]", f.gain_ms_per_step, 100 * f.gain_share)
                            : "";
-    o += hanging(fmt::format(" {}. ", n), fmt::format("[{}] {}{}", severityName(f.severity), f.title, gain));
+    // The severity tag painted once the line is laid out: it always opens the first line, after the number.
+    const std::string lead = fmt::format(" {}. ", n), tag = fmt::format("[{}]", severityName(f.severity));
+    const std::string head = hanging(lead, fmt::format("{} {}{}", tag, f.title, gain));
+    o += lead + paintFront(head.substr(lead.size()), tag.size(), severityTone(f.severity), color);
     std::string ev;
     for (const auto& e : f.evidence)
       ev += fmt::format("{}{} {}{}{}", ev.empty() ? "" : "; ", e.name, number(e.value), e.unit.empty() ? "" : " ",
@@ -129,15 +138,21 @@ std::string renderFindings(const Diagnosis& d, size_t max) {
                       f.what_if.basis),
           "    ", textWidth());
   }
-  o += renderPlan(d);
+  o += renderPlan(d, color);
   return o;
 }
 
-std::string renderChecklist(const Diagnosis& d) {
-  std::string o = "Checklist\n";
+std::string renderChecklist(const Diagnosis& d, bool color) {
+  std::string o = paint("Checklist", Tone::kHeading, color) + "\n";
   o += fmt::format("  {:<14} {:<52} {:<15}\n", "area", "item", "status");
   for (const auto& c : d.checklist) {
-    o += fmt::format("  {:<14} {:<52} {:<15}\n", c.area, c.item, checkStatusName(c.status));
+    const std::string_view status = checkStatusName(c.status);
+    const std::string cell = fmt::format("{:<15}", status);
+    o += fmt::format(
+        "  {:<14} {:<52} {}\n", c.area, c.item,
+        c.status == CheckStatus::kUnknown
+            ? cell
+            : paintFront(cell, status.size(), c.status == CheckStatus::kFail ? Tone::kCritical : Tone::kGood, color));
     o += wrapText(c.evidence, "      ", textWidth());
   }
   return o;

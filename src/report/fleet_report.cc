@@ -7,6 +7,7 @@
 
 #include "common/thousands.h"
 #include "report/fleet_json.h"
+#include "report/style.h"
 #include "report/text.h"
 
 namespace gpudoctor {
@@ -102,9 +103,12 @@ ordered_json fleetObject(const FleetReport& f) {
   return j;
 }
 
-std::string renderFleetText(const FleetReport& f, size_t rows) {
+std::string renderFleetText(const FleetReport& f, size_t rows, bool color) {
   std::string o;
-  o += "\nAcross ranks (own time = step time minus waiting for other ranks in collectives)\n";
+  o +=
+      "\n" +
+      paint("Across ranks (own time = step time minus waiting for other ranks in collectives)", Tone::kHeading, color) +
+      "\n";
   if (f.slow_ranks.empty() && f.outliers.empty() && f.slow_steps.empty() && !f.stages.flagged) {
     o += f.ranks < 3 ? "  no slow rank (outliers need three ranks or more)\n"
                      : "  no slow rank, no rank-step outlier, no slow step, no stage imbalance\n";
@@ -163,27 +167,29 @@ std::string renderFleetText(const FleetReport& f, size_t rows) {
   return o;
 }
 
-std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info) {
-  std::string o = fmt::format("gpudoctor analyze: {} ranks{}, {} steps, mean step {} ms (median {} ms)\n", f.ranks,
-                              f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(),
-                              groupThousands(f.rank_steps), msText(f.step_ns), msText(f.median_step_ns));
+std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bool color) {
+  std::string o = paint(fmt::format("gpudoctor analyze: {} ranks{}, {} steps, mean step {} ms (median {} ms)", f.ranks,
+                                    f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(),
+                                    groupThousands(f.rank_steps), msText(f.step_ns), msText(f.median_step_ns)),
+                        Tone::kHeading, color) +
+                  "\n";
   if (!f.job.empty()) {
     std::string line;
     for (const auto& [k, v] : f.job) line += (line.empty() ? "" : ", ") + k + " " + v;
     o += wrapText("job: " + line, "  ", textWidth());
   }
-  o += renderFleetText(f);
+  o += renderFleetText(f, 8, color);
   if (!f.classes.empty()) {
     int64_t total = 0;
     for (const auto& c : f.classes) total += c.total_ns;
-    o += "\nKernel classes, all ranks (share of kernel time)\n";
+    o += "\n" + paint("Kernel classes, all ranks (share of kernel time)", Tone::kHeading, color) + "\n";
     for (size_t k = 0; k < f.classes.size() && k < 8; ++k)
       o += fmt::format("  {:<22} {:>6.1f}%  {:>14} kernels\n", f.classes[k].name,
                        total ? 100.0 * static_cast<double>(f.classes[k].total_ns) / static_cast<double>(total) : 0.0,
                        groupThousands(f.classes[k].count));
   }
   if (!f.notes.empty()) {
-    o += "\nNotes\n";
+    o += "\n" + paint("Notes", Tone::kHeading, color) + "\n";
     for (const auto& n : f.notes) o += wrapText(n, "  ", textWidth());
   }
   o += "\nPer-rank detail (breakdown, findings, what-if): gpudoctor analyze on one rank's trace, e.g. a slow rank's.\n";

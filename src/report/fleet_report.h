@@ -21,11 +21,12 @@ struct FleetRunInfo {
 };
 
 // The cross-rank section: slow ranks, step outliers, slow steps, pipeline stages, process groups,
-// the slowest ranks; `rows`: how many ranks the per-rank table lists at most.
-std::string renderFleetText(const FleetReport& f, size_t rows = 8);
+// the slowest ranks; `rows`: how many ranks the per-rank table lists at most. `color`: the headings
+// in ANSI bold (report/style.h), the layout unchanged.
+std::string renderFleetText(const FleetReport& f, size_t rows = 8, bool color = false);
 
 // The streaming mode's terminal report: a header line, the section above, kernel classes, notes.
-std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info);
+std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bool color = false);
 
 // The streaming mode's JSON document; its "fleet" object is the one renderJson adds to a full
 // report of the same ranks (identical figures), its "timing" object the only run-dependent part.

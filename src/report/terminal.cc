@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/style.h"
 #include "report/text.h"
 
 namespace gpudoctor {
@@ -126,15 +127,9 @@ void rankRow(std::string& o, const RankAnalysis& r) {
       pct(t.copy_exposed_ns, t.wall_ns), pct(t.idle_ns, t.wall_ns), ms(t.dataloader_ns / std::max<int64_t>(1, n)),
       ms(t.sync_ns / std::max<int64_t>(1, n)), us(static_cast<double>(t.launch_latency.p50_ns)));
 }
-}  // namespace
 
-std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
-  TerminalParts p = renderTerminalParts(run, opt);
-  return p.header + p.body;
-}
-
-TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions& opt) {
-  TerminalParts parts;
+// The title, one line per rank (at most four), the run's notes and the job's profile.
+std::string headerText(const RunAnalysis& run, bool c) {
   std::string o;
   const auto& first = run.ranks.front();
   size_t steps = first.steps.size();
@@ -145,8 +140,10 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
                      : fmt::format("steps #{}..#{}", first.windows.front().number, first.windows.back().number);
   else
     step_names = "no step annotations: one window over all GPU activity";
-  o += fmt::format("gpudoctor analyze: {} rank{}, {} step{} ({})\n", run.ranks.size(), run.ranks.size() == 1 ? "" : "s",
-                   steps, steps == 1 ? "" : "s", step_names);
+  o += paint(fmt::format("gpudoctor analyze: {} rank{}, {} step{} ({})", run.ranks.size(),
+                         run.ranks.size() == 1 ? "" : "s", steps, steps == 1 ? "" : "s", step_names),
+             Tone::kHeading, c) +
+       "\n";
   for (size_t i = 0; i < run.ranks.size() && i < 4; ++i) {
     const auto* t = run.ranks[i].trace;
     std::string dev = t->devices.empty() ? "" : ", " + t->devices.front().name;
@@ -161,10 +158,22 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   for (size_t i = 0; i < run.notes.size() && i < 8; ++i) o += "  note: " + run.notes[i] + "\n";
   if (run.notes.size() > 8) o += fmt::format("  ... and {} more notes (--json has all)\n", run.notes.size() - 8);
   o += jobBlock(run.job);
-  parts.header = std::move(o);
-  o.clear();
+  return o;
+}
+}  // namespace
 
-  o += "\nPer rank, mean per step (% of step wall time)\n";
+std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
+  TerminalParts p = renderTerminalParts(run, opt);
+  return p.header + p.body;
+}
+
+TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions& opt) {
+  TerminalParts parts;
+  parts.header = headerText(run, opt.color);
+  const bool c = opt.color;
+  const auto& first = run.ranks.front();
+  std::string o;
+  o += "\n" + paint("Per rank, mean per step (% of step wall time)", Tone::kHeading, c) + "\n";
   o += fmt::format("{:>5} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>7}\n", "rank", "step ms", "GPU busy",
                    "compute", "NCCL", "exposed", "copies", "idle", "loadr ms", "sync ms", "lat us");
   if (run.ranks.size() <= opt.max_rank_rows) {
@@ -184,7 +193,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   const RankAnalysis* dr = &first;
   for (const auto& r : run.ranks)
     if (r.trace->rank == opt.detail_rank) dr = &r;
-  o += fmt::format("\nSteps of rank {} (ms)\n", dr->trace->rank);
+  o += "\n" + paint(fmt::format("Steps of rank {} (ms)", dr->trace->rank), Tone::kHeading, c) + "\n";
   o += fmt::format("{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7}\n", "step", "wall", "busy",
                    "compute", "NCCL", "exposed", "copies", "idle", "host", "sync", "depend", "other");
   auto step_row = [&](const std::string& label, const StepBreakdown& b) {
@@ -199,7 +208,10 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   o += "  wall = compute + exposed + copies + idle; idle = host + sync + depend + other (why the GPU waited)\n";
 
   const auto& t = dr->total;
-  o += fmt::format("\nHost side of rank {} over {} step(s)\n", dr->trace->rank, dr->steps.size());
+  o +=
+      "\n" +
+      paint(fmt::format("Host side of rank {} over {} step(s)", dr->trace->rank, dr->steps.size()), Tone::kHeading, c) +
+      "\n";
   o += fmt::format("  DataLoader next(): {:.3f} ms   optimizer step: {:.3f} ms   blocking syncs: {:.3f} ms\n",
                    ms(t.dataloader_ns), ms(t.optimizer_ns), ms(t.sync_ns));
   const auto& l = t.launch_latency;
@@ -223,14 +235,17 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   }
 
   const auto& k = run.kernels;
-  o += fmt::format("\nKernel classes, {} (sum of kernel durations: {:.3f} ms, {} kernels)\n",
-                   run.ranks.size() > 1 ? "all ranks" : "", ms(k.total_ns), k.kernels);
+  o += "\n" +
+       paint(fmt::format("Kernel classes, {} (sum of kernel durations: {:.3f} ms, {} kernels)",
+                         run.ranks.size() > 1 ? "all ranks" : "", ms(k.total_ns), k.kernels),
+             Tone::kHeading, c) +
+       "\n";
   o += fmt::format("  {:<18} {:>8} {:>10} {:>10} {:>10} {:>7}\n", "class", "count", "total ms", "mean us", "median us",
                    "share");
   for (const auto& c : k.classes)
     o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(c.cls), c.dur.count,
                      ms(c.dur.total_ns), us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), 100 * c.share);
-  o += fmt::format("\nTop {} kernels by total time\n", k.top.size());
+  o += "\n" + paint(fmt::format("Top {} kernels by total time", k.top.size()), Tone::kHeading, c) + "\n";
   o +=
       fmt::format("  {:<44} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
   for (const auto& x : k.top)
@@ -238,7 +253,10 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
                      ms(x.dur.total_ns), us(x.dur.mean_ns), 100 * x.share, kernelClassName(x.cls));
 
   if (!run.collectives.empty()) {
-    o += "\nNCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)\n";
+    o += "\n" +
+         paint("NCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)",
+               Tone::kHeading, c) +
+         "\n";
     o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype",
                      "size", "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
     // With more than one process group, each row says which (its name or rank list).
@@ -260,7 +278,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   }
   if (run.ranks.size() > 1) {
     const auto& s = run.straggler;
-    o += "\nStragglers\n" + wrapText(s.note, "  ", textWidth());
+    o += "\n" + paint("Stragglers", Tone::kHeading, c) + "\n" + wrapText(s.note, "  ", textWidth());
     if (s.matched) {
       o += fmt::format("  {:>5} {:>12} {:>12} {:>14}\n", "rank", "NCCL ms", "waiting ms", "arrived last");
       for (const auto& w : s.ranks)

@@ -12,6 +12,7 @@ struct TerminalOptions {
   size_t max_rank_rows = 16;  // more ranks than this: summary plus the slowest ranks
   double read_seconds = 0;    // for the footer
   uint64_t read_bytes = 0;
+  bool color = false;  // the title and the section headings in ANSI bold (report/style.h)
 };
 
 // The report as text (header + body).
