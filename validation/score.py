@@ -92,7 +92,9 @@ def trace_path(idx, name, tag, tmp):
     hits = idx.get(name) or []
     if not hits:
         return None, None
-    pref = [h for h in hits if h[0] and os.path.basename(h[0]).startswith(f"traces_{tag}_")] if tag else []
+    pref = []
+    for t in (tag or "").split(","):  # the first tag in the list that has this trace
+        pref = pref or [h for h in hits if h[0] and os.path.basename(h[0]).startswith(f"traces_{t}_")]
     tar, member = (pref or hits)[0]
     if tar is None:
         return member, None
@@ -290,10 +292,21 @@ def healthy_flags(P):
     return flags
 
 
+def current_score_as(job):
+    """SCORE_AS of validation/jobs/<job>.py as it stands ({} when the file or the constant is absent)."""
+    sys.path.insert(0, HERE)
+    from run_lab import JOBS_DIR, job_meta
+    return job_meta(job)["SCORE_AS"] if os.path.exists(os.path.join(JOBS_DIR, job + ".py")) else {}
+
+
 def score_job(job, records, split, args, idx, tmp):
     """Truth, prediction and every score of one job."""
     last = records[-1]
     variants, kind = last["variants"], last["kind"]
+    score_as = current_score_as(job)  # the job file's mapping wins over the one its older results carry
+    for v, meta in variants.items():
+        if v in score_as:
+            meta["score_as"] = score_as[v]
     steps, speedups = truth(records)
     P, error = None, None
     trace, trace_proc = trace_path(idx, f"{job}__base.pt.trace.json.gz", args.trace_tag, tmp)
@@ -411,7 +424,7 @@ def parse_args():
     ap.add_argument("--results", nargs="+", required=True, help="results_<tag>.jsonl files (one per process)")
     ap.add_argument("--gpudoctor", required=True, help="path of the gpudoctor binary")
     ap.add_argument("--split", default=os.path.join(HERE, "split.json"))
-    ap.add_argument("--trace-tag", help="prefer the traces of this proc tag (traces_<tag>_k.tar)")
+    ap.add_argument("--trace-tag", help="prefer the traces of these proc tags, in order: G,C (traces_<tag>_k.tar)")
     ap.add_argument("--anchor", action="store_true",
                     help="pass the measured base step as --measured-step-ms (scores the fixes alone)")
     ap.add_argument("--analyze-arg", action="append", default=[], help="extra argument for gpudoctor analyze")

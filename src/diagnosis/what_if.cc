@@ -194,8 +194,8 @@ namespace {
 struct Candidate {
   std::string finding, fix, basis;
   size_t replay;          // index into the replays
-  size_t model_only = 0;  // cuda_graphs: the model alone graphed (torch.compile reduce-overhead), or 0
-  std::string model_only_basis;
+  size_t alt = 0;  // the fix's alternative (Fix::alternative()), or 0
+  std::string alt_fix, alt_basis;
 };
 
 // One candidate per finding with an editable fix, its edits appended to `edits`.
@@ -210,23 +210,42 @@ std::vector<Candidate> candidates(const RunAnalysis& run, const Ceilings* c, con
     ReplayEdits ed = unprofiled;
     std::string basis;
     if (!fixEdit(fix, c, &run, ed, basis)) continue;
-    cands.push_back({f.id, std::string(fix), basis, edits.size(), 0, {}});
+    cands.push_back({f.id, std::string(fix), basis, edits.size(), 0, {}, {}});
     edits.push_back(ed);
-    if (fix == "cuda_graphs" && !run.job.grad_scaler && !run.job.cuda_graphs) {
-      // What torch.compile(mode="reduce-overhead") of the model buys: the model's passes graphed, the
-      // optimizer step, the loss and each parameter's AccumulateGrad eager, each pass at its measured
-      // host cost (the GradScaler edit's; held out: compile_graphs_bf16 measured 2.92x, this 2.18x,
-      // the whole step captured 6.35x).
-      ReplayEdits alt = unprofiled;
-      std::string alt_basis;
-      if (fixEdit("cuda_graphs_model", c, &run, alt, alt_basis)) {
-        cands.back().model_only = edits.size();
-        cands.back().model_only_basis = std::move(alt_basis);
-        edits.push_back(alt);
-      }
+    // Another way to apply it (cuda_graphs: the model alone graphed; loader_workers: 4x the workers),
+    // replayed beside it.
+    const Fix* main_fix = findFix(fix);
+    const std::string_view alt_fix = main_fix ? main_fix->alternative() : "";
+    ReplayEdits alt = unprofiled;
+    std::string alt_basis;
+    if (!alt_fix.empty() && fixEdit(alt_fix, c, &run, alt, alt_basis)) {
+      cands.back().alt = edits.size();
+      cands.back().alt_fix = std::string(alt_fix);
+      cands.back().alt_basis = std::move(alt_basis);
+      edits.push_back(alt);
     }
   }
   return cands;
+}
+
+// Where a DataLoader pool sets the un-profiled step, the loader finding's bound is restated on that
+// step's basis: the time the pool alone holds it, the step less the largest of the host's, the GPU's and
+// the busiest stream's periods (no number of workers takes it lower). The trace's GPU idle inside next()
+// is another basis: the profiler slows the host, and after each long wait the GPU idles again while the
+// host relaunches, so the traced idle undercounts what the pool holds.
+void restateLoaderBound(Diagnosis& d) {
+  const StepWhatIf::Parts& p = d.what_if.unprofiled_parts;
+  if (p.bound != "loader" || d.what_if.unprofiled_step_ns <= 0) return;
+  const int64_t held = d.what_if.unprofiled_step_ns - std::max({p.host_ns, p.gpu_ns, p.busy_ns});
+  if (held <= 0) return;
+  for (Finding& f : d.findings) {
+    if (f.id != "input.loader_on_critical_path") continue;
+    f.gain_ms_per_step = static_cast<double>(held) / 1e6;
+    f.gain_share = static_cast<double>(held) / static_cast<double>(d.what_if.unprofiled_step_ns);
+    f.gain_basis =
+        "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, "
+        "the GPU's and the busiest stream's periods (upper bound)";
+  }
 }
 
 }  // namespace
@@ -278,6 +297,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
         d.what_if.anchored ? fmt::format(" (replayed {:.2f} ms)", base.replayed_step_ns / 1e6)
                            : " — not matched: " + d.what_if.anchor_note);
   d.step_estimate = d.what_if;
+  restateLoaderBound(d);
   std::vector<std::string> refused;  // findings whose prediction broke their own bound
   for (const Candidate& k : cands) {
     const Replay& e = r[k.replay];
@@ -301,14 +321,13 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
       f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
       f.what_if.next_bottleneck = pathCategoryName(e.leading);
       f.what_if.basis = k.basis + "; replayed";
-      if (k.model_only > 0 && r[k.model_only].available && r[k.model_only].replayed_step_ns > 0) {
-        const Replay& m = r[k.model_only];
-        f.what_if.alternatives.push_back({"cuda_graphs_model", std::llround(m.replayed_step_ns),
+      if (k.alt > 0 && r[k.alt].available && r[k.alt].replayed_step_ns > 0) {
+        const Replay& m = r[k.alt];
+        f.what_if.alternatives.push_back({k.alt_fix, std::llround(m.replayed_step_ns),
                                           base.replayed_step_ns / m.replayed_step_ns,
                                           std::string(pathCategoryName(m.leading))});
-        f.what_if.basis +=
-            fmt::format("; the prediction is for the whole step captured; {}: {:.2f} ms/step, {:.2f}x",
-                        k.model_only_basis, m.replayed_step_ns / 1e6, base.replayed_step_ns / m.replayed_step_ns);
+        f.what_if.basis += fmt::format("; alternative {}: {}: {:.2f} ms/step, {:.2f}x", k.alt_fix, k.alt_basis,
+                                       m.replayed_step_ns / 1e6, base.replayed_step_ns / m.replayed_step_ns);
       }
     }
   }

@@ -14,6 +14,7 @@ namespace {
 class CudaGraphsFix : public Fix {
  public:
   std::string_view id() const override { return "cuda_graphs"; }
+  std::string_view alternative() const override { return "cuda_graphs_model"; }
   std::vector<std::string_view> answers() const override { return {"launch.overhead"}; }
   std::string_view category() const override { return "host_launch"; }
   bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {

@@ -19,7 +19,8 @@ class CudaGraphsModelFix : public Fix {
   std::string_view category() const override { return ""; }
   bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {
     const RunAnalysis* run = in.run;
-    if (!run || run->job.param_tensors <= 0) return false;
+    // A GradScaler job's cuda_graphs prediction is already the model alone graphed; a job with graphs has them.
+    if (!run || run->job.param_tensors <= 0 || run->job.grad_scaler || run->job.cuda_graphs) return false;
     ed = modelGraphedEdits(ed, run->job.param_tensors);
     basis = fmt::format(
         "torch.compile(mode=\"reduce-overhead\") of the model alone: its forward and backward passes "

@@ -31,6 +31,9 @@ class Fix {
   // Applies the fix to `edits` (the un-profiled job's edits) in place. False when what it needs is
   // missing (no ceilings, no such work in the run); `basis` says how the edit was made.
   virtual bool edit(const FixInputs& in, ReplayEdits& edits, std::string& basis) const = 0;
+  // Another way to apply the fix, replayed beside it and reported as its alternative (a registered
+  // fix's id whose edit applies it), or "" for none.
+  virtual std::string_view alternative() const { return ""; }
 };
 
 }  // namespace gpudoctor

@@ -22,5 +22,23 @@ TEST(LoaderWorkersFix, AnInProcessLoaderMovesToWorkers) {
   EXPECT_EQ(ed.loader_period_ns, 5'000'000);  // 8 workers
 }
 
+TEST(LoaderWorkersFix, ItsAlternativeQuadruplesAPoolThatSetsTheStep) {
+  EXPECT_EQ(loaderWorkersFix().alternative(), "loader_workers_x4");
+  RunAnalysis run;
+  run.job.loader_workers = 3;
+  ReplayEdits ed;
+  ed.loader_period_ns = 12'000'000;
+  std::string basis;
+  ASSERT_TRUE(loaderWorkersX4Fix().edit({nullptr, &run}, ed, basis));
+  EXPECT_EQ(ed.loader_period_ns, 3'000'000);
+  EXPECT_NE(basis.find("(3 -> 12)"), std::string::npos) << basis;
+}
+
+TEST(LoaderWorkersFix, NoAlternativeForAnInProcessLoader) {
+  ReplayEdits ed;  // no pool sets the step
+  std::string basis;
+  EXPECT_FALSE(loaderWorkersX4Fix().edit({}, ed, basis));
+}
+
 }  // namespace
 }  // namespace gpudoctor
