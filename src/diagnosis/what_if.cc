@@ -193,7 +193,7 @@ namespace {
 // A finding whose fix the replay can edit: the replay of the un-profiled job with that fix alone.
 struct Candidate {
   std::string finding, fix, basis;
-  size_t replay;          // index into the replays
+  size_t replay;   // index into the replays
   size_t alt = 0;  // the fix's alternative (Fix::alternative()), or 0
   std::string alt_fix, alt_basis;
 };

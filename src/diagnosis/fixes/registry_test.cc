@@ -18,12 +18,15 @@ TEST(FixRegistry, IdsAreUniqueAndEveryAnsweredFindingMapsBack) {
     EXPECT_TRUE(ids.insert(f->id()).second) << f->id();
     EXPECT_EQ(findFix(f->id()), f);
     EXPECT_TRUE(categories.count(f->category())) << f->id() << ": " << f->category();
+    if (!f->alternative().empty()) {
+      EXPECT_NE(findFix(f->alternative()), nullptr) << f->id();
+    }
     for (std::string_view finding : f->answers()) {
       EXPECT_EQ(fixAnswering(finding), f) << finding;
       EXPECT_EQ(fixOfFinding(finding), f->id());
     }
   }
-  EXPECT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.size(), 13u);
   EXPECT_EQ(findFix("flash"), nullptr);
   EXPECT_EQ(fixOfFinding("memory.peak"), "");
   EXPECT_EQ(categoryOfFix("cuda_graphs_model"), "");
