@@ -27,7 +27,8 @@ struct FixPrediction {
   std::string next_bottleneck;  // the ranking's category that leads the replayed step after the fix
   std::string basis;            // how the edit was made
   // Other ways to apply the fix, each replayed on its own (cuda_graphs: "cuda_graphs_model", the model
-  // alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager).
+  // alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager; loader_workers:
+  // "loader_workers_x4", 4x the workers of a pool that sets the step).
   struct Alternative {
     std::string fix;
     int64_t step_ns = 0;
