@@ -50,6 +50,7 @@ WORKER_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", 
               "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
 TAR_LIMIT = 15_000_000   # bytes per tar (below 15 MiB as well as 15 MB)
 MAX_TARS = 6
+EXIT_GRACE_S = 15         # a worker that finished gets this long to exit
 PACK_RESERVE_S = 15      # kept back from the budget for packing the traces
 MIN_JOB_S = 20           # below this much time left, no job is started
 META_KEYS = ("DESC", "KIND", "VARIANTS", "VARIANT_NOTES", "SCORE_AS", "TIME_HINT_S")
@@ -243,6 +244,7 @@ def worker_main(args):
     finally:
         for job in jobs.values():
             close_quietly(job)
+        rec["finished"] = True  # the driver stops waiting for an exit that hangs (interpreter teardown)
         write_json_atomic(args.part, rec)
     return 1 if rec["error"] else 0
 
@@ -275,6 +277,36 @@ def worker_cmd(name, args, part, trace_dir):
     return cmd
 
 
+def finished(part):
+    try:
+        with open(part) as f:
+            return bool(json.load(f).get("finished"))
+    except (OSError, ValueError):
+        return False
+
+
+def wait_worker(p, part, timeout):
+    """The worker's exit status; None when it ran past `timeout`. A worker whose record says it finished
+    but whose process has not exited EXIT_GRACE_S later (a hang in the interpreter's or CUDA's teardown)
+    counts as exited with 0. Either way its process group (its DataLoader workers too) is killed."""
+    t0, done_at, rc = time.monotonic(), None, None
+    while rc is None and time.monotonic() - t0 < timeout:
+        try:
+            rc = p.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            if done_at is None and finished(part):
+                done_at = time.monotonic()
+            if done_at is not None and time.monotonic() - done_at > EXIT_GRACE_S:
+                log(f"  worker finished but did not exit in {EXIT_GRACE_S:.0f} s: killed")
+                rc = 0
+    try:
+        os.killpg(p.pid, signal.SIGKILL)  # the worker and its DataLoader workers (its process group)
+    except ProcessLookupError:
+        pass
+    p.wait()
+    return rc
+
+
 def run_one(name, meta, args, timeout, scratch):
     """One job in its own process (own session, so a timeout kills its loader workers too)."""
     part = os.path.join(scratch, f"{name}.part.json")
@@ -282,13 +314,9 @@ def run_one(name, meta, args, timeout, scratch):
     env.setdefault("TEARDOWN_CUPTI", "1")
     p = subprocess.Popen(worker_cmd(name, args, part, os.path.join(scratch, "traces")), env=env,
                          stdout=sys.stderr, stderr=sys.stderr, start_new_session=True)
-    error = None
-    try:
-        rc = p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)  # the worker and its DataLoader workers (its process group)
-        p.wait()
-        rc, error = None, f"timed out after {timeout:.0f} s (what it had measured is kept)"
+    error, rc = None, wait_worker(p, part, timeout)
+    if rc is None:
+        error = f"timed out after {timeout:.0f} s (what it had measured is kept)"
     rec = new_record(name, meta, args.proc_tag)
     if os.path.exists(part):
         with open(part) as f:
