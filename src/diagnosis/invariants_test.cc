@@ -48,13 +48,14 @@ double busiestStreamPerStep(const RunAnalysis& run) {
 
 // Fixes whose edit leaves every kernel's duration as it was.
 bool leavesGpuWorkAlone(std::string_view fix) {
-  return fix == "no_host_syncs" || fix == "loader_workers" || fix == "host_work_off_thread";
+  return fix == "no_host_syncs" || fix == "loader_workers" || fix == "loader_workers_x4" ||
+         fix == "host_work_off_thread";
 }
 
 // Every committed trace: one run per file, a directory of ranks as one run.
 std::vector<std::vector<std::string>> committedRuns() {
   std::vector<std::vector<std::string>> runs;
-  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record"}) {
+  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record", "testdata/lab"}) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(testing::srcPath(dir))) {
       const std::string p = e.path().string();
@@ -87,6 +88,16 @@ void checkBounds(const RunAnalysis& run, const std::string& name) {
     if (leavesGpuWorkAlone(fixOfFinding(f.id))) {
       EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy)
           << name << ": " << f.id << " below the GPU";
+    }
+    for (const auto& a : f.what_if.alternatives) {  // another way to apply the same fix: the same bounds
+      const double alt_saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - a.step_ns);
+      if (f.gain_ms_per_step > 0) {
+        EXPECT_LE(alt_saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance))
+            << name << ": " << a.fix << " above its finding's bound";
+      }
+      if (leavesGpuWorkAlone(a.fix)) {
+        EXPECT_GE(static_cast<double>(a.step_ns), kMedianSlack * busy) << name << ": " << a.fix << " below the GPU";
+      }
     }
   }
   for (const PlanStep& p : d.plan) {

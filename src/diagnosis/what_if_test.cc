@@ -44,6 +44,27 @@ double measuredNs(const std::string& job, const std::string& variant) {
   return 1;
 }
 
+// A DataLoader pool that sets the step, traced in steady state (testdata/lab/README.md: 3 workers
+// decoding JPEGs for a bf16 ViT-B/16). The pool's bound is stated on the un-profiled step's basis, so
+// the workers' prediction is given, not refused; measured: 6 workers 1.97x [1.95, 2.15], 12 workers
+// 2.18x [2.12, 2.65].
+TEST(WhatIf, ALoaderPoolThatSetsTheStepGetsItsWorkersPredicted) {
+  auto keep = testing::loadRun({testing::srcPath("testdata/lab/vit_base_jpeg_workers3__base.pt.trace.json.gz")});
+  const Diagnosis d = diagnose(keep->run, Thresholds::defaults());
+  ASSERT_TRUE(d.what_if.available);
+  EXPECT_EQ(d.what_if.unprofiled_parts.bound, "loader");
+  const Finding* f = finding(d, "input.loader_on_critical_path");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->what_if.available) << f->what_if.basis;
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_NEAR(f->what_if.speedup, 1.97, 0.10 * 1.97);
+  ASSERT_EQ(f->what_if.alternatives.size(), 1u);
+  EXPECT_EQ(f->what_if.alternatives[0].fix, "loader_workers_x4");
+  EXPECT_NEAR(f->what_if.alternatives[0].speedup, 2.18, 0.10 * 2.18);
+  ASSERT_FALSE(d.plan.empty());
+  EXPECT_EQ(d.plan.front().fix, "loader_workers");
+}
+
 // A fix's predicted speedup on the base trace against base / variant measured without the profiler.
 struct Case {
   const char* job;
