@@ -117,65 +117,52 @@ PcieLevel sysfsPcieLevel(const std::string& a, const std::string& b, int numa_a,
   if (ca.size() - common <= 2 && cb.size() - common <= 2) return PcieLevel::kSingle;
   return PcieLevel::kMultiple;
 }
+namespace {
 
-Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
-  auto loaded = nvml::load(opt.nvml_library);
-  if (!loaded.ok()) return loaded.error();
-  const nvml::Api& api = *loaded.value();
-  fs::path root = opt.sysfs_root.empty() ? fs::path("/") : fs::path(opt.sysfs_root);
-  NodeTopology t;
-  t.source = "NVML (" + api.library + ")";
-  char host[256] = {0};
-  if (gethostname(host, sizeof(host) - 1) == 0) t.name = host;
-  unsigned int count = 0;
-  if (nvml::Return r = api.DeviceGetCount(&count); r != nvml::kSuccess)
-    return Error{"NVML: cannot count GPUs: " + nvml::errorString(api, r)};
-  if (count == 0) return Error{"NVML reports no GPUs on this node"};
-  int n = static_cast<int>(count);
-  std::vector<nvml::Device> dev(n);
-  t.gpus.resize(n);
-  for (int i = 0; i < n; ++i) {
-    if (nvml::Return r = api.DeviceGetHandleByIndex(i, &dev[i]); r != nvml::kSuccess)
-      return Error{"NVML: GPU " + std::to_string(i) + ": " + nvml::errorString(api, r)};
-    TopoGpu& g = t.gpus[i];
-    g.index = i;
-    char buf[96] = {0};
-    if (api.DeviceGetName(dev[i], buf, sizeof(buf)) == nvml::kSuccess) g.name = buf;
-    char uuid[96] = {0};
-    if (api.DeviceGetUUID(dev[i], uuid, sizeof(uuid)) == nvml::kSuccess) g.uuid = uuid;
-    nvml::PciInfo pci{};
-    if (api.DeviceGetPciInfo(dev[i], &pci) == nvml::kSuccess) g.pci_bus_id = normalizeBusId(pci.busId);
-    int major = 0, minor = 0;
-    if (api.DeviceGetCudaComputeCapability &&
-        api.DeviceGetCudaComputeCapability(dev[i], &major, &minor) == nvml::kSuccess)
-      g.sm = major * 10 + minor;
-    unsigned int v = 0;
-    if (api.DeviceGetMaxPcieLinkGeneration && api.DeviceGetMaxPcieLinkGeneration(dev[i], &v) == nvml::kSuccess)
-      g.pcie_gen = static_cast<int>(v);
-    if (api.DeviceGetMaxPcieLinkWidth && api.DeviceGetMaxPcieLinkWidth(dev[i], &v) == nvml::kSuccess)
-      g.pcie_width = static_cast<int>(v);
-    // NUMA: NVML first; VMs and older drivers answer NOT_SUPPORTED, then sysfs knows (or says -1).
-    unsigned int numa = 0;
-    if (api.DeviceGetNumaNodeId && api.DeviceGetNumaNodeId(dev[i], &numa) == nvml::kSuccess)
-      g.numa_node = static_cast<int>(numa);
-    else
-      g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
-    unsigned long mask[64] = {0};
-    if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev[i], 64, mask) == nvml::kSuccess)
-      g.cpu_list = cpuListFromMask(mask, 64);
-    // Its compute processes, room for 64 (as the monitor's sampler asks).
-    unsigned int procs = 64;
-    if (api.DeviceGetComputeRunningProcesses) {
-      nvml::ProcessInfo p[64];
-      if (api.DeviceGetComputeRunningProcesses(dev[i], &procs, p) == nvml::kSuccess)
-        for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
-    } else if (api.DeviceGetComputeRunningProcessesV1) {
-      nvml::ProcessInfoV1 p[64];
-      if (api.DeviceGetComputeRunningProcessesV1(dev[i], &procs, p) == nvml::kSuccess)
-        for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
-    }
-    if (g.cpu_list.empty()) g.cpu_list = readSysLine(root / "sys/bus/pci/devices" / g.pci_bus_id / "local_cpulist");
+// One GPU's identity, PCIe link, NUMA node, CPUs and compute processes, from NVML (sysfs where
+// NVML cannot tell).
+void probeGpu(const nvml::Api& api, nvml::Device dev, int i, const fs::path& root, TopoGpu& g) {
+  g.index = i;
+  char buf[96] = {0};
+  if (api.DeviceGetName(dev, buf, sizeof(buf)) == nvml::kSuccess) g.name = buf;
+  char uuid[96] = {0};
+  if (api.DeviceGetUUID(dev, uuid, sizeof(uuid)) == nvml::kSuccess) g.uuid = uuid;
+  nvml::PciInfo pci{};
+  if (api.DeviceGetPciInfo(dev, &pci) == nvml::kSuccess) g.pci_bus_id = normalizeBusId(pci.busId);
+  int major = 0, minor = 0;
+  if (api.DeviceGetCudaComputeCapability && api.DeviceGetCudaComputeCapability(dev, &major, &minor) == nvml::kSuccess)
+    g.sm = major * 10 + minor;
+  unsigned int v = 0;
+  if (api.DeviceGetMaxPcieLinkGeneration && api.DeviceGetMaxPcieLinkGeneration(dev, &v) == nvml::kSuccess)
+    g.pcie_gen = static_cast<int>(v);
+  if (api.DeviceGetMaxPcieLinkWidth && api.DeviceGetMaxPcieLinkWidth(dev, &v) == nvml::kSuccess)
+    g.pcie_width = static_cast<int>(v);
+  // NUMA: NVML first; VMs and older drivers answer NOT_SUPPORTED, then sysfs knows (or says -1).
+  unsigned int numa = 0;
+  if (api.DeviceGetNumaNodeId && api.DeviceGetNumaNodeId(dev, &numa) == nvml::kSuccess)
+    g.numa_node = static_cast<int>(numa);
+  else
+    g.numa_node = readInt(root / "sys/bus/pci/devices" / g.pci_bus_id / "numa_node", -1);
+  unsigned long mask[64] = {0};
+  if (api.DeviceGetCpuAffinity && api.DeviceGetCpuAffinity(dev, 64, mask) == nvml::kSuccess)
+    g.cpu_list = cpuListFromMask(mask, 64);
+  // Its compute processes, room for 64 (as the monitor's sampler asks).
+  unsigned int procs = 64;
+  if (api.DeviceGetComputeRunningProcesses) {
+    nvml::ProcessInfo p[64];
+    if (api.DeviceGetComputeRunningProcesses(dev, &procs, p) == nvml::kSuccess)
+      for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
+  } else if (api.DeviceGetComputeRunningProcessesV1) {
+    nvml::ProcessInfoV1 p[64];
+    if (api.DeviceGetComputeRunningProcessesV1(dev, &procs, p) == nvml::kSuccess)
+      for (unsigned int j = 0; j < procs; ++j) g.pids.push_back(static_cast<int>(p[j].pid));
   }
+  if (g.cpu_list.empty()) g.cpu_list = readSysLine(root / "sys/bus/pci/devices" / g.pci_bus_id / "local_cpulist");
+}
+
+// The PCIe level between each pair of GPUs: NVML's common ancestor.
+void probePcieLevels(const nvml::Api& api, const std::vector<nvml::Device>& dev, NodeTopology& t) {
+  const int n = static_cast<int>(dev.size());
   t.pcie.assign(n, std::vector<PcieLevel>(n, PcieLevel::kSystem));
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
@@ -197,24 +184,31 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
         }
       }
     }
+}
+
+// Link state: on Hopper and later through the field-value API, as NCCL reads it (the older call
+// is not reliable there), else nvmlDeviceGetNvLinkState.
+bool linkActive(const nvml::Api& api, nvml::Device dev, int sm, unsigned int link) {
+  if (sm >= 90 && api.DeviceGetFieldValues) {
+    nvml::FieldValue fv{};
+    fv.fieldId = nvml::kFieldNvLinkGetState;
+    fv.scopeId = link;
+    if (api.DeviceGetFieldValues(dev, 1, &fv) == nvml::kSuccess && fv.nvmlReturn == nvml::kSuccess)
+      return fv.value.ui == 1;
+  }
+  int active = 0;
+  return api.DeviceGetNvLinkState && api.DeviceGetNvLinkState(dev, link, &active) == nvml::kSuccess && active == 1;
+}
+
+// The active NVLinks of each GPU: to another GPU of this node (per pair, the larger count of the
+// two ends), else to an NVSwitch. Then the per-link speed from the architecture.
+void probeNvLinks(const nvml::Api& api, const std::vector<nvml::Device>& dev, NodeTopology& t) {
+  const int n = static_cast<int>(dev.size());
   t.nvlinks.assign(n, std::vector<int>(n, 0));
-  // Link state: on Hopper and later through the field-value API, as NCCL reads it (the older call
-  // is not reliable there), else nvmlDeviceGetNvLinkState.
-  auto linkActive = [&](int a, unsigned int link) {
-    if (t.gpus[a].sm >= 90 && api.DeviceGetFieldValues) {
-      nvml::FieldValue fv{};
-      fv.fieldId = nvml::kFieldNvLinkGetState;
-      fv.scopeId = link;
-      if (api.DeviceGetFieldValues(dev[a], 1, &fv) == nvml::kSuccess && fv.nvmlReturn == nvml::kSuccess)
-        return fv.value.ui == 1;
-    }
-    int active = 0;
-    return api.DeviceGetNvLinkState && api.DeviceGetNvLinkState(dev[a], link, &active) == nvml::kSuccess && active == 1;
-  };
   if (api.DeviceGetNvLinkState || api.DeviceGetFieldValues) {
     for (int a = 0; a < n; ++a)
       for (unsigned int link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
-        if (!linkActive(a, link)) continue;
+        if (!linkActive(api, dev[a], t.gpus[a].sm, link)) continue;
         int type = nvml::kNvLinkUnknown;
         if (api.DeviceGetNvLinkRemoteDeviceType) api.DeviceGetNvLinkRemoteDeviceType(dev[a], link, &type);
         int peer = -1;
@@ -239,7 +233,11 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
   // numbering changed between drivers (a raw version, later an enum where 4.0 is 6).
   int sm = t.gpus[0].sm;
   if (sm > 0) t.nvlink_gbps = sm < 70 ? 20 : sm >= 100 ? 50 : 25;
-  // NUMA nodes of the host.
+}
+
+// NUMA nodes of the host; a GPU with no node from NVML or sysfs (-1 in VMs): the node holding all
+// of its CPUs, as nvidia-smi fills its NUMA Affinity column.
+void probeNuma(const fs::path& root, NodeTopology& t) {
   std::error_code ec;
   for (auto it = fs::directory_iterator(root / "sys/devices/system/node", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
@@ -248,44 +246,50 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
     t.numa.push_back({std::atoi(name.c_str() + 4), readSysLine(it->path() / "cpulist")});
   }
   std::sort(t.numa.begin(), t.numa.end(), [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
-  // A GPU with no node from NVML or sysfs (-1 in VMs): the node holding all of its CPUs, as nvidia-smi
-  // fills its NUMA Affinity column.
   for (auto& g : t.gpus)
     if (g.numa_node < 0) g.numa_node = numaNodeOfCpus(g.cpu_list, t.numa);
-  // NICs: the RDMA devices (InfiniBand or RoCE HCAs), what nvidia-smi topo -m lists and NCCL_IB_HCA
-  // names; plain Ethernet interfaces (virtio in VMs) have no PCIe place worth binding to.
-  HostNet net = probeHostNet(opt.sysfs_root);
+}
+
+// Adds one NIC: its PCI device (walking up from a virtual function or virtio child to a bus id),
+// NUMA node and PCIe level to each GPU; its sysfs path goes to nic_paths ("" where unknown).
+void addNic(TopoNic nic, const fs::path& device_link, const std::vector<std::string>& gpu_paths, NodeTopology& t,
+            std::vector<std::string>& nic_paths) {
+  std::error_code e;
+  fs::path real = fs::canonical(device_link, e);
+  std::string path = e ? "" : real.string();
+  // A virtual function or a virtio child sits below its PCI device: walk up to a bus id.
+  static const std::regex kBusId("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
+  while (!path.empty() && !std::regex_match(real.filename().string(), kBusId) && real.has_parent_path() &&
+         real.parent_path() != real) {
+    real = real.parent_path();
+    if (real.filename().string().rfind("pci", 0) == 0) path.clear();
+  }
+  if (!path.empty()) {
+    path = real.string();
+    nic.pci_bus_id = real.filename().string();
+    nic.numa_node = readInt(real / "numa_node", -1);
+  }
+  for (size_t g = 0; g < gpu_paths.size(); ++g)
+    nic.level_to_gpu.push_back(
+        path.empty() || gpu_paths[g].empty()
+            ? (nic.numa_node >= 0 && nic.numa_node == t.gpus[g].numa_node ? PcieLevel::kNode : PcieLevel::kSystem)
+            : sysfsPcieLevel(path, gpu_paths[g], nic.numa_node, t.gpus[g].numa_node));
+  nic_paths.push_back(path);
+  nic.pci_switches = ncclPciParents(path);
+  t.nics.push_back(std::move(nic));
+}
+
+// NICs: the RDMA devices (InfiniBand or RoCE HCAs), what nvidia-smi topo -m lists and NCCL_IB_HCA
+// names; plain Ethernet interfaces (virtio in VMs) have no PCIe place worth binding to. The GPUs'
+// PCIe switches too, and the levels between NICs.
+void probeNics(const std::string& sysfs_root, const fs::path& root, NodeTopology& t) {
+  HostNet net = probeHostNet(sysfs_root);
   std::vector<std::string> gpu_paths;
   for (auto& g : t.gpus) {
     gpu_paths.push_back(pciPath(root, g.pci_bus_id));
     g.pci_switches = ncclPciParents(gpu_paths.back());
   }
   std::vector<std::string> nic_paths;
-  auto addNic = [&](TopoNic nic, const fs::path& device_link) {
-    std::error_code e;
-    fs::path real = fs::canonical(device_link, e);
-    std::string path = e ? "" : real.string();
-    // A virtual function or a virtio child sits below its PCI device: walk up to a bus id.
-    static const std::regex kBusId("[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]");
-    while (!path.empty() && !std::regex_match(real.filename().string(), kBusId) && real.has_parent_path() &&
-           real.parent_path() != real) {
-      real = real.parent_path();
-      if (real.filename().string().rfind("pci", 0) == 0) path.clear();
-    }
-    if (!path.empty()) {
-      path = real.string();
-      nic.pci_bus_id = real.filename().string();
-      nic.numa_node = readInt(real / "numa_node", -1);
-    }
-    for (int g = 0; g < n; ++g)
-      nic.level_to_gpu.push_back(
-          path.empty() || gpu_paths[g].empty()
-              ? (nic.numa_node >= 0 && nic.numa_node == t.gpus[g].numa_node ? PcieLevel::kNode : PcieLevel::kSystem)
-              : sysfsPcieLevel(path, gpu_paths[g], nic.numa_node, t.gpus[g].numa_node));
-    nic_paths.push_back(path);
-    nic.pci_switches = ncclPciParents(path);
-    t.nics.push_back(std::move(nic));
-  };
   fs::path ib = root / "sys/class/infiniband";
   for (const auto& d : net.ib) {
     TopoNic nic;
@@ -299,7 +303,7 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
       nic.port = d.ports.front().port;
     std::string rate = readSysLine(ib / d.name / "ports" / std::to_string(nic.port) / "rate");  // "400 Gb/sec (4X NDR)"
     nic.speed_gbps = std::atof(rate.c_str());
-    addNic(nic, ib / d.name / "device");
+    addNic(nic, ib / d.name / "device", gpu_paths, t, nic_paths);
   }
   for (size_t i = 0; i < t.nics.size(); ++i)
     for (size_t j = 0; j < t.nics.size(); ++j)
@@ -307,6 +311,35 @@ Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
           nic_paths[i].empty() || nic_paths[j].empty()
               ? PcieLevel::kSystem
               : sysfsPcieLevel(nic_paths[i], nic_paths[j], t.nics[i].numa_node, t.nics[j].numa_node));
+}
+
+}  // namespace
+
+Result<NodeTopology> probeTopology(const TopologyProbeOptions& opt) {
+  auto loaded = nvml::load(opt.nvml_library);
+  if (!loaded.ok()) return loaded.error();
+  const nvml::Api& api = *loaded.value();
+  fs::path root = opt.sysfs_root.empty() ? fs::path("/") : fs::path(opt.sysfs_root);
+  NodeTopology t;
+  t.source = "NVML (" + api.library + ")";
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0) t.name = host;
+  unsigned int count = 0;
+  if (nvml::Return r = api.DeviceGetCount(&count); r != nvml::kSuccess)
+    return Error{"NVML: cannot count GPUs: " + nvml::errorString(api, r)};
+  if (count == 0) return Error{"NVML reports no GPUs on this node"};
+  int n = static_cast<int>(count);
+  std::vector<nvml::Device> dev(n);
+  t.gpus.resize(n);
+  for (int i = 0; i < n; ++i) {
+    if (nvml::Return r = api.DeviceGetHandleByIndex(i, &dev[i]); r != nvml::kSuccess)
+      return Error{"NVML: GPU " + std::to_string(i) + ": " + nvml::errorString(api, r)};
+    probeGpu(api, dev[i], i, root, t.gpus[i]);
+  }
+  probePcieLevels(api, dev, t);
+  probeNvLinks(api, dev, t);
+  probeNuma(root, t);
+  probeNics(opt.sysfs_root, root, t);
   cpuInfo(root, &t);
   // Free: the GPUs no compute process runs on (a busy GPU is not offered; place --include-busy).
   for (int i = 0; i < n; ++i)
