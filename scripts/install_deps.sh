@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev libcpp-httplib-dev
       nlohmann-json3-dev libtomlplusplus-dev libgtest-dev python3 libopenmpi-dev openmpi-bin)
-[ "${1:-}" = "--test" ] && pkgs+=(chromium python3-jsonschema clang-format-14)
+[ "${1:-}" = "--test" ] && pkgs+=(chromium python3-jsonschema clang-format-14 clang-tidy-14)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

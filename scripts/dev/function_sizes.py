@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Lines per source file and its longest function (C++ under src/), longest first.
 
-A function is a brace block that opens at the end of a line that is a definition head (it has a
-parameter list and is not a control statement, a class, a namespace or a lambda inside a function);
+A function is a brace block that opens at the end of a definition head (up to 5 lines that end in
+"{"; it has a parameter list and is not a control statement, a class, a namespace or a lambda inside a function);
 its length counts the lines from that line to its closing brace. Good enough to find the long ones,
 not a parser.
 
@@ -64,7 +64,12 @@ def functions(lines):
     out, i = [], 0
     while i < len(lines):
         line = lines[i]
-        if line and not line[0].isspace() and HEAD.match(line.strip()) and not NOT_HEAD.match(line):
+        head, k = line.strip(), i  # a head may wrap: join up to 4 lines until one ends with "{" or ";"
+        while (line and not line[0].isspace() and "(" in head and not head.endswith(("{", ";", "}"))
+               and k + 1 < len(lines) and k - i < 4):
+            k += 1
+            head += " " + lines[k].strip()
+        if line and not line[0].isspace() and HEAD.match(head) and not NOT_HEAD.match(line):
             depth, j = 0, i
             while j < len(lines):
                 depth += lines[j].count("{") - lines[j].count("}")
