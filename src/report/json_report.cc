@@ -239,6 +239,146 @@ std::pair<ordered_json, std::string> evidenceInBaseUnits(double v, const std::st
   if (unit == "GB/s") return {ordered_json(v * 1e9), "bytes/s"};
   return {ordered_json(v), unit};
 }
+// One rank of the run: its trace's identity and devices, what reading it took, its steps and totals.
+ordered_json rankJson(const RankAnalysis& r) {
+  const RankTrace& t = *r.trace;
+  ordered_json rj;
+  rj["rank"] = t.rank;
+  rj["path"] = t.path;
+  rj["world_size"] = t.world_size;
+  rj["nccl_version"] = t.nccl_version;
+  ordered_json devs = ordered_json::array();
+  for (const auto& d : t.devices)
+    devs.push_back({{"id", d.id},
+                    {"name", d.name},
+                    {"total_global_mem", d.total_global_mem},
+                    {"num_sms", d.num_sms},
+                    {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
+  rj["devices"] = devs;
+  rj["read"] = {{"file_bytes", t.stats.file_bytes},   {"json_bytes", t.stats.input_bytes},
+                {"json_events", t.stats.json_events}, {"intervals", t.stats.kept_events},
+                {"flow_events", t.stats.flow_events}, {"parse_seconds", t.stats.parse_seconds}};
+  if (t.peak_allocated_bytes >= 0) rj["peak_allocated_bytes"] = t.peak_allocated_bytes;
+  ordered_json steps = ordered_json::array();
+  for (const auto& b : r.steps) steps.push_back(step(b));
+  rj["steps"] = steps;
+  rj["total"] = step(r.total);
+  rj["kernels"] = kernels(r.kernels);
+  rj["collectives"] = collectives(r.collectives);
+  rj["gpu_outside_steps"] = {{"ops", r.coverage.gpu_outside_ops},
+                             {"dur_ns", r.coverage.gpu_outside_ns},
+                             {"before_first_step_dur_ns", r.coverage.gpu_before_ns}};
+  return rj;
+}
+
+// One finding: its evidence in the terminal's and in base units, its bound, its fix and its prediction.
+ordered_json findingJson(const Finding& f) {
+  ordered_json ev = ordered_json::array();
+  for (const auto& e : f.evidence) {
+    auto [bv, bu] = evidenceInBaseUnits(e.value, e.unit);
+    ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}, {"base_value", bv}, {"base_unit", bu}});
+  }
+  ordered_json fj = {{"id", f.id},
+                     {"severity", severityName(f.severity)},
+                     {"title", f.title},
+                     {"evidence", ev},
+                     {"gain_ms_per_step", f.gain_ms_per_step},
+                     {"gain_share", f.gain_share},
+                     {"gain_basis", f.gain_basis},
+                     {"explanation", f.explanation},
+                     {"fix", f.fix}};
+  if (f.what_if.available) {
+    fj["what_if"] = {{"step_ns", f.what_if.step_ns},
+                     {"speedup", f.what_if.speedup},
+                     {"next_bottleneck", orNull(f.what_if.next_bottleneck)},
+                     {"basis", f.what_if.basis}};
+    if (!f.what_if.alternatives.empty()) {
+      ordered_json alts = ordered_json::array();
+      for (const auto& a : f.what_if.alternatives)
+        alts.push_back({{"fix", a.fix},
+                        {"step_ns", a.step_ns},
+                        {"speedup", a.speedup},
+                        {"next_bottleneck", orNull(a.next_bottleneck)}});
+      fj["what_if"]["alternatives"] = std::move(alts);
+    }
+  }
+  return fj;
+}
+
+// The diagnosis: ranking, findings, checklist, the what-if, the plan, the step compare judges, thresholds.
+ordered_json diagnosisJson(const Diagnosis& d, const Thresholds* thresholds) {
+  ordered_json dj;
+  dj["primary_bottleneck"] = d.primary;
+  dj["step_ms"] = d.step_ms;
+  ordered_json rk = ordered_json::array();
+  for (const auto& b : d.ranking)
+    rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+  dj["ranking"] = rk;
+  ordered_json gr = ordered_json::array();
+  for (const auto& b : d.groups)
+    gr.push_back({{"group", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
+  dj["groups"] = gr;
+  dj["primary_group"] = d.groups.empty() ? ordered_json(nullptr) : ordered_json(d.groups.front().category);
+  ordered_json fs = ordered_json::array();
+  for (const auto& f : d.findings) fs.push_back(findingJson(f));
+  dj["findings"] = fs;
+  ordered_json cl = ordered_json::array();
+  for (const auto& c : d.checklist)
+    cl.push_back({{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
+  dj["checklist"] = cl;
+  const StepWhatIf& w = d.what_if;
+  dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns},
+                                             {"replayed_step_ns", w.replayed_step_ns},
+                                             {"unprofiled_step_ns", w.unprofiled_step_ns},
+                                             {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
+                                             {"bottleneck", orNull(w.bottleneck)},
+                                             {"traced_parts", partsJson(w.traced_parts)},
+                                             {"unprofiled_parts", partsJson(w.unprofiled_parts)},
+                                             {"steps_replayed", w.steps_replayed},
+                                             {"steps_in_trace", w.steps_in_trace},
+                                             {"basis", w.basis}}
+                              : ordered_json{{"traced_step_ns", nullptr},          {"replayed_step_ns", nullptr},
+                                             {"unprofiled_step_ns", nullptr},      {"unprofiled_path_ns", nullptr},
+                                             {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
+  if (w.available && w.measured_step_ns > 0)
+    dj["what_if"]["anchor"] = {{"measured_step_ns", w.measured_step_ns},
+                               {"profiler_cost_factor", w.profiler_cost_factor},
+                               {"matched", w.anchored},
+                               {"note", orNull(w.anchor_note)}};
+  ordered_json plan = ordered_json::array();
+  for (const auto& p : d.plan) {
+    ordered_json tied = ordered_json::array();
+    for (const auto& a : p.within_accuracy)
+      tied.push_back({{"finding", a.finding}, {"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup}});
+    plan.push_back({{"finding", p.finding},
+                    {"fix", p.fix},
+                    {"step_ns", p.step_ns},
+                    {"speedup", p.speedup},
+                    {"next_bottleneck", orNull(p.next_bottleneck)},
+                    {"within_accuracy", std::move(tied)}});
+  }
+  dj["plan"] = plan;
+  // What compare judges: the step alone, also under --no-what-if (null: no replay).
+  const StepWhatIf& e = d.step_estimate;
+  dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
+                         {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
+                         {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
+                         {"basis", e.available       ? e.basis
+                                   : e.basis.empty() ? std::string("not computed")
+                                                     : "no replay: " + e.basis}};
+  if (thresholds) {
+    ordered_json th = ordered_json::object();
+    for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers
+      if (std::floor(t.value) == t.value && std::fabs(t.value) < 9e15)
+        th[std::string(t.key())] = static_cast<int64_t>(t.value);
+      else
+        th[std::string(t.key())] = t.value;
+    }
+    dj["thresholds"] = th;
+  }
+  return dj;
+}
+
 }  // namespace
 
 const char* const* breakdownDefinitions() { return kDefinitions; }
@@ -266,36 +406,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
   for (const auto& l : run.left_out) left.push_back({{"rank", l.rank}, {"path", l.path}, {"reason", l.reason}});
   j["left_out_ranks"] = left;
   ordered_json ranks = ordered_json::array();
-  for (const auto& r : run.ranks) {
-    const RankTrace& t = *r.trace;
-    ordered_json rj;
-    rj["rank"] = t.rank;
-    rj["path"] = t.path;
-    rj["world_size"] = t.world_size;
-    rj["nccl_version"] = t.nccl_version;
-    ordered_json devs = ordered_json::array();
-    for (const auto& d : t.devices)
-      devs.push_back({{"id", d.id},
-                      {"name", d.name},
-                      {"total_global_mem", d.total_global_mem},
-                      {"num_sms", d.num_sms},
-                      {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)}});
-    rj["devices"] = devs;
-    rj["read"] = {{"file_bytes", t.stats.file_bytes},   {"json_bytes", t.stats.input_bytes},
-                  {"json_events", t.stats.json_events}, {"intervals", t.stats.kept_events},
-                  {"flow_events", t.stats.flow_events}, {"parse_seconds", t.stats.parse_seconds}};
-    if (t.peak_allocated_bytes >= 0) rj["peak_allocated_bytes"] = t.peak_allocated_bytes;
-    ordered_json steps = ordered_json::array();
-    for (const auto& b : r.steps) steps.push_back(step(b));
-    rj["steps"] = steps;
-    rj["total"] = step(r.total);
-    rj["kernels"] = kernels(r.kernels);
-    rj["collectives"] = collectives(r.collectives);
-    rj["gpu_outside_steps"] = {{"ops", r.coverage.gpu_outside_ops},
-                               {"dur_ns", r.coverage.gpu_outside_ns},
-                               {"before_first_step_dur_ns", r.coverage.gpu_before_ns}};
-    ranks.push_back(rj);
-  }
+  for (const auto& r : run.ranks) ranks.push_back(rankJson(r));
   j["ranks"] = ranks;
   j["kernels_all_ranks"] = kernels(run.kernels);
   j["collectives_all_ranks"] = collectives(run.collectives);
@@ -311,111 +422,7 @@ std::string renderJson(const RunAnalysis& run, double read_seconds, const Diagno
                     {"others_wait_ns", s.others_wait_ns},
                     {"note", s.note},
                     {"ranks", sw}};
-  if (diagnosis) {
-    const Diagnosis& d = *diagnosis;
-    ordered_json dj;
-    dj["primary_bottleneck"] = d.primary;
-    dj["step_ms"] = d.step_ms;
-    ordered_json rk = ordered_json::array();
-    for (const auto& b : d.ranking)
-      rk.push_back({{"category", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
-    dj["ranking"] = rk;
-    ordered_json gr = ordered_json::array();
-    for (const auto& b : d.groups)
-      gr.push_back({{"group", b.category}, {"share", b.share}, {"ms_per_step", b.ms_per_step}});
-    dj["groups"] = gr;
-    dj["primary_group"] = d.groups.empty() ? ordered_json(nullptr) : ordered_json(d.groups.front().category);
-    ordered_json fs = ordered_json::array();
-    for (const auto& f : d.findings) {
-      ordered_json ev = ordered_json::array();
-      for (const auto& e : f.evidence) {
-        auto [bv, bu] = evidenceInBaseUnits(e.value, e.unit);
-        ev.push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit}, {"base_value", bv}, {"base_unit", bu}});
-      }
-      ordered_json fj = {{"id", f.id},
-                         {"severity", severityName(f.severity)},
-                         {"title", f.title},
-                         {"evidence", ev},
-                         {"gain_ms_per_step", f.gain_ms_per_step},
-                         {"gain_share", f.gain_share},
-                         {"gain_basis", f.gain_basis},
-                         {"explanation", f.explanation},
-                         {"fix", f.fix}};
-      if (f.what_if.available) {
-        fj["what_if"] = {{"step_ns", f.what_if.step_ns},
-                         {"speedup", f.what_if.speedup},
-                         {"next_bottleneck", orNull(f.what_if.next_bottleneck)},
-                         {"basis", f.what_if.basis}};
-        if (!f.what_if.alternatives.empty()) {
-          ordered_json alts = ordered_json::array();
-          for (const auto& a : f.what_if.alternatives)
-            alts.push_back({{"fix", a.fix},
-                            {"step_ns", a.step_ns},
-                            {"speedup", a.speedup},
-                            {"next_bottleneck", orNull(a.next_bottleneck)}});
-          fj["what_if"]["alternatives"] = std::move(alts);
-        }
-      }
-      fs.push_back(std::move(fj));
-    }
-    dj["findings"] = fs;
-    ordered_json cl = ordered_json::array();
-    for (const auto& c : d.checklist)
-      cl.push_back(
-          {{"area", c.area}, {"item", c.item}, {"status", checkStatusName(c.status)}, {"evidence", c.evidence}});
-    dj["checklist"] = cl;
-    const StepWhatIf& w = d.what_if;
-    dj["what_if"] = w.available ? ordered_json{{"traced_step_ns", w.traced_step_ns},
-                                               {"replayed_step_ns", w.replayed_step_ns},
-                                               {"unprofiled_step_ns", w.unprofiled_step_ns},
-                                               {"unprofiled_path_ns", pathJson(w.unprofiled_path)},
-                                               {"bottleneck", orNull(w.bottleneck)},
-                                               {"traced_parts", partsJson(w.traced_parts)},
-                                               {"unprofiled_parts", partsJson(w.unprofiled_parts)},
-                                               {"steps_replayed", w.steps_replayed},
-                                               {"steps_in_trace", w.steps_in_trace},
-                                               {"basis", w.basis}}
-                                : ordered_json{{"traced_step_ns", nullptr},          {"replayed_step_ns", nullptr},
-                                               {"unprofiled_step_ns", nullptr},      {"unprofiled_path_ns", nullptr},
-                                               {"bottleneck", orNull(w.bottleneck)}, {"basis", w.basis}};
-    if (w.available && w.measured_step_ns > 0)
-      dj["what_if"]["anchor"] = {{"measured_step_ns", w.measured_step_ns},
-                                 {"profiler_cost_factor", w.profiler_cost_factor},
-                                 {"matched", w.anchored},
-                                 {"note", orNull(w.anchor_note)}};
-    ordered_json plan = ordered_json::array();
-    for (const auto& p : d.plan) {
-      ordered_json tied = ordered_json::array();
-      for (const auto& a : p.within_accuracy)
-        tied.push_back({{"finding", a.finding}, {"fix", a.fix}, {"step_ns", a.step_ns}, {"speedup", a.speedup}});
-      plan.push_back({{"finding", p.finding},
-                      {"fix", p.fix},
-                      {"step_ns", p.step_ns},
-                      {"speedup", p.speedup},
-                      {"next_bottleneck", orNull(p.next_bottleneck)},
-                      {"within_accuracy", std::move(tied)}});
-    }
-    dj["plan"] = plan;
-    // What compare judges: the step alone, also under --no-what-if (null: no replay).
-    const StepWhatIf& e = d.step_estimate;
-    dj["step_estimate"] = {{"traced_step_ns", e.available ? ordered_json(e.traced_step_ns) : ordered_json()},
-                           {"unprofiled_step_ns", e.available ? ordered_json(e.unprofiled_step_ns) : ordered_json()},
-                           {"unprofiled_path_ns", e.available ? pathJson(e.unprofiled_path) : ordered_json()},
-                           {"basis", e.available       ? e.basis
-                                     : e.basis.empty() ? std::string("not computed")
-                                                       : "no replay: " + e.basis}};
-    if (thresholds) {
-      ordered_json th = ordered_json::object();
-      for (const auto& t : thresholds->all()) {  // whole values (bytes, counts) as integers
-        if (std::floor(t.value) == t.value && std::fabs(t.value) < 9e15)
-          th[std::string(t.key())] = static_cast<int64_t>(t.value);
-        else
-          th[std::string(t.key())] = t.value;
-      }
-      dj["thresholds"] = th;
-    }
-    j["diagnosis"] = dj;
-  }
+  if (diagnosis) j["diagnosis"] = diagnosisJson(*diagnosis, thresholds);
   if (efficiency) j["efficiency"] = ordered_json::parse(renderEfficiencyJson(*efficiency));  // one writer of its fields
   if (fleet) j["fleet"] = fleetObject(*fleet);
   // Paths and names from traces need not be UTF-8: replace what is not rather than fail.
