@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -291,17 +292,11 @@ std::string evictFromPageCache(const std::vector<std::string>& files, bool allow
   return method;
 }
 
-Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
-  auto t_start = Clock::now();
-  StorageBenchResult res;
-  res.dir = opt.dir;
-  res.options = opt;
-  res.cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::error_code ec;
-  if (!fs::is_directory(opt.dir, ec)) return Error{opt.dir + ": not a directory"};
-  res.filesystem = filesystemName(opt.dir);
-  // Room first: the large file, the small files and their shards, and a margin, or one line saying so
-  // (not a write until the disk is full).
+namespace {
+
+// Room first: the large file, the small files and their shards, and a margin, or one line saying so
+// (not a write until the disk is full).
+Status checkRoom(const StorageBenchOptions& opt) {
   if (struct statvfs vs; ::statvfs(opt.dir.c_str(), &vs) == 0) {
     const long double avail = static_cast<long double>(vs.f_bavail) * static_cast<long double>(vs.f_frsize);
     const long double need =
@@ -314,191 +309,275 @@ Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
                       "--large-size or --files)",
                       opt.dir, static_cast<double>(need / 1e9L), static_cast<double>(avail / 1e9L))};
   }
-  std::string scratch = (fs::path(opt.dir) / (".gpudoctor-bench-io-" + std::to_string(::getpid()))).string();
-  fs::create_directories(scratch + "/small", ec);
-  if (ec) return Error{opt.dir + ": cannot create scratch files here: " + ec.message()};
-  struct Cleanup {
-    std::string dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code e;
-      if (!keep) fs::remove_all(dir, e);
-    }
-  } cleanup{scratch, opt.keep};
+  return {};
+}
 
-  std::string large = scratch + "/large.bin";
-  std::vector<std::string> small;
-  small.reserve(opt.small_files);
-  for (uint64_t i = 0; i < opt.small_files; ++i) {
-    char rel[64];
-    // A thousand files per folder, as datasets usually are, so directory size is not the figure.
-    std::snprintf(rel, sizeof rel, "/small/%05llu/%08llu.bin", static_cast<unsigned long long>(i / 1000),
-                  static_cast<unsigned long long>(i));
-    small.push_back(scratch + rel);
+// The scratch folder, removed when the run ends (unless kept), however it ends.
+struct ScratchDir {
+  std::string dir;
+  bool keep;
+  ~ScratchDir() {
+    std::error_code e;
+    if (!keep) fs::remove_all(dir, e);
   }
-  std::vector<std::string> shard_files;
+};
+
+// The benchmark's steps, each a named action run in order (with progress), over the scratch files.
+class StorageBench {
+ public:
+  StorageBench(const StorageBenchOptions& opt, std::string scratch);
+  void addWrites();
+  void addReadCells(const std::string& cache);
+  void addHostCosts();
+  Status run();
+  StorageBenchResult take() { return std::move(res_); }
+
+ private:
+  void add(std::string name, std::function<Status()> f) { steps_.push_back({std::move(name), std::move(f)}); }
+  Status keepFigure(Result<ReadFigure> r, const std::string& cache);
+  void evict(const std::vector<std::string>& files);
+  Status writeLarge();
+  Status writeSmall();
+  Status pack();
+  Status largeCell(bool random, Method m, uint64_t bs, int t, const std::string& cache);
+  Status smallCell(int t, const std::string& cache);
+  Status shardCell(int t, const std::string& cache);
+  Status openStatClose();
+  Status inflate();
 
   struct Step {
     std::string name;
     std::function<Status()> run;
   };
-  std::vector<Step> steps;
-  auto add = [&](std::string n, std::function<Status()> f) { steps.push_back({std::move(n), std::move(f)}); };
-  auto keepFigure = [&](Result<ReadFigure> r, const std::string& cache) -> Status {
-    if (!r.ok()) return Error{r.error().message};
-    r.value().cache = cache;
-    res.figures.push_back(r.value());
-    return {};
-  };
-  // Only the files the next cell reads are evicted: emptying 100,000 small files before every
-  // large-file cell would cost more than the cell.
-  auto evict = [&](const std::vector<std::string>& files) {
-    double share = -1;
-    res.cold_method = evictFromPageCache(files, opt.drop_caches, &share);
-    res.cold_resident_share = std::max(res.cold_resident_share, share);
-  };
+  const StorageBenchOptions& opt_;
+  StorageBenchResult res_;
+  std::string scratch_, large_;
+  std::vector<std::string> small_, shard_files_;
+  std::vector<Step> steps_;
+};
 
-  add("writing a " + std::to_string(opt.large_file_bytes >> 20) + " MiB file", [&]() -> Status {
-    if (Status s = writeScratch(large, opt.large_file_bytes, 1); !s.ok()) return s;
-    int fd = ::open(large.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-    if (fd >= 0) {
-      res.o_direct = true;
-      ::close(fd);
-    } else {
-      res.o_direct_note =
-          "O_DIRECT not supported on this filesystem (" + res.filesystem + ": " + std::strerror(errno) + ")";
-    }
-    return {};
-  });
-  add("writing " + std::to_string(opt.small_files) + " small files", [&]() -> Status {
-    for (uint64_t i = 0; i < small.size(); ++i) {
-      if (i % 1000 == 0) fs::create_directories(fs::path(small[i]).parent_path(), ec);
-      if (i % 1000 == 0 && opt.cancel && opt.cancel->load()) return Error{"interrupted; scratch files removed"};
-      if (Status s = writeScratch(small[i], opt.small_file_bytes, 100 + i); !s.ok()) return s;
-    }
-    ::sync();
-    return {};
-  });
-  add("packing them into shards", [&]() -> Status {
-    PackOptions po;
-    po.shard_bytes = opt.shard_bytes;
-    po.threads = std::min(2, res.cpus);
-    auto t0 = Clock::now();
-    auto r = packDirectory(scratch + "/small", scratch + "/shards", po);
-    if (!r.ok()) return Error{r.error().message};
-    res.pack_seconds = since(t0);
-    auto idx = readShardIndex(scratch + "/shards");
-    if (!idx.ok()) return Error{idx.error().message};
-    for (const auto& e : idx.value().shards) shard_files.push_back(scratch + "/shards/" + e.name);
-    return {};
-  });
+StorageBench::StorageBench(const StorageBenchOptions& opt, std::string scratch)
+    : opt_(opt), scratch_(std::move(scratch)), large_(scratch_ + "/large.bin") {
+  res_.dir = opt.dir;
+  res_.options = opt;
+  res_.cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  res_.filesystem = filesystemName(opt.dir);
+  small_.reserve(opt.small_files);
+  for (uint64_t i = 0; i < opt.small_files; ++i) {
+    char rel[64];
+    // A thousand files per folder, as datasets usually are, so directory size is not the figure.
+    std::snprintf(rel, sizeof rel, "/small/%05llu/%08llu.bin", static_cast<unsigned long long>(i / 1000),
+                  static_cast<unsigned long long>(i));
+    small_.push_back(scratch_ + rel);
+  }
+}
 
-  std::vector<std::string> caches = {"warm"};
-  if (opt.cold) caches.push_back("cold");
-  for (const auto& cache : caches) {
-    bool cold = cache == "cold";
-    for (bool random : {false, true}) {
-      const auto& sizes = random ? opt.rand_block_bytes : opt.seq_block_bytes;
-      for (Method m : {Method::kBuffered, Method::kMmap, Method::kDirect}) {
-        // O_DIRECT never uses the cache: measured once, reported as "bypassed".
-        if (m == Method::kDirect && cold) continue;
-        for (uint64_t bs : sizes)
-          for (int t : opt.threads) {
-            std::string name = std::string(random ? "random " : "sequential ") + methodName(m) + " " +
-                               std::to_string(bs >> 10) + " KiB x" + std::to_string(t) + " " + cache;
-            add(name, [&, random, m, bs, t, cold]() -> Status {
-              if (m == Method::kDirect && !res.o_direct) return {};
-              if (cold)
-                evict({large});
-              else if (m != Method::kDirect && residentShare({large}) < 0.99) {
-                // Warm means the whole file is cached: read it once first.
-                auto w = readLargeFile(large, opt.large_file_bytes, false, Method::kBuffered, 1 << 20, 1, 60);
-                if (!w.ok()) return Error{w.error().message};
-              }
-              return keepFigure(readLargeFile(large, opt.large_file_bytes, random, m, bs, t, opt.seconds_per_cell),
-                                m == Method::kDirect ? "bypassed" : cache);
-            });
-          }
-      }
-    }
-    for (int t : opt.threads)
-      add("small files x" + std::to_string(t) + " " + cache, [&, t, cold]() -> Status {
-        if (cold)
-          evict(small);
-        else if (auto w = readSmallFiles(small, opt.small_file_bytes, 2); !w.ok())
-          return Error{w.error().message};
-        return keepFigure(readSmallFiles(small, opt.small_file_bytes, t), cache);
-      });
-    for (int t : opt.threads)
-      add("shards x" + std::to_string(t) + " " + cache, [&, t, cold]() -> Status {
-        // Pages mapped by a live mapping are not dropped by POSIX_FADV_DONTNEED: the set is opened
-        // (mapped) only after the eviction, and closed before the next one.
-        if (cold) evict(shard_files);
-        auto set = ShardSet::open(scratch + "/shards");
-        if (!set.ok()) return Error{set.error().message};
-        LoaderOptions lo;
-        lo.threads = t;
-        lo.staging = opt.staging;
-        if (!cold) {
-          auto w = streamShards(*set.value(), lo, [](const char*, size_t) {});
-          if (!w.ok()) return Error{w.error().message};
+Status StorageBench::keepFigure(Result<ReadFigure> r, const std::string& cache) {
+  if (!r.ok()) return Error{r.error().message};
+  r.value().cache = cache;
+  res_.figures.push_back(r.value());
+  return {};
+}
+
+// Only the files the next cell reads are evicted: emptying 100,000 small files before every
+// large-file cell would cost more than the cell.
+void StorageBench::evict(const std::vector<std::string>& files) {
+  double share = -1;
+  res_.cold_method = evictFromPageCache(files, opt_.drop_caches, &share);
+  res_.cold_resident_share = std::max(res_.cold_resident_share, share);
+}
+
+// The scratch files: the large file, the small files, and the shards packed from them.
+void StorageBench::addWrites() {
+  add("writing a " + std::to_string(opt_.large_file_bytes >> 20) + " MiB file", [this] { return writeLarge(); });
+  add("writing " + std::to_string(opt_.small_files) + " small files", [this] { return writeSmall(); });
+  add("packing them into shards", [this] { return pack(); });
+}
+
+// The large file; whether it opens with O_DIRECT here.
+Status StorageBench::writeLarge() {
+  if (Status s = writeScratch(large_, opt_.large_file_bytes, 1); !s.ok()) return s;
+  int fd = ::open(large_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd >= 0) {
+    res_.o_direct = true;
+    ::close(fd);
+  } else {
+    res_.o_direct_note =
+        "O_DIRECT not supported on this filesystem (" + res_.filesystem + ": " + std::strerror(errno) + ")";
+  }
+  return {};
+}
+
+Status StorageBench::writeSmall() {
+  std::error_code ec;
+  for (uint64_t i = 0; i < small_.size(); ++i) {
+    if (i % 1000 == 0) fs::create_directories(fs::path(small_[i]).parent_path(), ec);
+    if (i % 1000 == 0 && opt_.cancel && opt_.cancel->load()) return Error{"interrupted; scratch files removed"};
+    if (Status s = writeScratch(small_[i], opt_.small_file_bytes, 100 + i); !s.ok()) return s;
+  }
+  ::sync();
+  return {};
+}
+
+Status StorageBench::pack() {
+  PackOptions po;
+  po.shard_bytes = opt_.shard_bytes;
+  po.threads = std::min(2, res_.cpus);
+  auto t0 = Clock::now();
+  auto r = packDirectory(scratch_ + "/small", scratch_ + "/shards", po);
+  if (!r.ok()) return Error{r.error().message};
+  res_.pack_seconds = since(t0);
+  auto idx = readShardIndex(scratch_ + "/shards");
+  if (!idx.ok()) return Error{idx.error().message};
+  for (const auto& e : idx.value().shards) shard_files_.push_back(scratch_ + "/shards/" + e.name);
+  return {};
+}
+
+// The read cells of one cache state ("warm" or "cold"): the large file by pattern, method, block
+// size and threads; the small files and the shards by threads.
+void StorageBench::addReadCells(const std::string& cache) {
+  const bool cold = cache == "cold";
+  for (bool random : {false, true}) {
+    const auto& sizes = random ? opt_.rand_block_bytes : opt_.seq_block_bytes;
+    for (Method m : {Method::kBuffered, Method::kMmap, Method::kDirect}) {
+      // O_DIRECT never uses the cache: measured once, reported as "bypassed".
+      if (m == Method::kDirect && cold) continue;
+      for (uint64_t bs : sizes)
+        for (int t : opt_.threads) {
+          std::string name = std::string(random ? "random " : "sequential ") + methodName(m) + " " +
+                             std::to_string(bs >> 10) + " KiB x" + std::to_string(t) + " " + cache;
+          add(name, [this, random, m, bs, t, cache] { return largeCell(random, m, bs, t, cache); });
         }
-        auto r = streamShards(*set.value(), lo, [](const char*, size_t) {});
-        if (!r.ok()) return Error{r.error().message};
-        res.staging_kind = r.value().staging_kind;
-        ReadFigure f;
-        f.pattern = "shards";
-        f.method = "shard reader";
-        f.cache = cache;
-        f.block_bytes = opt.small_file_bytes;
-        f.threads = t;
-        f.bytes = r.value().bytes;
-        f.ops = r.value().samples;
-        f.seconds = r.value().seconds;
-        res.figures.push_back(f);
-        return {};
-      });
-  }
-  add("open+stat+close per file", [&]() -> Status {
-    auto t0 = Clock::now();
-    for (const auto& f : small) {
-      struct stat st {};
-      ::stat(f.c_str(), &st);
-      int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) ::close(fd);
     }
-    res.open_stat_close_ns = small.empty() ? 0 : since(t0) * 1e9 / small.size();
-    return {};
-  });
-  add("gzip inflate", [&]() -> Status {
-    // A sample of the scratch data, compressed once; inflated repeatedly on one core.
-    uLong n = 8u << 20;
-    std::vector<char> raw(n);
-    fillData(raw.data(), n, 7);
-    uLongf zn = compressBound(n);
-    std::vector<Bytef> z(zn);
-    if (compress2(z.data(), &zn, reinterpret_cast<const Bytef*>(raw.data()), n, 6) != Z_OK)
-      return Error{"zlib compress failed"};
-    res.compression_ratio = static_cast<double>(n) / zn;
-    auto t0 = Clock::now();
-    uint64_t out = 0;
-    do {
-      uLongf on = n;
-      if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &on, z.data(), zn) != Z_OK)
-        return Error{"zlib inflate failed"};
-      out += on;
-    } while (since(t0) < 0.3);
-    res.inflate_bytes_per_s = out / since(t0);
-    return {};
-  });
-
-  int total = static_cast<int>(steps.size());
-  for (int i = 0; i < total; ++i) {
-    if (opt.cancel && opt.cancel->load()) return Error{"interrupted; scratch files removed"};
-    if (opt.progress) opt.progress(steps[i].name, i, total);
-    if (Status s = steps[i].run(); !s.ok()) return Error{s.message()};
   }
-  if (opt.progress) opt.progress("done", total, total);
+  for (int t : opt_.threads)
+    add("small files x" + std::to_string(t) + " " + cache, [this, t, cache] { return smallCell(t, cache); });
+  for (int t : opt_.threads)
+    add("shards x" + std::to_string(t) + " " + cache, [this, t, cache] { return shardCell(t, cache); });
+}
+
+Status StorageBench::largeCell(bool random, Method m, uint64_t bs, int t, const std::string& cache) {
+  const bool cold = cache == "cold";
+  if (m == Method::kDirect && !res_.o_direct) return {};
+  if (cold)
+    evict({large_});
+  else if (m != Method::kDirect && residentShare({large_}) < 0.99) {
+    // Warm means the whole file is cached: read it once first.
+    auto w = readLargeFile(large_, opt_.large_file_bytes, false, Method::kBuffered, 1 << 20, 1, 60);
+    if (!w.ok()) return Error{w.error().message};
+  }
+  return keepFigure(readLargeFile(large_, opt_.large_file_bytes, random, m, bs, t, opt_.seconds_per_cell),
+                    m == Method::kDirect ? "bypassed" : cache);
+}
+
+Status StorageBench::smallCell(int t, const std::string& cache) {
+  if (cache == "cold")
+    evict(small_);
+  else if (auto w = readSmallFiles(small_, opt_.small_file_bytes, 2); !w.ok())
+    return Error{w.error().message};
+  return keepFigure(readSmallFiles(small_, opt_.small_file_bytes, t), cache);
+}
+
+Status StorageBench::shardCell(int t, const std::string& cache) {
+  const bool cold = cache == "cold";
+  // Pages mapped by a live mapping are not dropped by POSIX_FADV_DONTNEED: the set is opened
+  // (mapped) only after the eviction, and closed before the next one.
+  if (cold) evict(shard_files_);
+  auto set = ShardSet::open(scratch_ + "/shards");
+  if (!set.ok()) return Error{set.error().message};
+  LoaderOptions lo;
+  lo.threads = t;
+  lo.staging = opt_.staging;
+  if (!cold) {
+    auto w = streamShards(*set.value(), lo, [](const char*, size_t) {});
+    if (!w.ok()) return Error{w.error().message};
+  }
+  auto r = streamShards(*set.value(), lo, [](const char*, size_t) {});
+  if (!r.ok()) return Error{r.error().message};
+  res_.staging_kind = r.value().staging_kind;
+  ReadFigure f;
+  f.pattern = "shards";
+  f.method = "shard reader";
+  f.cache = cache;
+  f.block_bytes = opt_.small_file_bytes;
+  f.threads = t;
+  f.bytes = r.value().bytes;
+  f.ops = r.value().samples;
+  f.seconds = r.value().seconds;
+  res_.figures.push_back(f);
+  return {};
+}
+
+// What the host spends besides reading: opening a file, and inflating gzip data.
+void StorageBench::addHostCosts() {
+  add("open+stat+close per file", [this] { return openStatClose(); });
+  add("gzip inflate", [this] { return inflate(); });
+}
+
+Status StorageBench::openStatClose() {
+  auto t0 = Clock::now();
+  for (const auto& f : small_) {
+    struct stat st {};
+    ::stat(f.c_str(), &st);
+    int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+  }
+  res_.open_stat_close_ns = small_.empty() ? 0 : since(t0) * 1e9 / small_.size();
+  return {};
+}
+
+// A sample of the scratch data, compressed once; inflated repeatedly on one core.
+Status StorageBench::inflate() {
+  uLong n = 8u << 20;
+  std::vector<char> raw(n);
+  fillData(raw.data(), n, 7);
+  uLongf zn = compressBound(n);
+  std::vector<Bytef> z(zn);
+  if (compress2(z.data(), &zn, reinterpret_cast<const Bytef*>(raw.data()), n, 6) != Z_OK)
+    return Error{"zlib compress failed"};
+  res_.compression_ratio = static_cast<double>(n) / zn;
+  auto t0 = Clock::now();
+  uint64_t out = 0;
+  do {
+    uLongf on = n;
+    if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &on, z.data(), zn) != Z_OK)
+      return Error{"zlib inflate failed"};
+    out += on;
+  } while (since(t0) < 0.3);
+  res_.inflate_bytes_per_s = out / since(t0);
+  return {};
+}
+
+// The steps in order, each announced to the progress callback; stops at a cancel or an error.
+Status StorageBench::run() {
+  int total = static_cast<int>(steps_.size());
+  for (int i = 0; i < total; ++i) {
+    if (opt_.cancel && opt_.cancel->load()) return Error{"interrupted; scratch files removed"};
+    if (opt_.progress) opt_.progress(steps_[i].name, i, total);
+    if (Status s = steps_[i].run(); !s.ok()) return Error{s.message()};
+  }
+  if (opt_.progress) opt_.progress("done", total, total);
+  return {};
+}
+
+}  // namespace
+
+Result<StorageBenchResult> runStorageBench(const StorageBenchOptions& opt) {
+  auto t_start = Clock::now();
+  std::error_code ec;
+  if (!fs::is_directory(opt.dir, ec)) return Error{opt.dir + ": not a directory"};
+  RETURN_IF_ERROR(checkRoom(opt));
+  std::string scratch = (fs::path(opt.dir) / (".gpudoctor-bench-io-" + std::to_string(::getpid()))).string();
+  fs::create_directories(scratch + "/small", ec);
+  if (ec) return Error{opt.dir + ": cannot create scratch files here: " + ec.message()};
+  ScratchDir cleanup{scratch, opt.keep};
+  StorageBench bench(opt, scratch);
+  bench.addWrites();
+  bench.addReadCells("warm");
+  if (opt.cold) bench.addReadCells("cold");
+  bench.addHostCosts();
+  RETURN_IF_ERROR(bench.run());
+  StorageBenchResult res = bench.take();
   if (!opt.cold) res.cold_method = "not measured (--no-cold)";
   res.seconds = since(t_start);
   return res;
