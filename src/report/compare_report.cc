@@ -12,7 +12,7 @@ namespace gpudoctor {
 namespace {
 double ms(double ns) { return ns / 1e6; }
 
-std::string fit(std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+std::string fit(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
 
 std::string basisTitle(const CompareResult& r) {
   if (r.basis == "un-profiled (replay)") return "Un-profiled (replay)";
