@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -158,6 +159,18 @@ TEST(Compare, BadInputIsOneLineAndExit3) {
   r = run("compare " + other.string() + " " + w("healthy__base"));
   EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("another layout"), std::string::npos) << r.err;
+  // A newer analyze document: refused, not misread.
+  auto base = scratch() / "base99.json";
+  ASSERT_EQ(run("analyze " + w("healthy__base") + " -q --json " + base.string()).rc, 0);
+  {
+    std::ifstream in(base);
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);  // the keys in their order: "tool" first
+    doc["schema_version"] = 99;
+    std::ofstream(base) << doc.dump();
+  }
+  r = run("compare " + base.string() + " " + w("healthy__rerun"));
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.err.find("schema_version 99; this gpudoctor reads version 1"), std::string::npos) << r.err;
   auto foreign = scratch() / "foreign.json";
   { std::ofstream(foreign) << R"({"tool": "nsys", "traceEvents": []})"; }
   r = run("compare " + foreign.string() + " " + w("healthy__base"));

@@ -73,6 +73,15 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
         fmt::format("an analyze document of another layout (version {}; compare needs ranks[].steps and "
                     "job_summary: re-run analyze --json with this version)",
                     j.value("version", std::string("unknown"))));
+  // The analyze document's schema this reader knows (report/json_report.cc writes it); a newer one may
+  // have changed what a field means, so it is refused rather than misread.
+  constexpr int kAnalyzeSchema = 1;
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    return bad("no integer schema_version: not a gpudoctor analyze --json document, or a damaged one");
+  if (const int v = j["schema_version"].get<int>(); v != kAnalyzeSchema)
+    return bad(fmt::format("analyze --json schema_version {}; this gpudoctor reads version {}: re-run analyze "
+                           "--json with this version",
+                           v, kAnalyzeSchema));
   RunSummary s;
   s.source = path;
   try {

@@ -42,14 +42,20 @@ std::string wordAfter(std::string_view s, std::string_view key) {
 
 class Parser {
  public:
+  // NCCL's own lines read so far.
+  auto ncclLines() const { return f_.nccl_lines; }
   void line(std::string_view raw) {
     ++f_.lines;
     size_t k = raw.find(" NCCL ");
     if (k == std::string_view::npos) return;
-    ++f_.nccl_lines;
     std::string_view head = raw.substr(0, k);  // "host:pid:tid [dev]"
-    std::string host(head.substr(0, head.find(':')));
     std::string_view rest = raw.substr(k + 6);
+    // NCCL's own lines carry a level after "NCCL": prose that mentions NCCL is not a log line.
+    if (!rest.starts_with("INFO ") && !rest.starts_with("WARN ") && !rest.starts_with("TRACE ") &&
+        !rest.starts_with("ABORT "))
+      return;
+    ++f_.nccl_lines;
+    std::string host(head.substr(0, head.find(':')));
     if (rest.substr(0, 5) == "WARN ") {
       std::string w(trim(rest.substr(5)));
       if (std::find(f_.warnings.begin(), f_.warnings.end(), w) == f_.warnings.end() && f_.warnings.size() < 100)
@@ -210,14 +216,13 @@ Result<NcclLogFacts> readNcclLogs(const std::vector<std::string>& paths) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{path + ": cannot open: " + std::strerror(errno)};
     std::string line;
-    int nccl = 0;
+    const auto before = p.ncclLines();
     while (std::getline(in, line)) {
       if (line.find('\0') != std::string::npos) return Error{path + ": binary data, not an NCCL log"};
-      nccl += line.find(" NCCL ") != std::string::npos;
       p.line(line);
     }
     if (in.bad()) return Error{path + ": read failed"};
-    if (nccl == 0) return Error{path + ": no NCCL lines (expected an NCCL_DEBUG=INFO log)"};
+    if (p.ncclLines() == before) return Error{path + ": no NCCL lines (expected an NCCL_DEBUG=INFO log)"};
   }
   return p.take();
 }

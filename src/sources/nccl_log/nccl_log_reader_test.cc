@@ -98,6 +98,11 @@ TEST(NcclLog, NotALog) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("garbage.bin"), std::string::npos);
   EXPECT_FALSE(readNcclLogs({"/nonexistent/rank0.log"}).ok());
+  // Prose that names NCCL (the README) is not a log: its lines have no level after "NCCL".
+  auto prose = readNcclLogs({src("README.md")});
+  ASSERT_FALSE(prose.ok());
+  EXPECT_NE(prose.error().message.find("no NCCL lines"), std::string::npos) << prose.error().message;
+  EXPECT_FALSE(readNcclLogText("see the NCCL docs\nset NCCL ALGO here\n", "notes.txt").ok());
 }
 
 }  // namespace
