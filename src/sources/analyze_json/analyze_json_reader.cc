@@ -79,9 +79,10 @@ Result<RunSummary> readAnalyzeJson(const std::string& path) {
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     return bad("no integer schema_version: not a gpudoctor analyze --json document, or a damaged one");
   if (const int v = j["schema_version"].get<int>(); v != kAnalyzeSchema)
-    return bad(fmt::format("analyze --json schema_version {}; this gpudoctor reads version {}: re-run analyze "
-                           "--json with this version",
-                           v, kAnalyzeSchema));
+    return bad(
+        fmt::format("analyze --json schema_version {}; this gpudoctor reads version {}: re-run analyze "
+                    "--json with this version",
+                    v, kAnalyzeSchema));
   RunSummary s;
   s.source = path;
   try {
