@@ -196,6 +196,13 @@ class Checker {
   void valueChecks(const NcclVarInfo& v) {
     const std::string& val = s_->value;
     std::string why;
+    if (val.find_first_not_of(" \t") == std::string::npos) {  // NAME= : set, to nothing
+      add(EnvVerdict::kWrong,
+          "set to an empty value: NCCL sees the variable as set, and what an empty value means differs by "
+          "variable and release",
+          "unset " + s_->name + " (or give it a value)");
+      return;
+    }
     if (v.type == "bool") {
       auto x = ncclInt(val);
       if (!x) {

@@ -115,6 +115,16 @@ TEST(NcclEnv, ValuesAsNcclParsesThem) {
   EXPECT_EQ(f.find("NCCL_DEBUG_SUBSYS")->second, EnvVerdict::kFine);
 }
 
+// NAME= sets the variable to nothing: never "fine", whatever its type.
+TEST(NcclEnv, AnEmptyValueIsWrong) {
+  NcclVersion v = parseNcclVersion("2.28.3").value();
+  auto f = verdicts(check("NCCL_ALGO=\nNCCL_IB_DISABLE=\nNCCL_BUFFSIZE=\n", v, nullptr));
+  for (const char* name : {"NCCL_ALGO", "NCCL_IB_DISABLE", "NCCL_BUFFSIZE"}) {
+    ASSERT_NE(f.find(name), f.end()) << name;
+    EXPECT_EQ(f.find(name)->second, EnvVerdict::kWrong) << name;
+  }
+}
+
 TEST(NcclEnv, HostWithoutInfiniBand) {
   HostNet host = probeHostNet(src("testdata/sysroot/plain_node"));
   auto f = check("NCCL_SOCKET_IFNAME=ens\nNCCL_NET_GDR_LEVEL=SYS\nNCCL_IB_HCA=mlx5\n", 22803, &host, true);
