@@ -126,6 +126,20 @@ TEST(RealTrace, Fp32NaiveAttentionPageableLoader) {
   EXPECT_GT(r.total.idle_host_ns, r.total.idle_ns / 2);
 }
 
+// One rank of the bundled 2-rank DDP job: the run says which of the job's ranks it lacks; both
+// ranks: no such note.
+TEST(RealTrace, AMissingRankOfTheWorldIsNoted) {
+  auto one = load({src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz")});
+  auto noted = [](const RunAnalysis& run) {
+    for (const auto& n : run.notes)
+      if (n.find("1 of the job's 2 ranks have no trace here (missing: 1)") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted(one->run));
+  auto both = load({src("examples/ddp_bf16_flash")});
+  EXPECT_FALSE(noted(both->run));
+}
+
 TEST(RealTrace, LaunchBoundTinyModel) {
   auto l = load({src("testdata/kineto/launch_bound_rank1.pt.trace.json.gz")});
   const auto& r = l->run.ranks[0];

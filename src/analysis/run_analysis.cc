@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/digest.h"
 #include "analysis/fleet.h"
@@ -15,6 +16,27 @@
 namespace gpudoctor {
 
 namespace {
+
+// The job's ranks (the traces' world size) that no trace given here holds, as a note; "" for none.
+std::string missingRanksNote(const RunAnalysis& run) {
+  int world = 0;
+  std::set<int> present;
+  for (const auto& r : run.ranks) {
+    world = std::max(world, r.trace->world_size);
+    present.insert(r.trace->rank);
+  }
+  for (const auto& l : run.left_out) present.insert(l.rank);
+  if (world <= 1) return "";
+  std::vector<int> missing;
+  for (int k = 0; k < world; ++k)
+    if (!present.count(k)) missing.push_back(k);
+  if (missing.empty()) return "";
+  const size_t shown = std::min<size_t>(missing.size(), 8);
+  return fmt::format(
+      "{} of the job's {} ranks have no trace here (missing: {}{}); the figures are those of the ranks present",
+      missing.size(), world, fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      missing.size() > shown ? ", ..." : "");
+}
 // The straggler report from the per-group analysis: the group whose straggler makes the others wait
 // most, else the verdict that none has one.
 StragglerReport stragglerOfGroups(const FleetReport& f) {
@@ -124,6 +146,7 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
     }
     run.ranks = std::move(kept);
   }
+  if (std::string note = missingRanksNote(run); !note.empty()) run.notes.push_back(std::move(note));
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;
     const std::string dev = t.devices.empty() ? "" : " (" + t.devices.front().name + ")";
