@@ -421,6 +421,23 @@ TEST(Ranks, TiedCollectivesHaveNoLastArrival) {
   EXPECT_DOUBLE_EQ(t.straggler_share, 0.0);
 }
 
+// A step of 20 minutes is a corrupt timestamp, not a step: the figures stay, with a note that says so.
+TEST(RunAnalysis, AnAbsurdStepLengthIsNoted) {
+  TraceBuilder b;
+  const int64_t twenty_min = 1'200'000'000'000;
+  b.step(1, 0, twenty_min);
+  b.launch(1, 100, 200, EventKind::kKernel, TraceBuilder::kStream7, "k", 300, 400);
+  b.launch(2, twenty_min - 300, twenty_min - 200, EventKind::kKernel, TraceBuilder::kStream7, "k", twenty_min - 100,
+           twenty_min - 50);
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  bool noted = false;
+  for (const auto& n : r.value().notes) noted |= n.find("step 1 lasts 1200 s: a timestamp") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(RunAnalysis, TraceWithoutGpuWorkIsAnError) {
   TraceBuilder b;
   b.step(1, 0, 1000);

@@ -17,6 +17,9 @@ namespace gpudoctor {
 
 namespace {
 
+// A step longer than this is not a training step but a corrupt timestamp (10 minutes).
+constexpr int64_t kAbsurdStepNs = 600'000'000'000;
+
 // The job's ranks (the traces' world size) that no trace given here holds, as a note; "" for none.
 std::string missingRanksNote(const RunAnalysis& run) {
   int world = 0;
@@ -166,6 +169,12 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
           fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
                       "of host time only; e.g. the step the last prof.step() opens)",
                       r.trace->rank, d.number, static_cast<double>(d.host_ns) / 1e6));
+    for (const auto& st : r.steps)  // no training step lasts 10 minutes: a timestamp that is not one
+      if (st.wall_ns > kAbsurdStepNs)
+        run.notes.push_back(
+            fmt::format("rank {}: step {} lasts {:.0f} s: a timestamp in the trace is likely corrupt (a clock "
+                        "jump or a damaged event); its figures are kept but are not to be trusted",
+                        r.trace->rank, st.window.number, static_cast<double>(st.wall_ns) / 1e9));
     for (const auto& w : r.windows)
       if (w.clipped_ns > 0)
         run.notes.push_back(
