@@ -286,8 +286,10 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (!a.quiet)
       std::fprintf(stderr, "gpudoctor: no trace given; analyzing the bundled example %s\n", paths[0].c_str());
   }
-  auto files = expandTracePaths(paths);
+  std::vector<std::string> skipped;
+  auto files = expandTracePaths(paths, &skipped);
   if (!files.ok()) return fail(files.error().message);
+  for (const auto& s : skipped) std::fprintf(stderr, "gpudoctor: note: %s\n", s.c_str());
   AnalysisOptions opt;
   opt.steps = sel.value();
   opt.top_n = a.top;

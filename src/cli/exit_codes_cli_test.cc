@@ -97,6 +97,21 @@ TEST(ExitCodes, SummaryOutDashIsStdout) {
       << slurp(d / "out.txt").substr(0, 200);
 }
 
+// A directory of per-rank traces that also holds other JSON (a config): those files are skipped and
+// named, the traces analyzed.
+TEST(ExitCodes, AnalyzeSkipsForeignFilesOfADirectory) {
+  auto dir = scratch() / "ranks";
+  fs::create_directories(dir);
+  fs::copy_file(kExample, dir / "rank0.pt.trace.json.gz");
+  { std::ofstream(dir / "config.json") << R"({"lr": 0.001})"; }
+  auto r = run("analyze " + dir.string() + " --no-what-if");
+  EXPECT_EQ(r.rc, kOk) << r.err;
+  EXPECT_NE(r.err.find("config.json: skipped, not a trace"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("1 rank"), std::string::npos) << r.out;
+  fs::remove(dir / "rank0.pt.trace.json.gz");  // nothing left but the config: no trace at all
+  expectError(run("analyze " + dir.string()), kBadInput, "no trace files");
+}
+
 TEST(ExitCodes, Checklist) {
   std::string failing = whatif("gpt_launch_bound__base");
   expectError(run("checklist --strict --bogus"), kUsage);
@@ -136,6 +151,7 @@ TEST(ExitCodes, NcclEnvAndLog) {
   expectError(run("nccl log"), kUsage);
   expectError(run("nccl log /nonexistent.log"), kBadInput, "/nonexistent.log");
   EXPECT_EQ(run("nccl log " + src("testdata/nccl_logs/ddp_2xh200_info.log")).rc, kOk);
+  expectError(run("nccl log " + src("README.md")), kBadInput, "no NCCL lines");  // prose naming NCCL
   if (!cudaBuild()) expectError(run("nccl bench -b 8 -e 8"), kNoDevice, "CUDA");
 }
 

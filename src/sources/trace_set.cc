@@ -24,7 +24,8 @@ bool looksLikeTrace(const std::string& name) {
 }
 }  // namespace
 
-Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths) {
+Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths,
+                                                  std::vector<std::string>* skipped) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
@@ -38,8 +39,24 @@ Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>
           found.push_back(it->path().string());
       }
       if (ec) return Error{p + ": cannot list directory: " + ec.message()};
-      if (found.empty()) return Error{p + ": directory holds no trace files (*.json, *.json.gz, *.gdrec, *.gdrec.gz)"};
       std::sort(found.begin(), found.end());
+      if (skipped) {  // a directory may hold other JSON (configs, results): those are skipped, and named
+        std::vector<std::string> traces;
+        for (auto& f : found) {
+          if (f.ends_with(".gdsum") || f.ends_with(".gdsum.gz")) {  // per-rank summaries: their own reader
+            traces.push_back(std::move(f));
+            continue;
+          }
+          auto head = readTraceHead(f);
+          auto reader = head.ok() ? pickTraceReader(f, head.value()) : Result<const TraceReader*>(head.error());
+          if (reader.ok())
+            traces.push_back(std::move(f));
+          else
+            skipped->push_back(f + ": skipped, not a trace");
+        }
+        found = std::move(traces);
+      }
+      if (found.empty()) return Error{p + ": directory holds no trace files (*.json, *.json.gz, *.gdrec, *.gdrec.gz)"};
       out.insert(out.end(), found.begin(), found.end());
     } else {
       out.push_back(p);

@@ -15,8 +15,11 @@
 namespace gpudoctor {
 
 // Expands directories into the trace files inside them (*.json, *.json.gz, *.pt.trace.json[.gz]),
-// sorted by name. Errors for a path that does not exist, or a directory with no trace files.
-Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths);
+// sorted by name. Errors for a path that does not exist, or a directory with no trace files. With
+// `skipped`, a file inside a directory that no trace reader claims (a config, a results file) is left
+// out and named there ("<path>: skipped, not a trace"); a file named directly is always kept.
+Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths,
+                                                  std::vector<std::string>* skipped = nullptr);
 
 // The first n bytes of a file, decompressed when it is gzip (fewer for a short file). Errors when
 // the file cannot be opened or its first bytes cannot be read.
