@@ -2,6 +2,7 @@
 // its time-outs, the hex form, and child processes run through /bin/sh.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +93,25 @@ TEST(Processes, CapturedRunsSeeOnlyTheirEnvironment) {
   EXPECT_TRUE(WIFEXITED(r.value().status));
   EXPECT_EQ(WEXITSTATUS(r.value().status), 4);
   EXPECT_EQ(shellQuote("a'b"), "'a'\\''b'");
+}
+
+// The foreground job: its exit code, 128 + the signal that killed it, its environment exactly `env`,
+// and an error for a command that is not there. The handlers it sets are put back after.
+TEST(Processes, ForegroundJobExitCodesAndEnvironment) {
+  auto code = runForegroundJob({"sh", "-c", "exit 3"}, {"PATH=/usr/bin:/bin"});
+  ASSERT_TRUE(code.ok()) << code.message();
+  EXPECT_EQ(code.value(), 3);
+  code = runForegroundJob({"/bin/sh", "-c", "kill -TERM $$"}, {});
+  ASSERT_TRUE(code.ok()) << code.message();
+  EXPECT_EQ(code.value(), 128 + SIGTERM);
+  code = runForegroundJob({"/bin/sh", "-c", "test \"$ONLY\" = yes && test -z \"$HOME\""}, {"ONLY=yes"});
+  ASSERT_TRUE(code.ok()) << code.message();
+  EXPECT_EQ(code.value(), 0);
+  code = runForegroundJob({"gpudoctor-no-such-command"}, {"PATH=/usr/bin:/bin"});
+  ASSERT_FALSE(code.ok());
+  EXPECT_NE(code.message().find("cannot run gpudoctor-no-such-command: "), std::string::npos) << code.message();
+  EXPECT_FALSE(runForegroundJob({}, {}).ok());
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
 }
 
 }  // namespace

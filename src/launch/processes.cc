@@ -1,5 +1,7 @@
 #include "launch/processes.h"
 
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +46,52 @@ Result<std::vector<ProcessExit>> runProcesses(const std::string& exe,
     exits.push_back(e);
   }
   return exits;
+}
+
+namespace {
+
+pid_t g_foreground_job = -1;
+void forwardSignal(int sig) {
+  if (g_foreground_job > 0) kill(g_foreground_job, sig);
+}
+
+}  // namespace
+
+Result<int> runForegroundJob(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  if (argv.empty()) return Error{"no command to run"};
+  std::vector<std::string> args = argv, vars = env;
+  std::vector<char*> cargs, envp;
+  for (auto& s : args) cargs.push_back(s.data());
+  cargs.push_back(nullptr);
+  for (auto& s : vars) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  struct sigaction ign {
+  }, fwd{};
+  ign.sa_handler = SIG_IGN;
+  fwd.sa_handler = forwardSignal;
+  sigemptyset(&fwd.sa_mask);
+  sigaction(SIGINT, &ign, nullptr);
+  sigaction(SIGQUIT, &ign, nullptr);
+  sigaction(SIGTERM, &fwd, nullptr);
+  sigaction(SIGHUP, &fwd, nullptr);
+  pid_t pid = -1;
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def;
+  sigemptyset(&def);
+  sigaddset(&def, SIGINT);
+  sigaddset(&def, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  int rc = posix_spawnp(&pid, cargs[0], nullptr, &attr, cargs.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Error{"cannot run " + argv[0] + ": " + std::strerror(rc)};
+  g_foreground_job = pid;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_foreground_job = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
 std::string shellQuote(const std::string& v) {

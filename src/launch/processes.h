@@ -21,6 +21,13 @@ Result<std::vector<ProcessExit>> runProcesses(const std::string& exe,
                                               const std::vector<std::vector<std::string>>& argvs,
                                               const std::vector<std::string>& env);
 
+// Runs one job in the foreground (record's): `argv[0]` found on PATH, `env` (NAME=VALUE) its whole
+// environment. Ctrl-C reaches the job directly (same process group), so this process ignores INT and
+// QUIT from here on (the job gets them at their defaults) and waits to report; TERM and HUP (a
+// scheduler's cancel) are passed on to the job. Returns the job's exit code, 128 + N when signal N
+// killed it; an error when it cannot be started.
+Result<int> runForegroundJob(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
 // A one-shot run: its wait status (pclose's) and stdout and stderr together.
 struct CapturedRun {
   int status = 0;
