@@ -1,19 +1,14 @@
 // `gpudoctor record [options] -- CMD ARGS...`: runs CMD with libgpudoctor-record.so injected into
 // every CUDA process it starts (CUDA_INJECTION64_PATH is inherited by torchrun's and mpirun's
 // children), then checks and summarizes the recordings. The recorder is gpu/recorder/, the
-// reader sources/record/; this file starts the job and reports.
-#include <fcntl.h>
+// reader sources/record/, the job is run by launch/processes.h; this file checks the options and
+// reports.
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +22,7 @@
 #include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "common/thousands.h"
+#include "launch/processes.h"
 #include "probes/cuda/cuda_runtime_probe.h"
 #include "sources/record/record_reader.h"
 
@@ -44,11 +40,6 @@ struct RecordArgs {
   bool detached = false, all_api = false, quiet = false, sync_events = false;
   std::vector<std::string> command;
 };
-
-pid_t g_child = -1;
-void forwardSignal(int sig) {
-  if (g_child > 0) kill(g_child, sig);
-}
 
 std::string exeDir() {
   std::error_code ec;
@@ -83,56 +74,71 @@ std::string shellJoin(const std::vector<std::string>& v) {
   return s;
 }
 
-int runRecord(RecordArgs a) {
-  // Usage first: every problem here is one line and exit 2, before anything runs.
+// What the options come to once checked, and where the recorder is.
+struct RecordPlan {
+  int sig = 0;
+  long long sample_on_ms = 0, sample_every_ms = 0, steps_first = 0, steps_last = 0;
+  std::string lib, cupti, out_abs;
+  int devices = 0;
+};
+
+// --sample ON/EVERY into milliseconds; 0 when fine, else the usage failure's exit code.
+int parseSample(const RecordArgs& a, RecordPlan* p) {
+  double on = 0, every = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(a.sample.c_str(), "%lf %c %lf %c", &on, &slash, &every, &extra) != 3 || slash != '/')
+    return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)",
+                kUsage);
+  if (!(on >= 0.1 && every > on && every <= 24 * 3600.0))
+    return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s",
+                kUsage);
+  if (p->sig != 0 || a.detached)
+    return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached",
+                kUsage);
+  p->sample_on_ms = std::llround(on * 1000);
+  p->sample_every_ms = std::llround(every * 1000);
+  return 0;
+}
+
+// --steps N-M (or N); 0 when fine, else the usage failure's exit code.
+int parseSteps(const RecordArgs& a, RecordPlan* p) {
+  char dash = 0, extra = 0;
+  int n = std::sscanf(a.steps.c_str(), "%lld %c %lld %c", &p->steps_first, &dash, &p->steps_last, &extra);
+  if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos)
+    p->steps_last = p->steps_first;
+  else if (n != 3 || dash != '-' || a.steps.find_first_not_of("0123456789-") != std::string::npos)
+    return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", kUsage);
+  if (p->steps_first < 1 || p->steps_last < p->steps_first || p->steps_last > 100000000)
+    return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", kUsage);
+  if (a.delay_s > 0 || a.duration_s > 0 || !a.sample.empty() || a.detached || p->sig != 0)
+    return fail(
+        "--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
+        "--sample, --detached or --signal",
+        kUsage);
+  return 0;
+}
+
+// Usage first: every problem here is one line and exit 2, before anything runs. 0 when fine.
+int checkOptions(const RecordArgs& a, RecordPlan* p) {
   if (a.command.empty())
     return fail("record needs a command after --, e.g. gpudoctor record -- python train.py", kUsage);
   if (!(a.delay_s >= 0 && a.delay_s <= 30 * 24 * 3600.0))
     return fail("--delay " + std::to_string(a.delay_s) + ": expected seconds from 0 to 2592000", kUsage);
   if (a.duration_s != -1 && !(a.duration_s > 0 && a.duration_s <= 30 * 24 * 3600.0))
     return fail("--duration " + std::to_string(a.duration_s) + ": expected seconds above 0 (up to 2592000)", kUsage);
-  int sig = 0;
   if (!a.signal.empty()) {
     if (a.signal == "USR1" || a.signal == "SIGUSR1")
-      sig = SIGUSR1;
+      p->sig = SIGUSR1;
     else if (a.signal == "USR2" || a.signal == "SIGUSR2")
-      sig = SIGUSR2;
+      p->sig = SIGUSR2;
     else
       return fail("--signal " + a.signal + ": expected USR1 or USR2", kUsage);
   }
-  long long sample_on_ms = 0, sample_every_ms = 0;
-  if (!a.sample.empty()) {
-    double on = 0, every = 0;
-    char slash = 0, extra = 0;
-    if (std::sscanf(a.sample.c_str(), "%lf %c %lf %c", &on, &slash, &every, &extra) != 3 || slash != '/')
-      return fail("--sample " + a.sample + ": expected ON/EVERY in seconds, e.g. 2/20 (attached 2 s of every 20 s)",
-                  kUsage);
-    if (!(on >= 0.1 && every > on && every <= 24 * 3600.0))
-      return fail("--sample " + a.sample + ": expected ON of at least 0.1 s, shorter than EVERY, EVERY at most 86400 s",
-                  kUsage);
-    if (sig != 0 || a.detached)
-      return fail("--sample attaches and detaches the recorder on its own clock: not with --signal or --detached",
-                  kUsage);
-    sample_on_ms = std::llround(on * 1000);
-    sample_every_ms = std::llround(every * 1000);
-  }
-  long long steps_first = 0, steps_last = 0;
-  if (!a.steps.empty()) {
-    char dash = 0, extra = 0;
-    int n = std::sscanf(a.steps.c_str(), "%lld %c %lld %c", &steps_first, &dash, &steps_last, &extra);
-    if (n == 1 && a.steps.find_first_not_of("0123456789") == std::string::npos)
-      steps_last = steps_first;
-    else if (n != 3 || dash != '-' || a.steps.find_first_not_of("0123456789-") != std::string::npos)
-      return fail("--steps " + a.steps + ": expected N-M (steps N to M, counted from 1), e.g. 20-29", kUsage);
-    if (steps_first < 1 || steps_last < steps_first || steps_last > 100000000)
-      return fail("--steps " + a.steps + ": expected 1 <= N <= M <= 100000000", kUsage);
-    if (a.delay_s > 0 || a.duration_s > 0 || !a.sample.empty() || a.detached || sig != 0)
-      return fail(
-          "--steps attaches at step N's NVTX range and detaches after step M: not with --delay, --duration, "
-          "--sample, --detached or --signal",
-          kUsage);
-  }
-  if (a.detached && sig == 0 && a.delay_s == 0)
+  if (!a.sample.empty())
+    if (int rc = parseSample(a, p); rc != 0) return rc;
+  if (!a.steps.empty())
+    if (int rc = parseSteps(a, p); rc != 0) return rc;
+  if (a.detached && p->sig == 0 && a.delay_s == 0)
     return fail("--detached records nothing unless --signal or --delay attaches the recorder", kUsage);
   if (!a.nvtx_step.empty()) {
     try {
@@ -149,28 +155,36 @@ int runRecord(RecordArgs a) {
                       "without it",
                   kUsage);
   }
-  std::string lib = a.lib;
-  if (lib.empty()) {
+  return 0;
+}
+
+// The recorder library, the CUDA driver and CUPTI, and an empty --out (created, default
+// gpudoctor-record-DATE-TIME). 0 when all are there, else the failure's exit code.
+int prepareRecorder(RecordArgs& a, RecordPlan* p) {
+  p->lib = a.lib;
+  if (p->lib.empty()) {
     std::string d = exeDir();
     for (const std::string& c : {d + "/libgpudoctor-record.so", d + "/../lib/libgpudoctor-record.so"})
       if (fs::exists(c)) {
-        lib = fs::canonical(c).string();
+        p->lib = fs::canonical(c).string();
         break;
       }
-    if (lib.empty())
+    if (p->lib.empty())
       return fail("libgpudoctor-record.so not found beside " + d +
                       "/gpudoctor (this build has no CUDA toolkit, or the "
                       "library was not copied with the binary; give it with --lib)",
                   kNoDevice);
-  } else if (!fs::exists(lib)) {
-    return fail("--lib " + lib + ": no such file", kBadInput);
+  } else if (!fs::exists(p->lib)) {
+    return fail("--lib " + p->lib + ": no such file", kBadInput);
   } else {
-    lib = fs::canonical(lib).string();
+    p->lib = fs::canonical(p->lib).string();
   }
   auto driver = probeCudaDriver();
   if (!driver.ok()) return fail(driver.message(), kNoDevice);
-  auto cupti = findCupti(fs::path(lib).parent_path().string());
+  p->devices = driver.value().devices;
+  auto cupti = findCupti(fs::path(p->lib).parent_path().string());
   if (!cupti.ok()) return fail(cupti.message(), kNoDevice);
+  p->cupti = cupti.value();
   if (a.out.empty()) a.out = defaultOut();
   std::error_code ec;
   fs::create_directories(a.out, ec);
@@ -181,9 +195,12 @@ int runRecord(RecordArgs a) {
         (n.size() > 5 && n.substr(n.size() - 5) == ".idle"))
       return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", kBadInput);
   }
-  const std::string out_abs = fs::absolute(a.out).string();
+  p->out_abs = fs::absolute(a.out).string();
+  return 0;
+}
 
-  // The job's environment: the caller's, plus the recorder's settings.
+// The job's environment: the caller's, plus the recorder's settings.
+std::vector<std::string> jobEnvironment(const RecordArgs& a, const RecordPlan& p) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv(*e);
@@ -194,188 +211,188 @@ int runRecord(RecordArgs a) {
     if ((kv.starts_with("GPUDOCTOR_RECORD_") && !knob) || kv.starts_with("GPUDOCTOR_CUPTI=")) continue;
     env.emplace_back(kv);
   }
-  env.push_back("CUDA_INJECTION64_PATH=" + lib);
-  env.push_back("NVTX_INJECTION64_PATH=" + lib);
-  env.push_back("GPUDOCTOR_CUPTI=" + cupti.value());
-  env.push_back("GPUDOCTOR_RECORD_DIR=" + out_abs);
+  env.push_back("CUDA_INJECTION64_PATH=" + p.lib);
+  env.push_back("NVTX_INJECTION64_PATH=" + p.lib);
+  env.push_back("GPUDOCTOR_CUPTI=" + p.cupti);
+  env.push_back("GPUDOCTOR_RECORD_DIR=" + p.out_abs);
   env.push_back("GPUDOCTOR_RECORD_COMMAND=" + shellJoin(a.command));
   if (a.delay_s > 0) env.push_back("GPUDOCTOR_RECORD_DELAY_MS=" + std::to_string(std::llround(a.delay_s * 1000)));
   if (a.duration_s > 0)
     env.push_back("GPUDOCTOR_RECORD_DURATION_MS=" + std::to_string(std::llround(a.duration_s * 1000)));
-  if (sig != 0) env.push_back("GPUDOCTOR_RECORD_SIGNAL=" + std::to_string(sig));
-  if (sample_every_ms > 0) {
-    env.push_back("GPUDOCTOR_RECORD_SAMPLE_ON_MS=" + std::to_string(sample_on_ms));
-    env.push_back("GPUDOCTOR_RECORD_SAMPLE_EVERY_MS=" + std::to_string(sample_every_ms));
+  if (p.sig != 0) env.push_back("GPUDOCTOR_RECORD_SIGNAL=" + std::to_string(p.sig));
+  if (p.sample_every_ms > 0) {
+    env.push_back("GPUDOCTOR_RECORD_SAMPLE_ON_MS=" + std::to_string(p.sample_on_ms));
+    env.push_back("GPUDOCTOR_RECORD_SAMPLE_EVERY_MS=" + std::to_string(p.sample_every_ms));
   }
-  if (steps_first > 0) {
-    env.push_back("GPUDOCTOR_RECORD_STEPS_FIRST=" + std::to_string(steps_first));
-    env.push_back("GPUDOCTOR_RECORD_STEPS_LAST=" + std::to_string(steps_last));
+  if (p.steps_first > 0) {
+    env.push_back("GPUDOCTOR_RECORD_STEPS_FIRST=" + std::to_string(p.steps_first));
+    env.push_back("GPUDOCTOR_RECORD_STEPS_LAST=" + std::to_string(p.steps_last));
   }
   if (a.detached) env.push_back("GPUDOCTOR_RECORD_DETACHED=1");
   if (a.all_api) env.push_back("GPUDOCTOR_RECORD_ALL_API=1");
   if (a.sync_events) env.push_back("GPUDOCTOR_RECORD_SYNC=1");
   if (!a.nvtx_step.empty()) env.push_back("GPUDOCTOR_RECORD_NVTX_STEP=" + a.nvtx_step);
-  std::vector<char*> envp, argv;
-  for (auto& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : a.command) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  return env;
+}
 
-  if (!a.quiet)
-    std::fprintf(stderr, "gpudoctor record: %s -> %s/ (%d GPU%s)\n", shellJoin(a.command).c_str(), a.out.c_str(),
-                 driver.value().devices, driver.value().devices == 1 ? "" : "s");
-  // Ctrl-C reaches the job directly (same process group); record waits to report. TERM and HUP
-  // (a scheduler's cancel) are passed on.
-  struct sigaction ign {
-  }, fwd{};
-  ign.sa_handler = SIG_IGN;
-  fwd.sa_handler = forwardSignal;
-  sigemptyset(&fwd.sa_mask);
-  sigaction(SIGINT, &ign, nullptr);
-  sigaction(SIGQUIT, &ign, nullptr);
-  sigaction(SIGTERM, &fwd, nullptr);
-  sigaction(SIGHUP, &fwd, nullptr);
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t def;
-  sigemptyset(&def);
-  sigaddset(&def, SIGINT);
-  sigaddset(&def, SIGQUIT);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return fail(std::string("cannot run ") + a.command[0] + ": " + std::strerror(rc), kBadInput);
-  g_child = pid;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = -1;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int job_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-
-  // What the job's processes left.
+// What the job's processes left in the out directory, each kind sorted where it is printed in order.
+struct Leftovers {
   std::vector<std::string> done, partial, errors, idle;
+};
+
+Leftovers listLeftovers(const std::string& out_abs) {
+  Leftovers l;
+  std::error_code ec;
   for (const auto& e : fs::directory_iterator(out_abs, ec)) {
     std::string n = e.path().string();
     auto ends = [&](std::string_view s) {
       return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
     };
     if (ends(".gdrec"))
-      done.push_back(n);
+      l.done.push_back(n);
     else if (ends(".gdrec.partial"))
-      partial.push_back(n);
+      l.partial.push_back(n);
     else if (ends(".error"))
-      errors.push_back(n);
+      l.errors.push_back(n);
     else if (ends(".idle"))
-      idle.push_back(n);
+      l.idle.push_back(n);
   }
-  std::sort(idle.begin(), idle.end());
-  auto firstLine = [](const std::string& f) {  // what a recorder left in HOST-PID.error or .idle
-    std::ifstream in(f);
-    std::string line;
-    std::getline(in, line);
-    return line;
-  };
-  for (const auto& f : idle)
+  std::sort(l.idle.begin(), l.idle.end());
+  std::sort(l.done.begin(), l.done.end());
+  return l;
+}
+
+// What a recorder left in HOST-PID.error or .idle.
+std::string firstLine(const std::string& f) {
+  std::ifstream in(f);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// One recording's line (unless quiet) and its JSON entry; null when it cannot be read (said on stderr).
+nlohmann::json summarizeRecording(const std::string& f, bool quiet) {
+  RecordingFacts facts;
+  auto t = readRecording(f, &facts);
+  std::string name = fs::path(f).filename().string();
+  if (!t.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", t.message().c_str());
+    return nullptr;
+  }
+  std::error_code ec;
+  uint64_t bytes = fs::file_size(f, ec);
+  if (!quiet) {
+    std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
+    std::string captured =
+        facts.captured_launches != 0
+            ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs"
+            : "";
+    std::string windows = facts.windows > 1 ? "  " + std::to_string(facts.windows) + " attach windows" : "";
+    if (facts.nccl_calls != 0)
+      captured += ", " + groupThousands(static_cast<double>(facts.nccl_calls)) + " NCCL calls (" +
+                  groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) +
+                  " NCCL kernels given their bytes)";
+    if (facts.untimed_gpu_records != 0)  // CUPTI gave them no times: in flight when the recorder detached
+      captured += ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
+    if (facts.untimed_calls != 0)
+      captured += ", " + groupThousands(static_cast<double>(facts.untimed_calls)) + " calls without times";
+    std::printf("  %s  %s%s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
+                name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6,
+                groupThousands(static_cast<double>(facts.kernels)).c_str(),
+                groupThousands(static_cast<double>(facts.launch_calls)).c_str(),
+                groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(), captured.c_str(),
+                facts.steps, facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
+                facts.dropped != 0
+                    ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str()
+                    : "");
+  }
+  return {{"file", f},
+          {"rank", t.value().rank},
+          {"bytes", bytes},
+          {"kernels", facts.kernels},
+          {"launch_calls", facts.launch_calls},
+          {"launches_without_gpu_work", facts.launches_without_gpu_work},
+          {"captured_launches", facts.captured_launches},
+          {"graph_launches", facts.graph_launches},
+          {"graph_kernels", facts.graph_kernels},
+          {"ranges", facts.ranges},
+          {"windows", facts.windows},
+          {"steps", facts.steps},
+          {"steps_from", facts.steps_from},
+          {"steps_note", facts.steps_note},
+          {"dropped_records", facts.dropped},
+          {"shared_correlation_calls", facts.shared_correlation_calls},
+          {"untimed_gpu_records", facts.untimed_gpu_records},
+          {"untimed_calls", facts.untimed_calls},
+          {"nccl_calls", facts.nccl_calls},
+          {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls},
+          {"process", facts.process}};
+}
+
+// The report after the job: its leftovers checked and summarized, the JSON written. Returns the exit
+// code: the job's own first (like time or nohup); else a broken recording is bad output (3).
+int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, double secs) {
+  Leftovers l = listLeftovers(p.out_abs);
+  for (const auto& f : l.idle)
     std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(), firstLine(f).c_str());
-  std::sort(done.begin(), done.end());
   int code = job_code;
   nlohmann::json jf = nlohmann::json::array();
-  // The job's own exit status first (like time or nohup); else a broken recording is bad output (3).
-  for (const auto& f : errors)
+  for (const auto& f : l.errors)
     code = fail(fs::path(f).filename().string() + ": " + firstLine(f), code == 0 ? kBadInput : code);
-  for (const auto& f : partial)
+  for (const auto& f : l.partial)
     code = fail(fs::path(f).filename().string() +
                     ": the process ended before its recorder finished (killed, or _exit): "
                     "left unfinished",
                 code == 0 ? kBadInput : code);
   if (!a.quiet)
     std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs,
-                 done.size(), done.size() == 1 ? "" : "s", a.out.c_str());
-  for (const auto& f : done) {
-    RecordingFacts facts;
-    auto t = readRecording(f, &facts);
-    std::string name = fs::path(f).filename().string();
-    if (!t.ok()) {
-      std::fprintf(stderr, "gpudoctor: error: %s\n", t.message().c_str());
+                 l.done.size(), l.done.size() == 1 ? "" : "s", a.out.c_str());
+  for (const auto& f : l.done) {
+    nlohmann::json entry = summarizeRecording(f, a.quiet);
+    if (entry.is_null()) {
       if (code == 0) code = kBadInput;
       continue;
     }
-    uint64_t bytes = fs::file_size(f, ec);
-    if (!a.quiet) {
-      std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
-      std::string captured =
-          facts.captured_launches != 0
-              ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs"
-              : "";
-      std::string windows = facts.windows > 1 ? "  " + std::to_string(facts.windows) + " attach windows" : "";
-      if (facts.nccl_calls != 0)
-        captured += ", " + groupThousands(static_cast<double>(facts.nccl_calls)) + " NCCL calls (" +
-                    groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) +
-                    " NCCL kernels given their bytes)";
-      if (facts.untimed_gpu_records != 0)  // CUPTI gave them no times: in flight when the recorder detached
-        captured +=
-            ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
-      if (facts.untimed_calls != 0)
-        captured += ", " + groupThousands(static_cast<double>(facts.untimed_calls)) + " calls without times";
-      std::printf("  %s  %s%s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
-                  name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6,
-                  groupThousands(static_cast<double>(facts.kernels)).c_str(),
-                  groupThousands(static_cast<double>(facts.launch_calls)).c_str(),
-                  groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(), captured.c_str(),
-                  facts.steps, facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
-                  facts.dropped != 0
-                      ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str()
-                      : "");
-    }
-    jf.push_back({{"file", f},
-                  {"rank", t.value().rank},
-                  {"bytes", bytes},
-                  {"kernels", facts.kernels},
-                  {"launch_calls", facts.launch_calls},
-                  {"launches_without_gpu_work", facts.launches_without_gpu_work},
-                  {"captured_launches", facts.captured_launches},
-                  {"graph_launches", facts.graph_launches},
-                  {"graph_kernels", facts.graph_kernels},
-                  {"ranges", facts.ranges},
-                  {"windows", facts.windows},
-                  {"steps", facts.steps},
-                  {"steps_from", facts.steps_from},
-                  {"steps_note", facts.steps_note},
-                  {"dropped_records", facts.dropped},
-                  {"shared_correlation_calls", facts.shared_correlation_calls},
-                  {"untimed_gpu_records", facts.untimed_gpu_records},
-                  {"untimed_calls", facts.untimed_calls},
-                  {"nccl_calls", facts.nccl_calls},
-                  {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls},
-                  {"process", facts.process}});
+    jf.push_back(std::move(entry));
   }
-  if (done.empty() && errors.empty() && partial.empty()) {
-    std::fprintf(stderr, idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
-                         : steps_first > 0
+  if (l.done.empty() && l.errors.empty() && l.partial.empty()) {
+    std::fprintf(stderr, l.idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
+                         : p.steps_first > 0
                              ? "gpudoctor: error: nothing recorded in the --steps window (the line above says why)\n"
                              : "gpudoctor: error: no GPU work ran while the recorder was attached: nothing recorded\n");
     if (code == 0) code = kBadInput;
-  } else if (!done.empty() && !a.quiet) {
+  } else if (!l.done.empty() && !a.quiet) {
     std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
   }
   if (!a.json.empty()) {
     nlohmann::json j = {{"tool", "gpudoctor record"},
                         {"schema_version", 1},
                         {"command", shellJoin(a.command)},
-                        {"out", out_abs},
+                        {"out", p.out_abs},
                         {"job_exit_code", job_code},
                         {"seconds", secs},
                         {"recordings", jf},
-                        {"partial", partial},
-                        {"errors", errors},
-                        {"idle", idle}};
+                        {"partial", l.partial},
+                        {"errors", l.errors},
+                        {"idle", l.idle}};
     if (std::string e = writeDocument(a.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
   }
   return code;
+}
+
+int runRecord(RecordArgs a) {
+  RecordPlan p;
+  if (int rc = checkOptions(a, &p); rc != 0) return rc;
+  if (int rc = prepareRecorder(a, &p); rc != 0) return rc;
+  std::vector<std::string> env = jobEnvironment(a, p);
+  if (!a.quiet)
+    std::fprintf(stderr, "gpudoctor record: %s -> %s/ (%d GPU%s)\n", shellJoin(a.command).c_str(), a.out.c_str(),
+                 p.devices, p.devices == 1 ? "" : "s");
+  auto t0 = std::chrono::steady_clock::now();
+  auto job = runForegroundJob(a.command, env);
+  if (!job.ok()) return fail(job.message(), kBadInput);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return reportRecordings(a, p, job.value(), secs);
 }
 
 }  // namespace
