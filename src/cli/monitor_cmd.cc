@@ -72,7 +72,8 @@ int runReport(const MonitorArgs& a, const Thresholds& t) {
   return 0;
 }
 
-int runMonitor(const MonitorArgs& a, const Thresholds& t) {
+// The options' usage checks (exit 2) and --prometheus's address; 0 when fine.
+int checkMonitorUsage(const MonitorArgs& a, std::string& listen_host, int& listen_port) {
   if (!(a.interval_s >= 0.01 && a.interval_s <= 3600))
     return fail("--interval must be between 0.01 and 3600 seconds", kUsage);
   if (a.duration_s < 0) return fail("--duration must not be negative", kUsage);
@@ -80,25 +81,32 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
   if (a.quiet && !a.once && a.record.empty() && a.prometheus.empty() && a.json.empty())
     return fail("-q shows nothing without an output: add --record FILE, --prometheus PORT or --json FILE", kUsage);
   if (a.record == "-") return fail("--record - : the recording is a file; for samples on stdout use --json -", kUsage);
-  std::string listen_host;
-  int listen_port = 0;
   if (!a.prometheus.empty() && !parseListen(a.prometheus, listen_host, listen_port))
     return fail("--prometheus: \"" + a.prometheus + "\" is not [ADDR:]PORT", kUsage);
+  return 0;
+}
+
+// The GPU sampler, or none (--no-gpu, or no NVML: the run is host-only) with `status` saying why.
+std::unique_ptr<GpuSampler> openGpus(const MonitorArgs& a, std::string& status) {
+  if (a.no_gpu) {
+    status = "not sampled (--no-gpu)";
+    return nullptr;
+  }
+  auto s = GpuSampler::open(a.nvml_library);
+  if (s.ok()) return std::move(s.value());
+  status = "host-only: " + s.error().message;
+  if (!a.quiet) std::fprintf(stderr, "gpudoctor monitor: %s\n", status.c_str());
+  return nullptr;
+}
+
+int runMonitor(const MonitorArgs& a, const Thresholds& t) {
+  std::string listen_host;
+  int listen_port = 0;
+  if (int rc = checkMonitorUsage(a, listen_host, listen_port); rc != 0) return rc;
   auto first = readHostCounters(a.root);
   if (!first.ok()) return fail(first.error().message);
-  std::unique_ptr<GpuSampler> gpus;
   std::string gpu_status;
-  if (a.no_gpu) {
-    gpu_status = "not sampled (--no-gpu)";
-  } else {
-    auto s = GpuSampler::open(a.nvml_library);
-    if (s.ok()) {
-      gpus = std::move(s.value());
-    } else {
-      gpu_status = "host-only: " + s.error().message;
-      if (!a.quiet) std::fprintf(stderr, "gpudoctor monitor: %s\n", gpu_status.c_str());
-    }
-  }
+  std::unique_ptr<GpuSampler> gpus = openGpus(a, gpu_status);
   MonitorRecordWriter writer;
   if (!a.record.empty())
     if (Status st = writer.open(a.record, a.sync_every_s); !st.ok()) return fail(st.message());
