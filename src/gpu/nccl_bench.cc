@@ -92,6 +92,38 @@ double load(const Dtype& d, const void* p, size_t i) {
 // Input element i of rank r: small integers, exact in every dtype and in sums over a few hundred ranks.
 double pattern(int r, size_t i) { return static_cast<double>((r % 7 + 1) * static_cast<int>(i % 5 + 1) % 16); }
 
+// Element i of this rank's output after `coll` when every rank's input is pattern(rank, ·); chunk is
+// the per-rank piece.
+double expected(const std::string& coll, size_t i, size_t chunk, int rank, int nranks, int root) {
+  double want = 0;
+  if (coll == "allreduce" || coll == "reduce")
+    for (int r = 0; r < nranks; ++r) want += pattern(r, i);
+  else if (coll == "allgather")
+    want = pattern(static_cast<int>(i / chunk), i % chunk);
+  else if (coll == "reducescatter")
+    for (int r = 0; r < nranks; ++r) want += pattern(r, static_cast<size_t>(rank) * chunk + i);
+  else if (coll == "broadcast")
+    want = pattern(root, i);
+  else if (coll == "alltoall")
+    want = pattern(static_cast<int>(i / chunk), static_cast<size_t>(rank) * chunk + i % chunk);
+  else if (coll == "sendrecv")
+    want = pattern((rank - 1 + nranks) % nranks, i);
+  return want;
+}
+
+// A result row's description of one size: `total` elements of `dt`.
+NcclBenchRow rowFor(const std::string& coll, const Dtype& dt, int64_t total, int root) {
+  NcclBenchRow row;
+  row.collective = coll;
+  row.dtype = dt.name;
+  row.bytes = total * dt.bytes;
+  row.count = total;
+  bool reduces = coll == "allreduce" || coll == "reducescatter" || coll == "reduce";
+  row.redop = reduces ? "sum" : "none";
+  row.root = coll == "broadcast" || coll == "reduce" ? root : -1;
+  return row;
+}
+
 #define CUDA_TRY(x)                                                                                      \
   do {                                                                                                   \
     cudaError_t e_ = (x);                                                                                \
@@ -142,14 +174,7 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
       size_t count = static_cast<size_t>(total);         // elements of the full buffer
       size_t chunk = per_rank ? count / nranks : count;  // per-rank piece
       if (count > max_elems) break;
-      NcclBenchRow row;
-      row.collective = coll;
-      row.dtype = dt->name;
-      row.bytes = total * dt->bytes;
-      row.count = static_cast<int64_t>(count);
-      bool reduces = coll == "allreduce" || coll == "reducescatter" || coll == "reduce";
-      row.redop = reduces ? "sum" : "none";
-      row.root = coll == "broadcast" || coll == "reduce" ? opt.root : -1;
+      NcclBenchRow row = rowFor(coll, *dt, total, opt.root);
       for (int place = 0; place < (opt.in_place ? 2 : 1); ++place) {
         if (place == 1 && (coll == "alltoall" || coll == "sendrecv")) continue;
         // In place: allgather reads from recv + rank*chunk, reducescatter writes to send + rank*chunk.
@@ -214,20 +239,7 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
           if (has_output) {
             CUDA_TRY(cudaMemcpy(host.data(), res, out_elems * dt->bytes, cudaMemcpyDeviceToHost));
             for (size_t i = 0; i < out_elems; ++i) {
-              double want = 0;
-              if (coll == "allreduce" || coll == "reduce")
-                for (int r = 0; r < nranks; ++r) want += pattern(r, i);
-              else if (coll == "allgather")
-                want = pattern(static_cast<int>(i / chunk), i % chunk);
-              else if (coll == "reducescatter")
-                for (int r = 0; r < nranks; ++r) want += pattern(r, static_cast<size_t>(rank) * chunk + i);
-              else if (coll == "broadcast")
-                want = pattern(opt.root, i);
-              else if (coll == "alltoall")
-                want = pattern(static_cast<int>(i / chunk), static_cast<size_t>(rank) * chunk + i % chunk);
-              else if (coll == "sendrecv")
-                want = pattern((rank - 1 + nranks) % nranks, i);
-              if (load(*dt, host.data(), i) != want) ++wrong;
+              if (load(*dt, host.data(), i) != expected(coll, i, chunk, rank, nranks, opt.root)) ++wrong;
             }
           }
           // Every rank's count, summed: nccl-tests' #wrong.
