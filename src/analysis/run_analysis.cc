@@ -40,8 +40,8 @@ std::string missingRanksNote(const RunAnalysis& run) {
       missing.size(), world, fmt::join(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
       missing.size() > shown ? ", ..." : "");
 }
-// The straggler report from the per-group analysis: the group whose straggler makes the others wait
-// most, else the verdict that none has one.
+}  // namespace
+
 StragglerReport stragglerOfGroups(const FleetReport& f) {
   StragglerReport r;
   const FleetGroup* best = nullptr;
@@ -75,6 +75,8 @@ StragglerReport stragglerOfGroups(const FleetReport& f) {
   }
   return r;
 }
+
+namespace {
 
 Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   ra.index = buildIndex(*ra.trace);
@@ -149,7 +151,8 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
     }
     run.ranks = std::move(kept);
   }
-  if (std::string note = missingRanksNote(run); !note.empty()) run.notes.push_back(std::move(note));
+  if (std::string note = missingRanksNote(run); !note.empty() && !opt.chosen_ranks)
+    run.notes.push_back(std::move(note));
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;
     const std::string dev = t.devices.empty() ? "" : " (" + t.devices.front().name + ")";

@@ -19,6 +19,7 @@ struct AnalysisOptions {
   unsigned threads = 0;              // 0: hardware concurrency
   double straggler_share_min = 0.6;  // see findStraggler (diagnosis sets both from its thresholds)
   double straggler_wait_min = 0.05;
+  bool chosen_ranks = false;  // the traces are a few ranks chosen from the job's: no note names the others
 };
 
 struct RankAnalysis {
@@ -54,6 +55,13 @@ struct RunAnalysis {
   // recording, GPU work outside the annotated steps.
   std::vector<std::string> notes;
 };
+
+struct FleetReport;
+
+// The straggler verdict of the cross-rank analyses (analysis/fleet): the process group whose
+// straggler makes the others wait most, else the verdict that none has one. analyzeRun's verdict
+// for a job of several process groups.
+StragglerReport stragglerOfGroups(const FleetReport& f);
 
 // Analyzes the traces (which must outlive the result). A rank without GPU activity is left out
 // (left_out, notes) while others have some; Error when none has, or the step selection keeps nothing.
