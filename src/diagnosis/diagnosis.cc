@@ -140,4 +140,13 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
   return d;
 }
 
+Diagnosis diagnoseRun(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in, const Ceilings* ceilings,
+                      const DiagnoseRunOptions& opt) {
+  if (opt.what_if) return diagnose(run, th, in, ceilings);
+  Diagnosis d = diagnose(buildFacts(run, in), th);
+  d.what_if.basis = "not run (--no-what-if)";
+  if (opt.step_estimate) d.step_estimate = estimateStep(run, in.measured_step_ns);
+  return d;
+}
+
 }  // namespace gpudoctor

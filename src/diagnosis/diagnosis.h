@@ -84,6 +84,16 @@ Diagnosis diagnose(const Facts& facts, const Thresholds& th);
 Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in = {},
                    const Ceilings* ceilings = nullptr);
 
+// analyze's diagnosis of a run: diagnose(run, ...) above with the replay; without it (`what_if`
+// false: --no-what-if) the rules alone, the what-if's basis saying so, and with `step_estimate` the
+// step alone, unedited, so that a document written without the replay compares as its trace does.
+struct DiagnoseRunOptions {
+  bool what_if = true;
+  bool step_estimate = false;
+};
+Diagnosis diagnoseRun(const RunAnalysis& run, const Thresholds& th, const DiagnosisInputs& in, const Ceilings* ceilings,
+                      const DiagnoseRunOptions& opt);
+
 // Sets the analysis options that rules' thresholds govern (the straggler cut-offs).
 void configureAnalysis(const Thresholds& th, AnalysisOptions& opt);
 
