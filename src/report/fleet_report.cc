@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/thousands.h"
+#include "report/diagnosis_json.h"
 #include "report/fleet_json.h"
 #include "report/style.h"
 #include "report/text.h"
@@ -103,16 +104,11 @@ ordered_json fleetObject(const FleetReport& f) {
   return j;
 }
 
-std::string renderFleetText(const FleetReport& f, size_t rows, bool color) {
-  std::string o;
-  o +=
-      "\n" +
-      paint("Across ranks (own time = step time minus waiting for other ranks in collectives)", Tone::kHeading, color) +
-      "\n";
-  if (f.slow_ranks.empty() && f.outliers.empty() && f.slow_steps.empty() && !f.stages.flagged) {
-    o += f.ranks < 3 ? "  no slow rank (outliers need three ranks or more)\n"
-                     : "  no slow rank, no rank-step outlier, no slow step, no stage imbalance\n";
-  }
+std::vector<std::string> fleetVerdicts(const FleetReport& f, size_t max_outliers) {
+  std::vector<std::string> out;
+  if (f.slow_ranks.empty() && f.outliers.empty() && f.slow_steps.empty() && !f.stages.flagged)
+    out.emplace_back(f.ranks < 3 ? "no slow rank (outliers need three ranks or more)"
+                                 : "no slow rank, no rank-step outlier, no slow step, no stage imbalance");
   for (const auto& s : f.slow_ranks) {
     std::string txt = fmt::format("slow rank {}: +{} ms of own time per step, in {} of {} steps: {}", s.rank,
                                   msText(s.excess_ns), s.steps_flagged, s.steps, s.cause);
@@ -120,23 +116,33 @@ std::string renderFleetText(const FleetReport& f, size_t rows, bool color) {
     if (s.what_if_step_ns > 0)
       txt += fmt::format(". At its peers' median the step would be {} ms instead of {} ms ({:.2f}x)",
                          msText(s.what_if_step_ns), msText(s.step_ns), s.step_ns / s.what_if_step_ns);
-    o += wrapText(txt, "  ", textWidth());
+    out.push_back(std::move(txt));
   }
-  const size_t max_out = 10;
-  for (size_t k = 0; k < f.outliers.size() && k < max_out; ++k) {
+  for (size_t k = 0; k < f.outliers.size() && k < max_outliers; ++k) {
     const auto& x = f.outliers[k];
-    o += wrapText(fmt::format("rank {}, {}: +{} ms over the step's median own time ({} ms): {}", x.rank,
-                              stepName(x.step), msText(x.excess_ns), msText(x.median_ns), x.cause),
-                  "  ", textWidth());
+    out.push_back(fmt::format("rank {}, {}: +{} ms over the step's median own time ({} ms): {}", x.rank,
+                              stepName(x.step), msText(x.excess_ns), msText(x.median_ns), x.cause));
   }
-  if (f.outliers.size() > max_out)
-    o += fmt::format("  ... {} more rank-step outliers (--json lists them all)\n", f.outliers.size() - max_out);
+  if (f.outliers.size() > max_outliers)
+    out.push_back(
+        fmt::format("... {} more rank-step outliers (--json lists them all)", f.outliers.size() - max_outliers));
   for (const auto& s : f.slow_steps)
-    o += wrapText(fmt::format("{} is slow on every rank: {} ms median, +{} ms over the median step (no single rank "
-                              "explains it: a checkpoint, an evaluation, or a stall all ranks share)",
-                              stepName(s.step), msText(s.wall_ns), msText(s.excess_ns)),
-                  "  ", textWidth());
-  o += wrapText("pipeline: " + (f.stages.known ? f.stages.note : f.stages.basis), "  ", textWidth());
+    out.push_back(
+        fmt::format("{} is slow on every rank: {} ms median, +{} ms over the median step (no single rank "
+                    "explains it: a checkpoint, an evaluation, or a stall all ranks share)",
+                    stepName(s.step), msText(s.wall_ns), msText(s.excess_ns)));
+  out.push_back("pipeline: " + (f.stages.known ? f.stages.note : f.stages.basis));
+  return out;
+}
+
+std::string renderFleetText(const FleetReport& f, size_t rows, bool color) {
+  std::string o;
+  o +=
+      "\n" +
+      paint("Across ranks (own time = step time minus waiting for other ranks in collectives)", Tone::kHeading, color) +
+      "\n";
+  for (const auto& v : fleetVerdicts(f))
+    o += v.rfind("... ", 0) == 0 ? "  " + v + "\n" : wrapText(v, "  ", textWidth());
   if (!f.groups.empty()) {
     std::vector<const FleetGroup*> g;
     for (const auto& x : f.groups) g.push_back(&x);
@@ -167,7 +173,7 @@ std::string renderFleetText(const FleetReport& f, size_t rows, bool color) {
   return o;
 }
 
-std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bool color) {
+std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bool color, const FleetFindings& answer) {
   std::string o = paint(fmt::format("gpudoctor analyze: {} ranks{}, {} steps, mean step {} ms (median {} ms)", f.ranks,
                                     f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(),
                                     groupThousands(f.rank_steps), msText(f.step_ns), msText(f.median_step_ns)),
@@ -178,6 +184,7 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bo
     for (const auto& [k, v] : f.job) line += (line.empty() ? "" : ", ") + k + " " + v;
     o += wrapText("job: " + line, "  ", textWidth());
   }
+  o += renderFocusText(answer, color);
   o += renderFleetText(f, 8, color);
   if (!f.classes.empty()) {
     int64_t total = 0;
@@ -192,7 +199,11 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bo
     o += "\n" + paint("Notes", Tone::kHeading, color) + "\n";
     for (const auto& n : f.notes) o += wrapText(n, "  ", textWidth());
   }
-  o += "\nPer-rank detail (breakdown, findings, what-if): gpudoctor analyze on one rank's trace, e.g. a slow rank's.\n";
+  o += answer.diagnosis
+           ? "\nPer-rank detail (each step, kernels, collectives): gpudoctor analyze on those ranks' "
+             "traces.\n"
+           : "\nPer-rank detail (breakdown, findings, what-if): gpudoctor analyze on one rank's trace, e.g. a "
+             "slow rank's.\n";
   o += fmt::format(
       "read {} file{} ({} rank{}), {:.1f} MB in {:.2f} s ({:.1f} ranks/s, {:.1f} MB/s; {} process{} x {} "
       "thread{}); peak memory {:.0f} MB\n",
@@ -205,7 +216,7 @@ std::string renderFleetReport(const FleetReport& f, const FleetRunInfo& info, bo
   return o;
 }
 
-std::string renderFleetJson(const FleetReport& f, const FleetRunInfo& info) {
+std::string renderFleetJson(const FleetReport& f, const FleetRunInfo& info, const FleetFindings& answer) {
   ordered_json j;
   j["tool"] = "gpudoctor analyze";
   j["schema_version"] = 1;  // bumped when a field changes meaning or goes away
@@ -233,6 +244,10 @@ std::string renderFleetJson(const FleetReport& f, const FleetRunInfo& info) {
                  {"processes", info.processes},
                  {"threads", info.threads}};
   j["fleet"] = fleetObject(f);
+  if (answer.focus) {
+    j["analyzed_in_full"] = focusObject(answer);
+    j["diagnosis"] = answer.diagnosis ? diagnosisJson(*answer.diagnosis, answer.thresholds) : ordered_json(nullptr);
+  }
   return j.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -7,36 +7,16 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "diagnosis/what_if.h"
+#include "report/html_parts.h"
 
 namespace gpudoctor {
 
 namespace {
 
-std::string esc(std::string_view s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
+std::string esc(std::string_view s) { return htmlEscape(s); }
 
 double ms(double ns) { return ns / 1e6; }
 
@@ -420,31 +400,9 @@ std::string jobSection(const JobProfile& p) {
   return o;
 }
 
-}  // namespace
-
-std::string renderHtml(const RunAnalysis& run, const Diagnosis& d) {
-  std::string o = R"(<!doctype html><html lang=en><head><meta charset=utf-8><title>gpudoctor report</title><style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#212529}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
-.f{border-left:4px solid #adb5bd;padding:6px 12px;margin:10px 0;background:#f8f9fa}
-.critical{border-color:#c92a2a}.warning{border-color:#f08c00}.info{border-color:#1971c2}.ok{border-color:#2b8a3e}
-pre{background:#212529;color:#f8f9fa;padding:8px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
-table{border-collapse:collapse;max-width:100%}.wrap{overflow-x:auto;max-width:100%}
-td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12px}
-svg.chart{max-width:100%;height:auto}.tick{font-size:11px;fill:#495057}.grid{stroke:#e9ecef;stroke-width:1}
-td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywhere}
-.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
-.pass{color:#2b8a3e}.fail{color:#c92a2a}
-</style></head><body>)";
-  o += fmt::format("<h1>gpudoctor: {} rank{}, mean step {:.2f} ms, primary bottleneck: {}</h1>", run.ranks.size(),
-                   run.ranks.size() == 1 ? "" : "s", d.step_ms, esc(d.primary));
-  if (!run.notes.empty()) {
-    o += "<ul id=trace-notes>";
-    for (const auto& n : run.notes) o += "<li>" + esc(n) + "</li>";
-    o += "</ul>";
-  }
-  o += jobSection(run.job);
-  o += "<h2>Findings</h2><div id=findings>";
+// The findings: severity, title, gain, evidence, explanation, fix, the replay's prediction.
+std::string findingsHtml(const Diagnosis& d) {
+  std::string o = "<h2>Findings</h2><div id=findings>";
   for (const auto& f : d.findings) {
     o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity),
                      esc(f.title));
@@ -468,58 +426,115 @@ td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywh
     }
     o += "</div>";
   }
-  o += "</div>";
-  if (!d.plan.empty()) {
-    o += "<h2>Plan (fixes applied one after another, predicted by replay";
-    if (d.what_if.available)
-      o += fmt::format("; un-profiled step {:.2f} ms{}", ms(static_cast<double>(d.what_if.unprofiled_step_ns)),
-                       d.what_if.anchored ? fmt::format(", matched to the measured {:.2f} ms",
-                                                        ms(static_cast<double>(d.what_if.measured_step_ns)))
-                                          : "");
-    o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
-         "<th>then limited by</th><th>as good within the replay's accuracy (" +
-         fmt::format("{:.0f} %", 100 * kPlanTieShare) + ")</th></tr>";
-    int n = 0;
-    for (const auto& p : d.plan) {
-      std::string tied;
-      for (const auto& a : p.within_accuracy)
-        tied +=
-            fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
-      o +=
-          fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
-                      ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
-                      p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
-    }
-    o += "</table>";
+  return o + "</div>";
+}
+
+// The plan: the fixes one after another, each with its predicted step and the fixes as good.
+std::string planHtml(const Diagnosis& d) {
+  if (d.plan.empty()) return "";
+  std::string o = "<h2>Plan (fixes applied one after another, predicted by replay";
+  if (d.what_if.available)
+    o += fmt::format("; un-profiled step {:.2f} ms{}", ms(static_cast<double>(d.what_if.unprofiled_step_ns)),
+                     d.what_if.anchored ? fmt::format(", matched to the measured {:.2f} ms",
+                                                      ms(static_cast<double>(d.what_if.measured_step_ns)))
+                                        : "");
+  o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
+       "<th>then limited by</th><th>as good within the replay's accuracy (" +
+       fmt::format("{:.0f} %", 100 * kPlanTieShare) + ")</th></tr>";
+  int n = 0;
+  for (const auto& p : d.plan) {
+    std::string tied;
+    for (const auto& a : p.within_accuracy)
+      tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
+                     ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
+                     p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
   }
-  o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run) + rankTable(run);
-  o += stragglerSection(run);
-  if (std::string t = trendChart(run); !t.empty()) o += "<h2>Step time, step by step</h2>" + t;
-  o += "<h2>Timeline of one step</h2>" + timelines(run);
-  o += "<h2>Kernel classes (share of summed kernel time)</h2>" + classChart(run.kernels);
-  if (!run.collectives.empty()) o += "<h2>NCCL collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
-  o += "<h2>Checklist</h2><table id=checklist><tr><th>area</th><th>item</th><th>status</th><th>evidence</th></tr>";
+  return o + "</table>";
+}
+
+std::string checklistHtml(const Diagnosis& d) {
+  std::string o =
+      "<h2>Checklist</h2><table id=checklist><tr><th>area</th><th>item</th><th>status</th><th>evidence</th></tr>";
   for (const auto& c : d.checklist)
     o += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", esc(c.area), esc(c.item),
                      c.status == CheckStatus::kPass   ? "pass"
                      : c.status == CheckStatus::kFail ? "fail"
                                                       : "na",
                      checkStatusName(c.status), esc(c.evidence));
-  o += "</table><h2>Top kernels</h2><div class=wrap><table id=kernels><tr><th>kernel</th><th>class</th><th>count</th>"
-       "<th>total ms</th><th>share</th></tr>";
-  for (const auto& k : run.kernels.top)
+  return o + "</table>";
+}
+
+std::string topKernelsHtml(const KernelSummary& k) {
+  std::string o =
+      "<h2>Top kernels</h2><div class=wrap><table id=kernels><tr><th>kernel</th><th>class</th><th>count</th>"
+      "<th>total ms</th><th>share</th></tr>";
+  for (const auto& t : k.top)
     o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>",
-                     esc(k.name.substr(0, 300)), kernelClassName(k.cls), k.dur.count,
-                     ms(static_cast<double>(k.dur.total_ns)), 100 * k.share);
-  o += "</table></div><p><small>Made by gpudoctor " GPUDOCTOR_VERSION
-       ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"
-       "<script>(function(){var p=document.getElementById('timeline-pick');"
-       "if(p)p.onchange=function(){document.querySelectorAll('svg.tl').forEach(function(s){"
-       "s.style.display=s.id===p.value?'':'none';});};"
-       "var b=document.body;b.dataset.rendered=document.querySelectorAll('svg.chart').length;"
-       "b.dataset.overflow=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})()</script>"
-       "</body></html>\n";
-  return o;
+                     esc(t.name.substr(0, 300)), kernelClassName(t.cls), t.dur.count,
+                     ms(static_cast<double>(t.dur.total_ns)), 100 * t.share);
+  return o + "</table></div>";
+}
+
+// The page's title line: the run's, or in the streaming mode the job's with the ranks analyzed in full.
+std::string titleHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFleet& fl) {
+  if (!fl.focus || !fl.fleet)
+    return fmt::format("<h1>gpudoctor: {} rank{}, mean step {:.2f} ms, primary bottleneck: {}</h1>", run.ranks.size(),
+                       run.ranks.size() == 1 ? "" : "s", d.step_ms, esc(d.primary));
+  std::vector<int> ids;
+  for (const auto& r : run.ranks) ids.push_back(r.trace->rank);
+  return fmt::format(
+      "<h1>gpudoctor: {} ranks, mean step {:.2f} ms; {} {} analyzed in full, primary bottleneck: {}</h1>",
+      fl.fleet->ranks, ms(fl.fleet->step_ns), ids.size() == 1 ? "rank" : "ranks", fmt::join(ids, ", "), esc(d.primary));
+}
+
+}  // namespace
+
+std::string htmlPageStart() {
+  return R"(<!doctype html><html lang=en><head><meta charset=utf-8><title>gpudoctor report</title><style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#212529}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
+.f{border-left:4px solid #adb5bd;padding:6px 12px;margin:10px 0;background:#f8f9fa}
+.critical{border-color:#c92a2a}.warning{border-color:#f08c00}.info{border-color:#1971c2}.ok{border-color:#2b8a3e}
+pre{background:#212529;color:#f8f9fa;padding:8px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
+table{border-collapse:collapse;max-width:100%}.wrap{overflow-x:auto;max-width:100%}
+td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12px}
+svg.chart{max-width:100%;height:auto}.tick{font-size:11px;fill:#495057}.grid{stroke:#e9ecef;stroke-width:1}
+td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywhere}
+.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+.pass{color:#2b8a3e}.fail{color:#c92a2a}
+</style></head><body>)";
+}
+
+std::string htmlPageEnd() {
+  return "<p><small>Made by gpudoctor " GPUDOCTOR_VERSION
+         ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"
+         "<script>(function(){var p=document.getElementById('timeline-pick');"
+         "if(p)p.onchange=function(){document.querySelectorAll('svg.tl').forEach(function(s){"
+         "s.style.display=s.id===p.value?'':'none';});};"
+         "var b=document.body;b.dataset.rendered=document.querySelectorAll('svg.chart').length;"
+         "b.dataset.overflow=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})()</"
+         "script>"
+         "</body></html>\n";
+}
+
+std::string renderHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFleet& fl) {
+  std::string o = htmlPageStart() + titleHtml(run, d, fl);
+  if (fl.focus) o += focusHtml(*fl.focus);
+  if (!run.notes.empty()) {
+    o += "<ul id=trace-notes>";
+    for (const auto& n : run.notes) o += "<li>" + esc(n) + "</li>";
+    o += "</ul>";
+  }
+  o += jobSection(run.job) + findingsHtml(d) + planHtml(d);
+  if (fl.fleet) o += fleetHtml(*fl.fleet);
+  o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run) + rankTable(run);
+  o += stragglerSection(run);
+  if (std::string t = trendChart(run); !t.empty()) o += "<h2>Step time, step by step</h2>" + t;
+  o += "<h2>Timeline of one step</h2>" + timelines(run);
+  o += "<h2>Kernel classes (share of summed kernel time)</h2>" + classChart(run.kernels);
+  if (!run.collectives.empty()) o += "<h2>NCCL collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
+  return o + checklistHtml(d) + topKernelsHtml(run.kernels) + htmlPageEnd();
 }
 
 }  // namespace gpudoctor

@@ -7,6 +7,7 @@
 #include "analysis/job_profile.h"
 #include "diagnosis/what_if.h"
 #include "report/bench_gpu_report.h"
+#include "report/diagnosis_json.h"
 #include "report/fleet_json.h"
 
 namespace gpudoctor {
@@ -305,7 +306,8 @@ ordered_json findingJson(const Finding& f) {
   return fj;
 }
 
-// The diagnosis: ranking, findings, checklist, the what-if, the plan, the step compare judges, thresholds.
+}  // namespace
+
 ordered_json diagnosisJson(const Diagnosis& d, const Thresholds* thresholds) {
   ordered_json dj;
   dj["primary_bottleneck"] = d.primary;
@@ -378,8 +380,6 @@ ordered_json diagnosisJson(const Diagnosis& d, const Thresholds* thresholds) {
   }
   return dj;
 }
-
-}  // namespace
 
 const char* const* breakdownDefinitions() { return kDefinitions; }
 
