@@ -28,8 +28,11 @@ except ImportError:
 SCHEMA_OF = {"checklist": "analyze"}
 
 
-def commands(src, tmp, fake_nvml):
+def commands(src, tmp, fake_nvml, gd):
     ex = f"{src}/examples/ddp_bf16_flash"
+    # The example's rank summaries: the streaming mode from summaries alone (no diagnosis).
+    summary = os.path.join(tmp, "ex.gdsum")
+    subprocess.run([gd, "analyze", "-q", "--summary-out", summary, ex], capture_output=True, check=True)
     wi = f"{src}/testdata/whatif"
     root = os.path.join(tmp, "root")
     os.makedirs(os.path.join(root, "proc"), exist_ok=True)
@@ -48,7 +51,8 @@ def commands(src, tmp, fake_nvml):
                     ["analyze", "-q", f"{src}/testdata/record/torch_small.gdrec.gz"],
                     ["analyze", "-q", ex, "--nccl-env", f"{src}/testdata/nccl_env/mixed.sh", "--nccl-log",
                      f"{src}/testdata/nccl_logs/ddp_2xh200_info.log"]],
-        "analyze_fleet": [["analyze", "-q", "--stream", ex]],
+        "analyze_fleet": [["analyze", "-q", "--stream", ex], ["analyze", "-q", "--stream", "--no-what-if", ex],
+                          ["analyze", "-q", summary]],
         "checklist": [["checklist", "-q", ex]],
         "compare": [["compare", "-q", ex, ex],
                     ["compare", "-q", f"{wi}/foreach_false_optimizer__base.pt.trace.json.gz",
@@ -118,7 +122,7 @@ def main():
     draft = args[args.index("--draft") + 1] if "--draft" in args else None
     problems = 0
     with tempfile.TemporaryDirectory() as tmp:
-        table = {} if files else commands(src, tmp, fake_nvml)
+        table = {} if files else commands(src, tmp, fake_nvml, gd)
         for doc, paths in files.items():
             table[doc] = [("file", p) for p in paths]
         for doc, cmds in table.items():

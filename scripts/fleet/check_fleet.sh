@@ -3,6 +3,8 @@
 #   1. 32 ranks, 4 stages, a slow rank, a GC pause and a slow stage: every fault named exactly
 #      (scripts/fleet/fleet_score.py), in the streaming mode.
 #   2. 8 healthy ranks: nothing named.
+#   1b. The findings of the ranks read in full name the slow rank as the straggler; from summaries
+#      alone, no findings and the traces they need.
 #   3. Summaries round-trip: analyze(traces) and analyze(their summaries) give the same "fleet".
 #   4. The in-memory mode (32 traces, not streamed) gives the same "fleet" as the streaming mode.
 #   5. With mpirun: `mpirun -np 2 gpudoctor analyze --mpi` gives the streaming mode's document,
@@ -43,7 +45,22 @@ print("ok   %s = %s%s" % (sys.argv[1].rsplit("/", 1)[-1], sys.argv[2].rsplit("/"
 PY
 }
 "$gd" analyze "$work/faults.gdsum.gz" -q --json "$work/from_summary.json" >/dev/null
-same "$work/faults.json" "$work/from_summary.json"
+# (all but the findings of the ranks read in full: summaries keep no events to diagnose)
+same "$work/faults.json" "$work/from_summary.json" tool schema_version version mode units definitions fleet
+python3 - "$work/faults/expected.json" "$work/faults.json" "$work/from_summary.json" <<'PY'
+import json, sys
+exp, doc, summ = (json.load(open(p)) for p in sys.argv[1:4])
+slow = exp["slow_rank"]
+picked = {r["rank"]: r for r in doc["analyzed_in_full"]["ranks"]}
+ok = (slow in picked and picked[slow]["analyzed"] and "straggler" in picked[slow]["reasons"] and len(picked) <= 3
+      and any(f["id"] == "communication.straggler" and f["title"].startswith("Rank %d " % slow)
+              for f in doc["diagnosis"]["findings"]) and doc["diagnosis"]["plan"])
+print(("ok  " if ok else "FAIL") + " streaming findings: ranks %s read in full, the straggler finding names rank %d"
+      % (sorted(picked), slow))
+ok2 = summ["diagnosis"] is None and "need the traces" in summ["analyzed_in_full"]["note"]
+print(("ok  " if ok2 else "FAIL") + " summaries alone: no findings, the traces they need named")
+sys.exit(0 if ok and ok2 else 1)
+PY
 "$gd" analyze "$work/faults/traces" -q --json "$work/in_memory.json" >/dev/null
 same "$work/faults.json" "$work/in_memory.json" fleet
 # The per-rank report's straggler too: with one data-parallel group per stage, the k-th NCCL kernel

@@ -16,8 +16,10 @@
 
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
+#include "cli/analyze_args.h"
 #include "cli/color_option.h"
 #include "cli/commands.h"
+#include "cli/fleet_answer.h"
 #include "cli/fleet_stream.h"
 #include "cli/json_output.h"
 #include "cli/mpi_world.h"
@@ -45,36 +47,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct AnalyzeArgs {
-  std::vector<std::string> paths;
-  std::string steps = "all";
-  std::string json;
-  std::string html;
-  std::string thresholds;
-  std::string nccl_env;
-  std::vector<std::string> nccl_logs;
-  size_t findings = 8;
-  bool checklist_only = false;
-  bool strict = false;  // checklist: exit 1 when an item fails
-  size_t top = 10;
-  int rank = -1;
-  unsigned threads = 0;
-  bool quiet = false;
-  bool no_what_if = false;
-  double measured_step_ms = 0;  // --measured-step-ms: the step timed without the profiler
-  std::string ceilings;         // --ceilings FILE: efficiency figures against measured ceilings
-  double flops_per_step = 0;    // --flops-per-step: training FLOPs per step per rank, for MFU
-  std::string mfu_precision;    // --mfu-precision: fp32|tf32|fp16|bf16|fp8 (default: the dominant GEMM's)
-  std::string summary_out;      // --summary-out FILE: the rank summaries
-  bool mpi = false;             // --mpi: the files shared among MPI processes, summaries gathered on process 0
-  bool stream = false;          // --stream: the streaming mode whatever the rank count
-  bool allow_missing = false;   // --allow-missing-ranks
-  std::string color = "auto";   // --color: auto|always|never
-};
-
-// More traces than this are analyzed in the streaming mode (one trace in memory per thread).
-constexpr size_t kInMemoryMax = 64;
-
 std::string exampleDir() {
   if (const char* env = std::getenv("GPUDOCTOR_EXAMPLES")) return std::string(env) + "/ddp_bf16_flash";
   std::error_code ec;
@@ -87,11 +59,6 @@ std::string exampleDir() {
     }
   }
   return std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash";
-}
-
-// Writes the rank summaries to FILE atomically, or to stdout for "-". Returns "" or the error.
-std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests) {
-  return target == "-" ? writeDocument(target, summaryDocument(digests)) : writeSummaryFile(target, digests).message();
 }
 
 // True when a checklist item failed.
@@ -126,11 +93,12 @@ std::function<void(const StreamProgress&)> streamProgress(bool tty) {
   };
 }
 
-// The streaming mode: digests of every trace (or read from summaries), the cross-rank analyses,
-// their report. With --mpi each process digests its share and process 0 reports.
-int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const AnalysisOptions& aopt) {
-  for (auto [set, flag] : {std::pair{!a.html.empty(), "--html"},
-                           {!a.ceilings.empty(), "--ceilings"},
+// The streaming mode: digests of every trace (or read from summaries), then the report
+// (cli/fleet_answer: the cross-rank analyses, the findings of the ranks that matter). With --mpi each
+// process digests its share and process 0 reports.
+int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const AnalysisOptions& aopt,
+             const Thresholds& th) {
+  for (auto [set, flag] : {std::pair{!a.ceilings.empty(), "--ceilings"},
                            {!a.nccl_env.empty(), "--nccl-env"},
                            {!a.nccl_logs.empty(), "--nccl-log"},
                            {a.rank >= 0, "--rank"},
@@ -199,49 +167,75 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
     error = got.error().message;
   }
   int code = 0;
-  if (world.rank == 0)
-    code = [&]() -> int {
-      if (!error.empty()) return fail(error);
-      std::sort(digests.begin(), digests.end(),
-                [](const RankDigest& x, const RankDigest& y) { return x.rank < y.rank; });
-      auto missing = missingRanks(digests);
-      if (!missing.empty() && !a.allow_missing) {
-        std::string list;
-        for (size_t k = 0; k < missing.size() && k < 8; ++k) list += (k ? ", " : "") + std::to_string(missing[k]);
-        if (missing.size() > 8) list += fmt::format(", ... ({} in all)", missing.size());
-        return fail(
-            fmt::format("{} {} of the job's {} {} no trace or summary here; give every rank's file, or "
-                        "--allow-missing-ranks to analyze the {} present",
-                        missing.size() == 1 ? "rank" : "ranks", list, digests.size() + missing.size(),
-                        missing.size() == 1 ? "has" : "have", digests.size()));
-      }
-      auto fleet = analyzeFleet(digests);
-      if (!fleet.ok()) return fail(fleet.error().message);
-      FleetRunInfo info;
-      info.files = static_cast<int64_t>(files.size());
-      info.ranks = static_cast<int64_t>(digests.size());
-      info.bytes = bytes;
-      info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      info.peak_rss_bytes = rss;
-      info.processes = world.size;
-      info.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
-      if (!a.summary_out.empty())
-        if (std::string e = writeSummary(a.summary_out, digests); !e.empty()) return fail(e);
-      // The digests are done with: the reports reuse their memory instead of adding to the peak.
-      std::vector<RankDigest>().swap(digests);
-      if (!a.json.empty()) {
-        if (std::string e = writeDocument(a.json, renderFleetJson(fleet.value(), info)); !e.empty()) return fail(e);
-        if (a.json == "-" || a.summary_out == "-") return 0;  // a document alone on stdout
-      }
-      std::string text = renderFleetReport(fleet.value(), info, colorForStdout(a.color));
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return 0;
-    }();
+  if (world.rank == 0 && !error.empty()) {
+    code = fail(error);
+  } else if (world.rank == 0) {
+    FleetPass pass{std::move(digests), {}, t0};
+    pass.info.files = static_cast<int64_t>(files.size());
+    pass.info.bytes = bytes;
+    pass.info.peak_rss_bytes = rss;
+    pass.info.processes = world.size;
+    pass.info.threads = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
+    code = reportFleet(a, files, std::move(pass), aopt, th);
+  }
   if (a.mpi) {
     code = mpiBroadcast(code);
     mpiFinalize();
   }
   return code;
+}
+
+// The job's NCCL settings (--nccl-env) and logs (--nccl-log) judged, as `nccl env` and `nccl log` do.
+struct NcclJudged {
+  std::vector<EnvFinding> env;
+  std::vector<Finding> log;
+};
+
+// Judges the files given; "" or the error.
+std::string judgeNccl(const AnalyzeArgs& a, const std::vector<RankTrace>& traces, NcclJudged& out) {
+  if (!a.nccl_env.empty()) {
+    auto settings = readNcclSettingsFile(a.nccl_env);
+    if (!settings.ok()) return settings.error().message;
+    // Judged against the installed NCCL when there is one; the host checks are left to `nccl env`
+    // on the job's own machine (this may not be it).
+    // The job's NCCL is the one its traces recorded (distributedInfo); else the one installed here.
+    EnvCheckOptions eo;
+    for (const auto& t : traces)
+      if (auto v = parseNcclVersion(t.nccl_version); v.ok()) eo.version = v.value();
+    if (!eo.version) {
+      InstalledNccl lib = probeInstalledNccl();
+      if (lib.found) eo.version = lib.version;
+    }
+    out.env = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
+  }
+  if (!a.nccl_logs.empty()) {
+    auto facts = readNcclLogs(a.nccl_logs);
+    if (!facts.ok()) return facts.error().message;
+    out.log = judgeNcclLog(facts.value());
+  }
+  return "";
+}
+
+// --measured-step-ms against the replay: a warning where it cannot be matched, a usage error where
+// the trace cannot give that step at all. kOk, or the exit code after the error line.
+int checkAnchor(const AnalyzeArgs& a, const StepWhatIf& w) {
+  if (w.measured_step_ns > 0 && !w.available) {
+    // The trace cannot be replayed: the rest of the analysis stands, without predictions.
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: no replay to anchor (%s)\n", a.measured_step_ms,
+                   w.basis.c_str());
+  } else if (w.measured_step_ns > 0 && !w.anchored) {
+    const double miss =
+        std::abs(static_cast<double>(w.unprofiled_step_ns) / static_cast<double>(w.measured_step_ns) - 1);
+    if (!w.anchor_possible && miss > kAnchorMaxMiss)
+      return fail(fmt::format("--measured-step-ms {:g}: {}: is it the traced job's (same model, batch and machine)?",
+                              a.measured_step_ms, w.anchor_note),
+                  kUsage);
+    if (!a.quiet)
+      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: %s; predicting from the nearest, %.2f ms\n",
+                   a.measured_step_ms, w.anchor_note.c_str(), static_cast<double>(w.unprofiled_step_ns) / 1e6);
+  }
+  return kOk;
 }
 
 int runAnalyze(const AnalyzeArgs& a) {
@@ -307,9 +301,9 @@ int runAnalyze(const AnalyzeArgs& a) {
     if (!a.quiet && !a.mpi && !a.stream && !any_summary)
       std::fprintf(stderr,
                    "gpudoctor: %zu traces: streaming mode (cross-rank analyses, one trace in memory per "
-                   "thread; per-rank detail: analyze one rank's trace)\n",
+                   "thread; findings from the slowest, the median and the straggler rank, read in full)\n",
                    files.value().size());
-    return runFleet(a, files.value(), opt);
+    return runFleet(a, files.value(), opt, th);
   }
   bool show_progress = !a.quiet && ::isatty(2) && files.value().size() > 1;
   ReadSetOptions ro;
@@ -338,62 +332,23 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   DiagnosisInputs inputs;
   inputs.measured_step_ns = a.measured_step_ms * 1e6;
-  std::vector<EnvFinding> env_findings;
-  if (!a.nccl_env.empty()) {
-    auto settings = readNcclSettingsFile(a.nccl_env);
-    if (!settings.ok()) return fail(settings.error().message);
-    // Judged against the installed NCCL when there is one; the host checks are left to `nccl env`
-    // on the job's own machine (this may not be it).
-    // The job's NCCL is the one its traces recorded (distributedInfo); else the one installed here.
-    EnvCheckOptions eo;
-    for (const auto& t : traces.value())
-      if (auto v = parseNcclVersion(t.nccl_version); v.ok()) eo.version = v.value();
-    if (!eo.version) {
-      InstalledNccl lib = probeInstalledNccl();
-      if (lib.found) eo.version = lib.version;
-    }
-    env_findings = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
-    inputs.nccl_env = &env_findings;
-  }
-  std::vector<Finding> log_findings;
-  if (!a.nccl_logs.empty()) {
-    auto facts = readNcclLogs(a.nccl_logs);
-    if (!facts.ok()) return fail(facts.error().message);
-    log_findings = judgeNcclLog(facts.value());
-    inputs.nccl_log = &log_findings;
-  }
-  Diagnosis diag = a.no_what_if ? diagnose(buildFacts(run.value(), inputs), th)
-                                : diagnose(run.value(), th, inputs, ceilings ? &*ceilings : nullptr);
-  if (a.no_what_if) {
-    diag.what_if.basis = "not run (--no-what-if)";
-    // The step alone still, so that this document compares as a baseline as its trace does.
-    if (!a.json.empty()) diag.step_estimate = estimateStep(run.value(), a.measured_step_ms * 1e6);
-  }
-  if (diag.what_if.measured_step_ns > 0 && !diag.what_if.available) {
-    // The trace cannot be replayed: the rest of the analysis stands, without predictions.
-    if (!a.quiet)
-      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: no replay to anchor (%s)\n", a.measured_step_ms,
-                   diag.what_if.basis.c_str());
-  } else if (diag.what_if.measured_step_ns > 0 && !diag.what_if.anchored) {
-    const double miss = std::abs(
-        static_cast<double>(diag.what_if.unprofiled_step_ns) / static_cast<double>(diag.what_if.measured_step_ns) - 1);
-    if (!diag.what_if.anchor_possible && miss > kAnchorMaxMiss)
-      return fail(fmt::format("--measured-step-ms {:g}: {}: is it the traced job's (same model, batch and machine)?",
-                              a.measured_step_ms, diag.what_if.anchor_note),
-                  kUsage);
-    if (!a.quiet)
-      std::fprintf(stderr, "gpudoctor: warning: --measured-step-ms %g: %s; predicting from the nearest, %.2f ms\n",
-                   a.measured_step_ms, diag.what_if.anchor_note.c_str(),
-                   static_cast<double>(diag.what_if.unprofiled_step_ns) / 1e6);
-  }
-  if (!a.html.empty())  // '-' writes the page to stdout, as --json -
-    if (std::string e = writeDocument(a.html, renderHtml(run.value(), diag)); !e.empty()) return fail(e);
+  NcclJudged nccl;
+  if (std::string e = judgeNccl(a, traces.value(), nccl); !e.empty()) return fail(e);
+  if (!a.nccl_env.empty()) inputs.nccl_env = &nccl.env;
+  if (!a.nccl_logs.empty()) inputs.nccl_log = &nccl.log;
+  Diagnosis diag = diagnoseRun(run.value(), th, inputs, ceilings ? &*ceilings : nullptr,
+                               {.what_if = !a.no_what_if, .step_estimate = !a.json.empty()});
+  if (int code = checkAnchor(a, diag.what_if); code != kOk) return code;
   std::optional<Efficiency> eff;
   if (ceilings) eff = computeEfficiency(run.value(), *ceilings, eff_opt);
   // The cross-rank analyses over the ranks' digests: the same figures the streaming mode gives.
   std::vector<RankDigest> digests = digestsOf(run.value());
   auto fleet = analyzeFleet(digests);
   if (!fleet.ok()) return fail(fleet.error().message);
+  // "Across ranks" from three ranks, on the page as in the terminal ('-': the page alone on stdout).
+  const FleetReport* across = fleet.value().ranks >= 3 ? &fleet.value() : nullptr;
+  if (!a.html.empty())
+    if (std::string e = writeDocument(a.html, renderHtml(run.value(), diag, {across})); !e.empty()) return fail(e);
   if (!a.summary_out.empty())
     if (std::string e = writeSummary(a.summary_out, digests); !e.empty()) return fail(e);
   if (!a.json.empty()) {
@@ -413,7 +368,7 @@ int runAnalyze(const AnalyzeArgs& a) {
     // The answer first: findings right after the header lines.
     TerminalParts parts = renderTerminalParts(run.value(), to);
     text = parts.header + (a.findings > 0 ? "\n" + renderFindings(diag, a.findings, color) : "") +
-           (fleet.value().ranks >= 3 ? renderFleetText(fleet.value(), 8, color) : "") + parts.body;
+           (across ? renderFleetText(*across, 8, color) : "") + parts.body;
     if (eff) text += renderEfficiencyText(*eff, color);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -462,7 +417,8 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
       ->type_name("FILE|-");
   cmd->add_flag("--stream", args->stream,
                 fmt::format("Streaming mode whatever the rank count (automatic beyond {} traces or with summaries): "
-                            "one trace in memory per thread, the cross-rank analyses only",
+                            "one trace in memory per thread, the cross-rank analyses, and the findings and plan of the "
+                            "slowest, the median and the straggler rank, read in full afterwards",
                             kInMemoryMax));
   cmd->add_flag("--mpi", args->mpi,
                 "Run under mpirun or srun: each process analyzes its share of the files, process 0 gathers the "

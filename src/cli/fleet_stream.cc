@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "analysis/digest.h"
+#include "cli/json_output.h"
 #include "sources/summary/summary_file.h"
 #include "sources/trace_set.h"
 
@@ -105,6 +106,10 @@ Result<StreamResult> digestFiles(const std::vector<std::string>& files, const St
     for (auto& d : per_file[k]) r.digests.push_back(std::move(d));
   }
   return r;
+}
+
+std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests) {
+  return target == "-" ? writeDocument(target, summaryDocument(digests)) : writeSummaryFile(target, digests).message();
 }
 
 int64_t peakRssBytes() {

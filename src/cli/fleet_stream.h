@@ -42,6 +42,9 @@ Result<StreamResult> digestFiles(const std::vector<std::string>& files, const St
 // The digests of an analyzed run (the in-memory mode), its left-out ranks included.
 std::vector<RankDigest> digestsOf(const RunAnalysis& run);
 
+// Writes the rank summaries to FILE atomically, or to stdout for "-". Returns "" or the error.
+std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests);
+
 // This process's peak resident memory (bytes).
 int64_t peakRssBytes();
 
