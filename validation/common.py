@@ -33,7 +33,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -371,6 +371,28 @@ class MiniGPT(nn.Module):
 def lm_loss(logits, targets):
     """Next-token cross entropy in FP32 (as most training scripts cast the logits)."""
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+class ImageClassifierJob(Job):
+    """An image classifier trained the common way: uint8 batches from a DataLoader (4 workers, pinned),
+    normalized on the GPU with mean/std made once, cross-entropy, SGD momentum, bf16 autocast when asked."""
+
+    def __init__(self, model, batch, res, bf16, lr=0.1, weight_decay=1e-4):
+        self.model = model.cuda().train()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
+        self.batches = Batches(DataLoader(ImageBatchDataset(batch, res), batch_size=None, shuffle=True,
+                                          num_workers=4, pin_memory=True))
+        self.bf16, self.samples_per_step, self.stats = bf16, batch, norm_stats()
+
+    def step(self):
+        x, y = next(self.batches)
+        x = gpu_normalize(x.to("cuda", non_blocking=True), stats=self.stats)
+        y = y.to("cuda", non_blocking=True)
+        with autocast(self.bf16):
+            loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
 
 
 def hf_model(model_cls, config, attn=None):
