@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/gpu_memory.h"
+
 namespace gpudoctor {
 
 // Interns strings so events hold 32-bit ids; one pool per rank, so parsing needs no locks.
@@ -178,6 +180,7 @@ struct RankTrace {
   std::vector<StepMark> step_marks;
   int64_t peak_allocated_bytes = -1;  // largest CUDA-device total from [memory] events (profile_memory=True), else -1
   int64_t peak_device = -1;           // the device it was on
+  GpuMemoryTrack gpu_memory;          // CUDA-device allocated bytes over time, from the same events
   int64_t record_window_end_ns = INT64_MIN;  // Kineto's "Record Window End" instant; INT64_MIN when absent
   // The accelerator stack, from device and runtime names: "cuda", "rocm" (HIP runtime calls, AMD
   // devices), "mtia"; empty when the trace does not say.

@@ -620,6 +620,9 @@ class Reader {
           tr_.peak_allocated_bytes = ev.total_allocated;
           tr_.peak_device = ev.device_id;
         }
+        if (ev.device_type == 1 && ev.total_allocated >= 0)
+          if (auto t = parseMicrosToNanos(ev.ts_tok); t && *t <= kMaxTimeNs && *t >= -kMaxTimeNs)
+            tr_.gpu_memory.add(*t, ev.total_allocated, ev.device_id);
         return;
     }
     auto ts = parseMicrosToNanos(ev.ts_tok);
@@ -702,6 +705,7 @@ class Reader {
       roles.apply(i);
     }
     if (tr_.record_window_end_ns != INT64_MIN) tr_.record_window_end_ns += base;
+    tr_.gpu_memory.finish(base);
     // The accelerator stack: device names first, else the runtime's call names.
     auto has = [](std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; };
     for (const auto& d : tr_.devices) {
