@@ -16,7 +16,7 @@
 #include "model/recording.h"
 #include "sources/byte_stream.h"
 #include "sources/kineto/roles.h"
-#include "sources/record/periodic_steps.h"
+#include "sources/record/record_passes.h"
 #include "sources/trace_reader.h"
 
 namespace gpudoctor {
@@ -222,14 +222,7 @@ class Reader {
     return it->second;
   }
   Event& add(EventKind k, uint64_t start, uint64_t end, uint32_t name, uint32_t track) {
-    Event e;
-    e.kind = k;
-    e.start_ns = static_cast<int64_t>(start);
-    e.dur_ns = static_cast<int64_t>(end - start);
-    e.name = name;
-    e.track = track;
-    tr_.events.push_back(e);
-    return tr_.events.back();
+    return addRecordEvent(tr_, k, start, end, name, track);
   }
 
   Status record(rec::Type t, const std::vector<char>& p, uint64_t offset) {
@@ -368,355 +361,6 @@ class Reader {
     }
   }
 
-  // Driver calls made inside a runtime call on the same thread (cudaMemcpy -> cuMemcpy...) are the
-  // runtime call's own work: dropped, their GPU work given the runtime call's correlation.
-  void dropNestedDriverCalls() {
-    std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
-    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
-      EventKind k = tr_.events[i].kind;
-      if (k == EventKind::kRuntimeCall || k == EventKind::kDriverCall) by_track[tr_.events[i].track].push_back(i);
-    }
-    std::unordered_map<int64_t, int64_t> remap;
-    std::vector<bool> drop(tr_.events.size(), false);
-    for (auto& [track, v] : by_track) {
-      std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
-        const Event &x = tr_.events[a], &y = tr_.events[b];
-        return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.dur_ns > y.dur_ns;
-      });
-      int64_t open_end = INT64_MIN, open_corr = -1;
-      for (uint32_t i : v) {
-        const Event& e = tr_.events[i];
-        if (e.kind == EventKind::kRuntimeCall) {
-          if (e.end_ns() > open_end) {
-            open_end = e.end_ns();
-            open_corr = e.correlation;
-          }
-        } else if (e.end_ns() <= open_end) {
-          drop[i] = true;
-          remap[e.correlation] = open_corr;
-        }
-      }
-    }
-    if (remap.empty()) return;
-    std::vector<Event> kept;
-    kept.reserve(tr_.events.size());
-    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
-      if (drop[i]) {
-        ++facts.nested_driver_calls;
-        continue;
-      }
-      Event e = tr_.events[i];
-      if (isGpuWork(e.kind)) {
-        auto it = remap.find(e.correlation);
-        if (it != remap.end()) e.correlation = it->second;
-      }
-      kept.push_back(e);
-    }
-    tr_.events = std::move(kept);
-  }
-
-  // CUPTI gives every API call its own correlation id, and the call's GPU work carries it. Seen on
-  // an H200 (CUDA 13.0, record --sample): after a late re-attach, thousands of calls of one window
-  // carried one id, so their GPU work cannot be told apart. Calls sharing an id, and the GPU work
-  // carrying it, are unlinked (correlation -1); a window where they are more than 1 % of the calls
-  // gives no steps (badWindow).
-  void unlinkSharedCorrelations() {
-    std::unordered_map<int64_t, uint32_t> calls;
-    for (const Event& e : tr_.events)
-      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0)
-        ++calls[e.correlation];
-    std::unordered_set<int64_t> shared;
-    for (auto& [c, n] : calls)
-      if (n > 1) shared.insert(c);
-    if (shared.empty()) return;
-    std::vector<std::pair<uint64_t, uint64_t>> per_window(windows_.size());  // (calls, unlinked calls)
-    for (Event& e : tr_.events) {
-      if (e.correlation < 0 || !shared.count(e.correlation)) continue;
-      e.correlation = -1;
-      if (e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) ++facts.shared_correlation_calls;
-    }
-    for (const Event& e : tr_.events) {
-      if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
-      size_t w = windowOf(e.start_ns);
-      if (w == SIZE_MAX) continue;
-      ++per_window[w].first;
-      per_window[w].second += e.correlation < 0;
-    }
-    for (size_t w = 0; w < per_window.size(); ++w)
-      if (per_window[w].second * 100 > per_window[w].first) bad_windows_.insert(w);
-  }
-  // The attach window holding time t (windows_ sorted), or SIZE_MAX.
-  size_t windowOf(int64_t t) const {
-    auto it = std::upper_bound(windows_.begin(), windows_.end(), std::make_pair(t, INT64_MAX));
-    if (it == windows_.begin()) return SIZE_MAX;
-    --it;
-    return t <= it->second ? static_cast<size_t>(it - windows_.begin()) : SIZE_MAX;
-  }
-  bool badWindow(int64_t t) const { return !bad_windows_.empty() && bad_windows_.count(windowOf(t)) != 0; }
-
-  // NCCL's own account of each collective (its NVTX payload: communicator, bytes) given to the NCCL
-  // kernel it launched: a kernel gets the calls its launching thread made after that thread's
-  // previous NCCL launch, up to its own launch call (one call, or the calls of an ncclGroup). The
-  // collective's bytes follow PyTorch's convention (the larger of input and output): NCCL gives
-  // allgather's sent and reducescatter's received bytes per rank, so those are multiplied by the
-  // communicator's size, known from ncclCommDestroy's payload or, with a single communicator, the
-  // recording's world size; unknown otherwise (0). The dtype is unknown (NCCL gives bytes only).
-  void attachNcclCalls() {
-    if (nccl_calls_.empty()) return;
-    std::unordered_map<uint64_t, int> comm_size;
-    std::unordered_set<uint64_t> comms;
-    std::unordered_map<uint32_t, std::vector<const rec::NcclCall*>> by_tid;
-    for (const auto& c : nccl_calls_) {
-      if (rec::isNcclCommSizeSchema(c.schema) && c.arg > 0 && c.arg <= (1 << 24)) comm_size[c.comm] = c.arg;
-      if (!rec::isNcclCollectiveSchema(c.schema)) continue;
-      comms.insert(c.comm);
-      by_tid[c.tid].push_back(&c);
-    }
-    for (auto& [tid, v] : by_tid)
-      std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
-    // The launch call (thread, start) of each correlation.
-    std::unordered_map<int64_t, std::pair<uint32_t, int64_t>> launch;
-    for (const Event& e : tr_.events)
-      if ((e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall) && e.correlation >= 0 &&
-          rec::isLaunchCall(tr_.strings.view(e.name)))
-        launch.try_emplace(e.correlation, static_cast<uint32_t>(tr_.tracks[e.track].tid), e.start_ns);
-    struct Kern {
-      int64_t launch_ns;
-      uint32_t event;
-    };
-    std::unordered_map<uint32_t, std::vector<Kern>> kernels;  // launching thread -> its NCCL kernels
-    std::unordered_map<uint32_t, bool> is_nccl;
-    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
-      const Event& e = tr_.events[i];
-      if (e.kind != EventKind::kKernel || e.correlation < 0) continue;
-      auto [n, fresh] = is_nccl.try_emplace(e.name, false);
-      if (fresh) n->second = commKernelLibrary(tr_.strings.view(e.name)) == "nccl";
-      if (!n->second) continue;
-      auto l = launch.find(e.correlation);
-      if (l != launch.end()) kernels[l->second.first].push_back({l->second.second, i});
-    }
-    const int world = tr_.world_size > 0 && comms.size() == 1 ? tr_.world_size : -1;
-    for (auto& [tid, ks] : kernels) {
-      auto calls = by_tid.find(tid);
-      if (calls == by_tid.end()) continue;
-      std::sort(ks.begin(), ks.end(), [](const Kern& a, const Kern& b) { return a.launch_ns < b.launch_ns; });
-      const auto& cs = calls->second;
-      size_t next = 0;
-      for (const Kern& k : ks) {
-        size_t from = next;
-        while (next < cs.size() && static_cast<int64_t>(cs[next]->start_ns) <= k.launch_ns) ++next;
-        if (next == from) continue;  // a kernel NCCL launched without a call of its own in the window
-        std::string kind;
-        uint64_t comm = cs[from]->comm;
-        int64_t bytes = 0;
-        int n = -1;
-        for (size_t j = from; j < next; ++j) {
-          const rec::NcclCall& c = *cs[j];
-          std::string_view k1 = ncclSchemaName(c.schema);
-          kind = j == from ? std::string(k1) : (kind == k1 ? kind : std::string("grouped"));
-          auto sz = comm_size.find(c.comm);
-          int size = sz != comm_size.end() ? sz->second : world;
-          if (c.comm != comm) comm = 0;
-          n = j == from ? size : (n == size ? n : -1);
-          bool per_rank = c.schema == static_cast<uint32_t>(rec::NcclSchema::kAllGather) ||
-                          c.schema == static_cast<uint32_t>(rec::NcclSchema::kReduceScatter);
-          if (bytes >= 0)
-            bytes = per_rank ? (size > 0 ? bytes + static_cast<int64_t>(c.bytes) * size : -1)
-                             : bytes + static_cast<int64_t>(c.bytes);
-        }
-        Collective col;
-        col.coll_name = tr_.strings.intern(kind);
-        col.group_size = n;
-        if (comm != 0) {
-          char h[32];
-          std::snprintf(h, sizeof h, "nccl:%016llx", static_cast<unsigned long long>(comm));
-          col.process_group = col.pg_name = tr_.strings.intern(h);
-        }
-        tr_.collectives.push_back(col);
-        Event& e = tr_.events[k.event];
-        e.collective = static_cast<uint32_t>(tr_.collectives.size());
-        e.bytes = std::max<int64_t>(0, bytes);
-        ++facts.nccl_kernels_with_calls;
-      }
-    }
-    facts.nccl_calls = 0;
-    for (auto& [tid, v] : by_tid) facts.nccl_calls += v.size();
-  }
-  static std::string_view ncclSchemaName(uint32_t s) {
-    switch (static_cast<rec::NcclSchema>(s)) {
-      case rec::NcclSchema::kAllGather:
-        return "allgather";
-      case rec::NcclSchema::kAllReduce:
-        return "allreduce";
-      case rec::NcclSchema::kBroadcast:
-        return "broadcast";
-      case rec::NcclSchema::kReduceScatter:
-        return "reduce_scatter";
-      case rec::NcclSchema::kReduce:
-        return "reduce";
-      case rec::NcclSchema::kSend:
-        return "send";
-      case rec::NcclSchema::kRecv:
-        return "recv";
-      case rec::NcclSchema::kAlltoAll:
-        return "all_to_all";
-      case rec::NcclSchema::kGather:
-        return "gather";
-      case rec::NcclSchema::kScatter:
-        return "scatter";
-      default:
-        return "unknown";
-    }
-  }
-
-  // Every launch call with the GPU work it queued (the first kernel's or copy's name), in time
-  // order over all threads: PyTorch launches backward from autograd's thread, XLA from a pool, so
-  // one thread's launches are only part of the step's sequence. Launches during a stream capture
-  // queue no work (the graph replays it later) and are counted apart.
-  void countLaunches() {
-    std::unordered_map<int64_t, std::pair<int64_t, uint32_t>> first;  // correlation -> (start, name)
-    for (const Event& e : tr_.events) {
-      if (!isGpuWork(e.kind) || e.correlation < 0) continue;
-      auto [it, fresh] = first.try_emplace(e.correlation, e.start_ns, e.name);
-      if (!fresh && e.start_ns < it->second.first) it->second = {e.start_ns, e.name};
-    }
-    std::unordered_map<uint32_t, uint8_t> kind;  // name -> 1 launch, 2 graph launch, 4 begin capture, 8 end capture
-    std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> captures;  // track -> capture spans
-    std::unordered_map<uint32_t, int64_t> capture_open;
-    std::vector<const Event*> calls;
-    for (const Event& e : tr_.events) {
-      if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
-      auto [k, fresh] = kind.try_emplace(e.name, 0);
-      if (fresh) {
-        std::string_view n = tr_.strings.view(e.name);
-        k->second = static_cast<uint8_t>((rec::isLaunchCall(n) ? 1 : 0) | (rec::isGraphLaunchCall(n) ? 2 : 0) |
-                                         (n.find("StreamBeginCapture") != std::string_view::npos ? 4 : 0) |
-                                         (n.find("StreamEndCapture") != std::string_view::npos ? 8 : 0));
-      }
-      if (k->second & 4) capture_open[e.track] = e.start_ns;
-      if ((k->second & 8) && capture_open.count(e.track)) {
-        captures[e.track].push_back({capture_open[e.track], e.end_ns()});
-        capture_open.erase(e.track);
-      }
-      if (k->second & 3) calls.push_back(&e);
-    }
-    auto captured = [&](const Event& e) {
-      auto it = captures.find(e.track);
-      if (it == captures.end()) return false;
-      for (auto& [b, x] : it->second)
-        if (e.start_ns >= b && e.end_ns() <= x) return true;
-      return false;
-    };
-    std::unordered_map<uint32_t, size_t> per_track;
-    for (const Event* e : calls) {
-      ++facts.launch_calls;
-      if (kind[e->name] & 2) ++facts.graph_launches;
-      auto it = first.find(e->correlation);
-      if (it == first.end()) {
-        if (captured(*e))
-          ++facts.captured_launches;
-        else
-          ++facts.launches_without_gpu_work;
-        continue;
-      }
-      launches_.push_back({e->start_ns, e->end_ns(), it->second.second});
-      ++per_track[e->track];
-    }
-    size_t most = 0;
-    for (auto& [track, n] : per_track)
-      if (n > most || (n == most && track < main_track_)) {
-        most = n;
-        main_track_ = track;
-      }
-    std::sort(launches_.begin(), launches_.end(),
-              [](const LaunchMark& a, const LaunchMark& b) { return a.start_ns < b.start_ns; });
-  }
-
-  // Steps: NVTX ranges matching the pattern, else the launch period of the thread that launches most.
-  void findSteps() {
-    std::string pattern = facts.nvtx_step.empty() ? std::string(rec::kDefaultStepPattern) : facts.nvtx_step;
-    std::regex re;
-    try {
-      re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error&) {
-      re = std::regex(std::string(rec::kDefaultStepPattern));
-    }
-    std::unordered_map<uint32_t, bool> matches;
-    for (uint32_t i = 0; i < tr_.events.size(); ++i) {
-      const Event& e = tr_.events[i];
-      if (e.kind != EventKind::kRange) continue;
-      auto [it, fresh] = matches.try_emplace(e.name, false);
-      if (fresh) it->second = std::regex_search(std::string(tr_.strings.view(e.name)), re);
-      if (it->second && !badWindow(e.start_ns)) step_events_.push_back(i);
-    }
-    if (!step_events_.empty()) {
-      facts.steps_from = "nvtx";
-      facts.steps_note = std::to_string(step_events_.size()) + " NVTX ranges matching " + pattern;
-      return;
-    }
-    if (launches_.empty()) {
-      facts.steps_from = "none";
-      facts.steps_note = "no launches with GPU work";
-      return;
-    }
-    // Each attach window is a continuous run of the loop (a sampled recording has several, with
-    // the detached time between them): its period and phase are found on its own launches, and no
-    // step spans two windows.
-    std::vector<std::vector<LaunchMark>> split;  // only when there are several windows
-    if (windows_.size() > 1) {
-      split.resize(windows_.size());
-      size_t w = 0;
-      for (const LaunchMark& l : launches_) {
-        while (w + 1 < windows_.size() && l.start_ns >= windows_[w + 1].first) ++w;
-        split[w].push_back(l);
-      }
-    }
-    std::vector<const std::vector<LaunchMark>*> runs;
-    if (split.empty()) runs.push_back(&launches_);
-    for (const auto& r : split) runs.push_back(&r);
-    const uint32_t main_track = main_track_;
-    size_t number = 0, with_steps = 0;
-    std::string first_note, why_none;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (bad_windows_.count(r)) continue;
-      PeriodicSteps ps = findPeriodicSteps(*runs[r]);
-      if (ps.period == 0) {
-        if (why_none.empty()) why_none = ps.why_none;
-        continue;
-      }
-      if (first_note.empty()) {
-        char m[32];
-        std::snprintf(m, sizeof m, "%.1f", 100 * ps.match);
-        first_note = "a period of " + std::to_string(ps.period) + " launches, " + m + " % self-match";
-      }
-      ++with_steps;
-      for (size_t k = 0; k + 1 < ps.boundaries.size(); ++k) {
-        uint32_t name = tr_.strings.intern("step #" + std::to_string(++number) + " (launch period)");
-        add(EventKind::kRange, static_cast<uint64_t>(ps.boundaries[k]), static_cast<uint64_t>(ps.boundaries[k + 1]),
-            name, main_track);
-        step_events_.push_back(static_cast<uint32_t>(tr_.events.size() - 1));
-      }
-    }
-    if (number == 0) {
-      facts.steps_from = "none";
-      facts.steps_note =
-          runs.size() == 1 ? why_none : why_none + " (in each of " + std::to_string(runs.size()) + " attach windows)";
-      return;
-    }
-    facts.steps_from = "periodicity";
-    facts.steps_note = runs.size() == 1 ? first_note
-                                        : first_note + " (in the first; steps in " + std::to_string(with_steps) +
-                                              " of " + std::to_string(runs.size()) + " attach windows)";
-  }
-  // Said after the steps, whichever way they were found.
-  void noteBadWindows() {
-    if (bad_windows_.empty()) return;
-    facts.steps_note += "; " + std::to_string(bad_windows_.size()) + " attach window" +
-                        (bad_windows_.size() == 1 ? "" : "s") + " left out: CUPTI gave " +
-                        std::to_string(facts.shared_correlation_calls) +
-                        " calls shared correlation ids, so their GPU work is not linked to them";
-  }
-
   void finish() {
     for (const rec::Sync& s : syncs_) {
       auto d = stream_device_.find(s.stream);
@@ -724,14 +368,14 @@ class Reader {
                      gpuTrack(d != stream_device_.end() ? d->second : 0, s.stream));
       e.correlation = s.correlation;
     }
-    dropNestedDriverCalls();
+    dropNestedDriverCalls(d_);
     std::sort(windows_.begin(), windows_.end());
-    unlinkSharedCorrelations();
-    attachNcclCalls();
-    countLaunches();
-    findSteps();
-    noteBadWindows();
-    for (uint32_t i : step_events_) tr_.events[i].roles = kRoleStep;  // carried through the sort
+    unlinkSharedCorrelations(d_);
+    attachNcclCalls(d_);
+    countLaunches(d_);
+    findSteps(d_);
+    noteBadWindows(d_);
+    for (uint32_t i : d_.step_events) tr_.events[i].roles = kRoleStep;  // carried through the sort
     std::sort(tr_.events.begin(), tr_.events.end(), [](const Event& a, const Event& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
     });
@@ -755,11 +399,14 @@ class Reader {
     if (last_window_end_ != INT64_MIN) tr_.record_window_end_ns = last_window_end_ + base;
   }
 
-  RecordingFacts facts;
+  DecodedRecording d_;  // first: the names below refer into it
+  RecordingFacts& facts = d_.facts;
+  RankTrace& tr_ = d_.tr;
+  std::vector<rec::NcclCall>& nccl_calls_ = d_.nccl_calls;
+  std::vector<std::pair<int64_t, int64_t>>& windows_ = d_.windows;  // attach windows (CUPTI ns), sorted before use
   ByteStream& in_;
   std::string name_;
   RecordingFacts* facts_;
-  RankTrace tr_;
   int64_t pid_ = 0;
   uint32_t dummy4_ = 0;
   std::unordered_map<uint32_t, std::string> strings_;
@@ -767,12 +414,6 @@ class Reader {
   std::unordered_map<uint64_t, uint32_t> host_tracks_, gpu_tracks_;
   std::unordered_map<uint32_t, uint32_t> stream_device_;
   std::vector<rec::Sync> syncs_;
-  std::vector<rec::NcclCall> nccl_calls_;
-  std::vector<uint32_t> step_events_;
-  std::vector<LaunchMark> launches_;                  // every thread's, in start order
-  std::vector<std::pair<int64_t, int64_t>> windows_;  // attach windows (CUPTI ns), sorted before use
-  std::unordered_set<size_t> bad_windows_;            // windows whose calls share correlation ids
-  uint32_t main_track_ = 0;                           // the thread that launches most: steps are drawn on it
   int64_t last_window_end_ = INT64_MIN;
 };
 
