@@ -157,7 +157,8 @@ const std::map<std::string, const char*>& examples() {
       {"plan",
        "Examples:\n"
        "  gpudoctor plan --model llama2-7b --gpu h100 --gpus-per-node 8 --nodes 2 --global-batch 512\n"
-       "  gpudoctor plan --config examples/plan/llama2_7b_2x8_h100.toml"},
+       "  gpudoctor plan --config examples/plan/llama2_7b_2x8_h100.toml\n"
+       "  gpudoctor plan --model gpt2 --layers 4 --hidden 512 --heads 8 --from-trace traces/   # vs a run"},
       {"topo",
        "Examples:\n"
        "  gpudoctor topo                                    # this node, as nvidia-smi topo -m prints it\n"

@@ -1,115 +1,21 @@
 // `gpudoctor plan`: what fits and what is fastest, before the job starts.
-#include <algorithm>
-#include <cstdio>
-#include <map>
 #include <memory>
 
-#include <toml++/toml.h>
-
-#include "analysis/run_analysis.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/plan_args.h"
 #include "cli/usage.h"
 #include "planning/plan.h"
 #include "report/plan_report.h"
 #include "report/text.h"
-#include "sources/trace_set.h"
 
 namespace gpudoctor::cli {
 
-namespace {
-
-struct PlanArgs {
-  std::string model = "llama2-7b";
-  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
-  std::string gpu = "h200";
-  double gpu_memory_gb = 0, tflops = 0, efficiency = 0, intra_gbps = 0, inter_gbps = 0;
-  int gpus_per_node = 8, nodes = 1;
-  int64_t global_batch = 0, global_batch_tokens = 0;
-  std::string precision = "bf16", optimizer = "adamw";
-  bool no_flash = false, fp32_grads = false;
-  double memory_limit = 0.95;
-  int tp = -1, pp = -1, zero = -1;
-  int64_t micro_batch = -1;
-  std::string recompute;
-  size_t top = 5;
-  std::string json;
-  std::vector<std::string> from_trace;
-  std::string config;
-};
-
-// A TOML file of the same settings as the flags (`model = "llama2-7b"`, `nodes = 4`, ...); flags
-// given on the command line win. Unknown keys and wrong types are errors naming the key.
-Status applyPlanConfig(const std::string& path, PlanArgs& a, const CLI::App& cmd) {
-  toml::table doc;
-  try {
-    doc = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    auto line = e.source().begin.line;
-    return Error{path + (line ? ":" + std::to_string(line) : std::string()) + ": " + std::string(e.description())};
-  }
-  auto given = [&](const std::string& flag) {
-    const CLI::Option* o = cmd.get_option_no_throw("--" + flag);
-    return o && o->count() > 0;
-  };
-  for (const auto& [k, node] : doc) {
-    std::string key(k.str()), flag = key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    auto line = std::to_string(node.source().begin.line);
-    auto wrong = [&](const char* what) { return Error{path + ":" + line + ": \"" + key + "\" must be " + what}; };
-    std::map<std::string, int64_t*> ints = {{"layers", &a.layers},
-                                            {"hidden", &a.hidden},
-                                            {"heads", &a.heads},
-                                            {"kv_heads", &a.kv_heads},
-                                            {"ffn", &a.ffn},
-                                            {"vocab", &a.vocab},
-                                            {"seq", &a.seq},
-                                            {"global_batch", &a.global_batch},
-                                            {"global_batch_tokens", &a.global_batch_tokens}};
-    std::map<std::string, double*> reals = {{"gpu_memory_gb", &a.gpu_memory_gb}, {"tflops", &a.tflops},
-                                            {"efficiency", &a.efficiency},       {"intra_gbps", &a.intra_gbps},
-                                            {"inter_gbps", &a.inter_gbps},       {"memory_limit", &a.memory_limit}};
-    std::map<std::string, std::string*> strs = {
-        {"model", &a.model}, {"gpu", &a.gpu}, {"precision", &a.precision}, {"optimizer", &a.optimizer}};
-    if (given(flag)) continue;
-    if (auto it = ints.find(key); it != ints.end()) {
-      auto v = node.value<int64_t>();
-      if (!v || !node.is_integer() || *v < 1) return wrong("a positive integer");
-      *it->second = *v;
-    } else if (auto r = reals.find(key); r != reals.end()) {
-      auto v = node.value<double>();
-      if (!v || node.is_boolean() || !(*v > 0)) return wrong("a positive number");
-      if (key == "efficiency" && *v > 1) return wrong("a fraction of peak in (0, 1]");
-      if (key == "memory_limit" && (*v < 0.1 || *v > 1)) return wrong("a share from 0.1 to 1");
-      *r->second = *v;
-    } else if (auto s = strs.find(key); s != strs.end()) {
-      auto v = node.value<std::string>();
-      if (!v) return wrong("a string");
-      *s->second = *v;
-    } else if (key == "gpus_per_node" || key == "nodes") {
-      auto v = node.value<int64_t>();
-      if (!v || !node.is_integer() || *v < 1) return wrong("a positive integer");
-      (key == "nodes" ? a.nodes : a.gpus_per_node) = static_cast<int>(*v);
-    } else if (key == "flash_attention" || key == "fp32_grads") {
-      auto v = node.value<bool>();
-      if (!v) return wrong("true or false");
-      if (key == "flash_attention")
-        a.no_flash = !*v;
-      else
-        a.fp32_grads = *v;
-    } else {
-      return Error{path + ":" + line + ": unknown key \"" + key + "\" (keys are the flag names with _ for -)"};
-    }
-  }
-  return {};
-}
-
-int runPlan(const PlanArgs& a) {
-  auto usage = [](const std::string& m) { return fail(m, kUsage); };  // plan's input errors are usage errors
+Result<PlanInputs> planInputs(const PlanArgs& a) {
   ModelSpec m;
   if (!a.model.empty() && a.model != "custom") {
     auto p = modelPreset(a.model);
-    if (!p.ok()) return usage(p.error().message);
+    if (!p.ok()) return p.error();
     m = p.value();
   } else {
     m.name = "custom";
@@ -126,9 +32,9 @@ int runPlan(const PlanArgs& a) {
   if (a.vocab) m.vocab = a.vocab;
   if (a.seq) m.seq = a.seq;
   if (m.ffn == 0 && m.hidden) m.ffn = 4 * m.hidden;
-  if (Status s = validateModel(m); !s.ok()) return usage(s.message());
+  if (Status s = validateModel(m); !s.ok()) return s.error();
   auto k = gpuPreset(a.gpu);
-  if (!k.ok() && !(a.gpu_memory_gb > 0 && a.tflops > 0)) return usage(k.error().message);
+  if (!k.ok() && !(a.gpu_memory_gb > 0 && a.tflops > 0)) return k.error();
   ClusterSpec c = k.ok() ? k.value() : ClusterSpec{};
   if (!k.ok()) c.gpu = a.gpu;
   if (a.gpu_memory_gb > 0) c.memory_bytes = a.gpu_memory_gb * 1e9;
@@ -140,7 +46,7 @@ int runPlan(const PlanArgs& a) {
   c.nodes = a.nodes;
   TrainSpec t;
   if (a.global_batch_tokens > 0) {
-    if (a.global_batch_tokens % m.seq) return usage("--global-batch-tokens must be a multiple of the sequence length");
+    if (a.global_batch_tokens % m.seq) return Error{"--global-batch-tokens must be a multiple of the sequence length"};
     t.global_batch = a.global_batch_tokens / m.seq;
   } else {
     t.global_batch = a.global_batch > 0 ? a.global_batch : static_cast<int64_t>(c.gpus()) * 8;
@@ -154,8 +60,8 @@ int runPlan(const PlanArgs& a) {
   else if (a.precision == "amp")
     t.precision = Precision::kAmp;
   else
-    return usage("--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\"");
-  if (a.optimizer != "adamw" && a.optimizer != "sgd") return usage("--optimizer must be adamw or sgd");
+    return Error{"--precision must be bf16, fp16, amp or fp32, not \"" + a.precision + "\""};
+  if (a.optimizer != "adamw" && a.optimizer != "sgd") return Error{"--optimizer must be adamw or sgd"};
   t.optimizer = a.optimizer;
   t.flash_attention = !a.no_flash;
   t.fp32_grad_accumulation = a.fp32_grads;
@@ -173,43 +79,33 @@ int runPlan(const PlanArgs& a) {
     else if (a.recompute == "full")
       pins.recompute = 2;
     else
-      return usage("--recompute must be none, selective or full");
+      return Error{"--recompute must be none, selective or full"};
   }
   // Pinned degrees that can never work get a reason, not an empty table.
   if (a.tp > 0 && m.heads % a.tp)
-    return usage("--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) +
-                 " attention heads");
-  if (a.tp > c.gpus_per_node) return usage("--tp is larger than the GPUs of a node");
+    return Error{"--tp " + std::to_string(a.tp) + " does not divide the " + std::to_string(m.heads) +
+                 " attention heads"};
+  if (a.tp > c.gpus_per_node) return Error{"--tp is larger than the GPUs of a node"};
   if (a.pp > 0 && m.layers % a.pp)
-    return usage("--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers");
+    return Error{"--pp " + std::to_string(a.pp) + " does not divide the " + std::to_string(m.layers) + " layers"};
   if (a.tp > 0 && a.pp > 0 && c.gpus() % (a.tp * a.pp))
-    return usage("--tp x --pp does not divide the " + std::to_string(c.gpus()) + " GPUs");
+    return Error{"--tp x --pp does not divide the " + std::to_string(c.gpus()) + " GPUs"};
+  return PlanInputs{m, c, t, pins};
+}
+
+namespace {
+
+int runPlan(const PlanArgs& a) {
+  auto in = planInputs(a);
+  if (!in.ok()) return fail(in.message(), kUsage);  // plan's input errors are usage errors
+  if (!a.from_trace.empty()) return runPlanFromTrace(a, std::move(in.value()));
+  const auto& [m, c, t, pins] = in.value();
   auto plans = searchPlans(m, c, t, pins);
   if (plans.empty())
-    return usage(
-        "no configuration is possible: the global batch " + std::to_string(t.global_batch) +
-        " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the GPU count)");
-  if (!a.from_trace.empty()) {
-    if (!a.json.empty()) return usage("--json with --from-trace: the plan-versus-trace comparison is text only");
-    // Prediction against a measured run: the first configuration matching the pins is the job's.
-    auto files = expandTracePaths(a.from_trace);
-    if (!files.ok()) return fail(files.error().message);
-    auto traces = readTraceSet(files.value());
-    if (!traces.ok()) return fail(traces.error().message);
-    // The job's size: the traces' world size where they record it (a run may profile a few ranks
-    // only), else their count. A plan for another GPU count is not this job's.
-    int world = 0;
-    for (const auto& t : traces.value()) world = std::max(world, t.world_size);
-    if (world <= 0) world = static_cast<int>(traces.value().size());
-    if (world != c.gpus())
-      return usage("--from-trace: the traces are of a " + std::to_string(world) + "-GPU job, the plan is for " +
-                   std::to_string(c.gpus()) + " (--gpus-per-node x --nodes): give the job's GPU count");
-    auto run = analyzeRun(traces.value(), {});
-    if (!run.ok()) return fail(run.error().message);
-    std::string out = fitLines(renderPlanVsTrace(m, c, t, plans.front(), run.value()));
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return 0;
-  }
+    return fail("no configuration is possible: the global batch " + std::to_string(t.global_batch) +
+                    " must be a multiple of micro-batch x data-parallel degree (try a batch that is a multiple of the "
+                    "GPU count)",
+                kUsage);
   std::string json = a.json.empty() ? "" : renderPlanJson(m, c, t, plans, a.top);
   std::string text = jsonOnly(a.json) ? "" : fitLines(renderPlanText(m, c, t, plans, a.top));
   if (std::string err = writeOutputs(a.json, text, json); !err.empty()) return fail(err, kBadInput);
@@ -286,10 +182,14 @@ std::function<int()> addPlan(CLI::App& app) {
   cmd->add_option("--config", a->config, "TOML file of the same settings (flag names, _ for -); flags win")
       ->type_name("FILE");
   cmd->add_option("--from-trace", a->from_trace,
-                  "Compare the prediction for the pinned configuration with measured profiler traces of the job "
-                  "and explain the difference (kernel efficiency, exposed communication, host overhead)")
+                  "Compare the prediction with profiled traces of the job and explain the difference (kernel "
+                  "efficiency, exposed communication, host overhead). The configuration is what the traces show "
+                  "(GPU count, DDP/FSDP, accumulation, recomputation, autocast); flags pin any of it, and what "
+                  "neither tells is printed as assumed")
       ->type_name("TRACE");
   return [a, cmd] {
+    for (const CLI::Option* o : cmd->get_options())
+      if (o->count() > 0) a->given.insert(o->get_name());
     if (!a->config.empty()) {
       Status s = applyPlanConfig(a->config, *a, *cmd);
       if (!s.ok()) return fail(s.message());  // a missing or wrong file: bad input

@@ -2,6 +2,7 @@
 // per parameter for mixed-precision AdamW, Korthikanti et al.'s activation formulas, the PaLM
 // appendix's FLOPs per token, and parameter counts of released models.
 #include "planning/plan.h"
+#include "planning/trace_fit.h"
 
 #include <gtest/gtest.h>
 
@@ -114,6 +115,48 @@ TEST(Plan, ImpossibleInputsSayWhy) {
   EXPECT_FALSE(modelPreset("llama9-1t").ok());
   EXPECT_NE(modelPreset("llama9-1t").error().message.find("llama2-7b"), std::string::npos);
   EXPECT_FALSE(gpuPreset("v100x").ok());
+}
+
+// The traced job's configuration: what the trace shows pins the search, flags win over it, and what
+// neither tells is left to the search and marked as assumed.
+TEST(TraceFit, TracePinsFlagsWinRestAssumed) {
+  TracedJob fsdp;
+  fsdp.world = 8;
+  fsdp.data_parallel = "fsdp";
+  fsdp.accumulation = 2;
+  fsdp.checkpointing = true;
+  fsdp.autocast = true;
+  fsdp.precision = "bf16";
+  GivenSettings none;
+  TraceFit f = fitTrace(fsdp, none, 64, 8);
+  EXPECT_EQ(f.pins.zero, 3);
+  EXPECT_EQ(f.pins.tp, 1);
+  EXPECT_EQ(f.pins.recompute, static_cast<int>(Recompute::kFull));
+  EXPECT_EQ(f.pins.micro_batch, 4);  // 64 / dp 8 / accumulation 2
+  ASSERT_TRUE(f.precision.has_value());
+  EXPECT_EQ(*f.precision, Precision::kAmp);
+  EXPECT_EQ(f.gpus.value_or(0), 8);
+  GivenSettings flags;
+  flags.pins.zero = 2;
+  flags.precision = true;
+  TraceFit g = fitTrace(fsdp, flags, 64, 8);
+  EXPECT_EQ(g.pins.zero, 2);
+  EXPECT_EQ(g.zero_from, "--zero");
+  EXPECT_FALSE(g.precision.has_value());
+  // A trace that tells nothing: every degree is the search's, and said so.
+  TraceFit u = fitTrace(TracedJob{}, none, 64, 8);
+  EXPECT_EQ(u.pins.zero, -1);
+  EXPECT_EQ(u.pins.micro_batch, -1);
+  EXPECT_EQ(u.zero_from.rfind("assumed", 0), 0u) << u.zero_from;
+  // A micro-batch the planner cannot model (not a power of two) is a note, not a wrong pin.
+  TracedJob ddp;
+  ddp.world = 2;
+  ddp.data_parallel = "ddp";
+  ddp.accumulation = 1;
+  TraceFit odd = fitTrace(ddp, none, 24, 2);
+  EXPECT_EQ(odd.pins.micro_batch, -1);
+  ASSERT_EQ(odd.notes.size(), 1u);
+  EXPECT_NE(odd.notes[0].find("micro-batch would be 12"), std::string::npos) << odd.notes[0];
 }
 
 }  // namespace

@@ -44,8 +44,32 @@ std::vector<std::string> planSettings(const ModelSpec& m, const TrainSpec& t, co
   return s;
 }
 
+namespace {
+
+// What to pass to plan with the measured kernel efficiency `eff`: only a value --efficiency accepts;
+// outside its range, why the comparison does not hold instead.
+std::string efficiencyAdvice(double eff, double peak, double assumed) {
+  std::string o = fmt::format(
+      "\n  Kernel efficiency: the kernels ran at {:.0f}% of the {:.0f} TFLOP/s peak; the plan assumed {:.0f}%.\n",
+      100 * eff, peak, 100 * assumed);
+  double advised = std::round(eff * 100) / 100;
+  if (eff > kMaxEfficiency)
+    return o +
+           "  The measured compute is faster than the GPU's peak allows for this model and batch: the model, batch or "
+           "configuration given does not match the traced job. Check --model, --layers, --hidden, --seq, "
+           "--global-batch, --micro-batch.\n";
+  if (advised < kMinEfficiency)
+    return o + fmt::format(
+                   "  That is below the lowest efficiency plan accepts ({:.2f}): the model given is likely smaller "
+                   "than the traced job's, or its kernels are too small to keep the GPU busy.\n",
+                   kMinEfficiency);
+  return o + fmt::format("  Pass --efficiency {:.2f} to plan with the measured rate.\n", advised);
+}
+
+}  // namespace
+
 std::string renderPlanVsTrace(const ModelSpec& m, const ClusterSpec& k, const TrainSpec& t, const PlanResult& p,
-                              const RunAnalysis& run) {
+                              const RunAnalysis& run, const TraceFit& fit) {
   double steps = 0, wall = 0, compute = 0, exposed = 0, idle = 0, copies = 0;
   for (const auto& r : run.ranks) {
     steps += static_cast<double>(r.steps.size());
@@ -67,9 +91,15 @@ std::string renderPlanVsTrace(const ModelSpec& m, const ClusterSpec& k, const Tr
   std::string o = fmt::format(
       "gpudoctor plan --from-trace: {} vs {} rank(s), {:.0f} profiled step(s)\n"
       "configuration: tp {} pp {} dp {} ZeRO-{} recompute {} micro-batch {} (accumulation {}: one profiled step = one "
-      "micro-batch)\n\n",
+      "micro-batch)\n",
       m.name, run.ranks.size(), steps, c.tp, c.pp, c.dp, c.zero, recomputeName(c.recompute), c.micro_batch, c.accum);
-  o += fmt::format("  {:<28} {:>12} {:>12} {:>12}\n", "per step", "predicted ms", "measured ms", "difference");
+  o += "\n  setting            value              from\n";
+  for (const auto& a : describeFit(fit, p, t, k))
+    o += fmt::format("  {:<18} {:<18} {}\n", a.setting, a.value, a.source);
+  o += fmt::format("  model              {} layers, hidden {}, {} heads, seq {}, vocab {} (flags; no trace says)\n",
+                   m.layers, m.hidden, m.heads, m.seq, m.vocab);
+  for (const auto& n : fit.notes) o += "  " + n + "\n";
+  o += fmt::format("\n  {:<28} {:>12} {:>12} {:>12}\n", "per step", "predicted ms", "measured ms", "difference");
   auto row = [&](const char* what, double pr, double me) {
     o += fmt::format("  {:<28} {:>12.2f} {:>12.2f} {:>+12.2f}\n", what, 1e3 * pr, 1e3 * me, 1e3 * (me - pr));
   };
@@ -78,13 +108,7 @@ std::string renderPlanVsTrace(const ModelSpec& m, const ClusterSpec& k, const Tr
   row("exposed communication", pred_comm, per(exposed));
   row("exposed copies", 0, per(copies));
   row("GPU idle (host, waits)", 0, per(idle));
-  if (eff > 1.0)
-    o += "\n  The measured compute is faster than the GPU's peak allows for this model and batch: the model, batch or\n"
-         "  configuration given does not match the traced job. Check --model, --seq, --global-batch, --micro-batch.\n";
-  o += fmt::format(
-      "\n  Kernel efficiency: the kernels ran at {:.0f}% of the {:.0f} TFLOP/s peak; the plan assumed {:.0f}%.\n"
-      "  Pass --efficiency {:.2f} to plan with the measured rate.\n",
-      100 * eff, t.precision == Precision::kFp32 ? k.fp32_tflops : k.peak_tflops, 100 * k.efficiency, eff);
+  o += efficiencyAdvice(eff, t.precision == Precision::kFp32 ? k.fp32_tflops : k.peak_tflops, k.efficiency);
   if (per(idle) > 0.1 * per(wall))
     o += fmt::format(
         "  Host overhead: the GPU idled {:.2f} ms per step, which the plan does not model: see gpudoctor "
