@@ -137,6 +137,8 @@ std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
                       f.what_if.next_bottleneck.empty() ? "" : ", then limited by " + f.what_if.next_bottleneck,
                       f.what_if.basis),
           "    ", textWidth());
+    else if (!f.what_if.basis.empty())  // a prediction withheld, and why
+      o += wrapText("no prediction (replay): " + f.what_if.basis, "    ", textWidth());
   }
   o += renderPlan(d, color);
   return o;

@@ -26,8 +26,15 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
       s = ed.attention_gemm_scale;
     else if ((flags & RankGraph::kAttnFusedFp32) && ed.fused_attention_fp32_scale != 1)
       s = ed.fused_attention_fp32_scale;
-    else
-      s = ed.kernel_scale[static_cast<size_t>(g.ra->index.class_of_event[event])];
+    else {
+      const KernelClass k = g.ra->index.class_of_event[event];
+      s = ed.kernel_scale[static_cast<size_t>(k)];
+      const PrecisionKind pk = g.work_kind[item - g.calls.size()];
+      if (pk == PrecisionKind::kBatchNorm)
+        s *= ed.batch_norm_scale;
+      else if (pk == PrecisionKind::kConvolution && ed.convolution_scale > 0 && isGemm(k))
+        s = ed.convolution_scale;
+    }
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute)
       s *= ed.rank_compute_scale[rank];
   }

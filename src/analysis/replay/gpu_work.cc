@@ -18,6 +18,7 @@ void RankBuilder::collectGpuWork() {
   g.work_count.assign(nc, 0);
   // Per kernel name (the pool's id), whether it is FP32 fused attention: -1 not yet known.
   std::vector<int8_t> fp32_attention(t.strings.size(), -1);
+  std::vector<int8_t> kind_of_name(t.strings.size(), -1);  // PrecisionKind per kernel name, -1: not yet
   for (uint32_t w : idx.gpu_work) {
     const Event& e = t.events[w];
     uint32_t l = e.correlation < 0 ? IdMap::kNone : idx.launch_of.find(e.correlation);
@@ -49,6 +50,13 @@ void RankBuilder::collectGpuWork() {
       if (flags & RankGraph::kPageableHtoD) lf |= RankGraph::kLaunchesPageable;
     }
     g.item_flags.push_back(flags);
+    PrecisionKind pk = PrecisionKind::kNone;
+    if (e.kind == EventKind::kKernel) {
+      int8_t& k = kind_of_name[e.name];
+      if (k < 0) k = static_cast<int8_t>(precisionKindOf(t.strings.view(e.name)));
+      pk = static_cast<PrecisionKind>(k);
+    }
+    g.work_kind.push_back(pk);
   }
   st.calls += static_cast<int64_t>(g.calls.size());
   st.gpu_work += static_cast<int64_t>(g.ops.size());

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/precision_kinds.h"
 #include "analysis/replay/replay.h"
 
 namespace gpudoctor {
@@ -127,6 +128,7 @@ struct RankGraph {
   // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
   // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory).
   std::vector<uint16_t> item_flags;
+  std::vector<PrecisionKind> work_kind;  // per GPU-work item (index: item - calls.size()): its PrecisionKind
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
                             kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096,

@@ -187,6 +187,24 @@ std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the com
   return v;
 }
 
+int64_t ReplayModel::materializedAttentionNs() const {
+  double total = 0;
+  int ranks = 0;
+  for (const RankGraph& g : impl_->graphs) {
+    if (g.windows.empty()) continue;
+    const uint32_t nc = static_cast<uint32_t>(g.calls.size());
+    int64_t ns = 0;
+    for (uint32_t j = 0; j < g.items(); ++j) {
+      const uint16_t f = g.item_flags[j];
+      if (j >= nc ? (f & (RankGraph::kAttnGemm | RankGraph::kAttnScores)) != 0 : (f & RankGraph::kLaunchesScores) != 0)
+        ns += g.item_end[j] - g.item_start[j];
+    }
+    total += static_cast<double>(ns) / static_cast<double>(g.windows.size());
+    ++ranks;
+  }
+  return ranks ? std::llround(total / ranks) : 0;
+}
+
 LoaderPool ReplayModel::loaderPool() const {
   LoaderPool p;
   double ranks = 0;

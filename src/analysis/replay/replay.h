@@ -28,6 +28,9 @@ struct ReplayEdits {
   // than it was) and this much longer (work an edit adds per kernel: autocast's casts per GEMM).
   std::array<int64_t, kKernelClassCount> kernel_floor_ns{};
   std::array<int64_t, kKernelClassCount> kernel_add_ns{};
+  // ... and by kind (analysis/precision_kinds.h): batch norms x this on top of their class's scale;
+  // convolutions of a GEMM class x this instead of their class's scale (<= 0: the class's).
+  double batch_norm_scale = 1, convolution_scale = 0;
   double memcpy_scale = 1, memset_scale = 1;
   double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too) ...
   double pageable_htod_gbps = 0;   // ... or, > 0, at this rate where the copy's bytes are known (never longer)
@@ -227,6 +230,10 @@ class ReplayModel {
   // wait nor replay a graph), ns: the same call in every job, so the host's speed as traced, with
   // CUPTI's cost per call in it. 0 where a rank has fewer than 100 such calls.
   std::vector<int64_t> launchCallP50() const;
+  // Per step (the ranks' mean): the GPU time of a materialized attention's kernels (its batched
+  // GEMMs, softmax, and the score matrix's kernels between them) and the host time of the calls that
+  // launch only score-matrix kernels: what a fused attention kernel replaces.
+  int64_t materializedAttentionNs() const;
   // What the trace shows of the DataLoader (its fetches inside the step windows).
   LoaderPool loaderPool() const;
   // One replay per set of edits, on up to `threads` threads (0: the hardware's, at most 4).

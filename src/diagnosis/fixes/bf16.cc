@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/precision_kinds.h"
 #include "diagnosis/fixes/registry.h"
 
 namespace gpudoctor {
@@ -21,6 +23,26 @@ std::string castsPerStep(const RunAnalysis* run) {
     windows += r.windows.size();
   }
   return windows ? fmt::format("{:.0f} casts a step in this trace, ", casts / static_cast<double>(windows)) : "";
+}
+
+// The share of GEMM-class kernel time spent in convolutions (by name), over the run's ranks; 0 without a run.
+double convolutionShare(const RunAnalysis* run) {
+  if (!run) return 0;
+  double conv = 0, gemm = 0;
+  for (const RankAnalysis& r : run->ranks) {
+    if (!r.trace) continue;
+    std::vector<int8_t> is_conv(r.trace->strings.size(), -1);
+    for (size_t i = 0; i < r.trace->events.size(); ++i) {
+      const Event& e = r.trace->events[i];
+      if (e.kind != EventKind::kKernel || i >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[i]))
+        continue;
+      int8_t& c = is_conv[e.name];
+      if (c < 0) c = isConvolutionKernelName(r.trace->strings.view(e.name)) ? 1 : 0;
+      gemm += static_cast<double>(e.dur_ns);
+      if (c) conv += static_cast<double>(e.dur_ns);
+    }
+  }
+  return gemm > 0 ? conv / gemm : 0;
 }
 
 class Bf16Fix : public Fix {
@@ -47,17 +69,23 @@ class Bf16Fix : public Fix {
         c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
     ed.kernel_floor_ns[static_cast<size_t>(KernelClass::kAttentionFused)] = kBf16GemmFloorNs;
     ed.autocast_cast_ns = kAutocastCastHostNs;
-    ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = kBf16ElementwiseScale;
+    const double conv = convolutionShare(run);
+    const double elementwise = kBf16ElementwiseScale - (kBf16ElementwiseScale - kBf16ConvNetElementwiseScale) * conv;
+    ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = elementwise;
+    ed.convolution_scale = kBf16ConvolutionScale;
+    ed.batch_norm_scale = kAutocastBatchNormScale;
     basis = fmt::format(
         "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
         "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
         "({}before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
-        "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f}, a materialized attention's batched "
+        "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f} in a transformer, a materialized attention's batched "
         "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
-        "list, FP32 master weights)",
+        "list, FP32 master weights); convolutions x {:.2f} and elementwise kernels x {:.2f} here ({:.0f} % of the GEMM "
+        "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
         kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
-        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale);
+        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale, kBf16ConvolutionScale,
+        elementwise, 100 * conv, kAutocastBatchNormScale);
     return true;
   }
 };

@@ -16,6 +16,18 @@ inline constexpr int64_t kBf16GemmFloorNs = 3000;
 inline constexpr int64_t kAutocastCastNs = 2000;
 inline constexpr double kAutocastCastShare = 0.04;
 inline constexpr double kBf16ElementwiseScale = 0.85;
+// Convolution networks, from the lab's fit jobs' FP32 and bf16 traces (validation/, H200: regnet_y_1_6gf,
+// resnext50_32x4d, efficientnet_b0): with batch norm, the activations stay bf16 from one convolution to
+// the next, so elementwise kernels took 0.52-0.61x their FP32 time (transformers keep an FP32 residual
+// stream: 0.70-0.94x); the elementwise scale goes from kBf16ElementwiseScale to this with the share of
+// GEMM-class time in convolutions. Batch norms ran on bf16 inputs with FP32 statistics and casts:
+// 1.32-1.36x. Implicit-GEMM convolutions (TF32, and FP32 grouped ones) took 0.34 and 0.39x (regnet,
+// resnext); PyTorch's native depthwise ones are not GEMMs and stayed as they were (0.97x).
+inline constexpr double kBf16ConvNetElementwiseScale = 0.57;
+inline constexpr double kAutocastBatchNormScale = 1.33;
+inline constexpr double kBf16ConvolutionScale = 0.36;
+// The most bf16 takes from an elementwise kernel: half its bytes (the fp32_gemm finding's bound).
+inline constexpr double kBf16ElementwiseScaleMin = 0.5;
 // Fused attention: PyTorch runs scaled_dot_product_attention in FP32 on its memory-efficient SIMT
 // kernels (fmha_cutlassF/B_f32) and in BF16 on flash / cuDNN tensor-core kernels. The same jobs'
 // FP32 and BF16 traces (testdata/whatif, H200): the BF16 kernels took 0.107x (gpt_fp32_naive sdpa),

@@ -32,11 +32,11 @@ class Fp32Gemm : public Rule {
         f, th, "precision.fp32_gemm",
         fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
         f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
-                  f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScale)),
+                  f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScaleMin)),
         fmt::format("all of the FP32 and TF32 GEMM and fused-attention time, and {:.0f} % of the elementwise "
                     "kernels' (what bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
                     "the FP32 rate on this GPU generation)",
-                    100 * (1 - kBf16ElementwiseScale), speed));
+                    100 * (1 - kBf16ElementwiseScaleMin), speed));
     x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"},
                   {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},

@@ -21,7 +21,7 @@ TEST(RuleFp32Gemm, Fp32GemmsAreBoundedByAllTheirTime) {
   auto r = run(fp32GemmRule(), f);
   const Finding* x = r.find("precision.fp32_gemm");
   ASSERT_NE(x, nullptr);
-  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 7 + 2 * (1 - kBf16ElementwiseScale));
+  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 7 + 2 * (1 - kBf16ElementwiseScaleMin));
   EXPECT_DOUBLE_EQ(evidenceOf(*x, "FP32 share of GEMM"), 100);
   EXPECT_NE(x->fix[0].find("bfloat16"), std::string::npos);
   EXPECT_EQ(r.checklist[0].status, CheckStatus::kFail);
