@@ -1,5 +1,7 @@
 #include "diagnosis/fixes/bf16.h"
 
+#include "analysis/precision_kinds.h"
+
 #include "diagnosis/fixes/fix_test_util.h"
 
 namespace gpudoctor {
@@ -22,6 +24,51 @@ TEST(Bf16Fix, ScalesFp32AndTf32GemmsToTheBf16RateOfTheCeilings) {
   EXPECT_EQ(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmBf16)], 1.0);   // already BF16
   EXPECT_EQ(ed.autocast_cast_ns, kAutocastCastHostNs);
   EXPECT_LT(ed.fused_attention_fp32_scale, 1.0);
+}
+
+// Names from the lab's traces (validation/jobs regnet_y_fp32, resnext50_fp32, efficientnet_b0_fp32,
+// gpt2_small_fp32; torch 2.11, cuDNN 9, H200).
+TEST(Bf16Fix, TellsBatchNormsAndConvolutionsByTheirNames) {
+  EXPECT_EQ(precisionKindOf("void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_fw_tr_1C11_args<"
+                            "float>)"),
+            PrecisionKind::kBatchNorm);
+  EXPECT_EQ(precisionKindOf("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>(float, float, float, "
+                            "float, cudnnTensorStruct, float const*)"),
+            PrecisionKind::kBatchNorm);
+  EXPECT_EQ(precisionKindOf("sm80_xmma_dgrad_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x64x64_stage4_"
+                            "warpsize1x2x1_g2_tensor16x8x8_t1r3s3_execute_kernel__5x_cudnn"),
+            PrecisionKind::kConvolution);
+  EXPECT_EQ(precisionKindOf("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize256x32x32_"
+                            "warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn"),
+            PrecisionKind::kConvolution);
+  EXPECT_EQ(precisionKindOf("_ZN17cutlass__5x_cudnn6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock"),
+            PrecisionKind::kConvolution);
+  EXPECT_EQ(precisionKindOf("void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>("
+                            "torch::headeronly::detail::GenericPackedTensorAccessor<float>)"),
+            PrecisionKind::kConvolution);
+  // cuDNN's helpers and plain matrix multiplies are neither.
+  EXPECT_EQ(precisionKindOf("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, true, true, "
+                            "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>)"),
+            PrecisionKind::kNone);
+  EXPECT_EQ(precisionKindOf("void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, "
+                            "int)"),
+            PrecisionKind::kNone);
+  EXPECT_EQ(precisionKindOf("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(cutlass_80_simt_sgemm_"
+                            "128x256_8x4_nt_align1::Params)"),
+            PrecisionKind::kNone);
+  EXPECT_EQ(precisionKindOf("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, false>("
+                            "int, float, float const*)"),
+            PrecisionKind::kNone);
+}
+
+TEST(Bf16Fix, ConvolutionNetworksScalesAreSet) {
+  ReplayEdits ed;
+  const Ceilings c = testing::h200();
+  ASSERT_TRUE(testing::applyFix(bf16Fix(), &c, nullptr, ed));
+  EXPECT_EQ(ed.batch_norm_scale, kAutocastBatchNormScale);
+  EXPECT_EQ(ed.convolution_scale, kBf16ConvolutionScale);
+  EXPECT_GT(ed.batch_norm_scale, 1.0);  // bf16 inputs, FP32 statistics and casts: slower, not faster
+  EXPECT_GE(kBf16ConvNetElementwiseScale, kBf16ElementwiseScaleMin);  // the finding's bound holds
 }
 
 }  // namespace
