@@ -23,10 +23,9 @@
 #include "common/atomic_file.h"
 #include "common/thousands.h"
 #include "launch/processes.h"
+#include "launch/recorder_env.h"
 #include "probes/cuda/cuda_runtime_probe.h"
-#include "sources/record/record_reader.h"
-
-extern char** environ;
+#include "sources/record/recording_dir.h"
 
 namespace gpudoctor::cli {
 
@@ -54,24 +53,6 @@ std::string defaultOut() {
   char buf[64];
   std::strftime(buf, sizeof buf, "gpudoctor-record-%Y%m%d-%H%M%S", &tm);
   return buf;
-}
-
-std::string shellJoin(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& a : v) {
-    if (!s.empty()) s += ' ';
-    bool plain =
-        !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
-                          std::string::npos;
-    if (plain) {
-      s += a;
-    } else {
-      s += '\'';
-      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      s += '\'';
-    }
-  }
-  return s;
 }
 
 // What the options come to once checked, and where the recorder is.
@@ -189,100 +170,44 @@ int prepareRecorder(RecordArgs& a, RecordPlan* p) {
   std::error_code ec;
   fs::create_directories(a.out, ec);
   if (ec) return fail("--out " + a.out + ": cannot create the directory: " + ec.message(), kBadInput);
-  for (const auto& e : fs::directory_iterator(a.out, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.find(".gdrec") != std::string::npos || (n.size() > 6 && n.substr(n.size() - 6) == ".error") ||
-        (n.size() > 5 && n.substr(n.size() - 5) == ".idle"))
-      return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", kBadInput);
-  }
+  if (std::string n = recordingLeftover(a.out); !n.empty())
+    return fail(a.out + " already holds recordings (" + n + "): give another --out or empty it", kBadInput);
   p->out_abs = fs::absolute(a.out).string();
   return 0;
 }
 
-// The job's environment: the caller's, plus the recorder's settings.
+// The job's environment: the caller's, plus the recorder's settings (launch/recorder_env.h).
 std::vector<std::string> jobEnvironment(const RecordArgs& a, const RecordPlan& p) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    // The recorder's settings are record's own; the measurement knobs GPUDOCTOR_RECORD_KINDS,
-    // _CUPTI_ATTRS (scripts/record/overhead_matrix.sh) and _KEEP_API (docs/record.md) pass through.
-    const bool knob = kv.starts_with("GPUDOCTOR_RECORD_KINDS=") || kv.starts_with("GPUDOCTOR_RECORD_CUPTI_ATTRS=") ||
-                      kv.starts_with("GPUDOCTOR_RECORD_KEEP_API=");
-    if ((kv.starts_with("GPUDOCTOR_RECORD_") && !knob) || kv.starts_with("GPUDOCTOR_CUPTI=")) continue;
-    env.emplace_back(kv);
-  }
-  env.push_back("CUDA_INJECTION64_PATH=" + p.lib);
-  env.push_back("NVTX_INJECTION64_PATH=" + p.lib);
-  env.push_back("GPUDOCTOR_CUPTI=" + p.cupti);
-  env.push_back("GPUDOCTOR_RECORD_DIR=" + p.out_abs);
-  env.push_back("GPUDOCTOR_RECORD_COMMAND=" + shellJoin(a.command));
-  if (a.delay_s > 0) env.push_back("GPUDOCTOR_RECORD_DELAY_MS=" + std::to_string(std::llround(a.delay_s * 1000)));
-  if (a.duration_s > 0)
-    env.push_back("GPUDOCTOR_RECORD_DURATION_MS=" + std::to_string(std::llround(a.duration_s * 1000)));
-  if (p.sig != 0) env.push_back("GPUDOCTOR_RECORD_SIGNAL=" + std::to_string(p.sig));
-  if (p.sample_every_ms > 0) {
-    env.push_back("GPUDOCTOR_RECORD_SAMPLE_ON_MS=" + std::to_string(p.sample_on_ms));
-    env.push_back("GPUDOCTOR_RECORD_SAMPLE_EVERY_MS=" + std::to_string(p.sample_every_ms));
-  }
-  if (p.steps_first > 0) {
-    env.push_back("GPUDOCTOR_RECORD_STEPS_FIRST=" + std::to_string(p.steps_first));
-    env.push_back("GPUDOCTOR_RECORD_STEPS_LAST=" + std::to_string(p.steps_last));
-  }
-  if (a.detached) env.push_back("GPUDOCTOR_RECORD_DETACHED=1");
-  if (a.all_api) env.push_back("GPUDOCTOR_RECORD_ALL_API=1");
-  if (a.sync_events) env.push_back("GPUDOCTOR_RECORD_SYNC=1");
-  if (!a.nvtx_step.empty()) env.push_back("GPUDOCTOR_RECORD_NVTX_STEP=" + a.nvtx_step);
-  return env;
+  RecorderSettings s;
+  s.lib = p.lib;
+  s.cupti = p.cupti;
+  s.out_abs = p.out_abs;
+  s.command = shellJoin(a.command);
+  s.nvtx_step = a.nvtx_step;
+  s.delay_s = a.delay_s;
+  s.duration_s = a.duration_s;
+  s.signal = p.sig;
+  s.sample_on_ms = p.sample_on_ms;
+  s.sample_every_ms = p.sample_every_ms;
+  s.steps_first = p.steps_first;
+  s.steps_last = p.steps_last;
+  s.detached = a.detached;
+  s.all_api = a.all_api;
+  s.sync_events = a.sync_events;
+  return recordedJobEnvironment(s);
 }
-
-// What the job's processes left in the out directory, each kind sorted where it is printed in order.
-struct Leftovers {
-  std::vector<std::string> done, partial, errors, idle;
-};
-
-Leftovers listLeftovers(const std::string& out_abs) {
-  Leftovers l;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(out_abs, ec)) {
-    std::string n = e.path().string();
-    auto ends = [&](std::string_view s) {
-      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-    };
-    if (ends(".gdrec"))
-      l.done.push_back(n);
-    else if (ends(".gdrec.partial"))
-      l.partial.push_back(n);
-    else if (ends(".error"))
-      l.errors.push_back(n);
-    else if (ends(".idle"))
-      l.idle.push_back(n);
-  }
-  std::sort(l.idle.begin(), l.idle.end());
-  std::sort(l.done.begin(), l.done.end());
-  return l;
-}
-
-// What a recorder left in HOST-PID.error or .idle.
-std::string firstLine(const std::string& f) {
-  std::ifstream in(f);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 // One recording's line (unless quiet) and its JSON entry; null when it cannot be read (said on stderr).
-nlohmann::json summarizeRecording(const std::string& f, bool quiet) {
-  RecordingFacts facts;
-  auto t = readRecording(f, &facts);
+nlohmann::json recordingEntry(const std::string& f, bool quiet) {
+  auto read = summarizeRecording(f);
   std::string name = fs::path(f).filename().string();
-  if (!t.ok()) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", t.message().c_str());
+  if (!read.ok()) {
+    std::fprintf(stderr, "gpudoctor: error: %s\n", read.message().c_str());
     return nullptr;
   }
-  std::error_code ec;
-  uint64_t bytes = fs::file_size(f, ec);
+  const RecordingFacts& facts = read.value().facts;
+  const uint64_t bytes = read.value().bytes;
   if (!quiet) {
-    std::string rank = t.value().rank >= 0 ? "rank " + std::to_string(t.value().rank) : std::string("no rank");
+    std::string rank = read.value().rank >= 0 ? "rank " + std::to_string(read.value().rank) : std::string("no rank");
     std::string captured =
         facts.captured_launches != 0
             ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs"
@@ -307,7 +232,7 @@ nlohmann::json summarizeRecording(const std::string& f, bool quiet) {
                     : "");
   }
   return {{"file", f},
-          {"rank", t.value().rank},
+          {"rank", read.value().rank},
           {"bytes", bytes},
           {"kernels", facts.kernels},
           {"launch_calls", facts.launch_calls},
@@ -332,13 +257,14 @@ nlohmann::json summarizeRecording(const std::string& f, bool quiet) {
 // The report after the job: its leftovers checked and summarized, the JSON written. Returns the exit
 // code: the job's own first (like time or nohup); else a broken recording is bad output (3).
 int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, double secs) {
-  Leftovers l = listLeftovers(p.out_abs);
+  RecordingDir l = listRecordingDir(p.out_abs);
   for (const auto& f : l.idle)
-    std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(), firstLine(f).c_str());
+    std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(),
+                 recorderNote(f).c_str());
   int code = job_code;
   nlohmann::json jf = nlohmann::json::array();
   for (const auto& f : l.errors)
-    code = fail(fs::path(f).filename().string() + ": " + firstLine(f), code == 0 ? kBadInput : code);
+    code = fail(fs::path(f).filename().string() + ": " + recorderNote(f), code == 0 ? kBadInput : code);
   for (const auto& f : l.partial)
     code = fail(fs::path(f).filename().string() +
                     ": the process ended before its recorder finished (killed, or _exit): "
@@ -348,7 +274,7 @@ int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, dou
     std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs,
                  l.done.size(), l.done.size() == 1 ? "" : "s", a.out.c_str());
   for (const auto& f : l.done) {
-    nlohmann::json entry = summarizeRecording(f, a.quiet);
+    nlohmann::json entry = recordingEntry(f, a.quiet);
     if (entry.is_null()) {
       if (code == 0) code = kBadInput;
       continue;
@@ -433,7 +359,7 @@ std::function<int()> addRecord(CLI::App& app) {
   r->add_flag("--all-api", a->all_api, "record every CUDA runtime and driver call (default: the timeline's calls)");
   r->add_option("--lib", a->lib, "path of libgpudoctor-record.so (default: beside the gpudoctor binary)");
   addJsonOption(r, &a->json, "the recordings' summary");
-  r->add_flag("-q,--quiet", a->quiet, "print only errors");
+  addQuiet(r, &a->quiet);
   // Everything from the command on is the job's own (its flags are not record's).
   r->prefix_command();
   return [a, r] {
