@@ -10,8 +10,8 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 gpus=${GPUS:-2}
 case $phase in
 tune)
-  /usr/bin/time -f "tune wall %e s" "$bin/gpudoctor" nccl tune -g "$gpus" -b 8 -e 64M -f 4 -n 20 -w 5 -r 5 --ctas 8,16 \
-    --collectives "${COLLS:-allreduce}" --plugin "$bin/libnccl-tuner-gpudoctor.so" -o "$out/tuner.csv" >"$out/tune.txt" 2>"$out/tune.err" || { tail -5 "$out/tune.err"; exit 1; }
+  /usr/bin/time -f "tune wall %e s" "$bin/gpudoctor" nccl tune -g "$gpus" -b 8 -e 64M -f 4 -n 20 -w 5 --repeats 5 --ctas 8,16 \
+    --collectives "${COLLS:-allreduce}" --plugin "$bin/libnccl-tuner-gpudoctor.so" --out "$out/tuner.csv" >"$out/tune.txt" 2>"$out/tune.err" || { tail -5 "$out/tune.err"; exit 1; }
   tail -1 "$out/tune.err"; cat "$out/tune.txt"
   ;;
 bench)

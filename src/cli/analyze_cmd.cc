@@ -392,7 +392,7 @@ void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
       ->check(wholeNumber());
   cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)")
       ->check(wholeNumber());
-  cmd->add_flag("-q,--quiet", args->quiet, "No progress or notes on stderr");
+  addQuiet(cmd, &args->quiet);
   addColorOption(cmd, &args->color);
   cmd->add_flag("--no-what-if", args->no_what_if,
                 "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "

@@ -222,7 +222,7 @@ std::function<int()> addBenchIo(CLI::App* bench) {
       ->group("Target");
   addJsonOption(io, &a->json, "every figure");
   io->add_flag("--progress", a->progress, "Progress on stderr even when it is not a terminal");
-  io->add_flag("-q,--quiet", a->quiet, "No progress");
+  addQuiet(io, &a->quiet);
   io->add_flag("--keep", a->keep, "Keep the scratch files (PATH/.gpudoctor-bench-io-PID)");
   return [a, io] {
     if (!io->parsed()) return -1;
@@ -312,7 +312,7 @@ std::function<int()> addBenchGpu(CLI::App* bench) {
                   "Measure nothing: write the datasheet ceilings of a GPU (H100, H200) instead")
       ->type_name("GPU");
   gpu->add_option("--device", a->device, "GPU index")->capture_default_str();
-  gpu->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
+  addQuiet(gpu, &a->quiet);
   return [a, gpu] {
     if (!gpu->parsed()) return -1;
     if (std::string e = oneStdout({{"--json", a->json}, {"--ceilings-out", a->ceilings_out}}); !e.empty())

@@ -143,7 +143,7 @@ std::function<int()> addCompare(CLI::App& app) {
                 "Judge the traced steps on both sides, without the replay's un-profiled estimate (also a saved "
                 "document's)");
   cmd->add_option("--threads", a->threads, "Parser threads (default: one per core)")->check(wholeNumber());
-  cmd->add_flag("-q,--quiet", a->quiet, "No message on stderr when the gate fails");
+  addQuiet(cmd, &a->quiet);  // also: no message on stderr when the gate fails
   addColorOption(cmd, &a->color);
   return [a] { return runCompare(*a); };
 }

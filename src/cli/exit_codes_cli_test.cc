@@ -208,7 +208,7 @@ TEST(ExitCodes, Bench) {
 }
 
 TEST(ExitCodes, Monitor) {
-  expectError(run("monitor -q -d 2 --no-gpu"), kUsage, "nothing");
+  expectError(run("monitor -q --duration 2 --no-gpu"), kUsage, "nothing");
   expectError(run("monitor --interval 0"), kUsage, "--interval");
   expectError(run("monitor --record - --no-gpu --once"), kUsage, "--record");
   expectError(run("monitor frob"), kUsage, "unknown monitor verb");

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "cli/cli_test_util.h"
@@ -53,6 +56,45 @@ TEST(CliHelp, EveryVerbFitsOneHundredColumnsAndItsExamplesParse) {
       EXPECT_GE(examples, 1) << v << " has no example";
     }
   }
+}
+
+// Every short flag of every verb, from the help: one long name per letter across gpudoctor, and
+// -q's one description (it had five: "no progress", "no summary line", "no view and no notes",
+// ...); -d meant --duration in monitor and --dtype in nccl bench and tune. nccl tune's -r and -o
+// (nccl-tests' root rank and reduction operation) and monitor's -d are refused with the long name.
+TEST(CliHelp, EveryShortFlagHasOneMeaning) {
+  std::map<std::string, std::set<std::string>> longs, texts;
+  std::regex row(R"(^  (-[A-Za-z]),(--[a-z0-9-]+)\S*( [A-Z|]+)?\s+(.*)$)");
+  for (const char* v : kVerbs) {
+    auto r = run(std::string(v) + " --help");
+    ASSERT_EQ(r.rc, 0) << v << ": " << r.err;
+    std::istringstream lines(r.out);
+    std::string line;
+    std::smatch m;
+    while (std::getline(lines, line)) {
+      if (!std::regex_match(line, m, row) || m[1] == "-h") continue;
+      longs[m[1]].insert(m[2]);
+      texts[m[1]].insert(m[4]);
+    }
+  }
+  ASSERT_TRUE(longs.count("-q"));
+  for (const auto& [flag, names] : longs) {
+    std::string all;
+    for (const auto& n : names) all += " " + n;
+    EXPECT_EQ(names.size(), 1u) << flag << " means" << all;
+  }
+  EXPECT_EQ(texts["-q"].size(), 1u) << "-q is described " << texts["-q"].size() << " ways";
+#ifdef GPUDOCTOR_HAVE_CUDA
+  EXPECT_EQ(longs["-d"], std::set<std::string>{"--dtype"});
+  for (const char* old : {"-r 3", "-o tuner.csv"}) {
+    auto t = run(std::string("nccl tune ") + old, "GPUDOCTOR_PARSE_ONLY=1");
+    EXPECT_EQ(t.rc, 2) << old;
+    EXPECT_NE(t.err.find("nccl-tests"), std::string::npos) << t.err;
+  }
+#endif
+  auto d = run("monitor -d 2 --no-gpu", "GPUDOCTOR_PARSE_ONLY=1");
+  EXPECT_EQ(d.rc, 2);
+  EXPECT_NE(d.err.find("write --duration"), std::string::npos) << d.err;
 }
 
 }  // namespace

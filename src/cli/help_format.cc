@@ -152,8 +152,8 @@ const std::map<std::string, const char*>& examples() {
        "  torchrun --nproc-per-node 8 --no-python gpudoctor nccl bench -b 1M -e 1G"},
       {"nccl tune",
        "Examples:\n"
-       "  gpudoctor nccl tune -o tuner.conf\n"
-       "  gpudoctor nccl tune --algos ring,tree --json tune.json -o tuner.conf"},
+       "  gpudoctor nccl tune --out tuner.conf\n"
+       "  gpudoctor nccl tune --algos ring,tree --json tune.json --out tuner.conf"},
       {"plan",
        "Examples:\n"
        "  gpudoctor plan --model llama2-7b --gpu h100 --gpus-per-node 8 --nodes 2 --global-batch 512\n"

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <sstream>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -97,8 +98,14 @@ int main(int argc, char** argv) {
     // "A subcommand is required": say which verbs there are. An unknown option: the nearest one.
     if (sub->get_require_subcommand_min() > 0 && what.find("subcommand") != std::string::npos)
       what = (verb.empty() ? "gpudoctor" : verb.substr(1)) + " needs a verb: " + verbsOf(sub);
-    if (size_t at = what.find("not expected: -"); at != std::string::npos)
-      what = gpudoctor::cli::unknownOption(*sub, what.substr(at + 14, what.find(' ', at + 14) - at - 14));
+    // CLI11 lists the words left over last first ("not expected: 3 -r"): name the first option.
+    if (size_t at = what.find("not expected: "); at != std::string::npos) {
+      std::istringstream words(what.substr(at + 14));
+      std::string w, option;
+      while (words >> w)
+        if (w[0] == '-') option = w;
+      if (!option.empty()) what = gpudoctor::cli::unknownOption(*sub, option);
+    }
     return gpudoctor::cli::fail(what + " (see gpudoctor" + verb + " --help)", gpudoctor::cli::kUsage);
   }
   // The help's examples are checked by parsing them (src/cli/help_cli_test.cc): stop before running.

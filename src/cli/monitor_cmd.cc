@@ -246,7 +246,7 @@ std::function<int()> addMonitor(CLI::App& app) {
       "GPU memory < 95 %, IO wait < 10 %, CPU < 80 %), each red flag with its likely reason. Records to a crash-safe "
       "file, serves Prometheus metrics. `gpudoctor monitor report FILE` summarizes a recording.");
   cmd->add_option("-i,--interval", a->interval_s, "Seconds between samples")->capture_default_str();
-  cmd->add_option("-d,--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")
+  cmd->add_option("--duration", a->duration_s, "Stop after this many seconds (0: until Ctrl-C)")
       ->capture_default_str();
   cmd->add_flag("--once", a->once, "One sample (over one interval), then exit");
   cmd->add_option("--json", a->json,
@@ -262,7 +262,7 @@ std::function<int()> addMonitor(CLI::App& app) {
   cmd->add_option("--root", a->root, "Read /proc and /sys under DIR (tests, containers)");
   cmd->add_option("--nvml-library", a->nvml_library, "libnvidia-ml.so.1 to use (default: the driver's)");
   cmd->add_flag("--no-gpu", a->no_gpu, "Host metrics only");
-  cmd->add_flag("-q,--quiet", a->quiet, "No view and no notes (with --record or --prometheus)");
+  addQuiet(cmd, &a->quiet);  // the view is left out: needs --record, --prometheus or --json
   auto* rep = cmd->add_subcommand(
       "report", "Summarize a recording: time below / above each threshold, the bottleneck over time, per GPU");
   rep->add_option("file", a->report_file, "Recording written by --record")->required();

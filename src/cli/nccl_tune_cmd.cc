@@ -212,14 +212,14 @@ std::function<int()> addNcclTune(CLI::App* nccl) {
       ->capture_default_str();
   cmd->add_option("--protos", a->protos, "Protocols to try (NCCL_PROTO values)")->capture_default_str();
   cmd->add_option("--ctas", a->ctas, "CTA counts to try in stage 2 (\"\" skips it)")->capture_default_str();
-  cmd->add_option("-r,--repeats", a->repeats, "Fresh runs per setting (medians)")
+  cmd->add_option("--repeats", a->repeats, "Fresh runs per setting (medians)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   addJsonOption(cmd, &a->json, "the sweep and its choices");
   cmd->add_option("--plugin", a->plugin,
                   "libnccl-tuner-gpudoctor.so for the validation runs (default: beside gpudoctor)");
   cmd->add_flag("--no-validate", a->no_validate, "Skip re-measuring the kept choices through the plugin");
-  cmd->add_option("-o,--out", a->out, "Tuner configuration to write")->capture_default_str();
+  cmd->add_option("--out", a->out, "Tuner configuration to write")->capture_default_str();
   return [a, cmd] { return cmd->parsed() ? runTune(*a) : -1; };
 }
 

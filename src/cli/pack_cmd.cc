@@ -101,7 +101,7 @@ std::function<int()> addPack(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_option("--prefix", a->prefix, "Shard names: PREFIX-000000.tar, ...")->capture_default_str();
-  cmd->add_flag("-q,--quiet", a->quiet, "No summary line, no progress");
+  addQuiet(cmd, &a->quiet);
   cmd->add_flag("--skip-bad", a->skip_bad,
                 "Leave out files that cannot be packed (dangling links, non-UTF-8 names, ...) and list them");
   cmd->add_flag("--replace", a->replace, "Replace a pack in OUT_DIR made from another source or with other settings");

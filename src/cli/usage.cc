@@ -50,8 +50,32 @@ CLI::Validator wholeNumber() {
   return number([](double v) { return v >= 0; }, "a whole number, 0 or more", true);
 }
 
+CLI::Option* addQuiet(CLI::App* cmd, bool* quiet) {
+  return cmd->add_flag("-q,--quiet", *quiet,
+                       "Only errors and the output asked for: no progress, notes, summaries or live view");
+}
+
+namespace {
+
+// Short flags that a verb gave up so that each letter has one meaning across gpudoctor (and
+// nccl-tests' meaning where nccl bench and tune take its flags): the verb, the flag, what to write.
+struct RetiredShort {
+  const char* verb;
+  const char* flag;
+  const char* message;
+};
+constexpr RetiredShort kRetiredShorts[] = {
+    {"monitor", "-d", "-d is not monitor's: write --duration (-d is --dtype in nccl bench and tune, as in nccl-tests)"},
+    {"tune", "-r", "-r is not nccl tune's: write --repeats (-r is the root rank in nccl-tests)"},
+    {"tune", "-o", "-o is not nccl tune's: write --out (-o is the reduction operation in nccl-tests)"},
+};
+
+}  // namespace
+
 std::string unknownOption(const CLI::App& app, const std::string& word) {
   const std::string name = word.substr(0, word.find('='));
+  for (const auto& r : kRetiredShorts)
+    if (app.get_name() == r.verb && name == r.flag) return r.message;
   std::string best;
   size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
   for (const CLI::Option* o : app.get_options()) {

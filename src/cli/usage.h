@@ -14,7 +14,13 @@ CLI::Validator positive();
 CLI::Validator nonNegative();
 CLI::Validator wholeNumber();
 
-// "unknown option WORD", with the nearest option of `app` when one is close ("did you mean").
+// -q,--quiet, one meaning in every verb: only errors and the output asked for (the report, --json -,
+// the files written); no progress, notes, summaries or live view.
+CLI::Option* addQuiet(CLI::App* cmd, bool* quiet);
+
+// "unknown option WORD", with the nearest option of `app` when one is close ("did you mean"); a
+// short flag the verb gave up (it meant something else than the same letter elsewhere) names its
+// long spelling.
 std::string unknownOption(const CLI::App& app, const std::string& word);
 
 // "" or the usage error when more than one of the outputs (flag, value) is "-" (stdout).
