@@ -44,14 +44,20 @@ double mad(const std::vector<double>& v, double m) {
   return median(std::move(d));
 }
 
-// A kernel name without its template arguments, parameters and numbers: the same kernel of
-// another build or shape matches ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64...").
-std::string stem(std::string_view n) {
+// A kernel name without "void ", leading anonymous namespaces, template arguments and parameters.
+std::string_view shortName(std::string_view n) {
   if (n.substr(0, 5) == "void ") n.remove_prefix(5);
   for (std::string_view anon = "(anonymous namespace)::"; n.substr(0, anon.size()) == anon;)
     n.remove_prefix(anon.size());
   size_t cut = n.find_first_of("<(");
   if (cut != std::string_view::npos) n = n.substr(0, cut);
+  return n;
+}
+
+// A kernel name without its template arguments, parameters and numbers: the same kernel of
+// another build or shape matches ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64...").
+std::string stem(std::string_view n) {
+  n = shortName(n);
   std::string o;
   for (char c : n) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -64,7 +70,8 @@ std::string stem(std::string_view n) {
 }
 
 std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<TimeTotal>& n, double b_steps,
-                          double n_steps, bool by_stem, std::vector<std::string>* only) {
+                          double n_steps, bool by_stem, std::vector<std::string>* only,
+                          std::map<std::string, std::string>* shown_out = nullptr) {
   std::map<std::string, std::pair<double, double>> m;
   std::map<std::string, int> seen;  // 1 base, 2 new
   auto key = [&](const TimeTotal& t) { return by_stem ? t.cls + ": " + stem(t.name) : t.name; };
@@ -72,7 +79,15 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
   for (const auto& t : n) m[key(t)].second += static_cast<double>(t.total_ns) / n_steps, seen[key(t)] |= 2;
   // Kernels in one side's top list only, launched by the same operator with the same input shapes
   // on both sides (a library picked another kernel for the same GEMM): paired by that operator.
-  std::map<std::string, std::string> op_of;  // stem key -> operator
+  std::map<std::string, std::string> op_of;                      // stem key -> operator
+  std::map<std::string, std::pair<std::string, int64_t>> shown;  // stem key -> its costliest kernel's short name
+  if (by_stem)
+    for (const auto* side : {&b, &n})
+      for (const auto& t : *side)
+        if (auto& s = shown[key(t)]; s.first.empty() || t.total_ns > s.second)
+          s = {t.cls + ": " + std::string(shortName(t.name)), t.total_ns};
+  auto shownOf = [&](const std::string& k) { return shown.count(k) ? shown[k].first : k; };
+  std::map<std::string, std::string> shown_pairs;  // "by operator" keys -> their shown name
   if (by_stem) {
     for (const auto& t : b)
       if (!t.op.empty()) op_of.try_emplace(key(t), t.op);
@@ -87,13 +102,18 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
   }
   for (auto& [op, sides] : by_op) {
     if (sides.first.empty() || sides.second.empty()) continue;
-    std::string name = "by operator " + op + ": ";
+    std::string name = "by operator " + op + ": ", readable = name;
     std::pair<double, double> sum{0, 0};
-    for (size_t i = 0; i < sides.first.size(); ++i)
+    for (size_t i = 0; i < sides.first.size(); ++i) {
       name += (i ? " + " : "") + sides.first[i], sum.first += m[sides.first[i]].first;
-    name += " -> ";
-    for (size_t i = 0; i < sides.second.size(); ++i)
+      readable += (i ? " + " : "") + shownOf(sides.first[i]);
+    }
+    name += " -> ", readable += " -> ";
+    for (size_t i = 0; i < sides.second.size(); ++i) {
       name += (i ? " + " : "") + sides.second[i], sum.second += m[sides.second[i]].second;
+      readable += (i ? " + " : "") + shownOf(sides.second[i]);
+    }
+    shown_pairs[name] = readable;
     for (const auto& k : sides.first) m.erase(k);
     for (const auto& k : sides.second) m.erase(k);
     m[name] = sum;
@@ -108,6 +128,7 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
       continue;
     }
     out.push_back({k, v.first, v.second});
+    if (shown_out) (*shown_out)[k] = shown_pairs.count(k) ? shown_pairs[k] : shownOf(k);
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Delta& a, const Delta& c) { return std::abs(a.delta()) > std::abs(c.delta()); });
@@ -315,7 +336,9 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
   // Totals over all ranks and steps / rank-steps: per step, mean over ranks.
   const double b_div = static_cast<double>(base.steps()), n_div = static_cast<double>(next.steps());
   c.classes = deltas(base.classes, next.classes, b_div, n_div, false, nullptr);
-  c.kernels = deltas(base.kernels, next.kernels, b_div, n_div, true, &c.kernels_only);
+  std::map<std::string, std::string> shown;
+  c.kernels = deltas(base.kernels, next.kernels, b_div, n_div, true, &c.kernels_only, &shown);
+  for (const auto& k : c.kernels) c.kernels_shown.push_back(shown.count(k.name) ? shown[k.name] : k.name);
   c.collectives = deltas(base.collectives, next.collectives, b_div, n_div, false, nullptr);
   c.groups = grouped(c.categories);
   c.unprofiled_groups = grouped(c.unprofiled_categories);

@@ -57,7 +57,7 @@ struct StepStats {
 StepStats robustSteps(const std::vector<int64_t>& walls);
 
 struct Delta {
-  std::string name;
+  std::string name;           // kernels: the key they are matched by (class and name stem, numbers as '#')
   double base = 0, next = 0;  // per step (ns), mean over ranks
   double delta() const { return next - base; }
 };
@@ -101,8 +101,11 @@ struct CompareResult {
   // The two runs look like different jobs (another GPU, world size or model): the comparison may
   // not mean what it seems.
   std::vector<std::string> warnings;
-  std::vector<Delta> classes;             // kernel classes per step, largest |delta| first
-  std::vector<Delta> kernels;             // kernels in both sides' top lists, matched by class + stem
+  std::vector<Delta> classes;  // kernel classes per step, largest |delta| first
+  std::vector<Delta> kernels;  // kernels in both sides' top lists, matched by class + stem
+  // kernels[i] as the traces spell it, for readers: the class, then the costliest kernel of the stem
+  // without its template arguments and parameters, its numbers kept.
+  std::vector<std::string> kernels_shown;
   std::vector<std::string> kernels_only;  // in one side's top list only ("new: ...", "gone: ...")
   std::vector<Delta> collectives;         // by kind, dtype and size
   std::vector<std::string> job_changes;   // "precision: fp32 -> bf16"

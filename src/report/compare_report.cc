@@ -165,12 +165,15 @@ std::string bars(const char* id, const std::vector<Delta>& cats) {
   return o + "</div>";
 }
 
-std::string deltaTable(const char* id, const std::vector<Delta>& v, size_t n) {
+// `shown`: the rows' names for readers where the deltas' own are match keys (kernels).
+std::string deltaTable(const char* id, const std::vector<Delta>& v, size_t n,
+                       const std::vector<std::string>* shown = nullptr) {
   std::string o =
       fmt::format("<table id='{}'><tr><th>name</th><th>base ms</th><th>new ms</th><th>delta ms</th></tr>", id);
   for (size_t i = 0; i < v.size() && i < n; ++i)
-    o += fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:+.3f}</td></tr>", esc(v[i].name),
-                     ms(v[i].base), ms(v[i].next), ms(v[i].delta()));
+    o += fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:+.3f}</td></tr>",
+                     esc(shown && i < shown->size() ? (*shown)[i] : v[i].name), ms(v[i].base), ms(v[i].next),
+                     ms(v[i].delta()));
   return o + "</table>";
 }
 }  // namespace
@@ -196,7 +199,7 @@ table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:3px 8px;te
   o += "<h2>The traced step (GPU time by category)</h2>" + bars("bars-traced", r.categories);
   o += deltaTable("deltas-traced", r.categories, 7);
   o += "<h2>Kernel classes</h2>" + deltaTable("classes", r.classes, 10);
-  o += "<h2>Kernels (class and name stem)</h2>" + deltaTable("kernels", r.kernels, 10);
+  o += "<h2>Kernels (class and name stem)</h2>" + deltaTable("kernels", r.kernels, 10, &r.kernels_shown);
   if (!r.collectives.empty()) o += "<h2>Collectives</h2>" + deltaTable("collectives", r.collectives, 10);
   o += "<h2>Job differences</h2><ul id=job-changes>";
   for (const auto& j : r.job_changes) o += "<li>" + esc(j) + "</li>";
