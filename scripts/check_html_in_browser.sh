@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Loads gpudoctor's HTML report in headless Chromium: it must load without script errors, run its
-# inline script and hold its charts (per-rank bars, per-step trend, timelines, kernel classes, collectives). Exit 77 (ctest: skipped) when Chromium is not installed.
+# inline script and hold its charts (per-rank bars, per-step bars and trend, timelines, host side, operators,
+# memory or its note, kernel classes, collectives). Exit 77 (ctest: skipped) when Chromium is not installed.
 set -euo pipefail
 bin=$1
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
@@ -14,12 +15,15 @@ trap 'rm -rf "$dir"' EXIT
   --disable-component-update --disable-sync --user-data-dir="$dir/profile" --enable-logging=stderr --v=0 \
   --virtual-time-budget=2000 --dump-dom "file://$dir/report.html" >"$dir/dom.html" 2>"$dir/console.log" || true
 fail=0
-grep -q 'data-rendered="[6-9]"' "$dir/dom.html" || { echo "FAIL: the inline script did not run or found fewer than 6 charts"; fail=1; }
+charts=$(grep -o 'data-rendered="[0-9]*"' "$dir/dom.html" | grep -o '[0-9]*' || true)
+[ "${charts:-0}" -ge 8 ] || { echo "FAIL: the inline script did not run or found fewer than 8 charts (${charts:-none})"; fail=1; }
 grep -q 'data-overflow="0"' "$dir/dom.html" || { echo "FAIL: the page is wider than a 1000-pixel window"; fail=1; }
 grep -q "id=\"timeline-pick\"" "$dir/dom.html" || { echo "FAIL: no step/rank menu for the timeline"; fail=1; }
-for id in chart-ranks chart-timeline chart-trend chart-classes chart-collectives ranks straggler kernels; do
+for id in chart-ranks chart-timeline chart-trend chart-classes chart-collectives ranks straggler kernels \
+  chart-steps-0 steps-pick host-side host-syncs-heading chart-operators operators memory-none; do
   grep -q "id=\"$id\"" "$dir/dom.html" || { echo "FAIL: chart $id missing from the rendered page"; fail=1; }
 done
+grep -q 'size ?' "$dir/dom.html" && { echo "FAIL: a collective drawn with an unknown size"; fail=1; }
 n=$(grep -o '<rect' "$dir/dom.html" | wc -l)
 [ "$n" -gt 20 ] || { echo "FAIL: only $n chart rectangles rendered"; fail=1; }
 if grep -E 'Uncaught|CONSOLE\(.*(Error|error)' "$dir/console.log"; then echo "FAIL: script errors in the console"; fail=1; fi

@@ -18,52 +18,7 @@ namespace {
 
 std::string esc(std::string_view s) { return htmlEscape(s); }
 
-double ms(double ns) { return ns / 1e6; }
-
-struct Part {
-  const char* name;
-  const char* color;
-};
-constexpr Part kParts[] = {{"compute", "#2b8a3e"},    {"exposed NCCL", "#e8590c"}, {"copies", "#1971c2"},
-                           {"idle: host", "#c92a2a"}, {"idle: sync", "#862e9c"},   {"idle: dependency", "#868e96"},
-                           {"idle: other", "#ced4da"}};
-
-std::string legend() {
-  std::string o = "<div class=legend>";
-  for (const auto& p : kParts) o += fmt::format("<span><i style='background:{}'></i>{}</span>", p.color, p.name);
-  return o + "</div>";
-}
-
-// A step of 1, 2 or 5 x 10^k giving 4-8 ticks up to `max`.
-double tickStep(double max) {
-  if (!(max > 0)) return 1;
-  double step = std::pow(10.0, std::floor(std::log10(max / 5)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (max / (step * m) <= 8) return step * m;
-  return step * 10;
-}
-
-std::string tickLabel(double v, double step) {
-  int digits = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
-  return fmt::format("{:.{}f}", v, std::min(digits, 6));
-}
-
-// A horizontal axis at y from x0 (value 0) to x0 + width (value max): ticks, grid lines up to
-// `grid_top`, labels, and the unit after the last label.
-std::string axis(double x0, double width, double max, int y, int grid_top, const char* unit) {
-  std::string o;
-  if (!(max > 0)) return o;
-  double step = tickStep(max);
-  for (double v = 0; v <= max * (1 + 1e-9); v += step) {
-    double x = x0 + v / max * width;
-    o += fmt::format(
-        "<line x1={0:.1f} x2={0:.1f} y1={1} y2={2} class='grid'/><text x={0:.1f} y={3} class=tick "
-        "text-anchor=middle>{4}</text>",
-        x, grid_top, y, y + 12, tickLabel(v, step));
-  }
-  o += fmt::format("<text x={:.1f} y={} class=tick>{}</text>", x0 + width + 6, y + 12, unit);
-  return o;
-}
+double ms(double ns) { return htmlMs(ns); }
 
 // Per-rank stacked bars of the mean step.
 std::string rankChart(const RunAnalysis& run) {
@@ -73,27 +28,27 @@ std::string rankChart(const RunAnalysis& run) {
   for (const auto& r : run.ranks) max_ms = std::max(max_ms, ms(r.total.wall_ns / std::max<double>(1, r.steps.size())));
   std::string o =
       fmt::format("<svg id='chart-ranks' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, h);
-  o += axis(left, W - left - 80, max_ms, h - 24, 0, "ms");
+  o += xAxis(left, W - left - 80, max_ms, h - 24, 0, "ms");
   int y = 5;
   for (const auto& r : run.ranks) {
     double n = std::max<double>(1, r.steps.size());
     const auto& t = r.total;
-    double v[] = {ms(t.compute_ns / n),   ms(t.comm_exposed_ns / n), ms(t.copy_exposed_ns / n),
-                  ms(t.idle_host_ns / n), ms(t.idle_sync_ns / n),    ms(t.idle_dependency_ns / n),
-                  ms(t.idle_other_ns / n)};
+    const auto parts = stepPartValues(t);
+    double v[kStepPartCount];
+    for (int i = 0; i < kStepPartCount; ++i) v[i] = ms(static_cast<double>(parts[i]) / n);
     o += fmt::format("<text x=0 y={} class=lbl>rank {}</text>", y + 16, r.trace->rank);
     double x = left;
-    for (int i = 0; i < 7; ++i) {
+    for (int i = 0; i < kStepPartCount; ++i) {
       double w = max_ms > 0 ? v[i] / max_ms * (W - left - 80) : 0;
       if (w > 0)
         o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x,
-                         y, w, row - 6, kParts[i].color, kParts[i].name, v[i]);
+                         y, w, row - 6, kStepParts[i].color, kStepParts[i].name, v[i]);
       x += w;
     }
     o += fmt::format("<text x={:.1f} y={} class=lbl>{:.2f} ms</text>", x + 4, y + 16, ms(t.wall_ns / n));
     y += row;
   }
-  return o + "</svg>" + legend();
+  return o + "</svg>" + stepPartsLegend();
 }
 
 // One step of one rank: lanes of compute, NCCL, copies, DataLoader and syncs.
@@ -111,8 +66,9 @@ std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, 
                         {"DataLoader", &r.index.dataloader, "#f08c00"},
                         {"host sync", &r.index.host_sync, "#862e9c"}};
   double span = std::max<double>(1, w.length());
-  std::string o = fmt::format("<svg id='{}' class='chart tl' viewBox='0 0 {} {}' width={} height={} role=img{}>", id, W,
-                              5 * lane + 30, W, 5 * lane + 30, shown ? "" : " style='display:none'");
+  std::string o = fmt::format(
+      "<svg id='{}' class='chart tl' data-group=timeline viewBox='0 0 {} {}' width={} height={} role=img{}>", id, W,
+      5 * lane + 30, W, 5 * lane + 30, shown ? "" : " style='display:none'");
   int y = 5;
   for (const auto& l : lanes) {
     o += fmt::format("<text x=0 y={} class=lbl>{}</text>", y + 14, l.name);
@@ -137,35 +93,16 @@ std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, 
     flush();
     y += lane;
   }
-  o += axis(left, W - left - 30, ms(span), y, 0, "ms");
+  o += xAxis(left, W - left - 30, ms(span), y, 0, "ms");
   return o + "</svg>";
 }
 
-// Which timelines the report carries (a bounded set, so a 1,000-rank report stays small): up to 8
-// ranks (rank 0, the straggler, the slowest and fastest by mean step, then in rank order), for each
-// its median and its slowest step. The first is shown; a menu switches between them.
+// The timelines the report carries: of each shown rank (shownRanks), its median and its slowest
+// step. The first is shown; a menu switches between them.
 std::string timelines(const RunAnalysis& run) {
-  std::vector<size_t> pick;
-  auto add = [&](size_t i) {
-    if (i < run.ranks.size() && std::find(pick.begin(), pick.end(), i) == pick.end() && pick.size() < 8)
-      pick.push_back(i);
-  };
-  auto mean = [&](size_t i) { return run.ranks[i].total.wall_ns / std::max<double>(1, run.ranks[i].steps.size()); };
-  add(0);
-  for (size_t i = 0; i < run.ranks.size(); ++i)
-    if (run.ranks[i].trace->rank == run.straggler.straggler) add(i);
-  size_t slow = 0, fast = 0;
-  for (size_t i = 0; i < run.ranks.size(); ++i) {
-    if (mean(i) > mean(slow)) slow = i;
-    if (mean(i) < mean(fast)) fast = i;
-  }
-  add(slow);
-  add(fast);
-  for (size_t i = 0; i < run.ranks.size(); ++i) add(i);
-  std::sort(pick.begin(), pick.end());
-  std::string menu = "<select id=timeline-pick>", svgs;
-  bool first = true;
-  for (size_t i : pick) {
+  std::vector<std::pair<std::string, std::string>> menu;
+  std::string svgs;
+  for (size_t i : shownRanks(run)) {
     const RankAnalysis& r = run.ranks[i];
     if (r.steps.empty() || r.windows.size() != r.steps.size()) continue;
     std::vector<size_t> order(r.steps.size());
@@ -174,76 +111,13 @@ std::string timelines(const RunAnalysis& run) {
     std::vector<std::pair<size_t, const char*>> steps = {{order[(order.size() - 1) / 2], "median"}};
     if (order.back() != steps[0].first) steps.push_back({order.back(), "slowest"});
     for (auto [k, what] : steps) {
-      const StepWindow& w = r.windows[k];
       std::string id = fmt::format("tl-{}-{}", r.trace->rank, k);
-      menu += fmt::format("<option value='{}'>rank {}, step {} ({} step, {:.2f} ms)</option>", id, r.trace->rank,
-                          w.annotated ? std::to_string(w.number) : std::string("(all)"), what, ms(r.steps[k].wall_ns));
-      svgs += timeline(r, k, id, first);
-      first = false;
+      menu.emplace_back(id, fmt::format("rank {}, step {} ({} step, {:.2f} ms)", r.trace->rank, stepLabel(r.windows[k]),
+                                        what, ms(r.steps[k].wall_ns)));
+      svgs += timeline(r, k, id, svgs.empty());
     }
   }
-  menu += "</select>";
-  return "<p>" + menu + "</p><div id=chart-timeline>" + svgs + "</div>";
-}
-
-// Step time of every step, one line per rank (up to 16 ranks; beyond, the fastest, median and
-// slowest rank of each step), against the step's position.
-std::string trendChart(const RunAnalysis& run) {
-  const int W = 900, H = 220, left = 60, top = 10, bottom = 40;
-  size_t steps = 0;
-  double max_ms = 0;
-  for (const auto& r : run.ranks) {
-    steps = std::max(steps, r.steps.size());
-    for (const auto& b : r.steps) max_ms = std::max(max_ms, ms(b.wall_ns));
-  }
-  if (steps < 2 || !(max_ms > 0)) return {};
-  max_ms = tickStep(max_ms) * std::ceil(max_ms / tickStep(max_ms));
-  const double pw = W - left - 40, ph = H - top - bottom;
-  auto xOf = [&](size_t k) { return left + pw * static_cast<double>(k) / static_cast<double>(steps - 1); };
-  auto yOf = [&](double v) { return top + ph * (1 - v / max_ms); };
-  std::string o =
-      fmt::format("<svg id='chart-trend' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, H);
-  double ys = tickStep(max_ms);
-  for (double v = 0; v <= max_ms * (1 + 1e-9); v += ys)
-    o += fmt::format(
-        "<line x1={0} x2={1} y1={2:.1f} y2={2:.1f} class='grid'/><text x={3} y={4:.1f} class=tick "
-        "text-anchor=end>{5}</text>",
-        left, left + pw, yOf(v), left - 4, yOf(v) + 4, tickLabel(v, ys));
-  o += fmt::format("<text x=0 y={} class=tick>ms</text>", top + 10);
-  double xs = tickStep(static_cast<double>(steps - 1));
-  for (double v = 0; v <= static_cast<double>(steps - 1) + 1e-9; v += std::max(1.0, xs))
-    o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>{}</text>", xOf(static_cast<size_t>(v)),
-                     H - bottom + 14, static_cast<size_t>(v) + 1);
-  o += fmt::format("<text x={:.1f} y={} class=tick text-anchor=middle>step (in the order profiled)</text>",
-                   left + pw / 2, H - 6);
-  static constexpr const char* kColors[] = {"#1971c2", "#e8590c", "#2b8a3e", "#862e9c",
-                                            "#c92a2a", "#0c8599", "#f08c00", "#495057"};
-  auto line = [&](const std::vector<double>& v, const char* color, const std::string& name) {
-    std::string pts;
-    for (size_t k = 0; k < v.size(); ++k) pts += fmt::format("{:.1f},{:.1f} ", xOf(k), yOf(v[k]));
-    o += fmt::format("<polyline points='{}' fill=none stroke='{}' stroke-width=1.5><title>{}</title></polyline>", pts,
-                     color, esc(name));
-  };
-  if (run.ranks.size() <= 16) {
-    for (size_t i = 0; i < run.ranks.size(); ++i) {
-      std::vector<double> v;
-      for (const auto& b : run.ranks[i].steps) v.push_back(ms(b.wall_ns));
-      line(v, kColors[i % 8], fmt::format("rank {}", run.ranks[i].trace->rank));
-    }
-  } else {
-    std::vector<double> lo(steps), mid(steps), hi(steps);
-    for (size_t k = 0; k < steps; ++k) {
-      std::vector<double> v;
-      for (const auto& r : run.ranks)
-        if (k < r.steps.size()) v.push_back(ms(r.steps[k].wall_ns));
-      std::sort(v.begin(), v.end());
-      lo[k] = v.front(), mid[k] = v[v.size() / 2], hi[k] = v.back();
-    }
-    line(lo, "#2b8a3e", "fastest rank");
-    line(mid, "#1971c2", "median rank");
-    line(hi, "#c92a2a", "slowest rank");
-  }
-  return o + "</svg>";
+  return "<p>" + pickMenu("timeline-pick", "timeline", menu) + "</p><div id=chart-timeline>" + svgs + "</div>";
 }
 
 // One row per rank: the mean step's parts and, where the ranks' collectives were matched, how
@@ -304,28 +178,46 @@ std::string classChart(const KernelSummary& k) {
   return o + "</svg>";
 }
 
-std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
+// Bus bandwidth of each collective (kind, dtype, size). Collectives whose size the trace does not
+// give (no "In msg nelems" on the kernel) have no bandwidth: a note names them instead of a bar.
+std::string collectiveChart(const std::vector<CollectiveStats>& all) {
+  std::vector<const CollectiveStats*> cs;
+  std::string unsized;
+  for (const auto& c : all) {
+    if (c.bytes > 0) {
+      cs.push_back(&c);
+      continue;
+    }
+    unsized +=
+        fmt::format("{}{} {} kernel{} ({:.2f} ms mean)", unsized.empty() ? "" : "; ", c.dur.count,
+                    c.collective.empty() ? "NCCL" : c.collective, c.dur.count == 1 ? "" : "s", c.dur.mean_ns / 1e6);
+  }
+  std::string note = unsized.empty()
+                         ? ""
+                         : "<p id=collectives-unsized><small>Left out, their message size not being in the trace (no "
+                           "&ldquo;In msg nelems&rdquo; on the kernel), so no bandwidth: " +
+                               esc(unsized) + ".</small></p>";
+  if (cs.empty()) return note;
   // Labels as long as they need (about 6.6 px a character at 12 px), at most 44 characters; the
   // full label in the bar's tooltip.
   constexpr size_t kMaxLabel = 44;
   std::vector<std::string> labels;
   size_t longest = 0;
-  for (const auto& c : cs) {
-    std::string l = fmt::format(
-        "{} {} {} x{}", c.collective, c.dtype,
-        c.bytes > 0 ? fmt::format("{:.2f} MiB", static_cast<double>(c.bytes) / (1 << 20)) : "size ?", c.dur.count);
+  for (const auto* c : cs) {
+    std::string l = fmt::format("{} {} {:.2f} MiB x{}", c->collective, c->dtype,
+                                static_cast<double>(c->bytes) / (1 << 20), c->dur.count);
     longest = std::max(longest, std::min(l.size(), kMaxLabel));
     labels.push_back(l);
   }
   const int W = 900, row = 20, left = static_cast<int>(longest * 6.6) + 10;
   double mx = 0;
-  for (const auto& c : cs) mx = std::max(mx, c.busbw_gbps);
+  for (const auto* c : cs) mx = std::max(mx, c->busbw_gbps);
   std::string o =
       fmt::format("<svg id='chart-collectives' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W,
                   static_cast<int>(cs.size()) * row + 10);
   int y = 4;
   for (size_t i = 0; i < cs.size(); ++i) {
-    const auto& c = cs[i];
+    const auto& c = *cs[i];
     std::string shown = labels[i].size() > kMaxLabel ? labels[i].substr(0, kMaxLabel - 3) + "..." : labels[i];
     double wd = mx > 0 ? c.busbw_gbps / mx * (W - left - 240) : 0;
     o += fmt::format(
@@ -335,7 +227,7 @@ std::string collectiveChart(const std::vector<CollectiveStats>& cs) {
         c.dur.mean_ns / 1e3);
     y += row;
   }
-  return o + "</svg>";
+  return o + "</svg>" + note;
 }
 
 std::string yesNo(const std::optional<bool>& b) { return b ? (*b ? "yes" : "no") : "unknown"; }
@@ -382,16 +274,6 @@ std::string jobSection(const JobProfile& p) {
                                                 : std::string("worker processes (number not in the trace)"));
   row("host-to-device copies", p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "none");
   o += "</table>";
-  if (!p.host_syncs.empty()) {
-    o += "<table id=host-syncs><tr><th>operator</th><th>blocking call</th><th>caller</th><th>copy</th>"
-         "<th>per step</th><th>host ms/step</th><th>wait ms/step</th></tr>";
-    for (const auto& h : p.host_syncs)
-      o += fmt::format(
-          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.3f}</td><td>{:.3f}</td></tr>",
-          h.op.empty() ? "(none)" : esc(h.op), esc(h.call), h.caller.empty() ? "(step)" : esc(h.caller), esc(h.copy),
-          h.count_per_step, ms(h.host_ns_per_step), ms(h.wait_ns_per_step));
-    o += "</table>";
-  }
   if (!p.notes.empty()) {
     o += "<ul id=job-notes>";
     for (const auto& n : p.notes) o += "<li>" + esc(n) + "</li>";
@@ -490,34 +372,6 @@ std::string titleHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFlee
 
 }  // namespace
 
-std::string htmlPageStart() {
-  return R"(<!doctype html><html lang=en><head><meta charset=utf-8><title>gpudoctor report</title><style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#212529}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
-.f{border-left:4px solid #adb5bd;padding:6px 12px;margin:10px 0;background:#f8f9fa}
-.critical{border-color:#c92a2a}.warning{border-color:#f08c00}.info{border-color:#1971c2}.ok{border-color:#2b8a3e}
-pre{background:#212529;color:#f8f9fa;padding:8px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
-table{border-collapse:collapse;max-width:100%}.wrap{overflow-x:auto;max-width:100%}
-td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}.lbl{font-size:12px}
-svg.chart{max-width:100%;height:auto}.tick{font-size:11px;fill:#495057}.grid{stroke:#e9ecef;stroke-width:1}
-td.name{max-width:520px;font-family:monospace;font-size:12px;overflow-wrap:anywhere}
-.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
-.pass{color:#2b8a3e}.fail{color:#c92a2a}
-</style></head><body>)";
-}
-
-std::string htmlPageEnd() {
-  return "<p><small>Made by gpudoctor " GPUDOCTOR_VERSION
-         ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"
-         "<script>(function(){var p=document.getElementById('timeline-pick');"
-         "if(p)p.onchange=function(){document.querySelectorAll('svg.tl').forEach(function(s){"
-         "s.style.display=s.id===p.value?'':'none';});};"
-         "var b=document.body;b.dataset.rendered=document.querySelectorAll('svg.chart').length;"
-         "b.dataset.overflow=document.documentElement.scrollWidth>document.documentElement.clientWidth?1:0;})()</"
-         "script>"
-         "</body></html>\n";
-}
-
 std::string renderHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFleet& fl) {
   std::string o = htmlPageStart() + titleHtml(run, d, fl);
   if (fl.focus) o += focusHtml(*fl.focus);
@@ -530,8 +384,9 @@ std::string renderHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFle
   if (fl.fleet) o += fleetHtml(*fl.fleet);
   o += "<h2>Per-rank step breakdown (mean per step)</h2>" + rankChart(run) + rankTable(run);
   o += stragglerSection(run);
-  if (std::string t = trendChart(run); !t.empty()) o += "<h2>Step time, step by step</h2>" + t;
+  o += stepsHtml(run);
   o += "<h2>Timeline of one step</h2>" + timelines(run);
+  o += hostSideHtml(run) + operatorsHtml(run) + memoryHtml(run);
   o += "<h2>Kernel classes (share of summed kernel time)</h2>" + classChart(run.kernels);
   if (!run.collectives.empty()) o += "<h2>NCCL collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
   return o + checklistHtml(d) + topKernelsHtml(run.kernels) + htmlPageEnd();
