@@ -188,6 +188,7 @@ const std::map<std::string, const char*>& examples() {
        "Examples:\n"
        "  gpudoctor monitor                                 # live view, every second, until Ctrl-C\n"
        "  gpudoctor monitor --once --json -                 # one sample for scripts\n"
+       "  gpudoctor monitor --dmon --csv gpus.csv           # nvidia-smi dmon's rows, and the same as CSV\n"
        "  gpudoctor monitor -q --record run.jsonl --prometheus 9400"},
       {"monitor report",
        "Examples:\n"

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <httplib.h>
@@ -201,6 +202,97 @@ TEST(CliMonitor, BadInput) {
   EXPECT_EQ(dir.err.find("basic_filebuf"), std::string::npos) << dir.err;
   auto gz = run("monitor report " + src("docs/monitor_h200/monitor.jsonl.gz"));
   EXPECT_EQ(gz.rc, 0) << gz.err;
+}
+
+// The figures of one row of the dmon view (time, gpu, then the columns) or of the CSV.
+std::vector<std::string> fields(const std::string& line, char sep) {
+  std::vector<std::string> v;
+  std::istringstream in(line);
+  std::string f;
+  if (sep == ' ') {
+    while (in >> f) v.push_back(f);
+  } else {
+    while (std::getline(in, f, sep)) v.push_back(f);
+  }
+  return v;
+}
+
+// nvidia-smi dmon's layout (issue 42: the columns were not dmon's and NVML's memory-bandwidth
+// utilization, collected, was shown nowhere): --dmon's two-line header and one row per GPU per
+// sample with sm = GPU util 97 and mem = memory-bandwidth util 61 for the fake GPU 0, memory in GiB;
+// a red flag once when it turns red, as a # line.
+TEST(CliMonitor, DmonViewHasDmonColumnsAndMemoryBandwidth) {
+  auto r = run("monitor --dmon --duration 0.2 --interval 0.05 --root " + fakeRoot().string() +
+                   " --nvml-library " GPUDOCTOR_FAKE_NVML,
+               fakeNvmlEnv());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string names, units, row;
+  std::getline(in, names);
+  std::getline(in, units);
+  EXPECT_EQ(fields(names, ' '), (std::vector<std::string>{"#", "time", "gpu", "pwr", "gtemp", "sm", "mem", "fb", "fb%",
+                                                          "pclk", "mclk", "rxpci", "txpci", "rxnvl", "txnvl", "xid"}));
+  EXPECT_EQ(fields(units, ' ')[7], "GiB") << units;
+  std::getline(in, row);
+  auto g0 = fields(row, ' ');
+  ASSERT_EQ(g0.size(), 15u) << row;
+  EXPECT_EQ(g0[1], "0");
+  EXPECT_EQ(g0[4], "97");    // sm: GPU utilization
+  EXPECT_EQ(g0[5], "61");    // mem: memory-bandwidth utilization
+  EXPECT_EQ(g0[6], "97.7");  // fb: 100000 MiB in GiB
+  size_t clocks = 0;
+  for (size_t at = 0; (at = r.out.find("RED gpu0 clocks", at)) != std::string::npos; ++at) ++clocks;
+  EXPECT_EQ(clocks, 1u) << r.out;  // said once, not on every sample
+  // The full view shows the same rates by dmon's names.
+  auto full =
+      run("monitor --once --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+          fakeNvmlEnv());
+  ASSERT_EQ(full.rc, 0) << full.err;
+  EXPECT_NE(full.out.find("gpu     sm   mem        fb GiB   fb%"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("0      97%   61%    97.7/140.4   70%"), std::string::npos) << full.out;
+}
+
+// --csv FILE|-: the dmon columns as CSV, a header of names with units, one row per GPU per sample;
+// stdout takes one document at most, and --dmon needs stdout.
+TEST(CliMonitor, CsvHasTheDmonColumns) {
+  auto csv = scratch() / "m.csv";
+  auto r = run("monitor --csv " + csv.string() + " -q --duration 0.12 --interval 0.05 --root " + fakeRoot().string() +
+                   " --nvml-library " GPUDOCTOR_FAKE_NVML,
+               fakeNvmlEnv());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");  // -q: no view
+  std::istringstream in(slurp(csv));
+  std::string header, row;
+  std::getline(in, header);
+  auto names = fields(header, ',');
+  ASSERT_GE(names.size(), 7u) << header;
+  EXPECT_EQ(names[0], "time");
+  EXPECT_EQ(names[5], "mem_bw_util_pct");
+  EXPECT_EQ(names[6], "fb_used_gib");
+  std::getline(in, row);
+  auto g0 = fields(row, ',');
+  ASSERT_EQ(g0.size(), names.size()) << row;
+  EXPECT_EQ(g0[5], "61");
+  EXPECT_EQ(g0[6], "97.7");
+  auto out = run(
+      "monitor --csv - --once --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+      fakeNvmlEnv());
+  ASSERT_EQ(out.rc, 0) << out.err;
+  EXPECT_EQ(out.out.rfind("time,gpu,", 0), 0u) << out.out;
+  EXPECT_EQ(lines(out.out), 3);  // the header and 2 GPUs: no view
+  EXPECT_EQ(run("monitor --csv - --json - --no-gpu").rc, 2);
+  EXPECT_EQ(run("monitor --dmon --csv - --no-gpu").rc, 2);
+  EXPECT_EQ(run("monitor --dmon -q --record " + (scratch() / "r.jsonl").string() + " --no-gpu").rc, 2);
+}
+
+// Memory in one unit: the monitor's view is in GiB, and so is the red flag's reason (it said "146.8
+// GB" of the same 140000 MiB).
+TEST(CliMonitor, MemoryInGiBEverywhere) {
+  auto r = run("monitor --once --interval 0.05 --root " + fakeRoot().string() + " --nvml-library " GPUDOCTOR_FAKE_NVML,
+               fakeNvmlEnv());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("136.7 GiB of its memory"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" GB "), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -78,10 +78,10 @@ std::vector<HealthFlag> judgeHealth(const MonitorSample& s, const Thresholds& t)
         else if (b == "no-process")
           f.reason = g.memory_used_bytes > (1ll << 30)
                          ? fmt::format(
-                               "NVML lists no process on this GPU, yet {:.1f} GB of its memory are in use: "
+                               "NVML lists no process on this GPU, yet {:.1f} GiB of its memory are in use: "
                                "processes of another container (PID namespace) or a context left behind "
                                "(nvidia-smi on the host names them)",
-                               static_cast<double>(g.memory_used_bytes) / 1e9)
+                               static_cast<double>(g.memory_used_bytes) / (1ull << 30))
                          : "no process is using this GPU";
         else if (b == "communication")
           f.reason = fmt::format("communication: {:.1f} GB/s over NVLink/network while the GPU is not busy",

@@ -1,6 +1,8 @@
 #include "report/monitor_report.h"
 
 #include <cmath>
+#include <ctime>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,10 +40,10 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
   std::string o = fmt::format("gpudoctor monitor  {}  interval {:.1f} s\n", s.hostname, s.interval_s);
   if (!s.gpu_status.empty()) o += "GPUs: " + s.gpu_status + "\n";
   if (!s.gpus.empty()) {
-    // util is nvidia-smi's GPU utilization; used% the memory capacity in use (dmon's "mem" is bandwidth);
-    // SMMHz the SM clock (dmon's "sm" is utilization).
-    o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", "gpu", "util", "used%",
-                     "memory GiB", "power", "temp", "SMMHz", "PCIe GB/s", "NVL GB/s", "xid", "name");
+    // nvidia-smi dmon's names: sm the GPU utilization, mem the memory-bandwidth utilization, fb the
+    // memory in use (GiB, and its share), pwr, gtemp, pclk the SM clock.
+    o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>5} {:>5} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", "gpu", "sm", "mem",
+                     "fb GiB", "fb%", "pwr", "gtemp", "pclk", "PCIe GB/s", "NVL GB/s", "xid", "name");
     for (const auto& g : s.gpus) {
       if (!g.lost.empty()) {
         o += fmt::format("{:<4} LOST: {}\n", g.index, g.lost);
@@ -52,12 +54,12 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
                        : -1;
       double pcie = g.pcie_rx_bytes_per_s < 0 ? -1 : g.pcie_rx_bytes_per_s + g.pcie_tx_bytes_per_s;
       double nvl = g.nvlink_rx_bytes_per_s < 0 ? -1 : g.nvlink_rx_bytes_per_s + g.nvlink_tx_bytes_per_s;
-      o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>6} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", g.index, pct(g.util_gpu),
-                       pct(mem), gib(g.memory_used_bytes) + "/" + gib(g.memory_total_bytes),
-                       g.power_w < 0 ? "n/a" : fmt::format("{:.0f}W", g.power_w),
+      o += fmt::format("{:<4} {:>5} {:>5} {:>13} {:>5} {:>5} {:>5} {:>5} {:>9} {:>9} {:>4}  {}\n", g.index,
+                       pct(g.util_gpu), pct(g.util_memory), gib(g.memory_used_bytes) + "/" + gib(g.memory_total_bytes),
+                       pct(mem), g.power_w < 0 ? "n/a" : fmt::format("{:.0f}W", g.power_w),
                        g.temperature_c < 0 ? "n/a" : fmt::format("{:.0f}C", g.temperature_c),
                        g.sm_clock_mhz < 0 ? "n/a" : fmt::format("{:.0f}", g.sm_clock_mhz), gbs(pcie), gbs(nvl),
-                       g.xid_events, g.name.substr(0, 20));
+                       g.xid_events, g.name.substr(0, 15));
     }
   }
   const HostMetrics& h = s.host;
@@ -85,6 +87,103 @@ std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFl
                        : fmt::format("health: all {} checks pass\n", flags.size());
   for (const auto& f : flags)
     if (!f.ok) o += fmt::format("  RED  {:<5} {:<10} {}\n", f.subject, f.check, f.reason);
+  return o;
+}
+
+namespace {
+
+// One dmon or CSV figure: the value in `fmt`, or `missing` where the monitor could not read it.
+std::string fig(double v, const char* missing, double scale = 1, int decimals = 0) {
+  return v < 0 ? missing : fmt::format("{:.{}f}", v * scale, decimals);
+}
+
+// The wall clock of a sample: "HH:MM:SS" local (dmon -o T), or ISO 8601 UTC for CSV.
+std::string clock(int64_t unix_ns, bool iso) {
+  std::time_t t = static_cast<std::time_t>(unix_ns / 1000000000);
+  std::tm tm{};
+  if (iso) {
+    gmtime_r(&t, &tm);
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                       tm.tm_min, tm.tm_sec);
+  }
+  localtime_r(&t, &tm);
+  return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+// The columns of the dmon view and the CSV, in order: sm the GPU utilization and mem the
+// memory-bandwidth utilization (NVML's two utilization rates, as dmon names them), fb the memory in
+// use (GiB) and its share, power, temperature, SM and memory clocks, PCIe and NVLink traffic (GB/s).
+std::vector<std::string> dmonFigures(const GpuMetrics& g, const char* missing, int gbs_decimals) {
+  double fb_share =
+      g.memory_total_bytes ? static_cast<double>(g.memory_used_bytes) / static_cast<double>(g.memory_total_bytes) : -1;
+  double fb = g.memory_total_bytes ? static_cast<double>(g.memory_used_bytes) : -1;
+  return {fig(g.power_w, missing),
+          fig(g.temperature_c, missing),
+          fig(g.util_gpu, missing, 100),
+          fig(g.util_memory, missing, 100),
+          fig(fb, missing, 1.0 / (1ull << 30), 1),
+          fig(fb_share, missing, 100),
+          fig(g.sm_clock_mhz, missing),
+          fig(g.memory_clock_mhz, missing),
+          fig(g.pcie_rx_bytes_per_s, missing, 1e-9, gbs_decimals),
+          fig(g.pcie_tx_bytes_per_s, missing, 1e-9, gbs_decimals),
+          fig(g.nvlink_rx_bytes_per_s, missing, 1e-9, gbs_decimals),
+          fig(g.nvlink_tx_bytes_per_s, missing, 1e-9, gbs_decimals),
+          std::to_string(g.xid_events)};
+}
+
+constexpr const char* kDmonNames[] = {"pwr",  "gtemp", "sm",    "mem",   "fb",    "fb%", "pclk",
+                                      "mclk", "rxpci", "txpci", "rxnvl", "txnvl", "xid"};
+constexpr const char* kDmonUnits[] = {"W",   "C",    "%",    "%",    "GiB",  "%", "MHz",
+                                      "MHz", "GB/s", "GB/s", "GB/s", "GB/s", "n"};
+constexpr const char* kCsvNames[] = {"power_w",          "gpu_temp_c",       "sm_util_pct",        "mem_bw_util_pct",
+                                     "fb_used_gib",      "fb_used_pct",      "sm_clock_mhz",       "mem_clock_mhz",
+                                     "pcie_rx_gb_per_s", "pcie_tx_gb_per_s", "nvlink_rx_gb_per_s", "nvlink_tx_gb_per_s",
+                                     "xid_events"};
+
+}  // namespace
+
+std::string renderMonitorDmonHeader() {
+  std::string names = fmt::format("# {:<8} {:>3}", "time", "gpu"),
+              units = fmt::format("# {:<8} {:>3}", "HH:MM:SS", "Idx");
+  for (size_t i = 0; i < std::size(kDmonNames); ++i) {
+    names += fmt::format(" {:>5}", kDmonNames[i]);
+    units += fmt::format(" {:>5}", kDmonUnits[i]);
+  }
+  return names + "\n" + units + "\n";
+}
+
+std::string renderMonitorDmon(const MonitorSample& s, const std::vector<HealthFlag>& flags) {
+  std::string o, t = clock(s.unix_ns, false);
+  if (s.gpus.empty()) o += fmt::format("# {} no GPU: {}\n", t, s.gpu_status.empty() ? "none found" : s.gpu_status);
+  for (const auto& g : s.gpus) {
+    o += fmt::format("  {:<8} {:>3}", t, g.index);
+    if (!g.lost.empty()) {
+      o += " LOST: " + g.lost + "\n";
+      continue;
+    }
+    for (const auto& f : dmonFigures(g, "-", 1)) o += fmt::format(" {:>5}", f);
+    o += "\n";
+  }
+  for (const auto& f : flags)
+    if (!f.ok) o += fmt::format("# {} RED {} {}: {}\n", t, f.subject, f.check, f.reason);
+  return o;
+}
+
+std::string renderMonitorCsvHeader() {
+  std::string o = "time,gpu";
+  for (const char* n : kCsvNames) o += std::string(",") + n;
+  return o + "\n";
+}
+
+std::string renderMonitorCsv(const MonitorSample& s) {
+  std::string o, t = clock(s.unix_ns, true);
+  for (const auto& g : s.gpus) {
+    if (!g.lost.empty()) continue;  // a GPU NVML lost has no figures: no row
+    o += fmt::format("{},{}", t, g.index);
+    for (const auto& f : dmonFigures(g, "", 2)) o += "," + f;
+    o += "\n";
+  }
   return o;
 }
 

@@ -12,6 +12,16 @@ namespace gpudoctor {
 
 // One screen (<= 100 columns): per GPU and host figures, then the health flags.
 std::string renderMonitorView(const MonitorSample& s, const std::vector<HealthFlag>& flags);
+// nvidia-smi dmon's layout: a two-line "#" header (names, units), then one line per GPU per sample:
+// time, gpu, pwr, gtemp, sm (GPU utilization), mem (memory-bandwidth utilization), fb (memory used,
+// GiB) and fb%, pclk, mclk, PCIe and NVLink rx/tx (GB/s), xid; "-" where not read. Red flags follow
+// as "#" lines, so a script that skips comments reads only rows.
+std::string renderMonitorDmonHeader();
+std::string renderMonitorDmon(const MonitorSample& s, const std::vector<HealthFlag>& flags);
+// The same columns as CSV: a header line of names with their units, then one row per GPU per sample
+// (time in ISO 8601 UTC; an empty field where not read).
+std::string renderMonitorCsvHeader();
+std::string renderMonitorCsv(const MonitorSample& s);
 // The sample and its flags as one JSON object, every field named in base units (n/a: null; the
 // recording's own compact encoding, sources/monitor_record, is for `monitor report`): indented for
 // one sample (--once), else on one line per sample (JSON Lines, for a stream a script reads line by
