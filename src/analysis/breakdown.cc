@@ -3,6 +3,7 @@
 #include "common/saturating.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpudoctor {
 
@@ -36,7 +37,7 @@ DurationStats DurationStats::of(std::vector<int64_t>& v) {
   s.max_ns = v.back();
   // Nearest-rank percentiles: an observed value, no interpolation.
   auto rank = [&](double p) {
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+    return v[std::min(v.size() - 1, static_cast<size_t>(std::lround(p * static_cast<double>(v.size() - 1))))];
   };
   s.p50_ns = rank(0.5);
   s.p95_ns = rank(0.95);
@@ -162,14 +163,21 @@ StepBreakdown measureStep(const TraceIndex& idx, const StepWindow& w, std::vecto
       b.idle_dependency_ns += len;
       return;
     }
-    auto s = idx.sync_by_track.find(call->track);
-    if (s != idx.sync_by_track.end() && s->second.contains(g0)) {
-      b.idle_sync_ns += len;
-      b.idle_sync_in_loader_ns += in_loader;
-    } else {
-      b.idle_host_ns += len;
-      b.idle_host_in_loader_ns += in_loader;
+    // From the moment the launching thread enters a blocking call (a sync, a synchronous copy) the
+    // rest of the gap waits on it; before that the host was busy on its way to the launch.
+    int64_t sync_from = g1;
+    if (auto s = idx.sync_by_track.find(call->track); s != idx.sync_by_track.end()) {
+      if (s->second.contains(g0)) {
+        sync_from = g0;
+      } else if (IntervalSet in_gap = s->second.clip(g0, g1); !in_gap.empty()) {
+        sync_from = in_gap.spans().front().begin;
+      }
     }
+    const int64_t host_loader = sync_from == g1 ? in_loader : idx.dataloader.lengthIn(g0, sync_from);
+    b.idle_sync_ns += g1 - sync_from;
+    b.idle_sync_in_loader_ns += in_loader - host_loader;
+    b.idle_host_ns += sync_from - g0;
+    b.idle_host_in_loader_ns += host_loader;
   };
   std::vector<Span> gaps;
   for (const Span& s : busy.spans()) {

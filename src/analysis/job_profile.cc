@@ -108,10 +108,18 @@ void setPrecision(const PrecisionTime& pt, int steps, const HostCounts& n, JobPr
   } else {
     p.notes.push_back("precision: no GEMM, convolution or attention kernels in the steps");
   }
-  if (n.autocast_hits > 0)
-    p.autocast = true;
-  else if (n.gemm_ops > 0)
+  // Older PyTorch records an operator's dispatcher layers as two nested events of one name, which
+  // looks like autocast's re-dispatch: kernels that all run in FP32/TF32 say it was not autocast.
+  const bool full_precision = p.precision == "fp32" || p.precision == "tf32";
+  if (n.autocast_hits > 0 && full_precision) {
     p.autocast = false;
+    p.notes.push_back("autocast: GEMM operators nest in their own name, but their kernels run in " + p.precision +
+                      ": not autocast (older PyTorch records an operator's dispatch layers twice)");
+  } else if (n.autocast_hits > 0) {
+    p.autocast = true;
+  } else if (n.gemm_ops > 0) {
+    p.autocast = false;
+  }
 
   p.grad_scaler = (n.seen & kScaler) != 0;
 }
@@ -245,6 +253,25 @@ void setHostSyncs(const HostCounts& n, double per_step, JobProfile& p) {
   std::stable_sort(p.host_syncs.begin(), p.host_syncs.end(),
                    [](const HostSync& a, const HostSync& b) { return a.host_ns_per_step > b.host_ns_per_step; });
 }
+
+// CUDA graphs and their phase; training or inference. A trace that records a capture
+// (BeginCapture / Instantiate) is a one-off: its launches are captured, not the loop it serves,
+// whatever graph launch follows. Training shows a backward pass, an optimizer step, a grad scaler
+// or backward work by name (a step captured whole leaves only its kernels' names); a trace of
+// framework operators without any of them is inference.
+void setGraphsAndMode(const HostCounts& n, JobProfile& p) {
+  const bool capture = (n.seen & kGraphCapture) != 0;
+  p.cuda_graphs = n.graph_launches_all > 0 || capture;
+  p.graph_phase = capture ? "capture" : n.graph_launches_all > 0 ? "replay" : "";
+  if (n.backward_passes > 0 || n.optimizer_steps > 0 || (n.seen & (kScaler | kBackward)))
+    p.mode = "training";
+  else if (n.seen & kPytorch)
+    p.mode = "inference";
+  if (capture)
+    p.notes.push_back(
+        "CUDA graphs: this trace records a graph capture (a one-off: its launches are captured, not replayed); "
+        "profile the graph's replay to judge the loop it serves");
+}
 }  // namespace
 
 JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, std::vector<CastSite>* casts) {
@@ -259,7 +286,7 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   setAccumulation(n, per_step, p);
   setDataParallel(*ra.trace, ra.index, flags, n.seen, p);
   p.torch_compile = (n.seen & kCompile) != 0;
-  p.cuda_graphs = n.graph_launches_all > 0;
+  setGraphsAndMode(n, p);
   setRecomputation(n, p);
   setOptimizer(n, per_step, p);
   setLoader(n, ra.total, p);
@@ -313,6 +340,8 @@ std::vector<std::pair<std::string, std::string>> jobFields(const JobProfile& p) 
       {"data_parallel", showStr(p.data_parallel)},
       {"torch_compile", showBool(p.torch_compile)},
       {"cuda_graphs", showBool(p.cuda_graphs)},
+      {"graph_phase", p.graph_phase.empty() ? "none" : p.graph_phase},
+      {"mode", showStr(p.mode)},
       {"activation_checkpointing", showOptBool(p.activation_checkpointing)},
       {"optimizer", showStr(p.optimizer) + " " + showStr(p.optimizer_impl)},
       {"dataloader_workers", loader},
@@ -340,6 +369,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   j.data_parallel = consensus(ps, ids, &JobProfile::data_parallel, "data parallelism", showStr, n);
   j.torch_compile = consensus(ps, ids, &JobProfile::torch_compile, "torch.compile", showBool, n);
   j.cuda_graphs = consensus(ps, ids, &JobProfile::cuda_graphs, "CUDA graphs", showBool, n);
+  j.graph_phase = consensus(ps, ids, &JobProfile::graph_phase, "CUDA graph phase", showStr, n);
+  j.mode = consensus(ps, ids, &JobProfile::mode, "training or inference", showStr, n);
   j.activation_checkpointing =
       consensus(ps, ids, &JobProfile::activation_checkpointing, "activation checkpointing", showOptBool, n);
   j.optimizer = consensus(ps, ids, &JobProfile::optimizer, "optimizer", showStr, n);

@@ -57,7 +57,14 @@ struct JobProfile {
   std::string data_parallel_basis;
   std::optional<int> ranks;    // world size
   bool torch_compile = false;  // compiled regions / inductor (triton_*) kernels
-  bool cuda_graphs = false;    // CUDA graph launches
+  bool cuda_graphs = false;    // CUDA graph launches, or a graph capture
+  // Where this trace stands with CUDA graphs: "capture" (cudaStreamBeginCapture / cudaGraphInstantiate
+  // recorded: a one-off capture, whose launches are not the loop it serves), "replay" (graph
+  // launches only); empty: no graphs.
+  std::string graph_phase;
+  // "training" (a backward pass, an optimizer step, a grad scaler, or backward operators/kernels),
+  // "inference" (framework operators recorded and none of those); empty: unknown (no operators).
+  std::string mode;
   // Recomputation in backward (activation checkpointing); nullopt: no backward pass visible.
   std::optional<bool> activation_checkpointing;
   // GPU time of the forward work recomputed inside backward ÷ that of the forward (and other

@@ -137,6 +137,10 @@ uint32_t nameFlags(std::string_view n) {
     f |= kCompile;
   if (has(n, "CheckpointFunction") || has(n, "torch/utils/checkpoint.py")) f |= kCheckpoint;
   if (n == "_NoopSaveInputs") f |= kCheckpointEntry;
+  if (has(n, "StreamBeginCapture") || has(n, "GraphInstantiate")) f |= kGraphCapture;
+  if (has(n, "backward") || has(n, "Backward") || has(n, "_bwd") || has(n, "dgrad") || has(n, "wgrad") ||
+      has(n, "bn_bw_"))
+    f |= kBackward;
   if (startsWith(n, "aten::_fused_")) f |= kFusedOpt;
   if (startsWith(n, "aten::_foreach_")) f |= kForeach;
   if (n == "aten::item" || n == "aten::_local_scalar_dense" || n == "aten::to" || n == "aten::_to_copy" ||

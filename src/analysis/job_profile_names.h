@@ -35,6 +35,8 @@ enum NameFlag : uint32_t {
   kXlaKernel = 1u << 19,   // an XLA fusion kernel (loop_*_fusion, input_*_fusion, gemm_fusion_*, fusion_N): JAX/XLA
   kCheckpointEntry = 1u << 20,  // _NoopSaveInputs: a non-reentrant checkpoint's entry in forward
   kAutocastFp32 = 1u << 21,     // on autocast's FP32 list: its output is FP32 (normalization, softmax, losses)
+  kGraphCapture = 1u << 22,     // cudaStreamBeginCapture / cudaGraphInstantiate (and HIP's, the driver's)
+  kBackward = 1u << 23,         // backward work by name: *_backward operators, *Backward nodes, bwd/dgrad/wgrad kernels
 };
 
 // The features a name shows (NameFlag bits), from the framework's own operator and range names.

@@ -156,6 +156,12 @@ bool fusedAttention(std::string_view ln, std::string_view op) {
          has(op, "flash_attention") || has(op, "efficient_attention") || has(op, "cudnn_attention");
 }
 
+// foreach copies (aten::_foreach_copy_: a serving engine's input buffers, a model's state) run the
+// multi-tensor kernel with a Copy functor: data movement, not an optimizer's update.
+bool foreachCopy(std::string_view ln, std::string_view op) {
+  return has(op, "_foreach_copy") || (has(ln, "multi_tensor_apply") && has(ln, "native::copy<"));
+}
+
 bool optimizerKernel(std::string_view ln, std::string_view op) {
   return has(ln, "multi_tensor_apply") || has(ln, "fusedoptimizer") || has(ln, "adam") || has(ln, "_sgd") ||
          has(op, "_foreach_") || has(op, "_fused_adam") || has(op, "_fused_sgd");
@@ -273,6 +279,7 @@ KernelClass classifyKernel(std::string_view name, std::string_view op, std::stri
     return KernelClass::kAttentionUnfused;
   if (gemm) return matmulPrecision(ln, dtype);
   if (convStem(ln)) return convPrecision(ln, dtype);
+  if (foreachCopy(ln, op)) return KernelClass::kCopy;
   if (optimizerKernel(ln, op)) return KernelClass::kOptimizer;
   KernelClass c = classByName(ln);
   // Kernels named for their arithmetic only (group norm's ComputeFusedParamsCUDAKernel, ...): the

@@ -404,6 +404,25 @@ TEST(ClassifyKernel, NonGemmClasses) {
   EXPECT_CLASS(KernelClass::kOther, "my_custom_kernel", "", "");
 }
 
+// aten::_foreach_copy_ runs the multi-tensor kernel with a Copy functor: a copy, not an optimizer's
+// update (a decode step without an optimizer was advised fused AdamW for these two). Names and
+// operator verbatim from testdata/wild/MANIFEST.json: tracelens_mi300x_sglang_qwen3_8b_decode.
+TEST(ClassifyKernel, ForeachCopyIsACopyNotAnOptimizer) {
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+               "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::UnaryOpFunctor<long, 2, 1, 1>, "
+               "at::native::Copy<long, long> >(at::native::(anonymous namespace)::TensorListMetadata<2>, "
+               "at::native::(anonymous namespace)::UnaryOpFunctor<long, 2, 1, 1>, at::native::Copy<long, long>)",
+               "aten::_foreach_copy_", "");
+  // Without its operator (a trace without CPU ops), the Copy functor in the template tells.
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+               "namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::CopyFunctor<int, long, 2, 1, 1>, "
+               "at::native::Copy<int, long> >(at::native::(anonymous namespace)::TensorListMetadata<2>, "
+               "at::native::(anonymous namespace)::CopyFunctor<int, long, 2, 1, 1>, at::native::Copy<int, long>)",
+               "", "");
+}
+
 TEST(KernelClass, NamesAndGemmPredicate) {
   EXPECT_EQ(kernelClassName(KernelClass::kGemmBf16), "gemm_bf16");
   EXPECT_EQ(kernelClassName(KernelClass::kAttentionUnfused), "attention_unfused");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/job_aware.h"
+#include "diagnosis/job_kind.h"
 #include "diagnosis/rules/registry.h"
 #include "diagnosis/what_if.h"
 
@@ -57,6 +58,8 @@ Diagnosis diagnose(const Facts& facts, const Thresholds& th) {
     r->checklist(facts, th, mine, d.checklist);
     for (auto& f : mine) d.findings.push_back(std::move(f));
   }
+  // What does not fit the job's kind goes first: it is neither merged, predicted nor planned.
+  fitJobKind(facts.job, d.findings);
   // The headline (the first rule's) leads; the rest follow by estimated gain, then severity.
   mergeHeadline(d.findings);
   if (!d.findings.empty())
@@ -96,7 +99,15 @@ void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
           p.speedup);
     }
   } else if (!d.what_if.bottleneck.empty()) {
-    if (inGroup(d.what_if.bottleneck)) category = d.what_if.bottleneck;
+    // The replay's limiting category heads only where the trace gives it weight: a category of a
+    // sliver of the step (host_launch at 0.1 % beside a 98 % sync) does not replace the leader.
+    auto shareOf = [&](std::string_view c) {
+      for (const auto& b : d.ranking)
+        if (b.category == c) return b.share;
+      return 0.0;
+    };
+    const double lead = d.ranking.empty() ? 0 : d.ranking.front().share;
+    if (inGroup(d.what_if.bottleneck) && shareOf(d.what_if.bottleneck) >= lead / 2) category = d.what_if.bottleneck;
     why =
         "No fix the replay can edit buys 5 %; " + d.what_if.bottleneck + " leads the un-profiled step's critical path.";
   } else {
@@ -105,6 +116,17 @@ void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
   d.findings.front() = headlineFinding(facts, th, category, why);
   d.primary = category;
   mergeHeadline(d.findings);
+}
+
+}  // namespace
+
+namespace {
+
+// The headline says what the job's kind left out (inference, a graph capture).
+void noteJobKind(const JobProfile& job, Diagnosis& d) {
+  const std::string note = jobKindNote(job);
+  if (note.empty() || d.findings.empty() || d.findings.front().id.rfind("bottleneck.", 0) != 0) return;
+  d.findings.front().explanation += " " + note;
 }
 
 }  // namespace
@@ -137,6 +159,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     });
   reheadByReplay(facts, th, d);
   respectJobProfile(run.job, d.findings);  // last: the re-headed headline's fix lines too
+  noteJobKind(run.job, d);
   return d;
 }
 
@@ -144,6 +167,7 @@ Diagnosis diagnoseRun(const RunAnalysis& run, const Thresholds& th, const Diagno
                       const DiagnoseRunOptions& opt) {
   if (opt.what_if) return diagnose(run, th, in, ceilings);
   Diagnosis d = diagnose(buildFacts(run, in), th);
+  noteJobKind(run.job, d);
   d.what_if.basis = "not run (--no-what-if)";
   if (opt.step_estimate) d.step_estimate = estimateStep(run, in.measured_step_ns);
   return d;

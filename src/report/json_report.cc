@@ -171,6 +171,8 @@ ordered_json jobJson(const JobProfile& p) {
       {"data", orNull(p.data_parallel)}, {"basis", orNull(p.data_parallel_basis)}, {"ranks", optJson(p.ranks)}};
   j["torch_compile"] = p.torch_compile;
   j["cuda_graphs"] = p.cuda_graphs;
+  j["graph_phase"] = orNull(p.graph_phase);
+  j["mode"] = orNull(p.mode);
   j["activation_checkpointing"] = optJson(p.activation_checkpointing);
   j["recompute_share"] = optJson(p.recompute_share);
   j["optimizer"] = {{"name", orNull(p.optimizer)},

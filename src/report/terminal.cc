@@ -39,6 +39,7 @@ std::string upper(std::string s) {
 std::vector<std::string> jobItems(const JobProfile& p) {
   std::vector<std::string> it;
   it.push_back(p.framework == "pytorch" ? "PyTorch" : p.framework.empty() ? "framework unknown" : p.framework);
+  if (p.mode == "inference") it.push_back("inference");
   std::string prec = p.precision.empty()      ? "precision unknown"
                      : p.precision == "mixed" ? "mixed precision"
                                               : p.precision;
@@ -62,7 +63,7 @@ std::vector<std::string> jobItems(const JobProfile& p) {
     std::string impl = p.optimizer_impl == "loop" ? "per-parameter loop" : p.optimizer_impl;
     it.push_back(
         fmt::format("{} {}", p.optimizer.empty() ? "optimizer" : p.optimizer, impl.empty() ? "(impl unknown)" : impl));
-  } else {
+  } else if (p.mode != "inference") {
     it.push_back(p.notInSource("optimizer") ? "optimizer not recorded" : "optimizer unknown");
   }
   std::string pin = p.pin_memory ? (*p.pin_memory ? "pinned" : "pageable") : "";
@@ -74,7 +75,9 @@ std::vector<std::string> jobItems(const JobProfile& p) {
     it.push_back(std::string(p.loader_workers == 0 ? "DataLoader 0 workers" : "DataLoader with workers") +
                  (pin.empty() ? "" : " (" + pin + ")"));
   it.push_back(p.torch_compile ? "torch.compile" : "no compile");
-  it.push_back(p.cuda_graphs ? "CUDA graphs" : "no CUDA graphs");
+  it.push_back(!p.cuda_graphs               ? "no CUDA graphs"
+               : p.graph_phase == "capture" ? "CUDA graphs (capture)"
+                                            : "CUDA graphs");
   return it;
 }
 

@@ -1,6 +1,10 @@
 // The optimizer runs foreach / per-parameter kernels where a fused implementation is one launch per
 // parameter group.
 #include <algorithm>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -8,6 +12,26 @@
 
 namespace gpudoctor {
 namespace {
+
+// The implementation each optimizer class has on CUDA: torch.optim's fused kernels exist for Adam,
+// AdamW and SGD; Adagrad's fused=True runs on the CPU only, and RMSprop, Adadelta, Adamax, NAdam,
+// RAdam, ASGD and Rprop have foreach only. Past foreach, torch.compile fuses the step. A class
+// torch.optim does not have is advised no other class.
+std::vector<std::string> fixFor(const std::string& name, const std::string& impl) {
+  if (name.empty() || name == "AdamW" || name == "Adam" || name == "SGD")
+    return {fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", name.empty() ? "AdamW" : name)};
+  static constexpr std::string_view kForeachOnly[] = {"Adagrad", "RMSprop", "Adadelta", "Adamax",
+                                                      "NAdam",   "RAdam",   "ASGD",     "Rprop"};
+  const bool foreach_only = std::find(std::begin(kForeachOnly), std::end(kForeachOnly), name) != std::end(kForeachOnly);
+  const std::string compiled = "opt.step = torch.compile(opt.step)   # fuses the update into a few kernels";
+  if (foreach_only && impl == "loop")
+    return {fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, foreach=True)   # {} has no fused CUDA "
+                        "implementation",
+                        name, name),
+            "# or: " + compiled};
+  if (foreach_only) return {fmt::format("# {} has no fused CUDA implementation; past foreach:", name), compiled};
+  return {fmt::format("# use {}'s fused or multi-tensor (foreach) implementation if it has one, or:", name), compiled};
+}
 
 class UnfusedOptimizer : public Rule {
  public:
@@ -39,9 +63,9 @@ class UnfusedOptimizer : public Rule {
       x.evidence.push_back({"optimizer launches", job.optimizer_launches_per_step, "per step"});
     x.explanation =
         "Fused AdamW/Adam/SGD update all parameters in a few kernels instead of several per tensor"
-        " (loop -> foreach -> fused: each step fewer launches).";
-    const bool known = name == "AdamW" || name == "Adam" || name == "SGD";
-    x.fix = {fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", known ? name : "AdamW")};
+        " (loop -> foreach -> fused: each step fewer launches); other optimizers go as far as foreach, and a"
+        " compiled step fuses further.";
+    x.fix = fixFor(job.optimizer, job.optimizer_impl);
     out.push_back(std::move(x));
   }
   void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>& mine,
