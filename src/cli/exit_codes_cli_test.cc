@@ -248,4 +248,22 @@ TEST(ExitCodes, EveryHelpHasTheTable) {
   }
 }
 
+
+// A trace from a pipe was "not a trace format": it was read twice (its head, then the whole) and the
+// second read started where the first stopped. `-`, /dev/stdin and a pipe are read once into a
+// temporary file; a stream that is no trace still gets the precise error.
+TEST(ExitCodes, ATraceFromAPipeOrStdin) {
+  const std::string gz = src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz");
+  auto dash = run("analyze - <" + gz);
+  EXPECT_EQ(dash.rc, kOk) << dash.err;
+  EXPECT_NE(dash.out.find("1 rank, 2 steps"), std::string::npos) << dash.out;
+  auto pipe = run("analyze /dev/stdin --json -", "gzip -dc " + gz + " |");
+  EXPECT_EQ(pipe.rc, kOk) << pipe.err;
+  EXPECT_NE(pipe.out.find("\"tool\""), std::string::npos);
+  auto compare = run("compare - " + gz, "cat " + gz + " |");
+  EXPECT_EQ(compare.rc, kOk) << compare.err;
+  expectError(run("analyze -", "echo hello |"), kBadInput, "stdin: not a trace format");
+  expectError(run("analyze - </dev/null"), kBadInput, "stdin: empty file");
+}
+
 }  // namespace

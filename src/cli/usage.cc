@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/spelling.h"
+
 namespace gpudoctor::cli {
 namespace {
 
@@ -21,21 +23,6 @@ CLI::Validator number(bool (*ok)(double), const char* what, bool whole) {
         return read && ok(v) ? std::string() : std::string("must be ") + what + ", not " + s;
       },
       "", "");
-}
-
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -76,15 +63,12 @@ std::string unknownOption(const CLI::App& app, const std::string& word) {
   const std::string name = word.substr(0, word.find('='));
   for (const auto& r : kRetiredShorts)
     if (app.get_name() == r.verb && name == r.flag) return r.message;
-  std::string best;
-  size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
+  std::vector<std::string> names;
   for (const CLI::Option* o : app.get_options()) {
-    std::vector<std::string> names;
     for (const auto& l : o->get_lnames()) names.push_back("--" + l);
     for (const auto& s : o->get_snames()) names.push_back("-" + s);
-    for (const auto& n : names)
-      if (size_t d = editDistance(name, n); d < best_d) best_d = d, best = n;
   }
+  std::string best = nearestName(name, names);
   return "unknown option " + name + (best.empty() ? "" : " (did you mean " + best + "?)");
 }
 

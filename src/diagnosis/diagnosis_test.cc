@@ -182,6 +182,9 @@ TEST(Thresholds, OverridesAndErrorsNameTheKey) {
   EXPECT_DOUBLE_EQ(t.find("short_kernel_us").value(), 20);
   auto err = [&](const char* text) { return t.loadTomlText(text, "t.toml").message(); };
   EXPECT_NE(err("gpu_util = 0.9").find("unknown threshold \"gpu_util\""), std::string::npos);
+  // A typo names the key meant (issue 42: the whole list, no "did you mean").
+  EXPECT_NE(err("gpu_utl_min = 0.9").find("did you mean \"gpu_util_min\"?"), std::string::npos)
+      << err("gpu_utl_min = 0.9");
   EXPECT_NE(err("gpu_util_min = \"high\"").find("\"gpu_util_min\" must be a number"), std::string::npos);
   EXPECT_NE(err("gpu_util_min = true").find("\"gpu_util_min\" must be a number"), std::string::npos);
   EXPECT_NE(err("gpu_util_min = 1.5").find("\"gpu_util_min\" = 1.5 is out of range"), std::string::npos);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "common/spelling.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -66,7 +67,13 @@ Status Thresholds::loadTomlText(std::string_view text, const std::string& name) 
     auto line = node.source().begin.line;
     if (!th) {
       std::string known;
-      for (const auto& x : t_) known += (known.empty() ? "" : ", ") + std::string(x.key());
+      std::vector<std::string> keys;
+      for (const auto& x : t_) {
+        known += (known.empty() ? "" : ", ") + std::string(x.key());
+        keys.emplace_back(x.key());
+      }
+      if (std::string near = nearestName(std::string(key), keys); !near.empty())
+        return Error{fmt::format("{}:{}: unknown threshold \"{}\" (did you mean \"{}\"?)", name, line, key, near)};
       return Error{fmt::format("{}:{}: unknown threshold \"{}\" (known: {})", name, line, key, known)};
     }
     std::optional<double> v = node.value<double>();

@@ -1,7 +1,13 @@
 #include "sources/trace_set.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -22,6 +28,46 @@ bool looksLikeTrace(const std::string& name) {
   return ends(".json") || ends(".json.gz") || ends(".gdrec") || ends(".gdrec.gz") || ends(".gdsum") ||
          ends(".gdsum.gz");
 }
+
+// Temporary copies of streams, removed when the process exits.
+struct Spools {
+  std::vector<fs::path> dirs;
+  ~Spools() {
+    std::error_code ec;
+    for (const auto& d : dirs) fs::remove_all(d, ec);
+  }
+};
+
+// Copies the stream at `path` ("-": stdin) into a temporary file; its path, or an Error naming the stream.
+Result<std::string> spoolStream(const std::string& path) {
+  static Spools spools;
+  std::string tmpl = (fs::temp_directory_path() / "gpudoctor-stdin-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data()))
+    return Error{path + ": cannot make a temporary folder to read the stream into: " + std::strerror(errno)};
+  spools.dirs.emplace_back(tmpl);
+  std::string name = path == "-" || path == "/dev/stdin" ? "stdin" : "stream-" + fs::path(path).filename().string();
+  std::string out = (fs::path(tmpl) / name).string();
+  int in = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Error{path + ": cannot open: " + std::strerror(errno)};
+  int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::vector<char> buf(1 << 20);
+  std::string err;
+  for (ssize_t n; fd >= 0 && err.empty() && (n = ::read(in, buf.data(), buf.size())) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = path + ": cannot read: " + std::strerror(errno);
+    for (ssize_t done = 0; n > 0 && err.empty() && done < n;) {
+      ssize_t w = ::write(fd, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno != EINTR) err = out + ": cannot write the copy of " + path + ": " + std::strerror(errno);
+      done += std::max<ssize_t>(w, 0);
+    }
+  }
+  if (fd < 0) err = out + ": cannot write the copy of " + path + ": " + std::strerror(errno);
+  if (path != "-") ::close(in);
+  if (fd >= 0) ::close(fd);
+  if (!err.empty()) return Error{err};
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths,
@@ -30,6 +76,12 @@ Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>
   for (const auto& p : paths) {
     std::error_code ec;
     auto st = fs::status(p, ec);
+    if (p == "-" || (!ec && fs::exists(st) && !fs::is_directory(st) && !fs::is_regular_file(st))) {
+      auto copy = spoolStream(p);
+      if (!copy.ok()) return copy.error();
+      out.push_back(copy.value());
+      continue;
+    }
     if (ec || !fs::exists(st)) return Error{p + ": no such file or directory"};
     if (fs::is_directory(st)) {
       std::vector<std::string> found;

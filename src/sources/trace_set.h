@@ -17,7 +17,10 @@ namespace gpudoctor {
 // Expands directories into the trace files inside them (*.json, *.json.gz, *.pt.trace.json[.gz]),
 // sorted by name. Errors for a path that does not exist, or a directory with no trace files. With
 // `skipped`, a file inside a directory that no trace reader claims (a config, a results file) is left
-// out and named there ("<path>: skipped, not a trace"); a file named directly is always kept.
+// out and named there ("<path>: skipped, not a trace"); a file named directly is always kept. A
+// stream (`-` for stdin, /dev/stdin, a pipe, <(...)) is read once into a temporary file that the
+// process removes at exit, whose path is returned in its place: a trace is read more than once
+// (its head to pick the reader, then the whole).
 Result<std::vector<std::string>> expandTracePaths(const std::vector<std::string>& paths,
                                                   std::vector<std::string>* skipped = nullptr);
 
