@@ -35,8 +35,8 @@ inline bool isBatchNormKernelName(std::string_view name) {
 inline bool isConvolutionKernelName(std::string_view name) {
   using namespace precision_kinds_detail;
   const std::string ln = lowered(name);
-  if (has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "transpose") || has(ln, "nchwtonhwc") ||
-      has(ln, "nhwctonchw") || has(ln, "reduce_wgrad") || has(ln, "tensortransform"))
+  if (has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "transpose") || has(ln, "nchwtonhwc") || has(ln, "nhwctonchw") ||
+      has(ln, "reduce_wgrad") || has(ln, "tensortransform"))
     return false;
   return has(ln, "conv") || has(ln, "fprop") || has(ln, "dgrad") || has(ln, "wgrad") || has(ln, "implicit_gemm") ||
          has(ln, "scudnn") || has(ln, "winograd");
