@@ -11,8 +11,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
@@ -21,10 +19,10 @@
 #include "cli/json_output.h"
 #include "cli/usage.h"
 #include "common/atomic_file.h"
-#include "common/thousands.h"
 #include "launch/processes.h"
 #include "launch/recorder_env.h"
 #include "probes/cuda/cuda_runtime_probe.h"
+#include "report/record_report.h"
 #include "sources/record/recording_dir.h"
 
 namespace gpudoctor::cli {
@@ -39,12 +37,6 @@ struct RecordArgs {
   bool detached = false, all_api = false, quiet = false, sync_events = false;
   std::vector<std::string> command;
 };
-
-std::string exeDir() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : p.parent_path().string();
-}
 
 std::string defaultOut() {
   std::time_t t = std::time(nullptr);
@@ -144,17 +136,9 @@ int checkOptions(const RecordArgs& a, RecordPlan* p) {
 int prepareRecorder(RecordArgs& a, RecordPlan* p) {
   p->lib = a.lib;
   if (p->lib.empty()) {
-    std::string d = exeDir();
-    for (const std::string& c : {d + "/libgpudoctor-record.so", d + "/../lib/libgpudoctor-record.so"})
-      if (fs::exists(c)) {
-        p->lib = fs::canonical(c).string();
-        break;
-      }
-    if (p->lib.empty())
-      return fail("libgpudoctor-record.so not found beside " + d +
-                      "/gpudoctor (this build has no CUDA toolkit, or the "
-                      "library was not copied with the binary; give it with --lib)",
-                  kNoDevice);
+    auto lib = findRecorderLibrary();
+    if (!lib.ok()) return fail(lib.message(), kNoDevice);
+    p->lib = lib.value();
   } else if (!fs::exists(p->lib)) {
     return fail("--lib " + p->lib + ": no such file", kBadInput);
   } else {
@@ -196,64 +180,6 @@ std::vector<std::string> jobEnvironment(const RecordArgs& a, const RecordPlan& p
   s.sync_events = a.sync_events;
   return recordedJobEnvironment(s);
 }
-// One recording's line (unless quiet) and its JSON entry; null when it cannot be read (said on stderr).
-nlohmann::json recordingEntry(const std::string& f, bool quiet) {
-  auto read = summarizeRecording(f);
-  std::string name = fs::path(f).filename().string();
-  if (!read.ok()) {
-    std::fprintf(stderr, "gpudoctor: error: %s\n", read.message().c_str());
-    return nullptr;
-  }
-  const RecordingFacts& facts = read.value().facts;
-  const uint64_t bytes = read.value().bytes;
-  if (!quiet) {
-    std::string rank = read.value().rank >= 0 ? "rank " + std::to_string(read.value().rank) : std::string("no rank");
-    std::string captured =
-        facts.captured_launches != 0
-            ? ", " + groupThousands(static_cast<double>(facts.captured_launches)) + " captured into graphs"
-            : "";
-    std::string windows = facts.windows > 1 ? "  " + std::to_string(facts.windows) + " attach windows" : "";
-    if (facts.nccl_calls != 0)
-      captured += ", " + groupThousands(static_cast<double>(facts.nccl_calls)) + " NCCL calls (" +
-                  groupThousands(static_cast<double>(facts.nccl_kernels_with_calls)) +
-                  " NCCL kernels given their bytes)";
-    if (facts.untimed_gpu_records != 0)  // CUPTI gave them no times: in flight when the recorder detached
-      captured += ", " + groupThousands(static_cast<double>(facts.untimed_gpu_records)) + " GPU records without times";
-    if (facts.untimed_calls != 0)
-      captured += ", " + groupThousands(static_cast<double>(facts.untimed_calls)) + " calls without times";
-    std::printf("  %s  %s%s  %.1f MB  %s kernels  %s launch calls (%s without GPU work%s)  %zu steps (%s%s%s)%s\n",
-                name.c_str(), rank.c_str(), windows.c_str(), static_cast<double>(bytes) / 1e6,
-                groupThousands(static_cast<double>(facts.kernels)).c_str(),
-                groupThousands(static_cast<double>(facts.launch_calls)).c_str(),
-                groupThousands(static_cast<double>(facts.launches_without_gpu_work)).c_str(), captured.c_str(),
-                facts.steps, facts.steps_from.c_str(), facts.steps_note.empty() ? "" : ": ", facts.steps_note.c_str(),
-                facts.dropped != 0
-                    ? ("  " + groupThousands(static_cast<double>(facts.dropped)) + " records DROPPED").c_str()
-                    : "");
-  }
-  return {{"file", f},
-          {"rank", read.value().rank},
-          {"bytes", bytes},
-          {"kernels", facts.kernels},
-          {"launch_calls", facts.launch_calls},
-          {"launches_without_gpu_work", facts.launches_without_gpu_work},
-          {"captured_launches", facts.captured_launches},
-          {"graph_launches", facts.graph_launches},
-          {"graph_kernels", facts.graph_kernels},
-          {"ranges", facts.ranges},
-          {"windows", facts.windows},
-          {"steps", facts.steps},
-          {"steps_from", facts.steps_from},
-          {"steps_note", facts.steps_note},
-          {"dropped_records", facts.dropped},
-          {"shared_correlation_calls", facts.shared_correlation_calls},
-          {"untimed_gpu_records", facts.untimed_gpu_records},
-          {"untimed_calls", facts.untimed_calls},
-          {"nccl_calls", facts.nccl_calls},
-          {"nccl_kernels_with_calls", facts.nccl_kernels_with_calls},
-          {"process", facts.process}};
-}
-
 // The report after the job: its leftovers checked and summarized, the JSON written. Returns the exit
 // code: the job's own first (like time or nohup); else a broken recording is bad output (3).
 int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, double secs) {
@@ -262,7 +188,6 @@ int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, dou
     std::fprintf(stderr, "gpudoctor record: %s: no recording: %s\n", fs::path(f).stem().c_str(),
                  recorderNote(f).c_str());
   int code = job_code;
-  nlohmann::json jf = nlohmann::json::array();
   for (const auto& f : l.errors)
     code = fail(fs::path(f).filename().string() + ": " + recorderNote(f), code == 0 ? kBadInput : code);
   for (const auto& f : l.partial)
@@ -273,13 +198,16 @@ int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, dou
   if (!a.quiet)
     std::fprintf(stderr, "gpudoctor record: job exited %d after %.1f s; %zu recording%s in %s/\n", job_code, secs,
                  l.done.size(), l.done.size() == 1 ? "" : "s", a.out.c_str());
+  RecordRun run{shellJoin(a.command), p.out_abs, job_code, secs, {}, l.partial, l.errors, l.idle};
   for (const auto& f : l.done) {
-    nlohmann::json entry = recordingEntry(f, a.quiet);
-    if (entry.is_null()) {
+    auto read = summarizeRecording(f);
+    if (!read.ok()) {
+      std::fprintf(stderr, "gpudoctor: error: %s\n", read.message().c_str());
       if (code == 0) code = kBadInput;
       continue;
     }
-    jf.push_back(std::move(entry));
+    if (!a.quiet) std::fputs(renderRecordingLine(read.value()).c_str(), stdout);
+    run.recordings.push_back(std::move(read.value()));
   }
   if (l.done.empty() && l.errors.empty() && l.partial.empty()) {
     std::fprintf(stderr, l.idle.empty() ? "gpudoctor: error: no process of the job used CUDA: nothing recorded\n"
@@ -290,19 +218,8 @@ int reportRecordings(const RecordArgs& a, const RecordPlan& p, int job_code, dou
   } else if (!l.done.empty() && !a.quiet) {
     std::printf("next: gpudoctor analyze %s\n", a.out.c_str());
   }
-  if (!a.json.empty()) {
-    nlohmann::json j = {{"tool", "gpudoctor record"},
-                        {"schema_version", 1},
-                        {"command", shellJoin(a.command)},
-                        {"out", p.out_abs},
-                        {"job_exit_code", job_code},
-                        {"seconds", secs},
-                        {"recordings", jf},
-                        {"partial", l.partial},
-                        {"errors", l.errors},
-                        {"idle", l.idle}};
-    if (std::string e = writeDocument(a.json, j.dump(2) + "\n"); !e.empty()) return fail(e);
-  }
+  if (!a.json.empty())
+    if (std::string e = writeDocument(a.json, renderRecordJson(run)); !e.empty()) return fail(e);
   return code;
 }
 

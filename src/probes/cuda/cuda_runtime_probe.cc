@@ -4,6 +4,8 @@
 #include <link.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 
 namespace gpudoctor {
 
@@ -52,6 +54,18 @@ Result<std::string> findCupti(const std::string& beside_dir) {
   }
   return Error{"no CUPTI library found (tried " + listed +
                "): install the CUDA toolkit's CUPTI or set GPUDOCTOR_CUPTI"};
+}
+
+Result<std::string> findRecorderLibrary() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const std::string d = ec ? std::string(".") : exe.parent_path().string();
+  for (const std::string& c : {d + "/libgpudoctor-record.so", d + "/../lib/libgpudoctor-record.so"})
+    if (fs::exists(c)) return fs::canonical(c).string();
+  return Error{"libgpudoctor-record.so not found beside " + d +
+               "/gpudoctor (this build has no CUDA toolkit, or the "
+               "library was not copied with the binary; give it with --lib)"};
 }
 
 }  // namespace gpudoctor

@@ -21,4 +21,8 @@ Result<CudaDriverInfo> probeCudaDriver();
 // toolkit's places. Returns the absolute path of the first that loads, or an Error listing the tries.
 Result<std::string> findCupti(const std::string& beside_dir);
 
+// libgpudoctor-record.so beside this binary (a build folder) or in ../lib (an install): its canonical
+// path, or an Error saying where it was looked for.
+Result<std::string> findRecorderLibrary();
+
 }  // namespace gpudoctor
