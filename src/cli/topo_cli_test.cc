@@ -194,6 +194,15 @@ TEST(CliPlace, ClusterWithSchedulerHints) {
             std::string::npos);
   EXPECT_NE(doc["kubernetes_pod_template"].get<std::string>().find("topologyKey: network.gpudoctor.io/leaf"),
             std::string::npos);
+  // The pod template's resources belong to its container, not beside the pod's affinity (where
+  // Kubernetes rejects the field).
+  const std::string pod = doc["kubernetes_pod_template"];
+  EXPECT_EQ(pod.rfind("spec:\n  affinity:\n    nodeAffinity:\n", 0), 0u) << pod;
+  EXPECT_NE(pod.find("\n  containers:\n  - name: <name>\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n"),
+            std::string::npos)
+      << pod;
+  EXPECT_EQ(pod.find("\nresources:"), std::string::npos) << pod;
+  EXPECT_NE(pod.find("values:\n            - n0"), std::string::npos) << pod;
   const std::string labels = doc["kubernetes_labels"];
   EXPECT_EQ(std::count(labels.begin(), labels.end(), '\n'), 8);
   EXPECT_NE(doc["slurm_gres_conf"].get<std::string>().find("Links=-1,18"), std::string::npos);

@@ -231,25 +231,31 @@ ClusterParts clusterParts(const ClusterTopology& c, const ClusterPlacement& p, i
                             spine >= 0 ? " network.gpudoctor.io/spine=" + c.switches[spine].name : "");
   }
   std::string values;  // a block sequence: one host per line, however many there are
-  for (int h : p.hosts) values += "\n          - " + c.hosts[h].name;
+  for (int h : p.hosts) values += "\n            - " + c.hosts[h].name;
+  // A pod template's spec: affinity belongs to the pod, resources to its container.
   o.pod_template = fmt::format(
-      "affinity:\n"
-      "  nodeAffinity:\n"
-      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "      nodeSelectorTerms:\n"
-      "      - matchExpressions:\n"
-      "        - key: kubernetes.io/hostname\n"
-      "          operator: In\n"
-      "          values:{}\n"
-      "  podAffinity:\n"
-      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "    - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
-      "      topologyKey: {}\n"
-      "  podAntiAffinity:   # one pod per node\n"
-      "    requiredDuringSchedulingIgnoredDuringExecution:\n"
-      "    - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
-      "      topologyKey: kubernetes.io/hostname\n"
-      "resources: {{limits: {{nvidia.com/gpu: {}}}}}\n",
+      "spec:\n"
+      "  affinity:\n"
+      "    nodeAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n"
+      "        - matchExpressions:\n"
+      "          - key: kubernetes.io/hostname\n"
+      "            operator: In\n"
+      "            values:{}\n"
+      "    podAffinity:\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "        topologyKey: {}\n"
+      "    podAntiAffinity:   # one pod per node\n"
+      "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "      - labelSelector: {{matchLabels: {{job: <name>}}}}\n"
+      "        topologyKey: kubernetes.io/hostname\n"
+      "  containers:\n"
+      "  - name: <name>\n"
+      "    resources:\n"
+      "      limits:\n"
+      "        nvidia.com/gpu: {}\n",
       values, o.topology_key, gpn);
   o.topology_conf = slurmTopologyConf(c);
   o.sbatch =
