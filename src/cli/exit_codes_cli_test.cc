@@ -248,7 +248,6 @@ TEST(ExitCodes, EveryHelpHasTheTable) {
   }
 }
 
-
 // A trace from a pipe was "not a trace format": it was read twice (its head, then the whole) and the
 // second read started where the first stopped. `-`, /dev/stdin and a pipe are read once into a
 // temporary file; a stream that is no trace still gets the precise error.
