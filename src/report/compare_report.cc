@@ -182,7 +182,8 @@ std::string renderCompareHtml(const CompareResult& r, const CompareLabels& l) {
   std::string o = R"(<!doctype html><html lang=en><head><meta charset=utf-8><title>gpudoctor compare</title><style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#212529}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dee2e6}
-table{border-collapse:collapse}td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
+table{border-collapse:collapse;max-width:100%}td,th{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
+td:first-child{overflow-wrap:anywhere}
 </style></head><body>)";
   o += fmt::format("<h1>gpudoctor compare: {}, {:+.1f} % ({})</h1>", esc(r.verdict), 100 * r.change, esc(r.basis));
   o += "<p>base: " + esc(l.base) + "<br>new: " + esc(l.next) + "</p>";

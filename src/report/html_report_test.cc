@@ -167,7 +167,7 @@ TEST(Operators, GpuTimeAddsUpAndSelfWithinTotal) {
   // Kineto links nearly every kernel to the operator that launched it.
   EXPECT_LT(static_cast<double>(s.gpu_unattributed_ns), 0.2 * static_cast<double>(s.gpu_ns));
   // The GEMMs of an FP32 model are the operator view's top GPU cost.
-  const std::string& top = summarizeOperators(ranks, 1).ops.at(0).name;
+  const std::string top = summarizeOperators(ranks, 1).ops.at(0).name;
   EXPECT_TRUE(top == "aten::mm" || top == "aten::addmm" || top == "aten::bmm") << top;
 }
 
