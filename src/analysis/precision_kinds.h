@@ -1,6 +1,7 @@
-// Kernels that a change of precision (autocast) moves differently from the rest of their class,
-// told by their names: batch norms (their class, normalization, holds layer norms too) and
-// convolutions (their class is the GEMM one of their precision, with the matrix multiplies).
+// Kernels that a change of precision (autocast) moves differently from the rest of their class:
+// batch norms (their class, normalization, holds layer norms too) and convolutions (their class is
+// the GEMM one of their precision, with the matrix multiplies), told by their names; and a cuDNN
+// RNN's kernels (GEMMs with generic names), told by the operator that launched them.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 
 namespace gpudoctor {
 
-enum class PrecisionKind : uint8_t { kNone = 0, kBatchNorm, kConvolution };
+enum class PrecisionKind : uint8_t { kNone = 0, kBatchNorm, kConvolution, kRecurrent };
 
 namespace precision_kinds_detail {
 inline std::string lowered(std::string_view s) {
@@ -41,6 +42,9 @@ inline bool isConvolutionKernelName(std::string_view name) {
   return has(ln, "conv") || has(ln, "fprop") || has(ln, "dgrad") || has(ln, "wgrad") || has(ln, "implicit_gemm") ||
          has(ln, "scudnn") || has(ln, "winograd");
 }
+
+// The operators of cuDNN's RNNs (nn.LSTM, nn.GRU, nn.RNN): aten::_cudnn_rnn and its backward.
+inline bool isCudnnRnnOperator(std::string_view op) { return op.find("_cudnn_rnn") != std::string_view::npos; }
 
 inline PrecisionKind precisionKindOf(std::string_view name) {
   if (isBatchNormKernelName(name)) return PrecisionKind::kBatchNorm;

@@ -34,6 +34,10 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
         s *= ed.batch_norm_scale;
       else if (pk == PrecisionKind::kConvolution && ed.convolution_scale > 0 && isGemm(k))
         s = ed.convolution_scale;
+      else if (pk == PrecisionKind::kRecurrent && isGemm(k) && ed.recurrent_gemm_scale > 0)
+        s = ed.recurrent_gemm_scale;
+      else if (pk == PrecisionKind::kRecurrent && !isGemm(k) && ed.recurrent_other_scale > 0)
+        s = ed.recurrent_other_scale;
     }
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute)
       s *= ed.rank_compute_scale[rank];

@@ -55,6 +55,8 @@ void RankBuilder::collectGpuWork() {
       int8_t& k = kind_of_name[e.name];
       if (k < 0) k = static_cast<int8_t>(precisionKindOf(t.strings.view(e.name)));
       pk = static_cast<PrecisionKind>(k);
+      const uint32_t op = e.external_id >= 0 ? idx.op_of.find(e.external_id) : IdMap::kNone;
+      if (op != IdMap::kNone && isCudnnRnnOperator(t.strings.view(t.events[op].name))) pk = PrecisionKind::kRecurrent;
     }
     g.work_kind.push_back(pk);
   }

@@ -29,8 +29,10 @@ struct ReplayEdits {
   std::array<int64_t, kKernelClassCount> kernel_floor_ns{};
   std::array<int64_t, kKernelClassCount> kernel_add_ns{};
   // ... and by kind (analysis/precision_kinds.h): batch norms x this on top of their class's scale;
-  // convolutions of a GEMM class x this instead of their class's scale (<= 0: the class's).
-  double batch_norm_scale = 1, convolution_scale = 0;
+  // convolutions of a GEMM class x this instead of their class's scale (<= 0: the class's); a cuDNN
+  // RNN's GEMM-class kernels x recurrent_gemm_scale and its other kernels x recurrent_other_scale,
+  // instead of their class's (<= 0: the class's).
+  double batch_norm_scale = 1, convolution_scale = 0, recurrent_gemm_scale = 0, recurrent_other_scale = 0;
   double memcpy_scale = 1, memset_scale = 1;
   double pageable_htod_scale = 1;  // host-to-device copies from pageable memory (x memcpy_scale too) ...
   double pageable_htod_gbps = 0;   // ... or, > 0, at this rate where the copy's bytes are known (never longer)

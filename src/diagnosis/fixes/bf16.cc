@@ -74,6 +74,8 @@ class Bf16Fix : public Fix {
     ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = elementwise;
     ed.convolution_scale = kBf16ConvolutionScale;
     ed.batch_norm_scale = kAutocastBatchNormScale;
+    ed.recurrent_gemm_scale = kAutocastRecurrentGemmScale;
+    ed.recurrent_other_scale = kAutocastRecurrentOtherScale;
     basis = fmt::format(
         "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
         "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
@@ -82,11 +84,13 @@ class Bf16Fix : public Fix {
         "attention's batched "
         "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
         "list, FP32 master weights); convolutions x {:.2f} and elementwise kernels x {:.2f} here ({:.0f} % of the GEMM "
-        "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts)",
+        "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts); a cuDNN RNN's GEMMs "
+        "x {:.2f} and its "
+        "cell kernels x {:.2f} (it runs in FP16)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
         kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
         ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale, kBf16ConvolutionScale,
-        elementwise, 100 * conv, kAutocastBatchNormScale);
+        elementwise, 100 * conv, kAutocastBatchNormScale, kAutocastRecurrentGemmScale, kAutocastRecurrentOtherScale);
     return true;
   }
 };

@@ -26,6 +26,10 @@ inline constexpr double kBf16ElementwiseScale = 0.85;
 inline constexpr double kBf16ConvNetElementwiseScale = 0.57;
 inline constexpr double kAutocastBatchNormScale = 1.33;
 inline constexpr double kBf16ConvolutionScale = 0.36;
+// cuDNN's RNNs run in FP16 under autocast (fit job gru_lm_fp32, H200): their TF32 recurrent GEMMs
+// took 0.26x their time, the RNN's cell kernels 0.51x (half the bytes).
+inline constexpr double kAutocastRecurrentGemmScale = 0.26;
+inline constexpr double kAutocastRecurrentOtherScale = 0.5;
 // The most bf16 takes from an elementwise kernel: half its bytes (the fp32_gemm finding's bound).
 inline constexpr double kBf16ElementwiseScaleMin = 0.5;
 // Fused attention: PyTorch runs scaled_dot_product_attention in FP32 on its memory-efficient SIMT
