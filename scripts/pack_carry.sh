@@ -6,7 +6,7 @@
 set -euo pipefail
 build=${1:-build}; dir=${2:-.carry}
 mkdir -p "$dir"
-for f in gpudoctor gpudoctor_gpu_tests libnccl-tuner-gpudoctor.so libgpudoctor-record.so scrape_load nvml_cost; do
+for f in gpudoctor gpudoctor_gpu_tests libnccl-tuner-gpudoctor.so libgpudoctor-record.so libgpudoctor-mpi.so scrape_load nvml_cost; do
   [ -e "$build/$f" ] && cp "$build/$f" "$dir/"
 done
 strip --strip-debug "$dir/gpudoctor" "$dir/gpudoctor_gpu_tests" 2>/dev/null || true  # the carry limit is 64 MiB in all

@@ -17,6 +17,7 @@
 #include "analysis/efficiency.h"
 #include "analysis/run_analysis.h"
 #include "cli/analyze_args.h"
+#include "cli/bundled_example.h"
 #include "cli/color_option.h"
 #include "cli/commands.h"
 #include "cli/fleet_answer.h"
@@ -46,20 +47,6 @@ namespace gpudoctor::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string exampleDir() {
-  if (const char* env = std::getenv("GPUDOCTOR_EXAMPLES")) return std::string(env) + "/ddp_bf16_flash";
-  std::error_code ec;
-  auto exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (auto rel :
-         {"../share/gpudoctor/examples/ddp_bf16_flash", "../examples/ddp_bf16_flash", "examples/ddp_bf16_flash"}) {
-      auto p = exe.parent_path() / rel;
-      if (fs::is_directory(p, ec)) return p.lexically_normal().string();
-    }
-  }
-  return std::string(GPUDOCTOR_SOURCE_DIR) + "/examples/ddp_bf16_flash";
-}
 
 // True when a checklist item failed.
 bool anyFailed(const Diagnosis& d) {
@@ -276,7 +263,9 @@ int runAnalyze(const AnalyzeArgs& a) {
   if (!sel.ok()) return fail(sel.error().message, kUsage);
   std::vector<std::string> paths = a.paths;
   if (paths.empty()) {
-    paths.push_back(exampleDir());
+    auto example = bundledExampleDir();
+    if (!example.ok()) return fail(example.error().message);
+    paths.push_back(example.value());
     if (!a.quiet)
       std::fprintf(stderr, "gpudoctor: no trace given; analyzing the bundled example %s\n", paths[0].c_str());
   }

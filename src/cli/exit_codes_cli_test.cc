@@ -265,4 +265,44 @@ TEST(ExitCodes, ATraceFromAPipeOrStdin) {
   expectError(run("analyze - </dev/null"), kBadInput, "stdin: empty file");
 }
 
+// A copy of the binary found the bundled example only through the source tree it was built from
+// (issue 42): the binary carries it, and writes it to the user's cache when no installed copy is
+// beside it.
+TEST(ExitCodes, ACopiedBinaryHasTheBundledExample) {
+  auto dir = scratch() / "copied";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(testBin(), dir / "gpudoctor", std::filesystem::copy_options::overwrite_existing);
+  auto cache = scratch() / "cache";
+  std::string cmd = "XDG_CACHE_HOME=" + cache.string() + " " + (dir / "gpudoctor").string() +
+                    " analyze --no-what-if >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  int st = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == kOk) << slurp(dir / "err");
+  EXPECT_NE(slurp(dir / "err").find("the bundled example " + (cache / "gpudoctor/examples/ddp_bf16_flash").string()),
+            std::string::npos)
+      << slurp(dir / "err");
+  EXPECT_NE(slurp(dir / "out").find("2 ranks"), std::string::npos) << slurp(dir / "out");
+  EXPECT_EQ(std::filesystem::file_size(cache / "gpudoctor/examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz"),
+            std::filesystem::file_size(src("examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz")));
+}
+
+// The binary needed the Open MPI runtime (libmpi, libopen-rte, libopen-pal, hwloc, libevent) even
+// without --mpi (issue 42): MPI is in libgpudoctor-mpi.so, loaded for --mpi only. A copy without the
+// library beside it runs, and --mpi says in one line what is missing.
+TEST(ExitCodes, MpiIsLoadedOnlyForMpi) {
+  auto ldd = scratch() / "ldd.txt";
+  ASSERT_EQ(std::system(("ldd " + testBin() + " >" + ldd.string()).c_str()), 0);
+  EXPECT_EQ(slurp(ldd).find("libmpi"), std::string::npos) << slurp(ldd);
+  EXPECT_EQ(slurp(ldd).find("libopen-"), std::string::npos) << slurp(ldd);
+  if (run("analyze --help").out.find("--mpi") == std::string::npos) return;  // a build without MPI
+  auto dir = scratch() / "nompi";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(testBin(), dir / "gpudoctor", std::filesystem::copy_options::overwrite_existing);
+  std::string cmd = (dir / "gpudoctor").string() + " analyze --mpi " + src("examples/ddp_bf16_flash") + " 2>" +
+                    (dir / "err").string();
+  int st = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == kBadInput) << slurp(dir / "err");
+  EXPECT_NE(slurp(dir / "err").find("libgpudoctor-mpi.so"), std::string::npos) << slurp(dir / "err");
+  EXPECT_EQ(lines(slurp(dir / "err")), 1) << slurp(dir / "err");
+}
+
 }  // namespace
