@@ -63,12 +63,12 @@ TEST(CliMonitor, OnceJsonAgainstFakeNvmlAndRoot) {
     red += !f["ok"].get<bool>();
     clocks |= f["subject"] == "gpu0" && f["check"] == "clocks" &&
               f["reason"].get<std::string>().find("sw-power-cap") != std::string::npos;
-    // GPU 1 lists no process but holds 137 GB: one account of it, in both flags (was: "no process is
+    // GPU 1 lists no process but holds 136.7 GiB: one account of it, in both flags (was: "no process is
     // using this GPU" beside "close to out of memory: smaller micro-batch").
     if (f["subject"] == "gpu1" && (f["check"] == "gpu_util" || f["check"] == "gpu_memory"))
       noproc |=
           f["reason"].get<std::string>().find("no process NVML can see") != std::string::npos ||
-          f["reason"].get<std::string>().find("NVML lists no process on this GPU, yet 146.8 GB") != std::string::npos;
+          f["reason"].get<std::string>().find("NVML lists no process on this GPU, yet 136.7 GiB") != std::string::npos;
     if (f["subject"] == "gpu1" && f["check"] == "gpu_memory") {
       EXPECT_EQ(f["reason"].get<std::string>().find("micro-batch,"), std::string::npos) << f["reason"];
     }

@@ -72,14 +72,15 @@ class FsdpCommunication : public Rule {
     if (params > 0 && f.device_bytes > 0) {
       const double replicated = 16 * params;
       x.evidence.push_back({"parameters (from the all-gathers)", params / 1e6, "M"});
-      x.evidence.push_back({"replicated state under DDP", replicated / 1e9, "GB"});
+      constexpr double kGiB = 1024.0 * 1024 * 1024;  // memory in GiB, as every report shows it
+      x.evidence.push_back({"replicated state under DDP", replicated / kGiB, "GiB"});
       if (replicated < th.get(kFitsDdpShare) * static_cast<double>(f.device_bytes)) {
         x.explanation += fmt::format(
-            " The model is small: about {:.0f} M parameters, {:.1f} GB of weights, gradients and AdamW state "
-            "replicated, {:.0f} % of the GPU's {:.0f} GB, so DDP fits and needs one all-reduce per gradient bucket "
+            " The model is small: about {:.0f} M parameters, {:.1f} GiB of weights, gradients and AdamW state "
+            "replicated, {:.0f} % of the GPU's {:.0f} GiB, so DDP fits and needs one all-reduce per gradient bucket "
             "instead of a gather per block per pass.",
-            params / 1e6, replicated / 1e9, 100 * replicated / static_cast<double>(f.device_bytes),
-            static_cast<double>(f.device_bytes) / 1e9);
+            params / 1e6, replicated / kGiB, 100 * replicated / static_cast<double>(f.device_bytes),
+            static_cast<double>(f.device_bytes) / kGiB);
         x.fix.push_back("# or, since the model fits: model = DDP(model, gradient_as_bucket_view=True)");
       }
     }

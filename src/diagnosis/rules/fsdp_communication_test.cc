@@ -32,15 +32,18 @@ TEST(RuleFsdpCommunication, ExposedGathersGetFsdpKnobsAndTheModelSize) {
             std::string::npos)
       << x.title;
   EXPECT_DOUBLE_EQ(evidenceOf(x, "parameters (from the all-gathers)"), 100.0);  // 200 MB / 2 B per bf16
-  EXPECT_DOUBLE_EQ(evidenceOf(x, "replicated state under DDP"), 1.6);           // 16 B per parameter
+  // 16 B per parameter, in GiB as every report's memory (issue 42: GB here, GiB elsewhere).
+  EXPECT_DOUBLE_EQ(evidenceOf(x, "replicated state under DDP"), 1.6e9 / (1024.0 * 1024 * 1024));
   std::string fix;
   for (const auto& l : x.fix) fix += l + "\n";
   EXPECT_NE(fix.find("forward_prefetch=True"), std::string::npos);
   EXPECT_NE(fix.find("limit_all_gathers=True"), std::string::npos);
   EXPECT_NE(fix.find("reshard_after_forward=False"), std::string::npos);
-  // 1.6 GB of 150 GB: DDP fits, and is said.
+  // 1.5 GiB of 140 GiB: DDP fits, and is said.
   EXPECT_NE(fix.find("model = DDP("), std::string::npos) << fix;
   EXPECT_NE(x.explanation.find("about 100 M parameters"), std::string::npos) << x.explanation;
+  EXPECT_NE(x.explanation.find("1.5 GiB of weights"), std::string::npos) << x.explanation;
+  EXPECT_EQ(x.explanation.find(" GB"), std::string::npos) << x.explanation;
 }
 
 TEST(RuleFsdpCommunication, ALargeModelIsNotToldDdpAndHiddenCommunicationPasses) {

@@ -32,8 +32,9 @@ std::string memoryWords(const Facts& f, double share) {
   for (const auto& m : f.memory)
     if (m.device_bytes > 0 && static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_bytes) >= share)
       peak = m.peak_bytes, device = m.device_bytes;
-  return fmt::format("peak memory {:.1f} of {:.0f} GB ({:.0f} %)", static_cast<double>(peak) / 1e9,
-                     static_cast<double>(device) / 1e9, 100 * share);
+  constexpr double kGiB = 1024.0 * 1024 * 1024;  // memory in GiB, as every report shows it
+  return fmt::format("peak memory {:.1f} of {:.0f} GiB ({:.0f} %)", static_cast<double>(peak) / kGiB,
+                     static_cast<double>(device) / kGiB, 100 * share);
 }
 
 class MemoryPlanning : public Rule {
