@@ -1,7 +1,9 @@
 #include "diagnosis/facts.h"
 
 #include <algorithm>
+#include <utility>
 
+#include "analysis/gpu_generation.h"
 #include "analysis/replay/replay.h"
 
 namespace gpudoctor {
@@ -132,7 +134,11 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     f.collectives.push_back({c.bytes, c.dur.count, c.collective, static_cast<double>(c.dur.total_ns), c.dtype});
   if (!run.ranks.empty()) {
     const auto& d = run.ranks.front().trace->devices;
-    if (!d.empty()) f.compute_major = d.front().compute_major, f.device_bytes = d.front().total_global_mem;
+    if (!d.empty()) f.device_bytes = d.front().total_global_mem;
+    // Without deviceProperties, the generation the kernel names prove (analysis/gpu_generation.h).
+    GpuGeneration g = gpuGenerationOf(*run.ranks.front().trace);
+    f.compute_major = g.compute_major;
+    f.compute_major_note = std::move(g.note);
   }
   for (const RankAnalysis& r : run.ranks)
     f.host_own_work += r.host_work.per_step_ns / static_cast<double>(run.ranks.size());

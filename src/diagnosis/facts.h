@@ -70,6 +70,7 @@ struct Facts {
   size_t collective_groups = 0;
   std::vector<CollectiveSize> collectives;
   int compute_major = -1;          // the first rank's GPU generation; -1 unknown
+  std::string compute_major_note;  // where it came from when the trace's deviceProperties do not say
   int64_t device_bytes = 0;        // the first rank's GPU memory (0: unknown)
   bool loader_in_process = false;  // DataLoader iterated in the training process (num_workers=0)
   double host_own_work = 0;        // the host's own work per step (analysis/host_work.h), mean over ranks

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/gpu_generation.h"
 #include "analysis/precision_kinds.h"
 #include "diagnosis/fixes/registry.h"
 
@@ -54,6 +55,12 @@ class Bf16Fix : public Fix {
     const Ceilings* c = in.ceilings;
     const RunAnalysis* run = in.run;
     if (!c || c->peak(GemmPrecision::kFp32) <= 0 || c->peak(GemmPrecision::kBf16) <= 0) return false;
+    // No BF16 tensor cores before Ampere (V100, T4): the finding advises fp16 with a GradScaler there,
+    // whatever ceilings were given. The generation is the trace's, else its kernel names'.
+    if (run && !run->ranks.empty() && run->ranks.front().trace) {
+      const int major = gpuGenerationOf(*run->ranks.front().trace).compute_major;
+      if (major >= 0 && major < 8) return false;
+    }
     const double bf16 = c->peak(GemmPrecision::kBf16) * kBf16GemmEfficiency;
     for (auto [k, p] : {std::pair{KernelClass::kGemmFp32Simt, GemmPrecision::kFp32},
                         std::pair{KernelClass::kGemmTf32, GemmPrecision::kTf32}}) {

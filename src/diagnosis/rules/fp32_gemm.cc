@@ -1,4 +1,7 @@
-// GEMMs on CUDA cores in FP32: mixed precision (bf16 autocast, or TF32) moves them to tensor cores.
+// GEMMs on CUDA cores in FP32: mixed precision (bf16 autocast, or TF32; fp16 autocast with a GradScaler
+// before Ampere) moves them to tensor cores.
+#include <string>
+
 #include <fmt/format.h>
 
 #include "diagnosis/fixes/bf16.h"
@@ -14,7 +17,11 @@ constexpr ThresholdDecl kFp32GemmShareMax{
 constexpr ThresholdDecl kTf32Speedup{
     "tf32_speedup", 7, 1, 100, "x", "TF32 tensor-core rate over FP32 SIMT on Ampere and newer (datasheets: 7-8x)"};
 constexpr ThresholdDecl kTf32SpeedupOld{
-    "tf32_speedup_unknown_gpu", 2, 1, 100, "x", "the same for an older or unknown GPU (a cautious factor)"};
+    "tf32_speedup_unknown_gpu", 2, 1, 100, "x", "the same for a GPU of unknown generation (a cautious factor)"};
+// Before Ampere (Volta, Turing) there are no TF32 or BF16 tensor cores: the fix is fp16 autocast with
+// a GradScaler, at the FP16 tensor-core rate. Datasheets: V100 SXM2 125 / 15.7, T4 65 / 8.1 TFLOP/s
+// (FP16 tensor / FP32); GeForce Turing accumulates FP32 at half that rate (RTX 2080 Ti 26.9 / 13.4).
+constexpr double kFp16SpeedupPreAmpere = 8;
 
 class Fp32Gemm : public Rule {
  public:
@@ -27,24 +34,34 @@ class Fp32Gemm : public Rule {
     if (gemm <= 0) return;
     double fp32_share = fp32 / gemm;
     if (fp32_share <= th.get(kFp32GemmShareMax)) return;
-    double speed = f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld);
+    // compute_major < 0: unknown, advised as Ampere or newer (bf16 / TF32) with the cautious factor.
+    const bool pre_ampere = f.compute_major >= 0 && f.compute_major < 8;
+    std::string rate = pre_ampere
+                           ? fmt::format(
+                                 "fp16 autocast can take at most, as this GPU generation has no BF16 or TF32 tensor "
+                                 "cores; upper bound; FP16 tensor cores run GEMMs up to about {:.0f}x the FP32 rate "
+                                 "on V100 and T4 (datasheets)",
+                                 kFp16SpeedupPreAmpere)
+                           : fmt::format(
+                                 "bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
+                                 "the FP32 rate on this GPU generation",
+                                 f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld));
+    if (!f.compute_major_note.empty()) rate += "; " + f.compute_major_note;
     Finding x = gainFinding(
         f, th, "precision.fp32_gemm",
         fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
         f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
                   f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScaleMin)),
         fmt::format("all of the FP32 and TF32 GEMM and fused-attention time, and {:.0f} % of the elementwise "
-                    "kernels' (what bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
-                    "the FP32 rate on this GPU generation)",
-                    100 * (1 - kBf16ElementwiseScaleMin), speed));
+                    "kernels' (what {})",
+                    100 * (1 - kBf16ElementwiseScaleMin), rate));
     x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"},
                   {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},
                   {"BF16 share", pct(f.classNs(KernelClass::kGemmBf16) / gemm), "%"},
                   {"FP16 share", pct(f.classNs(KernelClass::kGemmFp16) / gemm), "%"}};
     x.explanation = "Matrix multiplies run on CUDA cores in FP32. Mixed precision moves them to tensor cores.";
-    bool ampere_or_newer = f.compute_major < 0 || f.compute_major >= 8;
-    if (ampere_or_newer)
+    if (!pre_ampere)
       x.fix = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # around the forward pass and loss",
                "    loss = model(x)",
                "# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True"};

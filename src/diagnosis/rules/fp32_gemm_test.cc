@@ -34,6 +34,11 @@ TEST(RuleFp32Gemm, OldGpuGetsTheCautiousFactorAndFp16Advice) {
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 7);
   EXPECT_NE(r.findings[0].fix[0].find("GradScaler"), std::string::npos);
+  // No bf16 or TF32 tensor cores before Ampere: the bound is what fp16 autocast takes, at the FP16 rate.
+  const std::string& basis = r.findings[0].gain_basis;
+  EXPECT_NE(basis.find("fp16 autocast"), std::string::npos) << basis;
+  EXPECT_EQ(basis.find("bf16"), std::string::npos) << basis;
+  EXPECT_EQ(basis.find("TF32 alone"), std::string::npos) << basis;
 }
 
 TEST(RuleFp32Gemm, MostlyBf16PassesAndNoGemmIsNotMeasurable) {
