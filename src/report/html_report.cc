@@ -67,7 +67,7 @@ std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, 
                         {"host sync", &r.index.host_sync, "#862e9c"}};
   double span = std::max<double>(1, w.length());
   std::string o = fmt::format(
-      "<svg id='{}' class='chart tl' data-group=timeline viewBox='0 0 {} {}' width={} height={} role=img{}>", id, W,
+      "<svg id='{}' data-group=timeline class='chart tl' viewBox='0 0 {} {}' width={} height={} role=img{}>", id, W,
       5 * lane + 30, W, 5 * lane + 30, shown ? "" : " style='display:none'");
   int y = 5;
   for (const auto& l : lanes) {
