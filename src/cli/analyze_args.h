@@ -37,4 +37,7 @@ struct AnalyzeArgs {
 // More traces than this are analyzed in the streaming mode (one trace in memory per thread).
 inline constexpr size_t kInMemoryMax = 64;
 
+// Runs analyze (or checklist, with checklist_only): the exit code (cli/exit_codes.h), its error line printed.
+int runAnalyze(const AnalyzeArgs& a);
+
 }  // namespace gpudoctor::cli

@@ -21,15 +21,14 @@
 #include "cli/color_option.h"
 #include "cli/commands.h"
 #include "cli/fleet_answer.h"
-#include "cli/fleet_stream.h"
 #include "cli/json_output.h"
 #include "cli/mpi_world.h"
 #include "cli/usage.h"
 #include "common/atomic_file.h"
 #include "diagnosis/diagnosis.h"
-#include "diagnosis/nccl_log_check.h"
 #include "diagnosis/what_if.h"
-#include "probes/nccl_library.h"
+#include "pipeline/fleet_stream.h"
+#include "pipeline/nccl_inputs.h"
 #include "report/bench_gpu_report.h"
 #include "report/findings_text.h"
 #include "report/fleet_report.h"
@@ -37,9 +36,7 @@
 #include "report/json_report.h"
 #include "report/terminal.h"
 #include "sources/ceilings_file/ceilings_file.h"
-#include "sources/nccl_env/settings_reader.h"
-#include "sources/nccl_log/nccl_log_reader.h"
-#include "sources/summary/summary_file.h"
+#include "sources/summary/digest_exchange.h"
 #include "sources/trace_set.h"
 
 namespace gpudoctor::cli {
@@ -61,23 +58,6 @@ std::string relabelTool(const std::string& json, const std::string& tool) {
   size_t at = json.find(from);
   return at == std::string::npos ? json
                                  : json.substr(0, at) + "\"tool\": \"" + tool + "\"" + json.substr(at + from.size());
-}
-
-// Progress on stderr for the streaming mode: a line rewritten in place on a terminal, else one
-// line every ten seconds.
-std::function<void(const StreamProgress&)> streamProgress(bool tty) {
-  auto start = std::chrono::steady_clock::now();
-  auto last = std::make_shared<double>(0.0);
-  return [start, last, tty](const StreamProgress& p) {
-    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Not a terminal: a line every ten seconds, and a last one only after those.
-    if (!tty && (p.done == p.total ? *last == 0 : el - *last < 10)) return;
-    *last = el;
-    double mbs = el > 0 ? static_cast<double>(p.bytes) / 1e6 / el : 0;
-    double eta = p.done ? el / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
-    std::fprintf(stderr, "%sanalyzing: %zu/%zu files, %.1f MB/s, %.1f s, ETA %.0f s%s", tty ? "\r" : "", p.done,
-                 p.total, mbs, el, eta, tty && p.done != p.total ? "   " : "\n");
-  };
 }
 
 // The streaming mode: digests of every trace (or read from summaries), then the report
@@ -116,36 +96,14 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
   int64_t rss = peakRssBytes();
   if (a.mpi) {
     // Each process sends its digests as summary lines (the file format: one serializer), or its error.
-    std::string payload;
-    if (got.ok()) {
-      payload = "OK " + std::to_string(got.value().bytes) + "\n";
-      for (const auto& d : got.value().digests) payload += summaryLine(d) + "\n";
-    } else {
-      payload = "ERR\n" + got.error().message;
-    }
-    auto all = mpiGather(payload);
+    auto all = mpiGather(got.ok() ? encodeDigestShare(got.value().digests, got.value().bytes)
+                                  : encodeDigestShareError(got.error().message));
     rss = mpiMax(rss);
-    for (size_t p = 0; p < all.size() && error.empty(); ++p) {
-      std::string_view text = all[p];
-      size_t nl = text.find('\n');
-      std::string_view head = text.substr(0, nl);
-      if (head == "ERR") {
-        error = fmt::format("MPI process {}: {}", p, text.substr(nl + 1));
-        break;
-      }
-      bytes += std::strtoull(std::string(head.substr(3)).c_str(), nullptr, 10);
-      size_t line = 0;
-      for (size_t at = nl + 1; at < text.size();) {
-        size_t e = text.find('\n', at);
-        if (e == std::string_view::npos) e = text.size();
-        auto d = parseSummaryLine(text.substr(at, e - at), fmt::format("MPI process {}: summary {}", p, ++line));
-        if (!d.ok()) {
-          error = d.error().message;
-          break;
-        }
-        digests.push_back(std::move(d.value()));
-        at = e + 1;
-      }
+    if (auto shares = decodeDigestShares(all); shares.ok()) {
+      digests = std::move(shares.value().digests);
+      bytes = shares.value().bytes;
+    } else {
+      error = shares.error().message;
     }
   } else if (got.ok()) {
     digests = std::move(got.value().digests);
@@ -172,37 +130,6 @@ int runFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, const 
   return code;
 }
 
-// The job's NCCL settings (--nccl-env) and logs (--nccl-log) judged, as `nccl env` and `nccl log` do.
-struct NcclJudged {
-  std::vector<EnvFinding> env;
-  std::vector<Finding> log;
-};
-
-// Judges the files given; "" or the error.
-std::string judgeNccl(const AnalyzeArgs& a, const std::vector<RankTrace>& traces, NcclJudged& out) {
-  if (!a.nccl_env.empty()) {
-    auto settings = readNcclSettingsFile(a.nccl_env);
-    if (!settings.ok()) return settings.error().message;
-    // Judged against the installed NCCL when there is one; the host checks are left to `nccl env`
-    // on the job's own machine (this may not be it).
-    // The job's NCCL is the one its traces recorded (distributedInfo); else the one installed here.
-    EnvCheckOptions eo;
-    for (const auto& t : traces)
-      if (auto v = parseNcclVersion(t.nccl_version); v.ok()) eo.version = v.value();
-    if (!eo.version) {
-      InstalledNccl lib = probeInstalledNccl();
-      if (lib.found) eo.version = lib.version;
-    }
-    out.env = checkNcclEnv(settings.value(), NcclVarTable::builtin(), eo);
-  }
-  if (!a.nccl_logs.empty()) {
-    auto facts = readNcclLogs(a.nccl_logs);
-    if (!facts.ok()) return facts.error().message;
-    out.log = judgeNcclLog(facts.value());
-  }
-  return "";
-}
-
 // --measured-step-ms against the replay: a warning where it cannot be matched, a usage error where
 // the trace cannot give that step at all. kOk, or the exit code after the error line.
 int checkAnchor(const AnalyzeArgs& a, const StepWhatIf& w) {
@@ -224,6 +151,8 @@ int checkAnchor(const AnalyzeArgs& a, const StepWhatIf& w) {
   }
   return kOk;
 }
+
+}  // namespace
 
 int runAnalyze(const AnalyzeArgs& a) {
   if (std::string e = oneStdout({{"--json", a.json}, {"--html", a.html}, {"--summary-out", a.summary_out}}); !e.empty())
@@ -322,7 +251,7 @@ int runAnalyze(const AnalyzeArgs& a) {
   DiagnosisInputs inputs;
   inputs.measured_step_ns = a.measured_step_ms * 1e6;
   NcclJudged nccl;
-  if (std::string e = judgeNccl(a, traces.value(), nccl); !e.empty()) return fail(e);
+  if (std::string e = judgeNcclFiles(a.nccl_env, a.nccl_logs, traces.value(), nccl); !e.empty()) return fail(e);
   if (!a.nccl_env.empty()) inputs.nccl_env = &nccl.env;
   if (!a.nccl_logs.empty()) inputs.nccl_log = &nccl.log;
   Diagnosis diag = diagnoseRun(run.value(), th, inputs, ceilings ? &*ceilings : nullptr,
@@ -362,113 +291,6 @@ int runAnalyze(const AnalyzeArgs& a) {
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return code;
-}
-
-}  // namespace
-
-namespace {
-void addCommonOptions(CLI::App* cmd, AnalyzeArgs* args) {
-  cmd->add_option("paths", args->paths,
-                  "Trace files (.json or .json.gz) or directories of per-rank traces; rank from the trace's "
-                  "distributedInfo, else file order. None: the bundled 2-rank example.");
-  cmd->add_option("--steps", args->steps, "Steps to measure: all (default), N, N-M, or a list like 2,4-6")
-      ->capture_default_str();
-  addJsonOption(cmd, &args->json, "every figure and the definitions")->type_name("FILE");
-  cmd->add_option("--top", args->top, "Number of kernels in the top-kernels table")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--rank", args->rank, "Rank whose steps are listed in detail (default: the first)")
-      ->check(wholeNumber());
-  cmd->add_option("--threads", args->threads, "Parser threads (default: one per core, at most one per file)")
-      ->check(wholeNumber());
-  addQuiet(cmd, &args->quiet);
-  addColorOption(cmd, &args->color);
-  cmd->add_flag("--no-what-if", args->no_what_if,
-                "Skip the replay that predicts each fix's speedup and the plan (findings keep their upper bounds; "
-                "--json still keeps the un-profiled step alone, for compare)");
-  cmd->add_option("--thresholds", args->thresholds,
-                  "TOML file overriding judgement thresholds (keys: gpu_util_min, comm_share_max, io_wait_max, ...; "
-                  "see docs/reference/analyze.md)")
-      ->type_name("FILE");
-  cmd->add_option("--nccl-env", args->nccl_env,
-                  "The job's NCCL settings (export lines, env list or NCCL INFO log) to judge alongside the trace")
-      ->type_name("FILE");
-  cmd->add_option("--nccl-log", args->nccl_logs,
-                  "The job's NCCL_DEBUG=INFO logs: transports, GDR, channels and NCCL warnings become findings")
-      ->type_name("FILE...");
-  cmd->add_option("--html", args->html,
-                  "Also write a self-contained HTML report with charts to FILE ('-': the page alone, "
-                  "on stdout)")
-      ->type_name("FILE|-");
-  cmd->add_option("--summary-out", args->summary_out,
-                  "Also write every rank's summary (kilobytes per rank and step) to FILE (.gdsum, or .gdsum.gz "
-                  "compressed; '-': alone on stdout): analyze reads it back like a trace, for the cross-rank analyses")
-      ->type_name("FILE|-");
-  cmd->add_flag("--stream", args->stream,
-                fmt::format("Streaming mode whatever the rank count (automatic beyond {} traces or with summaries): "
-                            "one trace in memory per thread, the cross-rank analyses, and the findings and plan of the "
-                            "slowest, the median and the straggler rank, read in full afterwards",
-                            kInMemoryMax));
-  cmd->add_flag("--mpi", args->mpi,
-                "Run under mpirun or srun: each process analyzes its share of the files, process 0 gathers the "
-                "summaries and reports (e.g. mpirun -np 8 gpudoctor analyze --mpi DIR --json out.json)");
-  cmd->add_flag("--allow-missing-ranks", args->allow_missing,
-                "Streaming mode: analyze even when ranks of the job's world size have no trace (they are named in "
-                "the notes)");
-}
-}  // namespace
-
-std::function<int()> addAnalyze(CLI::App& app) {
-  auto args = std::make_shared<AnalyzeArgs>();
-  auto* cmd = app.add_subcommand(
-      "analyze",
-      "Time breakdown of PyTorch profiler (Kineto) traces and what to fix first: findings ranked by the step "
-      "time they can save, with evidence and the code or env change; per rank and step GPU busy / compute / "
-      "NCCL (overlapped, exposed) / copies / idle and why; host data loading, syncs and launch latency; kernel "
-      "classes; NCCL bandwidth; stragglers. Exact interval arithmetic on integer nanoseconds.");
-  addCommonOptions(cmd, args.get());
-  cmd->add_option("--findings", args->findings, "Findings shown in the terminal (0: none)")
-      ->capture_default_str()
-      ->check(wholeNumber());
-  cmd->add_option("--measured-step-ms", args->measured_step_ms,
-                  "The step time the job logs when it runs without the profiler (same model, batch and machine), "
-                  "in ms: the replay's un-profiled step is matched to it (the profiler's estimated cost scaled) "
-                  "and every predicted speedup starts from it. Without it the profiler's cost is estimated from "
-                  "the trace (e.g. --measured-step-ms 18.4)")
-      ->type_name("MS")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            char* end = nullptr;
-            const double v = std::strtod(s.c_str(), &end);
-            return end != s.c_str() && *end == '\0' && v >= 1e-3 && v <= 3.6e6
-                       ? ""
-                       : s + " is not a step time in ms (0.001 to 3600000)";
-          },
-          "MS", "step time"))
-      ->excludes("--no-what-if");
-  cmd->add_option(
-         "--ceilings", args->ceilings,
-         "Ceilings JSON (gpudoctor bench gpu --ceilings-out, or --datasheet H200): adds MFU and % of bandwidth")
-      ->type_name("FILE");
-  cmd->add_option("--flops-per-step", args->flops_per_step,
-                  "Training FLOPs per step per rank, for MFU (≈ 6 × parameters × tokens per step per rank)")
-      ->check(positive());
-  cmd->add_option("--mfu-precision", args->mfu_precision,
-                  "Peak to measure MFU against: fp32, tf32, fp16, bf16, fp8 "
-                  "(default: the precision of most GEMM time)");
-  return [args] { return runAnalyze(*args); };
-}
-
-std::function<int()> addChecklist(CLI::App& app) {
-  auto args = std::make_shared<AnalyzeArgs>();
-  args->checklist_only = true;
-  auto* cmd = app.add_subcommand(
-      "checklist",
-      "The optimization checklist (compute, communication, IO, memory, monitoring): each item pass / fail / "
-      "not measurable from the traces, with its evidence. Same inputs and options as analyze.");
-  addCommonOptions(cmd, args.get());
-  cmd->add_flag("--strict", args->strict, "Exit 1 when any item fails (a CI gate); not-measurable items do not fail");
-  return [args] { return runAnalyze(*args); };
 }
 
 }  // namespace gpudoctor::cli

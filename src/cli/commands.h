@@ -32,6 +32,8 @@ std::function<int()> addNcclTune(CLI::App* nccl);
 std::function<int()> addPack(CLI::App& app);
 // Adds `bench` and its verbs (`bench io`, `bench gpu`).
 std::function<int()> addBench(CLI::App& app);
+// Adds `bench gpu` under `bench` (bench_gpu_cmd.cc); the callback answers -1 when not chosen.
+std::function<int()> addBenchGpu(CLI::App* bench);
 // Adds `record` (a CUPTI recording of any CUDA job, read by analyze like a trace).
 std::function<int()> addRecord(CLI::App& app);
 // Adds `monitor` (live metrics, recording, Prometheus) and `monitor report`.

@@ -1,7 +1,9 @@
 #include "cli/fleet_answer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -9,7 +11,6 @@
 
 #include "cli/color_option.h"
 #include "cli/commands.h"
-#include "cli/fleet_stream.h"
 #include "cli/json_output.h"
 #include "report/html_report.h"
 #include "sources/trace_set.h"
@@ -114,6 +115,21 @@ int reportFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, Fle
   std::string text = renderFleetReport(fleet.value(), info, colorForStdout(a.color), ff);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kOk;
+}
+
+std::function<void(const StreamProgress&)> streamProgress(bool tty) {
+  auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(0.0);
+  return [start, last, tty](const StreamProgress& p) {
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Not a terminal: a line every ten seconds, and a last one only after those.
+    if (!tty && (p.done == p.total ? *last == 0 : el - *last < 10)) return;
+    *last = el;
+    double mbs = el > 0 ? static_cast<double>(p.bytes) / 1e6 / el : 0;
+    double eta = p.done ? el / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
+    std::fprintf(stderr, "%sanalyzing: %zu/%zu files, %.1f MB/s, %.1f s, ETA %.0f s%s", tty ? "\r" : "", p.done,
+                 p.total, mbs, el, eta, tty && p.done != p.total ? "   " : "\n");
+  };
 }
 
 }  // namespace gpudoctor::cli

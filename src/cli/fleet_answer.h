@@ -5,6 +5,7 @@
 // the digests are freed. Writes the terminal text, --json, --html and --summary-out.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "common/result.h"
 #include "diagnosis/diagnosis.h"
 #include "model/rank_digest.h"
+#include "pipeline/fleet_stream.h"
 #include "report/fleet_report.h"
 
 namespace gpudoctor::cli {
@@ -49,6 +51,10 @@ struct FleetPass {
   FleetRunInfo info;                // files, bytes, peak memory, processes, threads (seconds: set here)
   std::chrono::steady_clock::time_point start;
 };
+
+// Progress on stderr for the streaming pass: a line rewritten in place on a terminal, else one
+// line every ten seconds.
+std::function<void(const StreamProgress&)> streamProgress(bool tty);
 
 // The report of the streaming mode: the exit code (cli/exit_codes.h), its error line printed.
 int reportFleet(const AnalyzeArgs& a, const std::vector<std::string>& files, FleetPass pass,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/atomic_file.h"
+#include "sources/summary/summary_file.h"
 
 namespace gpudoctor::cli {
 namespace {
@@ -54,6 +55,10 @@ std::string writeOutputs(const std::string& target, const std::string& text, con
     if (std::string err = writeDocument(target, json); !err.empty()) return err;
   if (!jsonOnly(target)) std::fwrite(text.data(), 1, text.size(), stdout);
   return {};
+}
+
+std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests) {
+  return target == "-" ? writeDocument(target, summaryDocument(digests)) : writeSummaryFile(target, digests).message();
 }
 
 }  // namespace gpudoctor::cli

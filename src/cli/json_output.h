@@ -5,6 +5,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
+
+#include "model/rank_digest.h"
 
 namespace gpudoctor::cli {
 
@@ -21,5 +24,9 @@ std::string writeDocument(const std::string& target, const std::string& text);
 // Writes `json` to the target (when there is one) and `text` to stdout (unless --json -). Returns
 // "" or the one-line error.
 std::string writeOutputs(const std::string& target, const std::string& text, const std::string& json);
+
+// Writes the rank summaries (sources/summary) to FILE atomically, or to stdout for "-". Returns ""
+// or the error.
+std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests);
 
 }  // namespace gpudoctor::cli

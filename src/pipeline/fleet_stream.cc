@@ -1,4 +1,4 @@
-#include "cli/fleet_stream.h"
+#include "pipeline/fleet_stream.h"
 
 #include <sys/resource.h>
 
@@ -9,11 +9,10 @@
 #include <thread>
 
 #include "analysis/digest.h"
-#include "cli/json_output.h"
 #include "sources/summary/summary_file.h"
 #include "sources/trace_set.h"
 
-namespace gpudoctor::cli {
+namespace gpudoctor {
 
 bool isSummaryFile(const std::string& path) {
   auto head = readTraceHead(path, 64);
@@ -108,14 +107,10 @@ Result<StreamResult> digestFiles(const std::vector<std::string>& files, const St
   return r;
 }
 
-std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests) {
-  return target == "-" ? writeDocument(target, summaryDocument(digests)) : writeSummaryFile(target, digests).message();
-}
-
 int64_t peakRssBytes() {
   struct rusage ru {};
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 
-}  // namespace gpudoctor::cli
+}  // namespace gpudoctor

@@ -11,7 +11,7 @@
 #include "common/result.h"
 #include "model/rank_digest.h"
 
-namespace gpudoctor::cli {
+namespace gpudoctor {
 
 struct StreamProgress {
   size_t done = 0, total = 0;
@@ -42,10 +42,7 @@ Result<StreamResult> digestFiles(const std::vector<std::string>& files, const St
 // The digests of an analyzed run (the in-memory mode), its left-out ranks included.
 std::vector<RankDigest> digestsOf(const RunAnalysis& run);
 
-// Writes the rank summaries to FILE atomically, or to stdout for "-". Returns "" or the error.
-std::string writeSummary(const std::string& target, const std::vector<RankDigest>& digests);
-
 // This process's peak resident memory (bytes).
 int64_t peakRssBytes();
 
-}  // namespace gpudoctor::cli
+}  // namespace gpudoctor
