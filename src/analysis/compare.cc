@@ -71,7 +71,8 @@ std::string stem(std::string_view n) {
 
 std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<TimeTotal>& n, double b_steps,
                           double n_steps, bool by_stem, std::vector<std::string>* only,
-                          std::map<std::string, std::string>* shown_out = nullptr) {
+                          std::map<std::string, std::string>* shown_out = nullptr,
+                          std::vector<std::string>* only_shown = nullptr) {
   std::map<std::string, std::pair<double, double>> m;
   std::map<std::string, int> seen;  // 1 base, 2 new
   auto key = [&](const TimeTotal& t) { return by_stem ? t.cls + ": " + stem(t.name) : t.name; };
@@ -122,9 +123,11 @@ std::vector<Delta> deltas(const std::vector<TimeTotal>& b, const std::vector<Tim
   std::vector<Delta> out;
   for (const auto& [k, v] : m) {
     if (only && seen[k] != 3) {
-      only->push_back(fmt::format("{}: {} ({:.3f} ms/step)",
-                                  seen[k] == 1 ? "gone from the top kernels" : "new in the top kernels", k,
-                                  (seen[k] == 1 ? v.first : v.second) / 1e6));
+      for (auto [list, name] : {std::pair{only, k}, {only_shown, shownOf(k)}})
+        if (list)
+          list->push_back(fmt::format("{}: {} ({:.3f} ms/step)",
+                                      seen[k] == 1 ? "gone from the top kernels" : "new in the top kernels", name,
+                                      (seen[k] == 1 ? v.first : v.second) / 1e6));
       continue;
     }
     out.push_back({k, v.first, v.second});
@@ -337,7 +340,7 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
   const double b_div = static_cast<double>(base.steps()), n_div = static_cast<double>(next.steps());
   c.classes = deltas(base.classes, next.classes, b_div, n_div, false, nullptr);
   std::map<std::string, std::string> shown;
-  c.kernels = deltas(base.kernels, next.kernels, b_div, n_div, true, &c.kernels_only, &shown);
+  c.kernels = deltas(base.kernels, next.kernels, b_div, n_div, true, &c.kernels_only, &shown, &c.kernels_only_shown);
   for (const auto& k : c.kernels) c.kernels_shown.push_back(shown.count(k.name) ? shown[k.name] : k.name);
   c.collectives = deltas(base.collectives, next.collectives, b_div, n_div, false, nullptr);
   c.groups = grouped(c.categories);

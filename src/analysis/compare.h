@@ -106,9 +106,10 @@ struct CompareResult {
   // kernels[i] as the traces spell it, for readers: the class, then the costliest kernel of the stem
   // without its template arguments and parameters, its numbers kept.
   std::vector<std::string> kernels_shown;
-  std::vector<std::string> kernels_only;  // in one side's top list only ("new: ...", "gone: ...")
-  std::vector<Delta> collectives;         // by kind, dtype and size
-  std::vector<std::string> job_changes;   // "precision: fp32 -> bf16"
+  std::vector<std::string> kernels_only;        // in one side's top list only ("new: ...", "gone: ...")
+  std::vector<std::string> kernels_only_shown;  // kernels_only[i] with the kernel's name as kernels_shown spells it
+  std::vector<Delta> collectives;               // by kind, dtype and size
+  std::vector<std::string> job_changes;         // "precision: fp32 -> bf16"
   std::vector<std::string> notes;
 };
 

@@ -9,6 +9,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 
@@ -160,6 +162,68 @@ TEST(CliWidth, AnalyzeFollowsColumns) {
     }
   }
   EXPECT_EQ(run("analyze", "COLUMNS=20").rc, 0) << "a narrow terminal gets 80 columns, not an error";
+}
+
+// compare lays its text out in the terminal's width (COLUMNS, 80 to 160): no line longer, and a wide
+// terminal gets the kernels' longer names.
+TEST(CliWidth, CompareFollowsColumns) {
+  auto w = [](const std::string& t) { return src("testdata/whatif/" + t + ".pt.trace.json.gz"); };
+  const std::vector<std::string> pairs = {w("gpt_fp32_naive__base") + " " + w("gpt_fp32_naive__bf16"),
+                                          w("gpt_launch_bound__cuda_graphs") + " " + w("gpt_launch_bound__base")};
+  for (const auto& p : pairs)
+    for (int cols : {80, 160}) {
+      auto r = run("compare --fail-if-slower 3 " + p, "COLUMNS=" + std::to_string(cols));
+      ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.err;
+      std::istringstream in(r.out);
+      size_t widest = 0;
+      for (std::string line; std::getline(in, line);) {
+        EXPECT_LE(line.size(), static_cast<size_t>(cols)) << p << ": " << line;
+        widest = std::max(widest, line.size());
+      }
+      if (cols == 160) {
+        EXPECT_GT(widest, 100u) << "a wide terminal gets wide lines: " << r.out;
+      }
+    }
+}
+
+// topo lays the matrix out in the terminal's width: the columns that fit, the rest in a block below
+// with the row names again; the legend wraps. The first line names the file, whole.
+TEST(CliWidth, TopoFollowsColumns) {
+  for (const char* f : {"dgx_h100", "dgx_a100", "dgx1_v100", "pcie_8gpu_2socket", "workstation_4gpu_nvlink_pairs"})
+    for (int cols : {80, 160}) {
+      auto r = run("topo --topology " + src(std::string("testdata/topology/") + f + ".toml"),
+                   "COLUMNS=" + std::to_string(cols));
+      ASSERT_EQ(r.rc, 0) << r.err;
+      std::istringstream in(r.out);
+      std::string line;
+      std::getline(in, line);
+      int headers = 0;
+      while (std::getline(in, line)) {
+        EXPECT_LE(line.size(), static_cast<size_t>(cols)) << f << ": " << line;
+        headers += line.find("GPU0  GPU1") != std::string::npos && line.rfind("GPU0", 0) != 0;
+      }
+      if (cols == 160) {
+        EXPECT_EQ(headers, 1) << f << ": the whole matrix in one block: " << r.out;
+      }
+      EXPECT_NE(r.out.find("NUMA Affinity"), std::string::npos) << r.out;
+    }
+}
+
+// bench io's table and prose fit the terminal's width (at 80 columns a tighter table).
+TEST(CliWidth, BenchIoFollowsColumns) {
+  auto d = scratch() / "bench_width";
+  std::filesystem::create_directories(d);
+  for (int cols : {80, 160}) {
+    auto r = run("bench io " + d.string() +
+                     " --large-size 4M --files 40 --file-size 4K --shard-size 64K --threads 1,2 --seconds 0.02 "
+                     "--no-cold --target-samples 1000",
+                 "COLUMNS=" + std::to_string(cols));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("warm GB/s"), std::string::npos) << r.out;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), static_cast<size_t>(cols)) << line;
+  }
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace

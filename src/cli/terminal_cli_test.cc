@@ -166,5 +166,40 @@ TEST(CliReport, FixesAreBlocksThatPaste) {
   EXPECT_EQ(r.out.find("fix: "), std::string::npos) << "no code line carries a prefix: " << r.out;
 }
 
+// nccl env and nccl log print their fixes as analyze does: "fix:" alone, the line to paste under it,
+// advice in words as "# " comments; no line carries a "fix: " prefix.
+TEST(CliReport, NcclFixesAreBlocksThatPaste) {
+  auto env = run("nccl env --no-host --nccl-version 2.28.9 --from " + src("testdata/nccl_env/mixed.sh"));
+  ASSERT_TRUE(env.rc == 0 || env.rc == 1) << env.err;
+  EXPECT_NE(env.out.find("    fix:\n        unset NCCL_ALGO   # per-size choices belong in a tuner plugin\n"),
+            std::string::npos)
+      << env.out;
+  EXPECT_NE(env.out.find("    fix:\n        NCCL_MIN_CTAS=4\n"), std::string::npos) << env.out;
+  EXPECT_NE(env.out.find("    fix:\n        # delete this line\n"), std::string::npos) << env.out;
+  EXPECT_EQ(env.out.find("fix: "), std::string::npos) << env.out;
+  auto log = run("nccl log " + src("testdata/nccl_logs/multinode_socket.log"), "COLUMNS=80");
+  ASSERT_EQ(log.rc, 0) << log.err;
+  EXPECT_NE(log.out.find("    fix:\n        # install/enable the RDMA NIC driver"), std::string::npos) << log.out;
+  EXPECT_EQ(log.out.find("fix: "), std::string::npos) << log.out;
+  std::istringstream in(log.out);
+  for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+// compare names kernels as the traces spell them (the HTML page's kernels_shown), not by the match
+// keys with "#" for digits; --json keeps the keys.
+TEST(CliReport, CompareShowsKernelNamesNotMatchKeys) {
+  const std::string sides = src("testdata/whatif/gpt_fp32_naive__base.pt.trace.json.gz") + " " +
+                            src("testdata/whatif/gpt_fp32_naive__bf16.pt.trace.json.gz");
+  auto r = run("compare " + sides);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Kernels that moved most"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sm80_xmma_gemm_f32f32"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("sm#"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("f#f#"), std::string::npos) << r.out;
+  auto j = run("compare " + sides + " --json -");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  EXPECT_NE(j.out.find("sm#_xmma_gemm_f#f#"), std::string::npos) << "the JSON keeps its match keys";
+}
+
 }  // namespace
 }  // namespace gpudoctor::testing

@@ -1,11 +1,13 @@
 #include "report/compare_report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "report/style.h"
+#include "report/text.h"
 
 namespace gpudoctor {
 
@@ -28,43 +30,70 @@ std::string verdictLine(const CompareResult& r) {
                      100 * r.band);
 }
 
-// What the band is made of, in two lines of at most 100 columns.
+// `text` wrapped at the report width (textWidth): its first line led by `lead`, the others by `indent`
+// (at least as long).
+std::string wrapLed(const std::string& lead, const std::string& text, const std::string& indent) {
+  std::string o = wrapText(text, indent, textWidth());
+  return o.empty() ? o : o.replace(0, indent.size(), lead);
+}
+
+// What the band is made of: two sentences, wrapped at the report width.
 std::string noiseLine(const CompareResult& r) {
-  std::string o = fmt::format("  band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD", 100 * r.band,
+  std::string o = fmt::format("band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD", 100 * r.band,
                               100 * r.base_noise, 100 * r.new_noise);
   if (r.base_left_out + r.new_left_out > 0)
     o += fmt::format("; {} and {} steps left out", r.base_left_out, r.new_left_out);
-  o += ")\n";
+  o = wrapLed("  ", o + ")", "    ");
   if (r.basis == "un-profiled (replay)")
-    o += fmt::format(
-        "    and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
-        "({:.0f} %, {:.0f} %)\n",
-        100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare, 100 * std::max(0.0, r.base_profiler_share),
-        100 * std::max(0.0, r.new_profiler_share));
+    o += wrapLed("    ",
+                 fmt::format("and the estimates' error: {:.1f} % + {:.2f} x the profiler's share of the traced step "
+                             "({:.0f} %, {:.0f} %)",
+                             100 * kUnprofiledEstimateError, kEstimateErrorPerProfilerShare,
+                             100 * std::max(0.0, r.base_profiler_share), 100 * std::max(0.0, r.new_profiler_share)),
+                 "      ");
   else
-    o += fmt::format("    and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)\n",
-                     100 * kTracedRunToRun);
+    o += wrapLed("    ",
+                 fmt::format("and the traced step's run-to-run spread {:.1f} % (the profiler's inflation varies)",
+                             100 * kTracedRunToRun),
+                 "      ");
   return o;
+}
+
+// The kernel rows' names: as the traces spell them (kernels_shown), not the match keys' "#" stems.
+const std::string& rowName(const std::vector<Delta>& v, const std::vector<std::string>* shown, size_t i) {
+  return shown && i < shown->size() ? (*shown)[i] : v[i].name;
 }
 }  // namespace
 
+// Laid out in the report width (textWidth): prose wraps, the lists' names are cut to fit.
 std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l, bool color) {
-  auto heading = [&](const std::string& title) { return "\n" + paint(title, Tone::kHeading, color) + "\n"; };
+  const size_t width = textWidth();
+  auto heading = [&](const std::string& title) {
+    std::string t = wrapLed("", title, "  ");
+    t.pop_back();
+    return "\n" + paint(t, Tone::kHeading, color) + "\n";
+  };
   std::string o;
   o += paint(fmt::format("gpudoctor compare: {} rank{}; {} -> {} steps per rank", r.ranks, r.ranks == 1 ? "" : "s",
                          r.base_steps, r.new_steps),
              Tone::kHeading, color) +
        "\n";
-  o += "  base: " + fit(l.base, 92) + "\n  new:  " + fit(l.next, 92) + "\n";
+  o += "  base: " + fit(l.base, width - 8) + "\n  new:  " + fit(l.next, width - 8) + "\n";
   for (const auto& w : r.warnings)
-    o += "  " + paint("warning:", Tone::kWarning, color) + " " + w + ": these may be different jobs\n";
+    o += wrapLed("  ", "warning: " + w + ": these may be different jobs", "    ")
+             .replace(2, 8, paint("warning:", Tone::kWarning, color));
   const double d = r.new_step_ns - r.base_step_ns;
-  o += fmt::format("\nTraced step, mean: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %); median: {:.3f} -> {:.3f} ms\n",
-                   ms(r.base_step_ns), ms(r.new_step_ns), ms(d), r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0,
-                   ms(r.base_median_ns), ms(r.new_median_ns));
+  o += "\n" + wrapLed("",
+                      fmt::format("Traced step, mean: {:.3f} -> {:.3f} ms ({:+.3f} ms, {:+.1f} %); median: {:.3f} -> "
+                                  "{:.3f} ms",
+                                  ms(r.base_step_ns), ms(r.new_step_ns), ms(d),
+                                  r.base_step_ns > 0 ? 100 * d / r.base_step_ns : 0.0, ms(r.base_median_ns),
+                                  ms(r.new_median_ns)),
+                      "  ");
   o += fmt::format("{} step: {:.3f} -> {:.3f} ms ({:+.1f} %)\n", basisTitle(r), ms(r.base_verdict_ns),
                    ms(r.new_verdict_ns), 100 * r.change);
-  const std::string verdict = verdictLine(r);
+  std::string verdict = wrapLed("", "Verdict: " + verdictLine(r), "  ").substr(9);
+  verdict.pop_back();
   o += "Verdict: " +
        (r.verdict == "slower"   ? paint(verdict, Tone::kCritical, color)
         : r.verdict == "faster" ? paint(verdict, Tone::kGood, color)
@@ -76,7 +105,7 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
                      slowerThan(r, l.fail_if_slower_pct)
                          ? paint("FAILED (slower beyond the noise band)", Tone::kCritical, color)
                          : paint("passed", Tone::kGood, color));
-  for (const auto& n : r.notes) o += "  note: " + n + "\n";
+  for (const auto& n : r.notes) o += wrapLed("  ", "note: " + n, "    ");
 
   auto table = [&](const char* title, std::vector<Delta> cats, const std::vector<Delta>& groups) {
     o += heading(title);
@@ -85,31 +114,38 @@ std::string renderCompareTerminal(const CompareResult& r, const CompareLabels& l
                      [](const Delta& a, const Delta& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
     for (const auto& c : cats)
       o += fmt::format("  {:<14} {:>10.3f} {:>10.3f} {:>+10.3f}\n", c.name, ms(c.base), ms(c.next), ms(c.delta()));
-    std::string g = "  grouped:";
+    std::string g = "grouped:";
     for (const auto& x : groups) g += fmt::format(" {} {:+.3f}", x.name, ms(x.delta()));
-    o += g + "\n";
+    o += wrapLed("  ", g, "    ");
   };
   if (!r.unprofiled_categories.empty())
     table("Where the un-profiled step moved (replay's critical path, ms per step; the deltas add up)",
           r.unprofiled_categories, r.unprofiled_groups);
   table("Where the traced step moved (GPU time, ms per step, mean over ranks; the deltas add up)", r.categories,
         r.groups);
-  auto list = [&](const char* title, const std::vector<Delta>& v, size_t n, size_t width) {
+  // A row: "  NAME  base -> new  delta", the names as wide as the longest, cut to what the width leaves
+  // (35 columns of figures).
+  auto list = [&](const char* title, const std::vector<Delta>& v, size_t n,
+                  const std::vector<std::string>* shown = nullptr) {
     if (v.empty()) return;
     o += heading(fmt::format("{} (ms per step)", title));
+    size_t name_width = 14;
+    for (size_t i = 0; i < v.size() && i < n; ++i) name_width = std::max(name_width, rowName(v, shown, i).size());
+    name_width = std::min(name_width, width - 35);
     for (size_t i = 0; i < v.size() && i < n; ++i) {
       if (std::abs(v[i].delta()) < 1e3) break;  // under a microsecond a step: nothing moved
-      o += fmt::format("  {:<{}} {:>9.3f} -> {:>9.3f} {:>+9.3f}\n", fit(v[i].name, width), width, ms(v[i].base),
-                       ms(v[i].next), ms(v[i].delta()));
+      o += fmt::format("  {:<{}} {:>9.3f} -> {:>9.3f} {:>+9.3f}\n", fit(rowName(v, shown, i), name_width), name_width,
+                       ms(v[i].base), ms(v[i].next), ms(v[i].delta()));
     }
   };
-  list("Kernel classes that moved most", r.classes, 6, 52);
-  list("Kernels that moved most (matched by class and name stem)", r.kernels, 6, 52);
-  for (size_t i = 0; i < r.kernels_only.size() && i < 4; ++i) o += "  " + fit(r.kernels_only[i], 96) + "\n";
-  list("Collectives that moved most", r.collectives, 4, 52);
+  list("Kernel classes that moved most", r.classes, 6);
+  list("Kernels that moved most (matched by class and name stem)", r.kernels, 6, &r.kernels_shown);
+  const auto& only = r.kernels_only_shown.size() == r.kernels_only.size() ? r.kernels_only_shown : r.kernels_only;
+  for (size_t i = 0; i < only.size() && i < 4; ++i) o += "  " + fit(only[i], width - 2) + "\n";
+  list("Collectives that moved most", r.collectives, 4);
   o += heading("Job differences (the likely causes)");
   if (r.job_changes.empty()) o += "  none seen in the job profiles\n";
-  for (const auto& j : r.job_changes) o += "  " + fit(j, 96) + "\n";
+  for (const auto& j : r.job_changes) o += wrapLed("  ", j, "    ");
   return o;
 }
 

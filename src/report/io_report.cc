@@ -57,18 +57,23 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
     auto& slot = rows[{patternOrder(f.pattern), f.pattern, f.method, f.block_bytes, f.threads}];
     (f.cache == "warm" ? slot.first : slot.second) = &f;
   }
-  o += fmt::format("{:<12} {:<13} {:>6} {:>4} | {:>9} {:>11} | {:>9} {:>11}\n", "pattern", "method", "block", "thr",
-                   "warm GB/s", "ops/s", "cold GB/s", "ops/s");
+  // 86 columns, or 76 where the report is narrower (less spacing, ops/s in 9 columns).
+  const bool narrow = textWidth() < 86;
+  const int pw = narrow ? 11 : 12, mw = narrow ? 12 : 13, bw = narrow ? 5 : 6, tw = narrow ? 3 : 4,
+            ow = narrow ? 9 : 11;
+  const char* bar = narrow ? " |" : " | ";
+  o += fmt::format("{:<{}} {:<{}} {:>{}} {:>{}}{}{:>9} {:>{}}{}{:>9} {:>{}}\n", "pattern", pw, "method", mw, "block",
+                   bw, "thr", tw, bar, "warm GB/s", "ops/s", ow, bar, "cold GB/s", "ops/s", ow);
   int last = -1;
   for (const auto& [k, v] : rows) {
     if (last != -1 && std::get<0>(k) != last) o += "\n";
     last = std::get<0>(k);
-    auto cell = [](const ReadFigure* f) {
-      return f ? fmt::format("{:>9.3f} {:>11}", f->gbps(), groupThousands(f->opsPerSecond()))
-               : fmt::format("{:>9} {:>11}", "-", "-");
+    auto cell = [&](const ReadFigure* f) {
+      return f ? fmt::format("{:>9.3f} {:>{}}", f->gbps(), groupThousands(f->opsPerSecond()), ow)
+               : fmt::format("{:>9} {:>{}}", "-", "-", ow);
     };
-    o += fmt::format("{:<12} {:<13} {:>6} {:>4} | {} | {}\n", std::get<1>(k), std::get<2>(k), sizeText(std::get<3>(k)),
-                     std::get<4>(k), cell(v.first), cell(v.second));
+    o += fmt::format("{:<{}} {:<{}} {:>{}} {:>{}}{}{}{}{}\n", std::get<1>(k), pw, std::get<2>(k), mw,
+                     sizeText(std::get<3>(k)), bw, std::get<4>(k), tw, bar, cell(v.first), bar, cell(v.second));
   }
   o += "\nops/s: reads/s for the large file, files/s for small files, samples/s for shards. GB/s = 1e9 bytes/s.\n";
   o += fmt::format("open+stat+close of a small file (metadata cached): {:.1f} µs\n", r.open_stat_close_ns / 1e3);
@@ -84,7 +89,7 @@ std::string renderIoBenchText(const StorageBenchResult& r, const IoAdvice* advic
       for (const auto& f : advice->fixes) o += wrapText(std::to_string(i++) + ". " + f, "  ", textWidth());
     }
   }
-  return o;
+  return fitLines(o);  // the lines of prose wrapped at the report width; the table fits
 }
 
 std::string renderIoBenchJson(const StorageBenchResult& r, const IoAdvice* advice) {

@@ -25,7 +25,7 @@ std::string renderNcclEnvText(const std::vector<EnvFinding>& findings, const Ncc
     o.pop_back();
     std::string body = wrapText(f.reason, std::string(53, ' '), textWidth());
     o += body.empty() ? "\n" : body.substr(52);
-    if (!f.fix.empty()) o += std::string(53, ' ') + "fix: " + f.fix + "\n";
+    if (!f.fix.empty()) o += pasteBlock({f.fix}, "    ");
   }
   if (!findings.empty())
     o += fmt::format("{} ignored by NCCL, {} wrong, {} slow, {} fine, {} intentional\n", count[EnvVerdict::kIgnored],

@@ -52,7 +52,7 @@ std::string renderNcclLogText(const NcclLogFacts& f, const std::vector<Finding>&
   for (const auto& x : findings) {
     o += wrapText("[" + std::string(severityName(x.severity)) + "] " + x.title, " ", textWidth());
     if (!x.explanation.empty()) o += wrapText("evidence: " + x.explanation, "    ", textWidth());
-    for (const auto& fix : x.fix) o += wrapText("fix: " + fix, "    ", textWidth());
+    o += pasteBlock(x.fix, "    ");
   }
   return o;
 }

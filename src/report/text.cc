@@ -33,8 +33,8 @@ std::string wrapText(const std::string& text, const std::string& indent, size_t 
 namespace {
 bool isCommand(std::string_view body) {
   std::string_view first = body.substr(0, body.find(' '));
-  for (std::string_view c : {"kubectl", "sbatch", "srun", "salloc", "torchrun", "mpirun", "numactl", "export", "python",
-                             "deepspeed", "accelerate"})
+  for (std::string_view c : {"kubectl", "sbatch", "unset", "srun", "salloc", "torchrun", "mpirun", "numactl", "export",
+                             "python", "deepspeed", "accelerate"})
     if (first == c) return true;
   if (first.find('=') != std::string_view::npos && first.find('=') > 0 && first[0] >= 'A' && first[0] <= 'Z')
     return true;
@@ -82,6 +82,14 @@ std::string fitLines(const std::string& text, size_t width) {
     out += cur + (has_nl ? "\n" : "");
   }
   return out;
+}
+
+std::string pasteBlock(const std::vector<std::string>& fixes, const std::string& indent, size_t width) {
+  if (fixes.empty()) return "";
+  const std::string in = indent + "    ";
+  std::string o = indent + "fix:\n";
+  for (const auto& f : fixes) o += isCommand(f) ? in + f + "\n" : wrapText(f, in + "# ", width);
+  return o;
 }
 
 }  // namespace gpudoctor

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace gpudoctor {
 
@@ -19,5 +20,10 @@ std::string wrapText(const std::string& text, const std::string& indent, size_t 
 // a flag list as "Megatron: --tp ...") with " \" continuations so that it still pastes. A single word
 // longer than the width is left whole.
 std::string fitLines(const std::string& text, size_t width = textWidth());
+
+// Fixes as a block that pastes: "fix:" alone on its line after `indent`, then each fix four columns
+// further in. A line of code (a command or an assignment, as fitLines tells them) is kept whole; a line
+// of prose becomes "# " comments wrapped at `width`.
+std::string pasteBlock(const std::vector<std::string>& fixes, const std::string& indent, size_t width = textWidth());
 
 }  // namespace gpudoctor

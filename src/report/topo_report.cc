@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "report/text.h"
 #include "report/topo_format.h"
 
 namespace gpudoctor {
@@ -36,6 +37,32 @@ std::string xmlEscape(const std::string& s) {
       o += c;
   }
   return o;
+}
+
+// A table (row 0 the header, column 0 the row names; `w` each column's width with its spacing, `align`
+// each cell's: '^' centred, '<' left, '>' right) in `width` columns. The columns that fit come first;
+// the rest continue in blocks below, each with the row names again (as R prints a wide matrix).
+std::string tableBlocks(const std::vector<std::vector<std::string>>& rows, const std::vector<size_t>& w,
+                        const std::vector<char>& align, size_t width) {
+  std::string out;
+  for (size_t from = 1; from < w.size();) {
+    size_t to = from + 1, used = w[0] + w[from];
+    while (to < w.size() && used + w[to] <= width) used += w[to++];
+    if (from > 1) out += "\n";
+    for (const auto& r : rows) {
+      std::string line = fmt::format("{:<{}}", r[0], w[0]);
+      for (size_t c = from; c < to; ++c) {
+        const std::string cell = c < r.size() ? r[c] : "";
+        line += align[c] == '^'   ? fmt::format("{:^{}}", cell, w[c])
+                : align[c] == '>' ? fmt::format("{:>{}}", cell, w[c])
+                                  : fmt::format("{:<{}}", cell, w[c]);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    from = to;
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,19 +106,17 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
   std::vector<size_t> width(head.size(), 0);
   for (const auto& r : rows)
     for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  std::string out = fmt::format("{}{} GPUs, {} NICs ({})\n\n", t.name.empty() ? "" : t.name + ": ", n, k, t.source);
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t c = 0; c < r.size(); ++c) {
-      // The matrix cells centred; the row names and the last two columns (CPU and NUMA affinity) left-aligned.
-      if (c > 0 && c + 2 < head.size())
-        line += fmt::format("{:^{}}", r[c], std::max<size_t>(width[c], 4) + 2);
-      else
-        line += fmt::format("{:<{}}", r[c], width[c] + 2);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+  // The matrix cells centred; the row names and the last two columns (CPU and NUMA affinity) left-aligned.
+  std::vector<char> align(head.size(), '<');
+  for (size_t c = 0; c < head.size(); ++c) {
+    const bool cell = c > 0 && c + 2 < head.size();
+    width[c] = (cell ? std::max<size_t>(width[c], 4) : width[c]) + 2;
+    if (cell) align[c] = '^';
   }
+  // The first line names the file, whole; the rest is laid out in the report's width.
+  const std::string title =
+      fmt::format("{}{} GPUs, {} NICs ({})\n", t.name.empty() ? "" : t.name + ": ", n, k, t.source);
+  std::string out = "\n" + tableBlocks(rows, width, align, textWidth());
   out +=
       "\nLegend:\n\n"
       "  X    = Self\n"
@@ -116,25 +141,30 @@ std::string renderTopoText(const NodeTopology& t, const std::vector<std::string>
         "\nMeasured copy bandwidth, GB/s (median of {} copies of {} MiB; cudaMemcpyPeerAsync for GPU->GPU, "
         "pinned host memory for H2D/D2H):\n\n",
         m->repeats, m->bytes >> 20);
-    std::string line = fmt::format("{:<10}", "src\\dst");
-    for (int b = 0; b < n; ++b) line += fmt::format("{:>9}", "GPU" + std::to_string(b));
-    out += line + fmt::format("{:>9}{:>9}\n", "H2D", "D2H");
+    std::vector<std::vector<std::string>> bw = {{"src\\dst"}};
+    for (int b = 0; b < n; ++b) bw[0].push_back("GPU" + std::to_string(b));
+    for (const char* c : {"H2D", "D2H"}) bw[0].emplace_back(c);
     for (int a = 0; a < n; ++a) {
-      line = fmt::format("{:<10}", "GPU" + std::to_string(a));
+      bw.push_back({"GPU" + std::to_string(a)});
       for (int b = 0; b < n; ++b) {
         double v = a < static_cast<int>(m->p2p_gbps.size()) ? m->p2p_gbps[a][b] : 0;
-        line += v > 0 ? fmt::format("{:>9.1f}", v) : fmt::format("{:>9}", "-");
+        bw.back().push_back(v > 0 ? fmt::format("{:.1f}", v) : "-");
       }
       double h = a < static_cast<int>(m->h2d_gbps.size()) ? m->h2d_gbps[a] : 0;
       double d = a < static_cast<int>(m->d2h_gbps.size()) ? m->d2h_gbps[a] : 0;
-      out += line + fmt::format("{:>9.1f}{:>9.1f}\n", h, d);
+      for (double v : {h, d}) bw.back().push_back(fmt::format("{:.1f}", v));
     }
+    std::vector<size_t> bw_width(bw[0].size(), 9);
+    bw_width[0] = 10;
+    std::vector<char> bw_align(bw[0].size(), '>');
+    bw_align[0] = '<';
+    out += tableBlocks(bw, bw_width, bw_align, textWidth());
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
         if (a != b && a < static_cast<int>(m->p2p_access.size()) && !m->p2p_access[a][b])
           out += fmt::format("  GPU{} -> GPU{}: no peer access; the copy was staged through the host.\n", a, b);
   }
-  return out;
+  return title + fitLines(out);  // the prose (legend, names) wrapped; the tables already fit
 }
 
 std::string renderTopoJson(const NodeTopology& t, const BandwidthMeasurement* m) {
