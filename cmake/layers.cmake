@@ -31,3 +31,13 @@ function(gpudoctor_layer_include name)
   set(GPUDOCTOR_LAYER_INCLUDE_${name} ${dir} PARENT_SCOPE)
   set(GPUDOCTOR_LAYER_INCLUDE_${name} ${dir} CACHE INTERNAL "")
 endfunction()
+
+# A layer's unit tests (paths relative to its folder, or absolute): gathered into gpudoctor_tests.
+function(gpudoctor_layer_tests)
+  foreach(f IN LISTS ARGN)
+    if(NOT IS_ABSOLUTE ${f})
+      set(f ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+    endif()
+    set_property(GLOBAL APPEND PROPERTY GPUDOCTOR_TEST_SOURCES ${f})
+  endforeach()
+endfunction()

@@ -23,7 +23,15 @@ mapfile -t changed < <( { git diff --name-only "$base" -- 'src/*.cc'; git diff -
 if [ ${#changed[@]} -eq 0 ]; then echo "tidy: no C++ source under src/ changed since ${base:0:12}"; exit 0; fi
 files=("${changed[@]:0:$max}")
 [ ${#changed[@]} -gt "$max" ] && echo "tidy: ${#changed[@]} files changed, the first $max checked; not checked: ${changed[*]:$max}"
-out=$("$tidy" -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option "${files[@]}" 2>&1)
+# A unity build's database names the batches, not the files: configure (no build) a database of the
+# files themselves beside it.
+db=$build
+if grep -q '/Unity/unity_' "$build/compile_commands.json"; then
+  db=$build/tidy_db
+  cmake -S "$src" -B "$db" -G Ninja -DGPUDOCTOR_UNITY_BUILD=OFF -DCMAKE_UNITY_BUILD=OFF >"$build/tidy_db.log" 2>&1 || {
+    echo "tidy: configuring a compile database in $db failed:"; tail -5 "$build/tidy_db.log"; exit 1; }
+fi
+out=$("$tidy" -p "$db" --quiet --extra-arg=-Wno-unknown-warning-option "${files[@]}" 2>&1)
 bad=$(echo "$out" | grep -E '^/.*: (warning|error): ')
 if [ -n "$bad" ]; then
   echo "clang-tidy findings in the files changed since ${base:0:12} (.clang-tidy):"

@@ -10,6 +10,7 @@
 #include "analysis/digest.h"
 #include "analysis/kernel_class.h"
 #include "analysis/replay/replay.h"
+#include "common/numeric_check.h"
 
 namespace gpudoctor {
 
@@ -30,11 +31,12 @@ std::vector<int64_t> wallsOf(const RankSummary& r) {
   return w;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The GPU's busy time in each step: compute and the copies no kernel hides (the exposed communication
+// left out: on several ranks it is mostly waiting for the others).
+std::vector<int64_t> busyOf(const RankSummary& r) {
+  std::vector<int64_t> w;
+  for (const auto& s : r.steps) w.push_back(s.compute + s.copies);
+  return w;
 }
 
 // The median absolute deviation from m.
@@ -189,6 +191,8 @@ void setBasis(const RunSummary& base, const RunSummary& next, CompareResult& c) 
     c.basis = "un-profiled (replay)";
     c.base_verdict_ns = base.unprofiled_step_ns;
     c.new_verdict_ns = next.unprofiled_step_ns;
+    c.base_traced_ns = std::max(base.traced_step_ns, c.base_median_ns);
+    c.new_traced_ns = std::max(next.traced_step_ns, c.new_median_ns);
     c.base_profiler_share = profilerShare(base, c.base_median_ns);
     c.new_profiler_share = profilerShare(next, c.new_median_ns);
     if (!base.unprofiled_path.empty() && !next.unprofiled_path.empty()) unprofiledCategories(base, next, c);
@@ -218,6 +222,13 @@ void judge(CompareResult& c) {
   c.speedup = known ? c.base_verdict_ns / c.new_verdict_ns : 1;
   c.speedup_low = c.speedup / (1 + c.band);
   c.speedup_high = c.speedup * (1 + c.band);
+  if (unprofiled && known && c.base_busy_ns > 0 && c.new_busy_ns > 0) {
+    auto widen = [](double a, double b) { return std::expm1(std::hypot(a, b)); };
+    const double least = c.base_busy_ns / c.new_traced_ns / (1 + widen(c.base_busy_noise, c.new_noise));
+    const double most = c.base_traced_ns / c.new_busy_ns * (1 + widen(c.base_noise, c.new_busy_noise));
+    c.speedup_low = std::max(c.speedup_low, std::min(least, c.speedup));
+    c.speedup_high = std::min(c.speedup_high, std::max(most, c.speedup));
+  }
   c.verdict = c.speedup_low > 1 ? "faster" : c.speedup_high < 1 ? "slower" : "no change beyond noise";
 }
 
@@ -322,6 +333,11 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     c.base_steps = std::min(c.base_steps, base.ranks[i].steps.size());
     c.new_steps = std::min(c.new_steps, next.ranks[i].steps.size());
     const StepStats rb = robustSteps(wallsOf(base.ranks[i])), rn = robustSteps(wallsOf(next.ranks[i]));
+    const StepStats bb = robustSteps(busyOf(base.ranks[i])), bn = robustSteps(busyOf(next.ranks[i]));
+    c.base_busy_ns += bb.median_ns / nr;
+    c.new_busy_ns += bn.median_ns / nr;
+    c.base_busy_noise = std::max(c.base_busy_noise, bb.noise);
+    c.new_busy_noise = std::max(c.new_busy_noise, bn.noise);
     c.base_median_ns += rb.median_ns / nr;
     c.new_median_ns += rn.median_ns / nr;
     c.base_noise = std::max(c.base_noise, rb.noise);

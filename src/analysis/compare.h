@@ -96,7 +96,16 @@ struct CompareResult {
   // (kEstimateErrorPerProfilerShare x its profiler share) and the floor kUnprofiledEstimateError
   // (traced: kTracedRunToRun); at most kMaxBand.
   double band = 0;
-  double speedup_low = 0, speedup_high = 0;  // speedup / (1 + band), speedup x (1 + band)
+  // What each side's un-profiled step can be at least and at most: the GPU's busy time per step
+  // (compute and exposed copies; median over steps, mean over ranks) and the traced step (its
+  // median or steady state, the larger). No estimate is needed to know that a base whose GPU alone
+  // is busier than the whole new step got faster.
+  double base_busy_ns = 0, new_busy_ns = 0;
+  double base_busy_noise = 0, new_busy_noise = 0;  // robustSteps' noise of the busy times
+  double base_traced_ns = 0, new_traced_ns = 0;
+  // speedup / (1 + band) and speedup x (1 + band); on the un-profiled basis kept within
+  // base_busy / new_traced .. base_traced / new_busy, each widened by the two sides' step noise.
+  double speedup_low = 0, speedup_high = 0;
   std::string verdict;  // "faster" (speedup_low > 1), "slower" (speedup_high < 1), "no change beyond noise"
   // The two runs look like different jobs (another GPU, world size or model): the comparison may
   // not mean what it seems.

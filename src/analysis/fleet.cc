@@ -9,16 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "common/numeric_check.h"
+
 namespace gpudoctor {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The ranking's categories a rank's own time is made of (exposed communication excluded: it is
 // mostly waiting), with the words the report uses for a category that grew.

@@ -48,7 +48,7 @@ struct IoArgs {
 
 std::atomic<bool> g_interrupted{false};
 
-void onSignal(int) { g_interrupted = true; }
+void onInterruptSignal(int) { g_interrupted = true; }
 
 // The rate the GPUs of the traced job consume (analysis/io_paths.h).
 Result<double> targetFromTrace(const std::vector<std::string>& paths, int64_t batch) {
@@ -131,7 +131,7 @@ int runIo(IoArgs a) {
     };
   // Ctrl-C stops between measurements so the scratch files under PATH are removed, not left behind.
   struct sigaction sa {};
-  sa.sa_handler = onSignal;
+  sa.sa_handler = onInterruptSignal;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   opt.cancel = &g_interrupted;

@@ -56,6 +56,9 @@ TEST(ExitCodes, TopLevel) {
   expectError(run("frob"), kUsage, "unknown verb");
   EXPECT_EQ(run("").rc, kUsage);
   EXPECT_EQ(run("--version").rc, kOk);
+  // Help and the version written to a full disk fail like any other output.
+  for (const char* a : {"--help", "analyze --help", "nccl env --help", "--version"})
+    expectError(runToFullDisk(a), kBadInput, "stdout");
 }
 
 TEST(ExitCodes, Analyze) {

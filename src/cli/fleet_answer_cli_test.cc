@@ -164,6 +164,34 @@ TEST(CliFleetAnswer, ManyRanksAreDiagnosedFromTheSlowestTheMedianAndTheStraggler
   EXPECT_EQ(at(html, "have no trace here"), std::string::npos);
 }
 
+// Above 64 ranks analyze streams on its own (no --stream): a 70-rank job (two groups of 35, rank 40
+// computes 3 ms more every step) still gets findings, a plan and a page with the cross-rank section.
+TEST(CliFleetAnswer, SeventyRanksGetFindingsAPlanAndAPageWithoutAsking) {
+  const auto d = scratch() / "seventy";
+  const std::string cmd = std::string(GPUDOCTOR_FLEET_TRACES) + " " + src(kRank0) + " " + d.string() +
+                          " --ranks 70 --stages 2 --repeat 1 --slow-rank 40 >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string job = (d / "traces").string(), page = (d / "job.html").string(),
+                    doc_path = (d / "job.json").string();
+  auto r = run("analyze -q --json " + doc_path + " --html " + page + " " + job);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(at(r.out, "Findings by severity"), std::string::npos) << r.out;
+  EXPECT_NE(at(r.out, "\nPlan (predicted by replay"), std::string::npos) << r.out;
+  EXPECT_NE(at(r.out, "\nAcross ranks"), std::string::npos) << r.out;
+  json doc = json::parse(slurp(doc_path));
+  EXPECT_EQ(doc["mode"], "fleet");
+  EXPECT_FALSE(doc["diagnosis"]["findings"].empty());
+  EXPECT_FALSE(doc["diagnosis"]["plan"].empty());
+  bool straggler = false;
+  for (const auto& f : doc["diagnosis"]["findings"])
+    straggler |= f["id"] == "communication.straggler" && f["title"].get<std::string>().rfind("Rank 40 ", 0) == 0;
+  EXPECT_TRUE(straggler) << doc["diagnosis"]["findings"].dump();
+  const std::string html = slurp(page);
+  EXPECT_NE(at(html, "<h2 id=across-ranks>Across ranks</h2>"), std::string::npos);
+  EXPECT_NE(at(html, "Findings"), std::string::npos);
+  EXPECT_NE(at(html, "analyzed in full"), std::string::npos);
+}
+
 TEST(CliFleetAnswer, TheInMemoryPageHasTheAcrossRanksSectionTheTerminalShows) {
   const std::string job = sixteenRanks();
   ASSERT_FALSE(job.empty());

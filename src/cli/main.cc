@@ -79,14 +79,21 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  // Help and the version go to stdout too: a write that failed there is an error, not exit 0.
+  auto printed = [&app](const CLI::Error& e) {
+    const int rc = app.exit(e);
+    if (std::string err = gpudoctor::cli::stdoutError(); !err.empty())
+      return gpudoctor::cli::fail(err, gpudoctor::cli::kBadInput);
+    return rc;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return printed(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return printed(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return printed(e);
   } catch (const CLI::ParseError& e) {
     // Point to the help of the verb that was being parsed (its chain: "nccl env").
     std::string verb, what = e.what();

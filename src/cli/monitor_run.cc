@@ -35,7 +35,7 @@ namespace gpudoctor::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop = true; }
+void onStopSignal(int) { g_stop = true; }
 
 // "9400", ":9400", "0.0.0.0:9400", "[::1]:9400" -> host, port. Loopback unless an address is given.
 bool parseListen(const std::string& s, std::string& host, int& port) {
@@ -201,8 +201,8 @@ int runMonitor(const MonitorArgs& a, const Thresholds& t) {
       std::fprintf(stderr, "gpudoctor monitor: Prometheus metrics at http://%s:%d/metrics\n", listen_host.c_str(),
                    listen_port);
   }
-  signal(SIGINT, onSignal);
-  signal(SIGTERM, onSignal);
+  signal(SIGINT, onStopSignal);
+  signal(SIGTERM, onStopSignal);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   SampleSinks sinks(a);

@@ -115,11 +115,11 @@ inline constexpr double kAnchorMaxFactor = 8;
 // above), and a measured step further off is the job's own difference (noise in its timing, a loader or
 // GPU running differently), which a larger factor would only push into the predictions.
 inline constexpr double kAnchorFactorRange = 2;
-// How far the un-profiled step estimated from a trace alone was from the measured one on the
-// validation set (testdata/whatif, 87 traces of 28 jobs, session 20): median and worst |error|. The
+// How far the un-profiled step estimated from a trace alone was from the measured one over the
+// validation lab's 40 scored jobs (docs/validation.md, both parts): median and worst |error|. The
 // terminal report says so where no measured step anchors the estimate.
-inline constexpr double kUnprofiledMedianError = 0.05;
-inline constexpr double kUnprofiledWorstError = 0.43;
+inline constexpr double kUnprofiledMedianError = 0.042;
+inline constexpr double kUnprofiledWorstError = 0.51;
 // Rescales `ed` (the un-profiled edits: unprofiledEdits(&model)) in place.
 ProfilerAnchor anchorProfilerCost(const ReplayModel& model, double measured_ns, ReplayEdits& ed);
 

@@ -279,3 +279,5 @@ Result<std::vector<NcclBenchRow>> runNcclBench(const NcclBenchOptions& opt, int 
 }
 
 }  // namespace gpudoctor
+
+#undef CUDA_TRY  // file-local: another file of a unity batch may define its own

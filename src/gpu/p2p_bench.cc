@@ -114,3 +114,5 @@ Result<BandwidthMeasurement> measureCopyBandwidth(int64_t bytes, int repeats) {
 }
 
 }  // namespace gpudoctor
+
+#undef CUDA_TRY  // file-local: another file of a unity batch may define its own

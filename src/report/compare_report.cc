@@ -283,6 +283,7 @@ std::string renderCompareJson(const CompareResult& r, const CompareLabels& l) {
                 {"estimate_error_per_profiler_share", kEstimateErrorPerProfilerShare},
                 {"band", r.band}};
   j["traced_median_ns"] = {{"base", r.base_median_ns}, {"new", r.new_median_ns}};
+  j["gpu_busy_ns"] = {{"base", r.base_busy_ns}, {"new", r.new_busy_ns}};
   j["verdict"] = {{"basis", r.basis},           {"base_ns", r.base_verdict_ns},
                   {"new_ns", r.new_verdict_ns}, {"change", r.change},
                   {"speedup", r.speedup},       {"speedup_range", {r.speedup_low, r.speedup_high}},

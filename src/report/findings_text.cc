@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/compare.h"
 #include "diagnosis/what_if.h"
 #include "report/style.h"
 #include "report/text.h"
@@ -67,24 +68,32 @@ std::string renderPlan(const Diagnosis& d, bool color) {
   }
   return o;
 }
+
+// How far this trace's un-profiled estimate is likely off: the lab's median, or more where the
+// estimate took a large share of the traced step away as the profiler's cost (that share's typical
+// error, analysis/compare.h).
+double expectedUnprofiledError(const StepWhatIf& w) {
+  const double removed = w.traced_step_ns > 0 ? 1 - static_cast<double>(w.unprofiled_step_ns) / w.traced_step_ns : 0;
+  return std::max(kUnprofiledMedianError, kEstimateErrorPerProfilerShare * std::clamp(removed, 0.0, 1.0));
+}
 }  // namespace
 
 std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
-  std::string o =
-      paint(d.what_if.available
-                ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain"
-                : "Findings by severity; in each, by the step time a fix can save (upper bounds)",
-            Tone::kHeading, color) +
-      "\n";
+  const std::string heading =
+      headingLines(d.what_if.available
+                       ? "Findings by severity; in each, replay-predicted speedups first, then upper bounds of the gain"
+                       : "Findings by severity; in each, by the step time a fix can save (upper bounds)");
+  std::string o = paint(heading, Tone::kHeading, color) + "\n";
   if (d.what_if.available)
     o += wrapText(
         fmt::format(
-            "un-profiled step (replay): {:.2f} ms (traced {:.2f} ms{}), limited by {}",
+            "un-profiled step (replay): {:.2f} ms (traced {:.2f} ms, the loop's steady state{}), limited by {}",
             d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
             d.what_if.measured_step_ns <= 0
-                ? fmt::format("; from the trace alone: {:.0f} % off in the median, up to {:.0f} % on the "
-                              "validation set; --measured-step-ms anchors it",
-                              100 * kUnprofiledMedianError, 100 * kUnprofiledWorstError)
+                ? fmt::format("; from the trace alone, expect it within about {:.0f} % (the lab's jobs: {:.0f} % "
+                              "in the median, up to {:.0f} %); --measured-step-ms anchors it",
+                              100 * expectedUnprofiledError(d.what_if), 100 * kUnprofiledMedianError,
+                              100 * kUnprofiledWorstError)
             : d.what_if.anchored
                 ? fmt::format("; matched to the measured {:.2f} ms, the profiler's estimated host cost x {:.2f}",
                               d.what_if.measured_step_ns / 1e6, d.what_if.profiler_cost_factor)

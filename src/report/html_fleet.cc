@@ -13,8 +13,6 @@ namespace gpudoctor {
 
 namespace {
 
-double ms(double ns) { return ns / 1e6; }
-
 std::string groupsTable(const FleetReport& f) {
   if (f.groups.empty()) return "";
   std::vector<const FleetGroup*> g;
@@ -46,7 +44,7 @@ std::string slowestRanksTable(const FleetReport& f) {
       r.size() > kRows ? fmt::format("The slowest {} of {} ranks", kRows, r.size()) : std::string("Ranks"));
   for (size_t k = 0; k < r.size() && k < kRows; ++k)
     o += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td></tr>", r[k]->rank,
-                     r[k]->steps, ms(r[k]->wall_ns), ms(r[k]->own_ns), ms(r[k]->wait_ns));
+                     r[k]->steps, htmlMs(r[k]->wall_ns), htmlMs(r[k]->own_ns), htmlMs(r[k]->wait_ns));
   return o + "</table>";
 }
 
@@ -80,8 +78,8 @@ std::string fleetHtml(const FleetReport& f) {
   std::string o = fmt::format(
       "<h2 id=across-ranks>Across ranks</h2><p>{} ranks{}, {} steps, mean step {:.3f} ms (median {:.3f} ms). Own "
       "time = step time minus waiting for other ranks in collectives.</p><ul id=fleet-verdicts>",
-      f.ranks, f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(), f.rank_steps, ms(f.step_ns),
-      ms(f.median_step_ns));
+      f.ranks, f.world_size > 0 ? fmt::format(" of {}", f.world_size) : std::string(), f.rank_steps, htmlMs(f.step_ns),
+      htmlMs(f.median_step_ns));
   for (const auto& v : fleetVerdicts(f)) o += "<li>" + htmlEscape(v) + "</li>";
   return o + "</ul>" + groupsTable(f) + slowestRanksTable(f);
 }
@@ -105,7 +103,7 @@ std::string focusHtml(const std::vector<FocusRank>& focus) {
 
 std::string renderFleetHtml(const FleetReport& f, const std::vector<FocusRank>& focus) {
   std::string o = htmlPageStart();
-  o += fmt::format("<h1>gpudoctor: {} ranks, mean step {:.2f} ms</h1>", f.ranks, ms(f.step_ns));
+  o += fmt::format("<h1>gpudoctor: {} ranks, mean step {:.2f} ms</h1>", f.ranks, htmlMs(f.step_ns));
   o += focusHtml(focus);
   if (!f.notes.empty()) {
     o += "<ul id=trace-notes>";

@@ -16,16 +16,13 @@ namespace gpudoctor {
 
 namespace {
 
-std::string esc(std::string_view s) { return htmlEscape(s); }
-
-double ms(double ns) { return htmlMs(ns); }
-
 // Per-rank stacked bars of the mean step.
 std::string rankChart(const RunAnalysis& run) {
   const int W = 900, row = 26, left = 70;
   int h = static_cast<int>(run.ranks.size()) * row + 30;
   double max_ms = 0;
-  for (const auto& r : run.ranks) max_ms = std::max(max_ms, ms(r.total.wall_ns / std::max<double>(1, r.steps.size())));
+  for (const auto& r : run.ranks)
+    max_ms = std::max(max_ms, htmlMs(r.total.wall_ns / std::max<double>(1, r.steps.size())));
   std::string o =
       fmt::format("<svg id='chart-ranks' class=chart viewBox='0 0 {0} {1}' width={0} height={1} role=img>", W, h);
   o += xAxis(left, W - left - 80, max_ms, h - 24, 0, "ms");
@@ -35,7 +32,7 @@ std::string rankChart(const RunAnalysis& run) {
     const auto& t = r.total;
     const auto parts = stepPartValues(t);
     double v[kStepPartCount];
-    for (int i = 0; i < kStepPartCount; ++i) v[i] = ms(static_cast<double>(parts[i]) / n);
+    for (int i = 0; i < kStepPartCount; ++i) v[i] = htmlMs(static_cast<double>(parts[i]) / n);
     o += fmt::format("<text x=0 y={} class=lbl>rank {}</text>", y + 16, r.trace->rank);
     double x = left;
     for (int i = 0; i < kStepPartCount; ++i) {
@@ -45,7 +42,7 @@ std::string rankChart(const RunAnalysis& run) {
                          y, w, row - 6, kStepParts[i].color, kStepParts[i].name, v[i]);
       x += w;
     }
-    o += fmt::format("<text x={:.1f} y={} class=lbl>{:.2f} ms</text>", x + 4, y + 16, ms(t.wall_ns / n));
+    o += fmt::format("<text x={:.1f} y={} class=lbl>{:.2f} ms</text>", x + 4, y + 16, htmlMs(t.wall_ns / n));
     y += row;
   }
   return o + "</svg>" + stepPartsLegend();
@@ -93,7 +90,7 @@ std::string timeline(const RankAnalysis& r, size_t step, const std::string& id, 
     flush();
     y += lane;
   }
-  o += xAxis(left, W - left - 30, ms(span), y, 0, "ms");
+  o += xAxis(left, W - left - 30, htmlMs(span), y, 0, "ms");
   return o + "</svg>";
 }
 
@@ -113,7 +110,7 @@ std::string timelines(const RunAnalysis& run) {
     for (auto [k, what] : steps) {
       std::string id = fmt::format("tl-{}-{}", r.trace->rank, k);
       menu.emplace_back(id, fmt::format("rank {}, step {} ({} step, {:.2f} ms)", r.trace->rank, stepLabel(r.windows[k]),
-                                        what, ms(r.steps[k].wall_ns)));
+                                        what, htmlMs(r.steps[k].wall_ns)));
       svgs += timeline(r, k, id, svgs.empty());
     }
   }
@@ -136,9 +133,10 @@ std::string rankTable(const RunAnalysis& run) {
     o += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.0f}%</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td>"
         "<td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>",
-        r.trace->rank, r.steps.size(), ms(t.wall_ns / n), t.wall_ns > 0 ? 100.0 * t.gpu_busy_ns / t.wall_ns : 0,
-        ms(t.compute_ns / n), ms(t.comm_exposed_ns / n), ms(t.copy_exposed_ns / n), ms(t.idle_host_ns / n),
-        ms(t.idle_sync_ns / n), w ? fmt::format("{:.2f}", ms(w->wait_ns / n)) : std::string("&mdash;"),
+        r.trace->rank, r.steps.size(), htmlMs(t.wall_ns / n), t.wall_ns > 0 ? 100.0 * t.gpu_busy_ns / t.wall_ns : 0,
+        htmlMs(t.compute_ns / n), htmlMs(t.comm_exposed_ns / n), htmlMs(t.copy_exposed_ns / n),
+        htmlMs(t.idle_host_ns / n), htmlMs(t.idle_sync_ns / n),
+        w ? fmt::format("{:.2f}", htmlMs(w->wait_ns / n)) : std::string("&mdash;"),
         w ? fmt::format("{} of {}", w->last_arrivals, run.straggler.collectives) : std::string("&mdash;"));
   }
   return o + "</table></div>";
@@ -151,12 +149,12 @@ std::string stragglerSection(const RunAnalysis& run) {
   std::string o = "<h2>Straggler</h2><p id=straggler>";
   std::string note = s.note;
   if (!note.empty()) note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
-  o += esc(note.empty() ? std::string("No rank holds the others back consistently") : note);
+  o += htmlEscape(note.empty() ? std::string("No rank holds the others back consistently") : note);
   const double steps = std::max<double>(1, run.ranks.front().steps.size());
   if (s.straggler >= 0 && note.find("per step") == std::string::npos)
     o += fmt::format(
         ": they wait {:.2f} ms per step for rank {} inside NCCL (mean over them; per rank in the table above)",
-        ms(s.others_wait_ns / steps), s.straggler);
+        htmlMs(s.others_wait_ns / steps), s.straggler);
   return o + ".</p>";
 }
 
@@ -172,7 +170,7 @@ std::string classChart(const KernelSummary& k) {
         "<text x=0 y={} class=lbl>{}</text><rect x={} y={} width={:.1f} height={} fill='#495057'/>"
         "<text x={:.1f} y={} class=lbl>{:.1f}% ({:.2f} ms, {} kernels)</text>",
         y + 13, kernelClassName(c.cls), left, y, wd, row - 5, left + wd + 4, y + 13, 100 * c.share,
-        ms(static_cast<double>(c.dur.total_ns)), c.dur.count);
+        htmlMs(static_cast<double>(c.dur.total_ns)), c.dur.count);
     y += row;
   }
   return o + "</svg>";
@@ -196,7 +194,7 @@ std::string collectiveChart(const std::vector<CollectiveStats>& all) {
                          ? ""
                          : "<p id=collectives-unsized><small>Left out, their message size not being in the trace (no "
                            "&ldquo;In msg nelems&rdquo; on the kernel), so no bandwidth: " +
-                               esc(unsized) + ".</small></p>";
+                               htmlEscape(unsized) + ".</small></p>";
   if (cs.empty()) return note;
   // Labels as long as they need (about 6.6 px a character at 12 px), at most 44 characters; the
   // full label in the bar's tooltip.
@@ -223,8 +221,8 @@ std::string collectiveChart(const std::vector<CollectiveStats>& all) {
     o += fmt::format(
         "<text x=0 y={} class=lbl>{}<title>{}</title></text><rect x={} y={} width={:.1f} height={} "
         "fill='#e8590c'><title>{}</title></rect><text x={:.1f} y={} class=lbl>busbw {:.2f} GB/s, mean {:.1f} us</text>",
-        y + 13, esc(shown), esc(labels[i]), left, y, wd, row - 5, esc(labels[i]), left + wd + 4, y + 13, c.busbw_gbps,
-        c.dur.mean_ns / 1e3);
+        y + 13, htmlEscape(shown), htmlEscape(labels[i]), left, y, wd, row - 5, htmlEscape(labels[i]), left + wd + 4,
+        y + 13, c.busbw_gbps, c.dur.mean_ns / 1e3);
     y += row;
   }
   return o + "</svg>" + note;
@@ -237,7 +235,7 @@ std::string orUnknown(const std::string& s) { return s.empty() ? "unknown" : s; 
 std::string jobSection(const JobProfile& p) {
   std::string o = "<h2>Job (from the trace)</h2><table id=job>";
   auto row = [&](const std::string& k, const std::string& v) {
-    o += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>";
+    o += "<tr><th>" + htmlEscape(k) + "</th><td>" + htmlEscape(v) + "</td></tr>";
   };
   row("framework", orUnknown(p.framework) + (p.framework_version.empty() ? "" : " " + p.framework_version));
   const auto& s = p.precision_shares;
@@ -276,7 +274,7 @@ std::string jobSection(const JobProfile& p) {
   o += "</table>";
   if (!p.notes.empty()) {
     o += "<ul id=job-notes>";
-    for (const auto& n : p.notes) o += "<li>" + esc(n) + "</li>";
+    for (const auto& n : p.notes) o += "<li>" + htmlEscape(n) + "</li>";
     o += "</ul>";
   }
   return o;
@@ -287,24 +285,25 @@ std::string findingsHtml(const Diagnosis& d) {
   std::string o = "<h2>Findings</h2><div id=findings>";
   for (const auto& f : d.findings) {
     o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity),
-                     esc(f.title));
+                     htmlEscape(f.title));
     if (f.gain_ms_per_step > 0)
       o += fmt::format(" &mdash; saves &le; {:.2f} ms/step ({:.0f}%)", f.gain_ms_per_step, 100 * f.gain_share);
     o += "<ul>";
-    for (const auto& e : f.evidence) o += fmt::format("<li>{}: {:.4g} {}</li>", esc(e.name), e.value, esc(e.unit));
+    for (const auto& e : f.evidence)
+      o += fmt::format("<li>{}: {:.4g} {}</li>", htmlEscape(e.name), e.value, htmlEscape(e.unit));
     o += "</ul>";
-    if (!f.explanation.empty()) o += "<p>" + esc(f.explanation) + "</p>";
+    if (!f.explanation.empty()) o += "<p>" + htmlEscape(f.explanation) + "</p>";
     if (!f.fix.empty()) {
       o += "<pre>";
-      for (const auto& l : f.fix) o += esc(l) + "\n";
+      for (const auto& l : f.fix) o += htmlEscape(l) + "\n";
       o += "</pre>";
     }
-    if (f.gain_ms_per_step > 0) o += "<p><small>Gain estimate: " + esc(f.gain_basis) + "</small></p>";
+    if (f.gain_ms_per_step > 0) o += "<p><small>Gain estimate: " + htmlEscape(f.gain_basis) + "</small></p>";
     if (f.what_if.available) {
       o += fmt::format("<p class=predicted>Predicted by replay: {:.2f} ms/step un-profiled after this fix, {:.2f}x",
-                       ms(static_cast<double>(f.what_if.step_ns)), f.what_if.speedup);
-      if (!f.what_if.next_bottleneck.empty()) o += ", then limited by " + esc(f.what_if.next_bottleneck);
-      o += "<br><small>" + esc(f.what_if.basis) + "</small></p>";
+                       htmlMs(static_cast<double>(f.what_if.step_ns)), f.what_if.speedup);
+      if (!f.what_if.next_bottleneck.empty()) o += ", then limited by " + htmlEscape(f.what_if.next_bottleneck);
+      o += "<br><small>" + htmlEscape(f.what_if.basis) + "</small></p>";
     }
     o += "</div>";
   }
@@ -316,9 +315,9 @@ std::string planHtml(const Diagnosis& d) {
   if (d.plan.empty()) return "";
   std::string o = "<h2>Plan (fixes applied one after another, predicted by replay";
   if (d.what_if.available)
-    o += fmt::format("; un-profiled step {:.2f} ms{}", ms(static_cast<double>(d.what_if.unprofiled_step_ns)),
+    o += fmt::format("; un-profiled step {:.2f} ms{}", htmlMs(static_cast<double>(d.what_if.unprofiled_step_ns)),
                      d.what_if.anchored ? fmt::format(", matched to the measured {:.2f} ms",
-                                                      ms(static_cast<double>(d.what_if.measured_step_ns)))
+                                                      htmlMs(static_cast<double>(d.what_if.measured_step_ns)))
                                         : "");
   o += ")</h2><table id=plan><tr><th>step</th><th>fix</th><th>finding</th><th>predicted ms/step</th><th>speedup</th>"
        "<th>then limited by</th><th>as good within the replay's accuracy (" +
@@ -327,10 +326,12 @@ std::string planHtml(const Diagnosis& d) {
   for (const auto& p : d.plan) {
     std::string tied;
     for (const auto& a : p.within_accuracy)
-      tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", esc(a.fix.empty() ? a.finding : a.fix), a.speedup);
+      tied += fmt::format("{}{} {:.2f}x", tied.empty() ? "" : ", ", htmlEscape(a.fix.empty() ? a.finding : a.fix),
+                          a.speedup);
     o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>",
-                     ++n, esc(p.fix), esc(p.finding), ms(static_cast<double>(p.step_ns)), p.speedup,
-                     p.next_bottleneck.empty() ? "&mdash;" : esc(p.next_bottleneck), tied.empty() ? "&mdash;" : tied);
+                     ++n, htmlEscape(p.fix), htmlEscape(p.finding), htmlMs(static_cast<double>(p.step_ns)), p.speedup,
+                     p.next_bottleneck.empty() ? "&mdash;" : htmlEscape(p.next_bottleneck),
+                     tied.empty() ? "&mdash;" : tied);
   }
   return o + "</table>";
 }
@@ -339,11 +340,12 @@ std::string checklistHtml(const Diagnosis& d) {
   std::string o =
       "<h2>Checklist</h2><table id=checklist><tr><th>area</th><th>item</th><th>status</th><th>evidence</th></tr>";
   for (const auto& c : d.checklist)
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", esc(c.area), esc(c.item),
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td class={}>{}</td><td>{}</td></tr>", htmlEscape(c.area),
+                     htmlEscape(c.item),
                      c.status == CheckStatus::kPass   ? "pass"
                      : c.status == CheckStatus::kFail ? "fail"
                                                       : "na",
-                     checkStatusName(c.status), esc(c.evidence));
+                     checkStatusName(c.status), htmlEscape(c.evidence));
   return o + "</table>";
 }
 
@@ -353,8 +355,8 @@ std::string topKernelsHtml(const KernelSummary& k) {
       "<th>total ms</th><th>share</th></tr>";
   for (const auto& t : k.top)
     o += fmt::format("<tr><td class=name>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f}%</td></tr>",
-                     esc(t.name.substr(0, 300)), kernelClassName(t.cls), t.dur.count,
-                     ms(static_cast<double>(t.dur.total_ns)), 100 * t.share);
+                     htmlEscape(t.name.substr(0, 300)), kernelClassName(t.cls), t.dur.count,
+                     htmlMs(static_cast<double>(t.dur.total_ns)), 100 * t.share);
   return o + "</table></div>";
 }
 
@@ -362,12 +364,13 @@ std::string topKernelsHtml(const KernelSummary& k) {
 std::string titleHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFleet& fl) {
   if (!fl.focus || !fl.fleet)
     return fmt::format("<h1>gpudoctor: {} rank{}, mean step {:.2f} ms, primary bottleneck: {}</h1>", run.ranks.size(),
-                       run.ranks.size() == 1 ? "" : "s", d.step_ms, esc(d.primary));
+                       run.ranks.size() == 1 ? "" : "s", d.step_ms, htmlEscape(d.primary));
   std::vector<int> ids;
   for (const auto& r : run.ranks) ids.push_back(r.trace->rank);
   return fmt::format(
       "<h1>gpudoctor: {} ranks, mean step {:.2f} ms; {} {} analyzed in full, primary bottleneck: {}</h1>",
-      fl.fleet->ranks, ms(fl.fleet->step_ns), ids.size() == 1 ? "rank" : "ranks", fmt::join(ids, ", "), esc(d.primary));
+      fl.fleet->ranks, htmlMs(fl.fleet->step_ns), ids.size() == 1 ? "rank" : "ranks", fmt::join(ids, ", "),
+      htmlEscape(d.primary));
 }
 
 }  // namespace
@@ -377,7 +380,7 @@ std::string renderHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFle
   if (fl.focus) o += focusHtml(*fl.focus);
   if (!run.notes.empty()) {
     o += "<ul id=trace-notes>";
-    for (const auto& n : run.notes) o += "<li>" + esc(n) + "</li>";
+    for (const auto& n : run.notes) o += "<li>" + htmlEscape(n) + "</li>";
     o += "</ul>";
   }
   o += jobSection(run.job) + findingsHtml(d) + planHtml(d);

@@ -116,7 +116,7 @@ std::string jobBlock(const JobProfile& p) {
     o += line + "\n";
   }
   for (const auto& n : p.notes)
-    if (n.rfind("ranks differ: ", 0) == 0) o += "  " + (n.size() > 98 ? n.substr(0, 95) + "..." : n) + "\n";
+    if (n.rfind("ranks differ: ", 0) == 0) o += wrapText(n, "  ", textWidth());
   return o;
 }
 
@@ -190,8 +190,10 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     o += "  (fastest rank)\n";
     rankRow(o, *order.back());
   }
-  o += "  exposed = NCCL time with no compute kernel running; copies = memcpy/memset with no kernel running;\n"
-       "  lat = median launch latency (call end -> GPU start). Definitions: docs/reference/analyze.md.\n";
+  o += wrapText(
+      "exposed = NCCL time with no compute kernel running; copies = memcpy/memset with no kernel running; "
+      "lat = median launch latency (call end -> GPU start). Definitions: docs/reference/analyze.md.",
+      "  ", textWidth());
 
   const RankAnalysis* dr = &first;
   for (const auto& r : run.ranks)
@@ -208,15 +210,17 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   };
   for (const auto& b : dr->steps) step_row(b.window.annotated ? fmt::format("#{}", b.window.number) : "all", b);
   if (dr->steps.size() > 1) step_row("total", dr->total);
-  o += "  wall = compute + exposed + copies + idle; idle = host + sync + depend + other (why the GPU waited)\n";
+  o += wrapText("wall = compute + exposed + copies + idle; idle = host + sync + depend + other (why the GPU waited)",
+                "  ", textWidth());
 
   const auto& t = dr->total;
   o +=
       "\n" +
       paint(fmt::format("Host side of rank {} over {} step(s)", dr->trace->rank, dr->steps.size()), Tone::kHeading, c) +
       "\n";
-  o += fmt::format("  DataLoader next(): {:.3f} ms   optimizer step: {:.3f} ms   blocking syncs: {:.3f} ms\n",
-                   ms(t.dataloader_ns), ms(t.optimizer_ns), ms(t.sync_ns));
+  o += wrapText(fmt::format("DataLoader next(): {:.3f} ms;  optimizer step: {:.3f} ms;  blocking syncs: {:.3f} ms",
+                            ms(t.dataloader_ns), ms(t.optimizer_ns), ms(t.sync_ns)),
+                "  ", textWidth());
   const auto& l = t.launch_latency;
   if (l.count)
     o += fmt::format("  launch latency over {} launches: p50 {:.1f} us, p95 {:.1f} us, max {:.1f} us\n", l.count,
@@ -257,7 +261,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
 
   if (!run.collectives.empty()) {
     o += "\n" +
-         paint("NCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)",
+         paint(headingLines("NCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)"),
                Tone::kHeading, c) +
          "\n";
     o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype",
@@ -277,7 +281,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
           shorten(c.dtype, 9), c.bytes > 0 ? bytesText(c.bytes) : std::string("size ?"), shorten(c.variant, 10),
           c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), c.algbw_gbps,
           c.busbw_gbps);
-    o += "  algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.\n";
+    o += wrapText("algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.", "  ", textWidth());
   }
   if (run.ranks.size() > 1) {
     const auto& s = run.straggler;

@@ -30,6 +30,12 @@ std::string wrapText(const std::string& text, const std::string& indent, size_t 
   return out;
 }
 
+std::string headingLines(const std::string& text) {
+  std::string h = wrapText(text, "", textWidth());
+  if (!h.empty()) h.pop_back();
+  return h;
+}
+
 namespace {
 bool isCommand(std::string_view body) {
   std::string_view first = body.substr(0, body.find(' '));

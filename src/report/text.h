@@ -14,6 +14,9 @@ void setTextWidth(size_t columns);
 
 // Wraps text at `width` columns; every line starts with `indent`.
 std::string wrapText(const std::string& text, const std::string& indent, size_t width);
+// A heading wrapped to textWidth(), without the last newline (so a painted heading ends its escape
+// on its own line).
+std::string headingLines(const std::string& text);
 
 // Every line of a finished report within `width` columns: a longer line is broken at spaces, prose
 // with its indentation plus two, a shell command (kubectl, sbatch, srun, torchrun, an env assignment,

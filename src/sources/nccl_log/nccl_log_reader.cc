@@ -10,7 +10,7 @@ namespace gpudoctor {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trimValue(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '.')) s.remove_suffix(1);
   return s;
@@ -57,20 +57,20 @@ class Parser {
     ++f_.nccl_lines;
     std::string host(head.substr(0, head.find(':')));
     if (rest.substr(0, 5) == "WARN ") {
-      std::string w(trim(rest.substr(5)));
+      std::string w(trimValue(rest.substr(5)));
       if (std::find(f_.warnings.begin(), f_.warnings.end(), w) == f_.warnings.end() && f_.warnings.size() < 100)
         f_.warnings.push_back(w);
       return;
     }
     if (rest.substr(0, 5) != "INFO ") return;
-    std::string_view m = trim(rest.substr(5));
+    std::string_view m = trimValue(rest.substr(5));
     auto starts = [&](std::string_view p) { return m.substr(0, p.size()) == p; };
     auto has = [&](std::string_view p) { return m.find(p) != std::string_view::npos; };
 
     if (starts("NCCL version ")) {
-      f_.versions.insert(std::string(trim(m.substr(13))));
+      f_.versions.insert(std::string(trimValue(m.substr(13))));
     } else if (starts("Using network ")) {
-      f_.networks.insert(std::string(trim(m.substr(14))));
+      f_.networks.insert(std::string(trimValue(m.substr(14))));
     } else if (starts("NET/IB : No device found")) {
       f_.ib_no_device = true;
     } else if (starts("NET/IB : Using ") || starts("NET/IB: Using ")) {
@@ -92,9 +92,9 @@ class Parser {
       if (has("Could not find") || has("No plugin found"))
         f_.plugins.emplace(kind, "not found (built-in)");
       else if (has("Loaded") || has("loaded"))
-        f_.plugins[kind] = std::string(trim(m.substr(m.find(':') + 1)));
+        f_.plugins[kind] = std::string(trimValue(m.substr(m.find(':') + 1)));
     } else if (starts("Initialized NET plugin ")) {
-      f_.plugins["NET"] = "built-in " + std::string(trim(m.substr(23)));
+      f_.plugins["NET"] = "built-in " + std::string(trimValue(m.substr(23)));
     } else if (starts("comm ") && has(" nRanks ")) {
       auto& c = comm(wordAfter(m, "comm "));
       c.nranks = intAfter(m, "nRanks ");
@@ -136,7 +136,7 @@ class Parser {
       }
     } else if ((starts("Channel ") || starts("Ring ")) && has(" via ")) {
       // "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", "... via NET/IB/0/GDRDMA", "... via SHM/direct/direct"
-      std::string t(trim(m.substr(m.find(" via ") + 5)));
+      std::string t(trimValue(m.substr(m.find(" via ") + 5)));
       bool gdr = t.find("GDRDMA") != std::string::npos;
       std::string kind = t.substr(0, t.find('/'));
       if (kind == "NET") {
@@ -150,12 +150,12 @@ class Parser {
       }
       ++f_.transports[kind];
     } else if ((starts("Channel ") || starts("Ring ")) && has(" : ") && !has("->")) {
-      if (f_.rings.size() < 64) f_.rings.emplace_back(trim(m.substr(m.find(" : ") + 3)));
+      if (f_.rings.size() < 64) f_.rings.emplace_back(trimValue(m.substr(m.find(" : ") + 3)));
     } else if (starts("Trees ")) {
       for (size_t p = 0; (p = m.find('[', p)) != std::string_view::npos; ++p) ++f_.trees;
     } else if (has(" set by environment to ")) {
       size_t p = m.find(" set by environment to ");
-      f_.settings[std::string(m.substr(0, p))] = std::string(trim(m.substr(p + 23)));
+      f_.settings[std::string(m.substr(0, p))] = std::string(trimValue(m.substr(p + 23)));
     } else if (has("NVLS multicast support is available")) {
       f_.nvls_available = true;
     } else if (has("NVLS multicast support is not available")) {

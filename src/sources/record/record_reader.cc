@@ -27,8 +27,8 @@ namespace {
 
 constexpr uint32_t kMaxRecordBytes = 1u << 20;  // a string or info record longer than this is corrupt
 constexpr uint64_t kMaxSpanNs = 400ull * 24 * 3600 * 1000000000ull;  // 400 days: a longer interval is corrupt
-constexpr uint64_t kMaxCopyBytes = 1ull << 50;     // 1 PiB: a larger copy or memset is a corrupt record
-constexpr uint64_t kMaxTimeNs = (1ull << 62) - 1;  // any time (and clock) beyond is corrupt
+constexpr uint64_t kMaxCopyBytes = 1ull << 50;           // 1 PiB: a larger copy or memset is a corrupt record
+constexpr uint64_t kMaxRecordTimeNs = (1ull << 62) - 1;  // any time (and clock) beyond is corrupt
 
 std::string demangle(std::string_view s) {
   if (s.substr(0, 2) != "_Z") return std::string(s);
@@ -82,9 +82,10 @@ std::string_view syncName(uint32_t type) {
   }
 }
 
-class Reader {
+class RecordParser {
  public:
-  Reader(ByteStream& in, std::string name, RecordingFacts* facts) : in_(in), name_(std::move(name)), facts_(facts) {}
+  RecordParser(ByteStream& in, std::string name, RecordingFacts* facts)
+      : in_(in), name_(std::move(name)), facts_(facts) {}
 
   Result<RankTrace> run() {
     rec::FileHeader h{};
@@ -103,8 +104,8 @@ class Reader {
     tr_.rank = h.rank;
     tr_.world_size = h.world_size;
     // Both clocks below 2^62 ns, so that every time (also below 2^62) plus the offset fits in 64 bits.
-    if (h.cupti_start_ns > kMaxTimeNs || h.realtime_start_ns < 0 ||
-        h.realtime_start_ns > static_cast<int64_t>(kMaxTimeNs))
+    if (h.cupti_start_ns > kMaxRecordTimeNs || h.realtime_start_ns < 0 ||
+        h.realtime_start_ns > static_cast<int64_t>(kMaxRecordTimeNs))
       return Error{name_ + ": corrupt recording header (clock times out of range)"};
     tr_.base_time_ns = h.realtime_start_ns - static_cast<int64_t>(h.cupti_start_ns);
     tr_.has_base_time = true;
@@ -178,7 +179,7 @@ class Reader {
   // detached or the process ended: such a record is counted and left out, not a corrupt file.
   static bool untimed(uint64_t start, uint64_t end) { return start == 0 || end == 0; }
   Status span(uint64_t start, uint64_t end, uint64_t offset) {
-    if (end < start || end - start > kMaxSpanNs || end > kMaxTimeNs)
+    if (end < start || end - start > kMaxSpanNs || end > kMaxRecordTimeNs)
       return Error{name_ + ": corrupt times in the record at byte " + std::to_string(offset)};
     return {};
   }
@@ -345,7 +346,7 @@ class Reader {
       case rec::Type::kNcclCall: {
         rec::NcclCall c;
         if (auto s = fixed(p, offset, c); !s.ok()) return s;
-        if (c.start_ns > kMaxTimeNs || (rec::isNcclCollectiveSchema(c.schema) && c.bytes > kMaxCopyBytes))
+        if (c.start_ns > kMaxRecordTimeNs || (rec::isNcclCollectiveSchema(c.schema) && c.bytes > kMaxCopyBytes))
           return Error{name_ + ": corrupt NCCL call record at byte " + std::to_string(offset)};
         nccl_calls_.push_back(c);
         return {};
@@ -434,14 +435,14 @@ bool looksLikeRecording(std::string_view head) {
 Result<RankTrace> readRecording(const std::string& path, RecordingFacts* facts) {
   auto in = ByteStream::open(path);
   if (!in.ok()) return in.error();
-  Reader r(*in.value(), path, facts);
+  RecordParser r(*in.value(), path, facts);
   return r.run();
 }
 
 Result<RankTrace> readRecordingFromMemory(const char* data, size_t size, const std::string& name,
                                           RecordingFacts* facts) {
   auto in = ByteStream::fromMemory(data, size, name);
-  Reader r(*in, name, facts);
+  RecordParser r(*in, name, facts);
   return r.run();
 }
 
