@@ -12,12 +12,12 @@
 //                    [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]
 //                    [--fit-on JOB,JOB,...]
 // The fit moves the per-event, per-GPU-gap and speed-exponent costs; the per-call costs are measured
-// (scripts/profiler_call_cost.py, scripts/profiler_api_cost.py) and stay as given. --fit-on fits on
+// (scripts/probes/profiler_call_cost.py, scripts/probes/profiler_api_cost.py) and stay as given. --fit-on fits on
 // the named jobs' traces alone and scores the others with that fit (held out).
 // --holdout also fits each job's costs without its own traces; --paths prints, under each fix, the
 // critical path of the edited base's replayed step by category (ms) and the edit against the variant's own
 // trace; --host-path each trace's host path (its GPU work free) and autocast's casts per step.
-// With DIR/retime.json (scripts/whatif_jobs.py --retime: the same un-profiled timing in fresh
+// With DIR/retime.json (scripts/validation/whatif_jobs.py --retime: the same un-profiled timing in fresh
 // processes), a fix's measured speedup is the median over processes of base / variant timed in the
 // same process (the trace's process and each re-time round), and its band spans them and pass 1.
 #include <algorithm>
@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
   // The fixes as edits: the same edits the diagnosis makes (diagnosis/what_if), with the H200's
   // measured ceilings; fixes the replay cannot edit yet are listed as not modeled.
   const std::optional<Ceilings> h200 = builtinCeilings("NVIDIA H200");
-  // A variant's fix (scripts/whatif_jobs.py) as the diagnosis names it; the ones missing have no edit.
+  // A variant's fix (scripts/validation/whatif_jobs.py) as the diagnosis names it; the ones missing have no edit.
   static const std::map<std::string, std::string> kFixOfVariant = {{"bf16", "bf16"},
                                                                    {"workers4", "loader_workers"},
                                                                    {"workers2", "loader_workers"},

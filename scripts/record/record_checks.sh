@@ -3,7 +3,7 @@
 # job (launch-period steps and NVTX steps), a JAX step, torchrun with two processes sharing the GPU
 # (gloo), the profiler already holding CUPTI, and the overhead: the same job's step time plain,
 # recorded, recorded detached and under torch.profiler(record_shapes=True), interleaved, REPEATS times.
-# Needs the carried binaries (scripts/pack_carry.sh build .carry; the CUDA program is built there).
+# Needs the carried binaries (scripts/device/pack_carry.sh build .carry; the CUDA program is built there).
 #   [PARTS=checks,overhead] scripts/record/record_checks.sh OUT_DIR [CARRY_DIR (.carry)] [REPEATS (3)]
 # PARTS=checks runs the recordings only, PARTS=overhead the step-time comparison only.
 set -u

@@ -15,7 +15,7 @@
 #include "model/run_summary.h"
 
 namespace gpudoctor {
-namespace {
+namespace breakdown_test {
 
 constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)";
 constexpr std::string_view kLoaderName = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
@@ -603,11 +603,11 @@ TEST(RunAnalysis, TotalsAreTheSumOfTheSteps) {
   EXPECT_FALSE(r.value().straggler.matched);  // one rank
 }
 
-}  // namespace
+}  // namespace breakdown_test
 }  // namespace gpudoctor
 
 namespace gpudoctor {
-namespace {
+namespace breakdown_test {
 
 // Collectives of one type and size in two process groups (a data-parallel and a tensor-parallel
 // group) are two rows, each naming its group; compare matches them by that key.
@@ -644,5 +644,5 @@ TEST(Collectives, OneRowPerProcessGroup) {
             "allreduce BFloat16 2048 B group tp");
 }
 
-}  // namespace
+}  // namespace breakdown_test
 }  // namespace gpudoctor

@@ -5,9 +5,7 @@
 #include "report/bench_gpu_report.h"
 
 namespace gpudoctor {
-namespace {
-
-// A hand-built analysis: two ranks, 4 steps of 100 ms each, BF16 GEMMs dominant, pinned copies.
+namespace efficiency_test {
 RunAnalysis twoRanks(std::vector<RankTrace>& traces) {
   traces.resize(2);
   RunAnalysis run;
@@ -109,5 +107,5 @@ TEST(Efficiency, WarnsAboutImpossibleFigures) {
   EXPECT_TRUE(computeEfficiency(run, c, opt).warnings.empty());
 }
 
-}  // namespace
+}  // namespace efficiency_test
 }  // namespace gpudoctor

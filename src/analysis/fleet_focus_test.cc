@@ -3,8 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpudoctor {
-namespace {
-
+namespace fleet_focus_test {
 constexpr int64_t kMs = 1'000'000;
 
 // A rank of a synchronous job in one process group: `steps` steps of `wall` ns with one collective
@@ -108,5 +107,5 @@ TEST(FleetFocus, LeftOutRanksAreNeverPicked) {
   for (const auto& r : pickFocusRanks(f.value(), job)) EXPECT_NE(r.rank, 3);
 }
 
-}  // namespace
+}  // namespace fleet_focus_test
 }  // namespace gpudoctor

@@ -6,8 +6,7 @@
 #include <random>
 
 namespace gpudoctor {
-namespace {
-
+namespace fleet_test {
 constexpr int64_t kMs = 1'000'000;
 
 // A rank of a synchronous job: `steps` steps of `wall` ns each (compute `compute`, the rest GPU idle
@@ -219,5 +218,5 @@ TEST(Fleet, MissingAndLeftOutRanksAreNamed) {
   EXPECT_TRUE(named);
 }
 
-}  // namespace
+}  // namespace fleet_test
 }  // namespace gpudoctor

@@ -1,6 +1,6 @@
 // The job profile on real traces whose jobs are known: the what-if validation set (one H200,
 // testdata/whatif, each job described in measurements.json and docs/whatif_validation.md) and the
-// two-rank DDP traces of scripts/make_traces.py (testdata/kineto, examples/ddp_bf16_flash).
+// two-rank DDP traces of scripts/testdata/make_traces.py (testdata/kineto, examples/ddp_bf16_flash).
 #include "analysis/job_profile.h"
 
 #include <gtest/gtest.h>
@@ -13,8 +13,7 @@
 #include "analysis/run_test_util.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace job_profile_test {
 using testing::Loaded;
 
 // Each trace is read once for the whole suite.
@@ -315,7 +314,7 @@ TEST(JobProfile, Precision) {
 }
 
 TEST(JobProfile, TwoRankDdp) {
-  // scripts/make_traces.py: DDP on 2 GPUs; bf16_flash: bf16 autocast, fused AdamW, 2 workers pinned;
+  // scripts/testdata/make_traces.py: DDP on 2 GPUs; bf16_flash: bf16 autocast, fused AdamW, 2 workers pinned;
   // fp32_naive: FP32, foreach AdamW, 0 workers, pageable; launch_bound: FP32, foreach, 0 workers, pinned.
   const auto& flash = job("examples/ddp_bf16_flash");
   EXPECT_EQ(flash.data_parallel, "ddp");
@@ -377,5 +376,5 @@ TEST(JobProfile, MergeNotesRankDifferences) {
   EXPECT_NEAR(m.host_syncs[0].host_ns_per_step, 4e6 / 3.0, 1e-6);
 }
 
-}  // namespace
+}  // namespace job_profile_test
 }  // namespace gpudoctor

@@ -13,8 +13,7 @@
 #include "sources/topology_file/topology_file.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace placement_test {
 NodeTopology load(const std::string& name) {
   auto f = loadTopologyFile(std::string(GPUDOCTOR_SOURCE_DIR) + "/testdata/topology/" + name);
   EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.error().message);
@@ -308,5 +307,5 @@ TEST(Placement, Errors) {
   EXPECT_NE(none.error().message.find("only 0"), std::string::npos) << none.error().message;
 }
 
-}  // namespace
+}  // namespace placement_test
 }  // namespace gpudoctor

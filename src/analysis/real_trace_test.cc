@@ -1,5 +1,5 @@
-// The whole pipeline (reader + analysis) on real traces made on 2 x H200 by scripts/make_traces.py.
-// Exact figures below were cross-checked by scripts/crosscheck_breakdown.py, an independent
+// The whole pipeline (reader + analysis) on real traces made on 2 x H200 by scripts/testdata/make_traces.py.
+// Exact figures below were cross-checked by scripts/checks/crosscheck_breakdown.py, an independent
 // Python computation over the raw JSON; the rest are properties each scenario must show.
 #include <gtest/gtest.h>
 
@@ -8,8 +8,7 @@
 #include "analysis/run_test_util.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace real_trace_test {
 using testing::Loaded;
 std::string src(const std::string& rel) { return testing::srcPath(rel); }
 std::unique_ptr<Loaded> load(const std::vector<std::string>& paths) { return testing::loadRun(paths); }
@@ -187,5 +186,5 @@ TEST(RealTrace, StepSelection) {
   EXPECT_NE(none.error().message.find("keeps none"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace real_trace_test
 }  // namespace gpudoctor

@@ -1,5 +1,5 @@
 // The replay engine: the unmodified graph reproduces the traced steps of real traces (2 x H200,
-// scripts/make_traces.py, and the what-if validation jobs), and edits move the step the way the
+// scripts/testdata/make_traces.py, and the what-if validation jobs), and edits move the step the way the
 // dependencies say (host-bound steps do not care about faster kernels; GPU-bound ones do).
 #include "analysis/replay/replay.h"
 
@@ -11,8 +11,7 @@
 #include "analysis/trace_builder_test_util.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace replay_test {
 std::string src(const std::string& rel) { return testing::srcPath(rel); }
 
 // Reads and analyzes paths relative to the source tree.
@@ -613,5 +612,5 @@ TEST(Replay, WhatItCannotModelIsUnavailableWithTheReason) {
   }
 }
 
-}  // namespace
+}  // namespace replay_test
 }  // namespace gpudoctor

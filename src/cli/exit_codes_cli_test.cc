@@ -11,8 +11,7 @@
 #include "cli/cli_test_util.h"
 #include "cli/exit_codes.h"
 
-namespace {
-
+namespace exit_codes_cli_test {
 namespace fs = std::filesystem;
 using namespace gpudoctor::testing;  // NOLINT: the shared CLI test helpers
 using namespace gpudoctor::cli;      // NOLINT: the exit codes
@@ -308,4 +307,4 @@ TEST(ExitCodes, MpiIsLoadedOnlyForMpi) {
   EXPECT_EQ(lines(slurp(dir / "err")), 1) << slurp(dir / "err");
 }
 
-}  // namespace
+}  // namespace exit_codes_cli_test

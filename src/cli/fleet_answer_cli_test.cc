@@ -9,8 +9,7 @@
 #include "cli/cli_test_util.h"
 
 namespace gpudoctor::testing {
-namespace {
-
+namespace fleet_answer_cli_test {
 using nlohmann::json;
 
 const std::string kRank0 = "examples/ddp_bf16_flash/bf16_flash_rank0.pt.trace.json.gz";
@@ -211,5 +210,5 @@ TEST(CliFleetAnswer, TheInMemoryPageHasTheAcrossRanksSectionTheTerminalShows) {
 }
 #endif
 
-}  // namespace
+}  // namespace fleet_answer_cli_test
 }  // namespace gpudoctor::testing

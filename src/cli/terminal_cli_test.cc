@@ -18,8 +18,7 @@
 #include "cli/cli_test_util.h"
 
 namespace gpudoctor::testing {
-namespace {
-
+namespace terminal_cli_test {
 bool hasEscape(const std::string& s) { return s.find('\x1b') != std::string::npos; }
 
 std::string strip(const std::string& s) { return std::regex_replace(s, std::regex("\x1b\\[[0-9;]*m"), ""); }
@@ -201,5 +200,5 @@ TEST(CliReport, CompareShowsKernelNamesNotMatchKeys) {
   EXPECT_NE(j.out.find("sm#_xmma_gemm_f#f#"), std::string::npos) << "the JSON keeps its match keys";
 }
 
-}  // namespace
+}  // namespace terminal_cli_test
 }  // namespace gpudoctor::testing

@@ -3,8 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gpudoctor {
-namespace {
-
+namespace result_test {
 Result<int> parsePositive(int x) {
   if (x <= 0) return Error{"not positive: " + std::to_string(x)};
   return x;
@@ -30,5 +29,5 @@ TEST(Result, MacrosPassValuesAndReturnTheFirstError) {
   EXPECT_EQ(Status(Error{"x"}).error().message, "x");
 }
 
-}  // namespace
+}  // namespace result_test
 }  // namespace gpudoctor

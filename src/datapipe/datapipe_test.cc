@@ -20,8 +20,7 @@
 #include "datapipe/tar_writer.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace datapipe_test {
 namespace fs = std::filesystem;
 
 std::string slurp(const fs::path& p) {
@@ -451,5 +450,5 @@ TEST(Datapipe, DamagedShardsAndIndexesAreClearErrors) {
   EXPECT_NE(r.error().message.find("cannot open"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace datapipe_test
 }  // namespace gpudoctor

@@ -1,4 +1,4 @@
-// Diagnosis on real traces of three contrasting scenarios (scripts/make_traces.py on 2 x H200):
+// Diagnosis on real traces of three contrasting scenarios (scripts/testdata/make_traces.py on 2 x H200):
 // the top finding must be the right one and each missing optimization must be named, with the
 // numbers it rests on. Plus the thresholds file's error messages.
 #include "diagnosis/diagnosis.h"
@@ -9,8 +9,7 @@
 #include "sources/trace_set.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace diagnosis_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 struct Case {
@@ -201,5 +200,5 @@ TEST(Thresholds, StricterThresholdChangesTheVerdict) {
   EXPECT_EQ(find(d, "communication.exposed"), nullptr);
 }
 
-}  // namespace
+}  // namespace diagnosis_test
 }  // namespace gpudoctor

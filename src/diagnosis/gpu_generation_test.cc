@@ -16,9 +16,7 @@
 #include "model/ceilings.h"
 
 namespace gpudoctor {
-namespace {
-
-// Names as the public corpus traces have them (testdata/wild/MANIFEST.json).
+namespace gpu_generation_test {
 TEST(GpuGeneration, KernelNamesProveTheirArchitecture) {
   // kineto_v100_resnet50 (no deviceProperties), hta_v100_resnet_ns.
   EXPECT_EQ(computeMajorFromKernelName("volta_sgemm_128x64_nn"), 7);
@@ -143,5 +141,5 @@ TEST(GpuGeneration, NoBf16PredictionBeforeAmpere) {
   EXPECT_TRUE(bf16Fix().edit({&c, &ampere->run}, ed, basis));
 }
 
-}  // namespace
+}  // namespace gpu_generation_test
 }  // namespace gpudoctor

@@ -6,8 +6,7 @@
 #include <functional>
 
 namespace gpudoctor {
-namespace {
-
+namespace health_test {
 MonitorSample base() {
   MonitorSample s;
   s.interval_s = 1;
@@ -128,5 +127,5 @@ TEST(Health, XidAndUncorrectedEccAreRed) {
   for (const auto& f : judgeHealth(s, t)) EXPECT_NE(f.check, "xid");
 }
 
-}  // namespace
+}  // namespace health_test
 }  // namespace gpudoctor

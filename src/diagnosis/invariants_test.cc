@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <unordered_map>
@@ -55,7 +56,8 @@ bool leavesGpuWorkAlone(std::string_view fix) {
 // Every committed trace: one run per file, a directory of ranks as one run.
 std::vector<std::vector<std::string>> committedRuns() {
   std::vector<std::vector<std::string>> runs;
-  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record", "testdata/lab"}) {
+  for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record", "testdata/lab",
+                          "testdata/wild_small"}) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(testing::srcPath(dir))) {
       const std::string p = e.path().string();
@@ -113,6 +115,25 @@ TEST(Invariants, HoldOnEveryCommittedTrace) {
     auto keep = testing::loadRun(paths);
     if (keep->run.ranks.empty()) continue;
     checkBounds(keep->run, paths.front());
+  }
+}
+
+// The public traces from other projects (testdata/wild/MANIFEST.json), where they are: beside the
+// checkout (../shared/wild) or in $GPUDOCTOR_WILD_DIR; skipped, saying where it looked, without them.
+TEST(Invariants, HoldOnTheWildCorpus) {
+  const char* env = std::getenv("GPUDOCTOR_WILD_DIR");
+  const std::filesystem::path dir =
+      env && *env ? std::filesystem::path(env) : std::filesystem::path(testing::srcPath("../shared/wild"));
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no wild corpus in " << dir;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().string().ends_with(".json.gz")) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty()) << dir;
+  for (const auto& f : files) {
+    auto keep = testing::loadRun({f});
+    if (keep->run.ranks.empty()) continue;
+    checkBounds(keep->run, f);
   }
 }
 

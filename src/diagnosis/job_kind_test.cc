@@ -15,8 +15,7 @@
 #include "diagnosis/job_kind.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace job_kind_test {
 bool hasFinding(const Diagnosis& d, const std::string& prefix) {
   for (const auto& f : d.findings)
     if (f.id.rfind(prefix, 0) == 0) return true;
@@ -114,5 +113,5 @@ TEST(JobKind, InferenceDropsOptimizerAndLoaderAdvice) {
   EXPECT_EQ(train.size(), 1u);
 }
 
-}  // namespace
+}  // namespace job_kind_test
 }  // namespace gpudoctor

@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpudoctor {
-namespace {
-
+namespace monitor_summary_test {
 MonitorSample at(double util, double iowait, double cpu, bool lost = false, double interval = 1) {
   MonitorSample s;
   s.interval_s = interval;
@@ -49,5 +48,5 @@ TEST(MonitorSummary, TalliesTimeAgainstEachThreshold) {
   EXPECT_DOUBLE_EQ(g.power_mean_w, 500);
 }
 
-}  // namespace
+}  // namespace monitor_summary_test
 }  // namespace gpudoctor

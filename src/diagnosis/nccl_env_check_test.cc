@@ -10,8 +10,7 @@
 #include <map>
 
 namespace gpudoctor {
-namespace {
-
+namespace nccl_env_check_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 std::multimap<std::string, EnvVerdict> verdicts(const std::vector<EnvFinding>& f) {
@@ -135,7 +134,7 @@ TEST(NcclEnv, HostWithoutInfiniBand) {
 }
 
 TEST(NcclEnv, RealLogSettingsAreRecognised) {
-  // NCCL INFO lines from a real 2 x H200 run (scripts/make_nccl_log.py), committed in testdata.
+  // NCCL INFO lines from a real 2 x H200 run (scripts/testdata/make_nccl_log.py), committed in testdata.
   auto s = readNcclSettingsFile(src("testdata/nccl_logs/ddp_2xh200_info.log"));
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_FALSE(s.value().empty());
@@ -148,5 +147,5 @@ TEST(NcclEnv, RealLogSettingsAreRecognised) {
   }
 }
 
-}  // namespace
+}  // namespace nccl_env_check_test
 }  // namespace gpudoctor

@@ -32,7 +32,7 @@ inline constexpr int64_t kProfilerGpuGapNs = 120;
 // The per-call costs are measured, not fitted: the fit cannot tell a call's cost from an operator's
 // (with the per-call cost held at 750, 1,100 or 1,500 ns it scores 8.8 % mean alike). Under
 // torch.profiler (CPU + CUDA, schedule wait=1), K calls made from C outside any operator, timed with
-// and without it in one process (scripts/profiler_call_cost.py and .cu,
+// and without it in one process (scripts/probes/profiler_call_cost.py and .cu,
 // testdata/whatif/profiler_call_cost_h200.jsonl): on a first H200 machine (two processes; an
 // un-profiled launch took 5.6 us, nearer the validation traces' 5-10 us traced) a kernel launch cost
 // 1.06-1.63 us through cudaLaunchKernel, cudaLaunchKernelEx and cuLaunchKernel (median of six 1.09),
@@ -44,7 +44,7 @@ inline constexpr int64_t kProfilerGpuGapNs = 120;
 inline constexpr int64_t kProfilerApiCallNs = 1100;
 // ... per call that launches nothing and waits for nothing. cudaGetErrorString,
 // cudaDeviceGetAttribute, cudaEventRecord and cudaStreamWaitEvent cost 443, 583, 650 and 530 ns
-// each made from Python (scripts/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl);
+// each made from Python (scripts/probes/profiler_api_cost.py, testdata/whatif/profiler_api_cost_h200.jsonl);
 // cudaGetErrorString 0.17-0.24 us made from C. cuDNN's LSTM makes 13 such calls per operator.
 inline constexpr int64_t kProfilerIdleCallNs = 550;
 // ... and per cudaFuncGetAttributes, which cost 2.38 and 2.85 us on the first machine (4-5x the calls
@@ -54,7 +54,7 @@ inline constexpr int64_t kProfilerAttrCallNs = 2600;
 // Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
-// Measured since on the jobs' own steps (session 14, scripts/profiler_job_cost.py): record_shapes
+// Measured since on the jobs' own steps (session 14, scripts/probes/profiler_job_cost.py): record_shapes
 // and profile_memory add nothing measurable, the default options cost 2.2-5.8 us per operator
 // (median 4.6: the 5 us per host event here), a Python event 0.36 us (median over jobs, each job's
 // figure at the host's noise): charged so, one with_stack job gains what another loses, so they
@@ -63,7 +63,7 @@ inline constexpr int64_t kProfilerAttrCallNs = 2600;
 // 0.98 ms for 494 nodes and 12.3 ms for about 5,000 (2.0 and 2.4 us per node); the graph's first
 // kernel started up to 0.34 ms after the call did, and the GPU idled up to 9 ms between the graph's
 // kernels while the call submitted them (3-4 us every 9-11 kernels). Without the profiler the GPU
-// idles 0.29-0.47 us between a graph's nodes, median 0.33 (scripts/graph_gap_cost.py, graphs of
+// idles 0.29-0.47 us between a graph's nodes, median 0.33 (scripts/probes/graph_gap_cost.py, graphs of
 // 1,000-4,000 nodes, testdata/whatif/graph_gap_h200.jsonl): longer gaps, and a longer wait from the
 // launch call's start to a node, are the profiler's, capped at kProfilerGraphGapCapNs. With it the
 // nine graphed traces' un-profiled steps are within -0.5..+7.9 % but for the host-bound

@@ -17,8 +17,7 @@
 #include "diagnosis/fixes/no_checkpointing.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace what_if_test {
 Diagnosis diagnoseJob(const std::string& trace, std::unique_ptr<testing::Loaded>& keep) {
   keep = testing::loadRun({testing::srcPath("testdata/whatif/" + trace + ".pt.trace.json.gz")});
   return diagnose(keep->run, Thresholds::defaults());
@@ -370,5 +369,5 @@ TEST(WhatIf, EditsNeedTheRatesTheyUse) {
   EXPECT_EQ(fixOfFinding("bottleneck.compute"), "");
 }
 
-}  // namespace
+}  // namespace what_if_test
 }  // namespace gpudoctor

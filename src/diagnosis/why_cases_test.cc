@@ -1,5 +1,5 @@
-// Issue 18's "Why" cases, each on a trace of our own (testdata/whatif from scripts/whatif_jobs.py,
-// testdata/cases from scripts/case_jobs.py; both recorded on an H200): the job profile says what the
+// Issue 18's "Why" cases, each on a trace of our own (testdata/whatif from scripts/validation/whatif_jobs.py,
+// testdata/cases from scripts/testdata/case_jobs.py; both recorded on an H200): the job profile says what the
 // job does, and the leading finding and its fix are the right ones (the plan's first fix is the one
 // that measured best where the fix was measured: testdata/whatif/measurements.json).
 #include <gtest/gtest.h>
@@ -14,8 +14,7 @@
 #include "diagnosis/facts.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace why_cases_test {
 struct Case {
   std::unique_ptr<testing::Loaded> l;
   Diagnosis d;
@@ -231,5 +230,5 @@ TEST(WhyCases, PrimaryIsTheLargestGroupAndFindingsDoNotRepeatACause) {
   EXPECT_GT(checked, 45);
 }
 
-}  // namespace
+}  // namespace why_cases_test
 }  // namespace gpudoctor

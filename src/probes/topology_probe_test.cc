@@ -11,8 +11,7 @@
 #include "sources/topology_file/topology_file.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace topology_probe_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 Result<NodeTopology> probeWith(const std::string& script, const std::string& root,
@@ -126,5 +125,5 @@ TEST(TopologyProbe, SysfsLevels) {
   EXPECT_TRUE(ncclPciParents("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0").empty());
 }
 
-}  // namespace
+}  // namespace topology_probe_test
 }  // namespace gpudoctor

@@ -13,8 +13,7 @@
 #include <nlohmann/json.hpp>
 
 namespace gpudoctor {
-namespace {
-
+namespace bench_gpu_report_test {
 CheckFigure ok() {
   CheckFigure c;
   c.passed = true;
@@ -125,7 +124,7 @@ TEST(BenchGpuReport, JsonValidatesAgainstItsSchema) {
   EXPECT_EQ(testing::schemaProblems("bench_gpu", renderGpuBenchJson(sample(), gpuSpeedups(sample()))), "");
 }
 
-// scripts/gpu_bench_summary.py reads what renderGpuBenchJson writes (and a torch JSON beside it).
+// scripts/device/gpu_bench_summary.py reads what renderGpuBenchJson writes (and a torch JSON beside it).
 TEST(BenchGpuReport, SummaryScriptReadsTheJson) {
   if (std::system("python3 -c 1 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
   namespace fs = std::filesystem;
@@ -136,7 +135,7 @@ TEST(BenchGpuReport, SummaryScriptReadsTheJson) {
     "gemm": [{"precision": "bf16", "m": 8192, "n": 8192, "k": 8192, "median_us": 1900, "tflops": 578.7}],
     "attention": [{"impl": "cudnn", "batch": 4, "heads": 16, "seq": 4096, "head_dim": 128, "causal": false,
                    "median_us": 500, "tflops": 1, "memory_bytes": 900}]})";
-  std::string cmd = "python3 " + std::string(GPUDOCTOR_SOURCE_DIR) + "/scripts/gpu_bench_summary.py " +
+  std::string cmd = "python3 " + std::string(GPUDOCTOR_SOURCE_DIR) + "/scripts/device/gpu_bench_summary.py " +
                     (d / "bench.json").string() + " " + (d / "torch.json").string() + " > " + (d / "out.md").string();
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream f(d / "out.md");
@@ -148,5 +147,5 @@ TEST(BenchGpuReport, SummaryScriptReadsTheJson) {
   fs::remove_all(d);
 }
 
-}  // namespace
+}  // namespace bench_gpu_report_test
 }  // namespace gpudoctor

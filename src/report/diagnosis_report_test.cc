@@ -11,7 +11,7 @@
 #include "report/json_report.h"
 
 namespace gpudoctor {
-namespace {
+namespace diagnosis_report_test {
 
 struct OneRank {
   RankTrace trace;
@@ -311,11 +311,11 @@ TEST(DiagnosisReport, HtmlWithoutPlanHasNoPlanTable) {
   EXPECT_NE(h.find("Copies from pageable memory"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace diagnosis_report_test
 }  // namespace gpudoctor
 
 namespace gpudoctor {
-namespace {
+namespace diagnosis_report_test {
 TEST(DiagnosisReport, CountsInEvidenceAreWholeNumbers) {
   Diagnosis d;
   Finding f;
@@ -327,11 +327,11 @@ TEST(DiagnosisReport, CountsInEvidenceAreWholeNumbers) {
   EXPECT_NE(t.find("ignored 2 settings; share 0.12; step 12.50 ms"), std::string::npos) << t;
   EXPECT_EQ(t.find("2.00 settings"), std::string::npos) << t;
 }
-}  // namespace
+}  // namespace diagnosis_report_test
 }  // namespace gpudoctor
 
 namespace gpudoctor {
-namespace {
+namespace diagnosis_report_test {
 TEST(DiagnosisReport, JsonEvidenceAlsoInBaseUnits) {
   OneRank r;
   Diagnosis d;
@@ -356,5 +356,5 @@ TEST(DiagnosisReport, JsonEvidenceAlsoInBaseUnits) {
   EXPECT_EQ(ev[4]["base_value"], 2.0);
   EXPECT_EQ(ev[4]["base_unit"], "settings");
 }
-}  // namespace
+}  // namespace diagnosis_report_test
 }  // namespace gpudoctor

@@ -25,7 +25,7 @@ table.sortable th{cursor:pointer}details{margin:6px 0}summary{cursor:pointer;fon
 
 // The script: menus (select.pick) show one element of their group at a time; a click on a sortable
 // table's heading sorts its rows (by data-v where the cells have it, else by text); the body records
-// how many charts it holds and whether the page scrolls sideways (scripts/check_html_in_browser.sh).
+// how many charts it holds and whether the page scrolls sideways (scripts/checks/check_html_in_browser.sh).
 std::string htmlPageEnd() {
   return "<p><small>Made by gpudoctor " GPUDOCTOR_VERSION
          ". Definitions of every figure: docs/reference/analyze.md, Definitions.</small></p>"

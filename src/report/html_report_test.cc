@@ -17,8 +17,7 @@
 #include "report/json_report.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace html_report_test {
 using nlohmann::json;
 
 std::unique_ptr<testing::Loaded> load(const std::string& rel) { return testing::loadRun({testing::srcPath(rel)}); }
@@ -185,5 +184,5 @@ TEST(CompareHtml, KernelNamesHaveNoPlaceholders) {
   EXPECT_NE(table.find("<td>"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace html_report_test
 }  // namespace gpudoctor

@@ -1,6 +1,6 @@
 // Tests of JSON documents only a GPU machine writes (bench gpu, nccl bench, nccl tune): the document
 // rendered from a fabricated result is validated against docs/schemas/<doc>.schema.json by
-// scripts/check_json_schemas.py (python3-jsonschema), as the ctest json_schemas does for the verbs
+// scripts/checks/check_json_schemas.py (python3-jsonschema), as the ctest json_schemas does for the verbs
 // that run without a GPU. GPUDOCTOR_SCHEMA_SAMPLES=DIR also leaves the document there (for drafting
 // a schema with check_json_schemas.py --draft).
 #pragma once
@@ -26,7 +26,7 @@ inline std::string schemaProblems(const std::string& doc, const std::string& jso
     std::ofstream(fs::path(keep) / (doc + ".json")) << json;
   fs::path f = fs::temp_directory_path() / ("gpudoctor_schema_" + doc + "_" + std::to_string(::getpid()) + ".json");
   std::ofstream(f) << json;
-  std::string cmd = "python3 " + std::string(GPUDOCTOR_SOURCE_DIR) + "/scripts/check_json_schemas.py - " +
+  std::string cmd = "python3 " + std::string(GPUDOCTOR_SOURCE_DIR) + "/scripts/checks/check_json_schemas.py - " +
                     std::string(GPUDOCTOR_SOURCE_DIR) + " - --files " + doc + "=" + f.string() + " 2>&1";
   std::string out;
   int status = -1;

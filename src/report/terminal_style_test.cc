@@ -15,8 +15,7 @@
 #include "report/text.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace terminal_style_test {
 std::string strip(const std::string& s) { return std::regex_replace(s, std::regex("\x1b\\[[0-9;]*m"), ""); }
 
 std::vector<std::string> lines(const std::string& s) {
@@ -189,5 +188,5 @@ TEST(TerminalStyle, CompareVerdictAndHeadingsInColour) {
   EXPECT_NE(renderCompareTerminal(r, labels, true).find("Verdict: \x1b[32mfaster"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace terminal_style_test
 }  // namespace gpudoctor

@@ -11,8 +11,7 @@
 #include "sources/trace_set.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace trace_reader_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 TEST(TraceReaders, RegistryListsKinetoAndNamesAreUnique) {
@@ -109,5 +108,5 @@ TEST(TraceReaders, ReadTraceSetGoesThroughTheRegistry) {
   EXPECT_NE(bad.error().message.find("garbage.bin: not a trace format"), std::string::npos) << bad.error().message;
 }
 
-}  // namespace
+}  // namespace trace_reader_test
 }  // namespace gpudoctor

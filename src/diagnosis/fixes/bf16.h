@@ -41,7 +41,7 @@ inline constexpr double kBf16ElementwiseScaleMin = 0.5;
 inline constexpr double kBf16AttentionEfficiency = 0.5;
 // Autocast's casts on the host (ReplayEdits::autocast_cast_ns; where they run: CastSite): the host
 // time autocast adds to a step, per cast it makes. Measured without the profiler by
-// scripts/autocast_host_cost.py --interleave 20 on the H200 machine (torch 2.11; MLPs of 4, 16 and 64
+// scripts/probes/autocast_host_cost.py --interleave 20 on the H200 machine (torch 2.11; MLPs of 4, 16 and 64
 // Linear+GELU layers, tiny tensors so that the host sets the step, FP32 and bf16 rounds alternated with
 // a probe of the host's speed before each; testdata/whatif/autocast_interleaved_h200.jsonl): medians
 // 29.6, 25.9 and 23.0 us per cast (19, 67 and 259 casts a step), 22-34 us at either host speed. The

@@ -10,7 +10,7 @@ namespace gpudoctor {
 // CUDA graphs need capturable=True for the optimizer. Adam's and AdamW's per-parameter loop
 // (foreach=False) then computes its bias corrections on the GPU: 22 kernels per parameter instead
 // of 8 (Adam 21 instead of 7), which adds 2.4-3.6 us of GPU time per kernel of the eager loop
-// (scripts/capturable_optimizer_cost.py on an H200, torch 2.11: 50 and 200 parameters of 1 Ki to
+// (scripts/probes/capturable_optimizer_cost.py on an H200, torch 2.11: 50 and 200 parameters of 1 Ki to
 // 1 Mi elements, the graph replay timed with CUDA events against the eager kernels' time; median
 // 2.9 us).
 inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
@@ -25,7 +25,7 @@ inline constexpr double kCapturableForeachGpuScale = 1.21;
 // The model graphed alone (torch.cuda.make_graphed_callables, where GradScaler keeps the optimizer
 // step eager): each forward and backward pass still costs the host a graphed call's work, a fixed
 // part plus a part per parameter (an output detached, and an eager AccumulateGrad node that records
-// and waits for an event and launches the add into .grad). scripts/graphed_callables_cost.py on the
+// and waits for an event and launches the add into .grad). scripts/probes/graphed_callables_cost.py on the
 // H200 machine (torch 2.11, fp16 autocast; stacks of 2, 8, 24 and 64 Linear+GELU layers, 4-128
 // parameters, tensors so small that the host sets the pace, 7 rounds alternating eager and graphed;
 // testdata/whatif/graphed_callables_h200.jsonl): 0.71, 1.19, 2.79 and 5.17 ms a graphed pass

@@ -7,8 +7,7 @@
 #include "diagnosis/facts.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace blocking_sync_job_test {
 const Finding* syncFinding(const std::string& trace, std::unique_ptr<testing::Loaded>& keep, Diagnosis& d) {
   keep = testing::loadRun({testing::srcPath("testdata/whatif/" + trace + ".pt.trace.json.gz")});
   d = diagnose(keep->run, Thresholds::defaults());
@@ -72,5 +71,5 @@ TEST(RuleBlockingSyncJob, PageableCopiesAreThePageableRulesNotThisOne) {
   EXPECT_TRUE(pageable);
 }
 
-}  // namespace
+}  // namespace blocking_sync_job_test
 }  // namespace gpudoctor

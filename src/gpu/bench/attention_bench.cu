@@ -290,7 +290,8 @@ Status runAttentionBench(const BenchContext& ctx, GpuBenchResult& out) {
     }
   }
   out.notes.push_back(
-      "cuDNN fused attention is measured through PyTorch (scripts/torch_gpu_bench.py, SDPBackend.CUDNN_ATTENTION) on "
+      "cuDNN fused attention is measured through PyTorch (scripts/device/torch_gpu_bench.py, "
+      "SDPBackend.CUDNN_ATTENTION) on "
       "the same shapes");
   return {};
 }

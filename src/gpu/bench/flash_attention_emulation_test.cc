@@ -17,9 +17,7 @@
 #include "common/numeric_check.h"
 
 namespace gpudoctor::gpubench {
-namespace {
-
-// ---- the emulated machine ----
+namespace flash_attention_emulation_test {
 struct WarpCtx {
   std::barrier<> bar{32};
   uint32_t u[32][8];
@@ -234,5 +232,5 @@ TEST(FlashAttentionEmulation, PipelinedKernelMatchesFp64) {
   runCase({1, 192, 128, true, true});
 }
 
-}  // namespace
+}  // namespace flash_attention_emulation_test
 }  // namespace gpudoctor::gpubench

@@ -11,8 +11,7 @@
 #include "analysis/host_rates.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace host_counters_test {
 namespace fs = std::filesystem;
 
 void put(const fs::path& p, const std::string& text) {
@@ -133,5 +132,5 @@ TEST(HostCounters, ThisHost) {
   EXPECT_GT(r.value().mem_total_bytes, 0u);
 }
 
-}  // namespace
+}  // namespace host_counters_test
 }  // namespace gpudoctor

@@ -8,8 +8,7 @@
 #include <cstdlib>
 
 namespace gpudoctor {
-namespace {
-
+namespace gpu_sampler_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 TEST(GpuSampler, ReadsEveryFigureAndLosesAGpuMidRun) {
@@ -94,5 +93,5 @@ TEST(GpuSampler, NoNvmlIsOneClearError) {
   EXPECT_NE(s.error().message.find("cannot load NVML"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace gpu_sampler_test
 }  // namespace gpudoctor

@@ -5,8 +5,7 @@
 #include "model/gpu_bench.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace ceilings_file_test {
 TEST(CeilingsFile, RoundTrip) {
   auto sheet = datasheetCeilings("NVIDIA H200");
   ASSERT_TRUE(sheet);
@@ -80,5 +79,5 @@ TEST(CeilingsFile, FromBenchTakesBestPassingFigures) {
   EXPECT_FALSE(r.allPassed());
 }
 
-}  // namespace
+}  // namespace ceilings_file_test
 }  // namespace gpudoctor

@@ -7,8 +7,7 @@
 #include <string>
 
 namespace gpudoctor {
-namespace {
-
+namespace kineto_reader_test {
 Result<RankTrace> readText(const std::string& text, size_t chunk = 8u << 20) {
   auto in = ByteStream::fromMemory(text.data(), text.size(), "mem.json");
   KinetoReadOptions opt;
@@ -200,5 +199,5 @@ TEST(KinetoReader, MissingFileNamesIt) {
   EXPECT_NE(r.error().message.find("/nonexistent/dir/trace.json"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace kineto_reader_test
 }  // namespace gpudoctor

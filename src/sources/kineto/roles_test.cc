@@ -12,8 +12,7 @@
 #include "sources/kineto/kineto_reader.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace roles_test {
 RankTrace readText(const std::string& text) {
   auto in = ByteStream::fromMemory(text.data(), text.size(), "mem.json");
   auto r = readKinetoTrace(*in, "mem.json");
@@ -138,5 +137,5 @@ TEST(KinetoRoles, AssignOnAHandBuiltTraceMatchesTheReader) {
   }
 }
 
-}  // namespace
+}  // namespace roles_test
 }  // namespace gpudoctor

@@ -11,8 +11,7 @@
 #include <fstream>
 
 namespace gpudoctor {
-namespace {
-
+namespace monitor_record_test {
 namespace fs = std::filesystem;
 
 MonitorSample sample(int64_t i) {
@@ -149,5 +148,5 @@ TEST(MonitorRecord, KillDashNineLosesAtMostTheSampleBeingWritten) {
   fs::remove(p);
 }
 
-}  // namespace
+}  // namespace monitor_record_test
 }  // namespace gpudoctor

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace gpudoctor {
-namespace {
-
+namespace settings_reader_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 TEST(NcclSettings, ShellForms) {
@@ -91,5 +90,5 @@ TEST(NcclSettings, MalformedLinesNameTheLine) {
   EXPECT_NE(missing.error().message.find("/nonexistent/env.sh"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace settings_reader_test
 }  // namespace gpudoctor

@@ -1,5 +1,5 @@
 // The NCCL log reader (and the judgement of what it read) on a real NCCL_DEBUG=INFO log (2 x H200, NCCL 2.28.9, made by
-// scripts/make_nccl_log.py) and on hand-written lines in the formats of multi-node IB and socket jobs.
+// scripts/testdata/make_nccl_log.py) and on hand-written lines in the formats of multi-node IB and socket jobs.
 #include "sources/nccl_log/nccl_log_reader.h"
 
 #include <gtest/gtest.h>
@@ -7,8 +7,7 @@
 #include "diagnosis/nccl_log_check.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace nccl_log_reader_test {
 std::string src(const std::string& rel) { return std::string(GPUDOCTOR_SOURCE_DIR) + "/" + rel; }
 
 bool hasFinding(const std::vector<Finding>& f, const std::string& sev, const std::string& text) {
@@ -105,5 +104,5 @@ TEST(NcclLog, NotALog) {
   EXPECT_FALSE(readNcclLogText("see the NCCL docs\nset NCCL ALGO here\n", "notes.txt").ok());
 }
 
-}  // namespace
+}  // namespace nccl_log_reader_test
 }  // namespace gpudoctor

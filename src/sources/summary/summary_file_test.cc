@@ -9,8 +9,7 @@
 #include "sources/byte_stream.h"
 
 namespace gpudoctor {
-namespace {
-
+namespace summary_file_test {
 namespace fs = std::filesystem;
 
 RankDigest sample(int r) {
@@ -136,5 +135,5 @@ TEST(SummaryFile, MalformedRanksNameTheLineAndTheField) {
   EXPECT_NE(errorOf(miscount).find("does not match the 2 ranks declared"), std::string::npos) << errorOf(miscount);
 }
 
-}  // namespace
+}  // namespace summary_file_test
 }  // namespace gpudoctor

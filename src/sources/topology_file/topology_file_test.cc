@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace gpudoctor {
-namespace {
-
+namespace topology_file_test {
 std::string errorOf(const std::string& text, const std::string& name = "t.toml") {
   auto r = parseTopologyText(text, name);
   return r.ok() ? "(loaded)" : r.error().message;
@@ -94,5 +93,5 @@ TEST(TopologyFile, JsonAndTomlAgree) {
   EXPECT_TRUE(parseTopologyText("\n {\"gpu\": [{\"index\": 0}]}", "node.topo").ok());  // JSON by content
 }
 
-}  // namespace
+}  // namespace topology_file_test
 }  // namespace gpudoctor
