@@ -19,6 +19,10 @@ namespace {
 
 // A step longer than this is not a training step but a corrupt timestamp (10 minutes).
 constexpr int64_t kAbsurdStepNs = 600'000'000'000;
+// Fewer kernels than this in all of a rank's steps, or a mean step shorter than kTooShortStepNs, is
+// too little to judge a training step by (a one-kernel trace is a 20 ns "step"): said in a note.
+constexpr int64_t kTooFewKernels = 10;
+constexpr int64_t kTooShortStepNs = 100'000;
 
 // The job's ranks (the traces' world size) that no trace given here holds, as a note; "" for none.
 std::string missingRanksNote(const RunAnalysis& run) {
@@ -172,6 +176,14 @@ Result<RunAnalysis> analyzeRun(const std::vector<RankTrace>& traces, const Analy
           fmt::format("rank {}: ProfilerStep#{} left out: it launches and runs no GPU work ({:.3f} ms "
                       "of host time only; e.g. the step the last prof.step() opens)",
                       r.trace->rank, d.number, static_cast<double>(d.host_ns) / 1e6));
+    int64_t kernels = 0, wall = 0;
+    for (const auto& st : r.steps) kernels += st.kernels, wall += st.wall_ns;
+    if (!r.steps.empty() && (kernels < kTooFewKernels || wall / static_cast<int64_t>(r.steps.size()) < kTooShortStepNs))
+      run.notes.push_back(
+          fmt::format("{}: its {} step(s) hold {} kernel(s) in {:.3f} ms: too little to judge a training step by; "
+                      "trace 3 or more whole steps (torch.profiler schedule active=3)",
+                      r.trace->rank >= 0 ? fmt::format("rank {}", r.trace->rank) : std::string("the trace"),
+                      r.steps.size(), kernels, static_cast<double>(wall) / 1e6));
     for (const auto& st : r.steps)  // no training step lasts 10 minutes: a timestamp that is not one
       if (st.wall_ns > kAbsurdStepNs)
         run.notes.push_back(
