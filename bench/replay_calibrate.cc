@@ -520,22 +520,22 @@ int main(int argc, char** argv) {
     }
     if (plan.empty()) plan = "(none)";
     // The best single-fix variant, by measured speedup; its fix name as the diagnosis calls it.
-    const Job* best = nullptr;
+    const Job* best_job = nullptr;
     for (const auto& j : jobs)
       if (j.job == b.job && j.variant != "base" && j.variant != "rerun" && j.variant.find('+') == std::string::npos &&
-          (!best || measuredSpeedup(b, j) > measuredSpeedup(b, *best)))
-        best = &j;
-    std::string verdict, best_name = best ? best->variant : "(nothing to fix)";
-    if (!best) {
+          (!best_job || measuredSpeedup(b, j) > measuredSpeedup(b, *best_job)))
+        best_job = &j;
+    std::string verdict, best_name = best_job ? best_job->variant : "(nothing to fix)";
+    if (!best_job) {
       bool quiet = true;
-      for (const auto& f : d.findings) quiet &= !f.what_if.available || f.what_if.speedup <= 1.05;
+      for (const auto& fd : d.findings) quiet &= !fd.what_if.available || fd.what_if.speedup <= 1.05;
       verdict = quiet && d.plan.empty() ? "yes (nothing above 1.05x)" : "NO: a fix promised";
       if (!quiet || !d.plan.empty()) ++plan_misses;
     } else {
       ReplayEdits probe;
-      bool modeled = editFor(best->variant, probe, &b.run);
+      bool modeled = editFor(best_job->variant, probe, &b.run);
       std::string want;
-      if (auto it = kFixOfVariant.find(best->variant); it != kFixOfVariant.end()) want = it->second;
+      if (auto it = kFixOfVariant.find(best_job->variant); it != kFixOfVariant.end()) want = it->second;
       if (!modeled)
         verdict = "not modeled";
       else if (!d.plan.empty() && d.plan.front().fix == want)
@@ -546,7 +546,7 @@ int main(int argc, char** argv) {
           for (const auto& a : d.plan.front().within_accuracy)
             if (a.fix == want) verdict = "NO (listed as as good)", ++plan_tied;
       }
-      best_name += " " + std::to_string(measuredSpeedup(b, *best)).substr(0, 4) + "x";
+      best_name += " " + std::to_string(measuredSpeedup(b, *best_job)).substr(0, 4) + "x";
     }
     std::printf("%-26s %-44s %-22s %s\n", b.job.c_str(), plan.c_str(), best_name.c_str(), verdict.c_str());
   }

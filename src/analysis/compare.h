@@ -17,11 +17,10 @@
 namespace gpudoctor {
 
 // Two un-profiled step estimates of one step are typically this far apart: the median, over every
-// pair of the 73 traces of testdata/whatif (the held-out ones of sessions 15-17 included), of how
-// far the ratio of their estimate errors is from 1 (bench/replay_calibrate prints it: 11.6 % in
-// session 17, 10.8 % over its first 71 traces, 12.1 % before its graph-launch change; 10.2 % over the
-// first 52; each estimate alone 6.3 % median). Two estimates closer than this are not told apart
-// (healthy's base and rerun, the same job measured at 14.54 and 14.56 ms, are estimated 6.9 % apart).
+// pair of the traces of testdata/whatif, of how far the ratio of their estimate errors is from 1
+// (bench/replay_calibrate prints it; each estimate alone is 6.3 % off in the median). Two estimates
+// closer than this are not told apart (healthy's base and rerun, the same job measured at 14.54 and
+// 14.56 ms, are estimated 6.9 % apart).
 inline constexpr double kUnprofiledEstimateError = 0.116;
 
 // An un-profiled estimate is off by about this share of the profiler's cost it removed (the share of

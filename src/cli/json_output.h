@@ -1,4 +1,4 @@
-// The one --json convention of every verb (issue 20): `--json FILE` writes the verb's JSON document
+// The one --json convention of every verb: `--json FILE` writes the verb's JSON document
 // to FILE (atomically: the file is complete or absent) and the terminal keeps its text; `--json -`
 // writes only the JSON, on stdout. Every document has "tool" and "schema_version" and is described
 // by docs/schemas/<document>.schema.json (scripts/check_json_schemas.sh validates them).

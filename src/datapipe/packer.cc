@@ -275,8 +275,8 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   }
   // Leftover temporaries of an interrupted run are never finished shards: remove them.
   for (const auto& e : fs::directory_iterator(out_dir, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind(opt.prefix + "-", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0)
+    std::string file = e.path().filename().string();
+    if (file.rfind(opt.prefix + "-", 0) == 0 && file.size() > 4 && file.compare(file.size() - 4, 4, ".tmp") == 0)
       fs::remove(e.path(), ec);
   }
   if (opt.after_plan) opt.after_plan();
@@ -355,10 +355,10 @@ Result<PackSummary> packDirectory(const std::string& src_dir, const std::string&
   // Shards numbered past this plan are from an earlier pack with other settings: a glob over
   // PREFIX-*.tar must not pick them up with this index.
   for (const auto& e : fs::directory_iterator(out_dir, ec)) {
-    std::string n = e.path().filename().string();
+    std::string entry = e.path().filename().string();
     size_t digits = opt.prefix.size() + 1;
-    if (n.rfind(opt.prefix + "-", 0) != 0 || n.size() < digits + 10) continue;
-    std::string num = n.substr(digits, 6), rest = n.substr(digits + 6);
+    if (entry.rfind(opt.prefix + "-", 0) != 0 || entry.size() < digits + 10) continue;
+    std::string num = entry.substr(digits, 6), rest = entry.substr(digits + 6);
     if (num.find_first_not_of("0123456789") != std::string::npos || (rest != ".tar" && rest != ".tar.idx.json"))
       continue;
     if (std::stoull(num) >= plans.size() && fs::remove(e.path(), ec)) ++sum.stale_removed;

@@ -180,14 +180,15 @@ Result<LoaderStats> streamShards(const ShardSet& set, const LoaderOptions& opt,
       const Chunk& ch = chunks[c];
       // Ask the kernel to read the whole chunk ahead: one large read instead of a fault per page.
       auto a = set.member(ch.shard, ch.first), z = set.member(ch.shard, ch.last - 1);
-      uintptr_t lo = reinterpret_cast<uintptr_t>(a.data()) & ~uintptr_t(4095);
-      uintptr_t hi = reinterpret_cast<uintptr_t>(z.data() + z.size());
-      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_WILLNEED);
+      const char* first = reinterpret_cast<const char*>(a.data());
+      const char* lo = first - (reinterpret_cast<uintptr_t>(first) & 4095);  // its page's start
+      const char* hi = reinterpret_cast<const char*>(z.data() + z.size());
+      if (hi > lo) ::madvise(const_cast<char*>(lo), static_cast<size_t>(hi - lo), MADV_WILLNEED);
       for (size_t k = ch.first; k < ch.last; ++k) {
         auto d = set.member(ch.shard, k);
-        if (Status st = opt.verify_crc ? set.checkMember(ch.shard, k) : Status{}; !st.ok()) {
+        if (Status crc = opt.verify_crc ? set.checkMember(ch.shard, k) : Status{}; !crc.ok()) {
           std::lock_guard<std::mutex> l(ring.mu);
-          if (ring.error.empty()) ring.error = st.message();
+          if (ring.error.empty()) ring.error = crc.message();
           stop = true;
           ring.cv.notify_all();
           break;

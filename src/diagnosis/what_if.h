@@ -39,7 +39,7 @@ inline constexpr int64_t kProfilerGpuGapNs = 120;
 // cudaMemsetAsync 0.75-0.78 us; on a second, faster one (four processes; launches 3.8-5.2 us) 0.14-2.2
 // us (median of twelve 0.77) and 0.92-0.98 us. The first machine's figures are kept; the pooled
 // medians (0.87 us a launch, 2.05 us below; scored as 0.9 and 2.05 with the per-event cost refitted to
-// 4.75 us) do within noise as well (session 20, docs/whatif_validation.md). Per call that launches GPU
+// 4.75 us) do within noise as well (docs/whatif_validation.md). Per call that launches GPU
 // work or waits for it:
 inline constexpr int64_t kProfilerApiCallNs = 1100;
 // ... per call that launches nothing and waits for nothing. cudaGetErrorString,
@@ -51,10 +51,10 @@ inline constexpr int64_t kProfilerIdleCallNs = 550;
 // above; traced at 3.2-3.8 us against 1.4 us without the profiler), 1.58-2.16 us on the second:
 // cuDNN's LSTM makes 617 a step.
 inline constexpr int64_t kProfilerAttrCallNs = 2600;
-// Tried in session 11 (commit 51d56e0, docs/whatif_validation.md) and removed: a cost per profiler
+// Tried and removed (docs/whatif_validation.md): a cost per profiler
 // option (an extra cost per operator with recorded shapes, one of its own per Python event). Fitted,
 // it cut the un-profiled steps' error (median 9.4 -> 5.2 %) but made the fixes' predictions worse.
-// Measured since on the jobs' own steps (session 14, scripts/probes/profiler_job_cost.py): record_shapes
+// Measured on the jobs' own steps (scripts/probes/profiler_job_cost.py): record_shapes
 // and profile_memory add nothing measurable, the default options cost 2.2-5.8 us per operator
 // (median 4.6: the 5 us per host event here), a Python event 0.36 us (median over jobs, each job's
 // figure at the host's noise): charged so, one with_stack job gains what another loses, so they
@@ -67,7 +67,7 @@ inline constexpr int64_t kProfilerAttrCallNs = 2600;
 // 1,000-4,000 nodes, testdata/whatif/graph_gap_h200.jsonl): longer gaps, and a longer wait from the
 // launch call's start to a node, are the profiler's, capped at kProfilerGraphGapCapNs. With it the
 // nine graphed traces' un-profiled steps are within -0.5..+7.9 % but for the host-bound
-// scaler_graphs_mid (+10.5 %); with the 3 us cap used until session 17, and the launch's wait kept,
+// scaler_graphs_mid (+10.5 %); with a 3 us cap, and the launch's wait kept,
 // +3.7..+21.3 %.
 inline constexpr int64_t kProfilerGraphNodeNs = 2000;
 inline constexpr int64_t kProfilerGraphGapCapNs = 400;
@@ -76,9 +76,8 @@ inline constexpr int64_t kProfilerGraphGapCapNs = 400;
 // kProfilerSpeedRefNs)^kProfilerSpeedExponent (0: the same everywhere). The quarter-point of the
 // host time before each recorded event ran 0.46-2.46 us over the validation traces (the same job
 // 0.68-1.03 us from one process to the next); the host runs at two speeds about 2x apart, and the
-// profiler's cost follows it. The exponent is fitted with the costs above (session 15: 0.8; session 20,
-// with the measured call costs: 0.6). With it (session 15),
-// held out by job, the un-profiled steps' median error went 6.0 -> 5.4 %, the worst 45.7 -> 33.4 %.
+// profiler's cost follows it. The exponent is fitted with the costs above. With it, held out by job,
+// the un-profiled steps' median error went 6.0 -> 5.4 %, the worst 45.7 -> 33.4 %.
 inline constexpr int64_t kProfilerSpeedRefNs = 1000;
 inline constexpr double kProfilerSpeedExponent = 0.6;
 // The gauge of the host's speed: the gaps above, or the median kernel-launch call
@@ -139,9 +138,9 @@ std::string_view fixOfFinding(std::string_view finding_id);
 std::string_view categoryOfFix(std::string_view fix);
 
 // Two fixes whose predicted steps are within this share of each other are not ordered: each plan
-// step lists the others so close (PlanStep::within_accuracy). On the validation set (testdata/whatif,
-// session 20) a fix's predicted speedup was off by a median of 7.8 % from the measured one, and the
-// same fix measured in two independent runs moved by a median of 12.9 % (session 19): a 10 % lead
+// step lists the others so close (PlanStep::within_accuracy). On the validation set (testdata/whatif)
+// a fix's predicted speedup was off by a median of 7.8 % from the measured one, and the
+// same fix measured in two independent runs moved by a median of 12.9 %: a 10 % lead
 // is inside both.
 inline constexpr double kPlanTieShare = 0.10;
 // A predicted saving may exceed its finding's bound by this share (rounding of the bound's inputs)

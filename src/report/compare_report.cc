@@ -169,7 +169,7 @@ std::string esc(std::string_view s) {
   return o;
 }
 
-constexpr const char* kColors[] = {"#2b8a3e", "#e8590c", "#c92a2a", "#f08c00", "#862e9c", "#1971c2", "#ced4da"};
+constexpr const char* kCategoryColors[] = {"#2b8a3e", "#e8590c", "#c92a2a", "#f08c00", "#862e9c", "#1971c2", "#ced4da"};
 
 // Base and new as two stacked bars of the categories, on one scale.
 std::string bars(const char* id, const std::vector<Delta>& cats) {
@@ -187,7 +187,7 @@ std::string bars(const char* id, const std::vector<Delta>& cats) {
       const double w = scale > 0 ? v / scale * (W - left - 90) : 0;
       if (w > 0)
         o += fmt::format("<rect x={:.1f} y={} width={:.1f} height={} fill='{}'><title>{}: {:.3f} ms</title></rect>", x,
-                         y, w, row - 8, kColors[i % 7], esc(cats[i].name), ms(v));
+                         y, w, row - 8, kCategoryColors[i % 7], esc(cats[i].name), ms(v));
       x += w;
     }
     o += fmt::format("<text x={:.1f} y={} font-size=12>{:.2f} ms</text>", x + 4, y + 16, ms(side ? total_n : total_b));
@@ -197,7 +197,7 @@ std::string bars(const char* id, const std::vector<Delta>& cats) {
     o += fmt::format(
         "<span style='margin-right:12px;font-size:12px'><i style='display:inline-block;width:10px;"
         "height:10px;background:{}'></i> {}</span>",
-        kColors[i % 7], esc(cats[i].name));
+        kCategoryColors[i % 7], esc(cats[i].name));
   return o + "</div>";
 }
 

@@ -120,14 +120,15 @@ std::string renderNodePlacementText(const NodeTopology& t, const NodePlacementRe
                      free.size() - p.gpus.size() >= 2 ? gbps(p.score.leftover_ring_gbps) : "-");
   out += "  One process per GPU instead? Start rank r with its own prefix:\n";
   out += "  rank  GPU  NUMA  CPUs              NIC (PCIe)      launch prefix\n";
-  for (const auto& r : r.ranks) {
+  for (const auto& rk : r.ranks) {
     std::string nic =
-        r.nic >= 0 ? fmt::format("{} ({})", t.nics[r.nic].name, pcieLevelName(t.nics[r.nic].level_to_gpu[r.gpu])) : "-";
-    std::string env = r.nic >= 0 && t.nics[r.nic].infiniband ? " NCCL_IB_HCA=" + t.nics[r.nic].name : "";
-    std::string cmd = bindCommand(r);
-    out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", r.rank, r.gpu,
-                       r.numa_node >= 0 ? std::to_string(r.numa_node) : "-", r.cpu_list.empty() ? "-" : r.cpu_list, nic,
-                       "CUDA_VISIBLE_DEVICES=" + std::to_string(r.gpu) + env, cmd.empty() ? "" : " " + cmd);
+        rk.nic >= 0 ? fmt::format("{} ({})", t.nics[rk.nic].name, pcieLevelName(t.nics[rk.nic].level_to_gpu[rk.gpu]))
+                    : "-";
+    std::string env = rk.nic >= 0 && t.nics[rk.nic].infiniband ? " NCCL_IB_HCA=" + t.nics[rk.nic].name : "";
+    std::string cmd = bindCommand(rk);
+    out += fmt::format("  {:<5} {:<4} {:<5} {:<17} {:<15} {}{}\n", rk.rank, rk.gpu,
+                       rk.numa_node >= 0 ? std::to_string(rk.numa_node) : "-", rk.cpu_list.empty() ? "-" : rk.cpu_list,
+                       nic, "CUDA_VISIBLE_DEVICES=" + std::to_string(rk.gpu) + env, cmd.empty() ? "" : " " + cmd);
   }
   if (std::string w = torchrunWrapper(t, r); !w.empty()) {
     out +=
@@ -164,10 +165,13 @@ std::string renderNodePlacementJson(const NodeTopology& t, const NodePlacementRe
             {"explanation", explain(t, r)},
             {"torchrun_wrapper", torchrunWrapper(t, r)}};
   j["ranks"] = json::array();
-  for (const auto& r : r.ranks) {
-    json e = {
-        {"rank", r.rank}, {"gpu", r.gpu}, {"numa_node", r.numa_node}, {"cpus", r.cpu_list}, {"bind", bindCommand(r)}};
-    if (r.nic >= 0) e["nic"] = t.nics[r.nic].name;
+  for (const auto& rk : r.ranks) {
+    json e = {{"rank", rk.rank},
+              {"gpu", rk.gpu},
+              {"numa_node", rk.numa_node},
+              {"cpus", rk.cpu_list},
+              {"bind", bindCommand(rk)}};
+    if (rk.nic >= 0) e["nic"] = t.nics[rk.nic].name;
     j["ranks"].push_back(e);
   }
   j["tool"] = "gpudoctor place";

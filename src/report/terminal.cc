@@ -231,10 +231,10 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   if (any_copy) {
     o += fmt::format("  copies: {:<7} {:>7} {:>12} {:>10}\n", "kind", "count", "bytes", "ms");
     for (int d = 0; d < kCopyDirCount; ++d) {
-      const auto& c = t.copies[d];
-      if (!c.count) continue;
-      o += fmt::format("          {:<7} {:>7} {:>12} {:>10.3f}\n", copyDirName(static_cast<CopyDir>(d)), c.count,
-                       bytesText(c.bytes), ms(c.dur_ns));
+      const auto& cp = t.copies[d];
+      if (!cp.count) continue;
+      o += fmt::format("          {:<7} {:>7} {:>12} {:>10.3f}\n", copyDirName(static_cast<CopyDir>(d)), cp.count,
+                       bytesText(cp.bytes), ms(cp.dur_ns));
     }
     if (t.pageable_htod.count || t.pinned_htod.count)
       o += fmt::format("  host->device: {} pageable ({}), {} pinned ({})\n", t.pageable_htod.count,
@@ -249,9 +249,9 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
        "\n";
   o += fmt::format("  {:<18} {:>8} {:>10} {:>10} {:>10} {:>7}\n", "class", "count", "total ms", "mean us", "median us",
                    "share");
-  for (const auto& c : k.classes)
-    o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(c.cls), c.dur.count,
-                     ms(c.dur.total_ns), us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), 100 * c.share);
+  for (const auto& kc : k.classes)
+    o += fmt::format("  {:<18} {:>8} {:>10.3f} {:>10.1f} {:>10.1f} {:>6.1f}%\n", kernelClassName(kc.cls), kc.dur.count,
+                     ms(kc.dur.total_ns), us(kc.dur.mean_ns), us(static_cast<double>(kc.dur.p50_ns)), 100 * kc.share);
   o += "\n" + paint(fmt::format("Top {} kernels by total time", k.top.size()), Tone::kHeading, c) + "\n";
   o +=
       fmt::format("  {:<44} {:>6} {:>9} {:>9} {:>6}  {}\n", "kernel", "count", "total ms", "mean us", "share", "class");
@@ -269,18 +269,18 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
     // With more than one process group, each row says which (its name or rank list).
     std::string first_group;
     bool groups = false;
-    for (const auto& c : run.collectives) {
-      if (c.process_group.empty()) continue;
-      if (first_group.empty()) first_group = c.process_group;
-      groups |= c.process_group != first_group;
+    for (const auto& col : run.collectives) {
+      if (col.process_group.empty()) continue;
+      if (first_group.empty()) first_group = col.process_group;
+      groups |= col.process_group != first_group;
     }
-    for (const auto& c : run.collectives)
+    for (const auto& col : run.collectives)
       o += fmt::format(
           "  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f}\n",
-          shorten(groups && !c.process_group.empty() ? c.collective + "@" + c.process_group : c.collective, 14),
-          shorten(c.dtype, 9), c.bytes > 0 ? bytesText(c.bytes) : std::string("size ?"), shorten(c.variant, 10),
-          c.group_size, c.dur.count, us(c.dur.mean_ns), us(static_cast<double>(c.dur.p50_ns)), c.algbw_gbps,
-          c.busbw_gbps);
+          shorten(groups && !col.process_group.empty() ? col.collective + "@" + col.process_group : col.collective, 14),
+          shorten(col.dtype, 9), col.bytes > 0 ? bytesText(col.bytes) : std::string("size ?"), shorten(col.variant, 10),
+          col.group_size, col.dur.count, us(col.dur.mean_ns), us(static_cast<double>(col.dur.p50_ns)), col.algbw_gbps,
+          col.busbw_gbps);
     o += wrapText("algbw, busbw in GB/s (1e9 bytes/s), nccl-tests definitions, from the mean time.", "  ", textWidth());
   }
   if (run.ranks.size() > 1) {

@@ -13,7 +13,7 @@ void RankBuilder::gpuEdges() {
   auto add = [&](uint32_t node, int32_t pred, uint8_t kind, int64_t c, uint32_t aux = 0) {
     gpu_edges.push_back({node, pred, c, aux, rank, kind, kAlways});
   };
-  ReplayGraphStats& st = gpu_stats;
+  ReplayGraphStats& gst = gpu_stats;  // this thread's own figures
   gpu_edges.reserve(3 * g.ops.size());
   std::vector<int32_t> stream_prev(tracks, -1);
   auto waits = event_waits.begin();
@@ -74,10 +74,10 @@ void RankBuilder::gpuEdges() {
       }
     }
     if (bind == kNone) add(g.start(j), -1, kRoot, tj);
-    (bind == kByLaunch   ? st.bound_by_launch
-     : bind == kByStream ? st.bound_by_stream
-     : bind == kByCross  ? st.bound_by_cross_stream
-                         : st.unbound)++;
+    (bind == kByLaunch   ? gst.bound_by_launch
+     : bind == kByStream ? gst.bound_by_stream
+     : bind == kByCross  ? gst.bound_by_cross_stream
+                         : gst.unbound)++;
     if (!(g.item_flags[j] & RankGraph::kCollective))  // collectives end at the join
       add(g.end(j), static_cast<int32_t>(g.start(j)), kGpu, 0, j);
   }

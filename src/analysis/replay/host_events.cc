@@ -20,7 +20,6 @@ RankBuilder::RankBuilder(RankGraph& graph, uint16_t r, ReplayGraphStats& stats)
 
 void RankBuilder::hostRanges() {
   g.item_of.assign(t.events.size(), -1);
-  const size_t tracks = t.tracks.size();
   g.calls_on_track.assign(tracks, {});
   g.host_starts.assign(tracks, {});
   g.host_ends.assign(tracks, {});

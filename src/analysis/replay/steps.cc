@@ -138,9 +138,9 @@ void finishSteps(std::vector<StepRow>& rows, const ReplayEdits& ed, Replay& out)
     if (sum > 0 && to > sum)
       for (double& p : out.path_ns) p *= to / sum;
     if (out.replayed.bound == StepBound::kLoader) {  // the host waits for the loader's next batch: input
-      double sum = 0;
-      for (double p : out.path_ns) sum += p;
-      out.path_ns[static_cast<size_t>(PathCategory::kInput)] += std::max(0.0, out.replayed.period_ns - sum);
+      double on_path = 0;
+      for (double p : out.path_ns) on_path += p;
+      out.path_ns[static_cast<size_t>(PathCategory::kInput)] += std::max(0.0, out.replayed.period_ns - on_path);
     }
   } else if (out.replayed.bound == StepBound::kLoader) {
     out.path_ns[static_cast<size_t>(PathCategory::kInput)] = out.replayed.period_ns;

@@ -85,7 +85,7 @@ void Recorder::detach() {
   w.window_start = attach_ns_;
   w.window_end = cuptiNow();
   if (keep_api_) {
-    std::lock_guard<std::mutex> l(windows_mu_);
+    std::lock_guard<std::mutex> w_lock(windows_mu_);
     if (!windows_seen_.empty()) windows_seen_.back().second = w.window_end;
   }
   ++windows_;

@@ -84,8 +84,8 @@ std::string_view syncName(uint32_t type) {
 
 class RecordParser {
  public:
-  RecordParser(ByteStream& in, std::string name, RecordingFacts* facts)
-      : in_(in), name_(std::move(name)), facts_(facts) {}
+  RecordParser(ByteStream& in, std::string name, RecordingFacts* facts_out)
+      : in_(in), name_(std::move(name)), facts_(facts_out) {}
 
   Result<RankTrace> run() {
     rec::FileHeader h{};
