@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The terminal report as a user sees it, in a real terminal (tmux): it fits the pane's width between
-# 80 and 160 columns, it is coloured on the terminal and not with NO_COLOR set, the critical findings
+# The terminal report as a user sees it, in a real terminal (tmux): analyze fits the pane's width
+# between 80 and 160 columns, compare and topo an 80-column one, it is coloured on the terminal and not with NO_COLOR set, the critical findings
 # come before the others, and the fixes are code lines that paste (no "fix:" prefix).
 #   src/cli/terminal_tmux_test.sh GPUDOCTOR
 # Exit 0: all hold; 1: one does not (printed); 2: usage; 77: tmux is not installed (skipped).
@@ -48,6 +48,19 @@ for width in 80 120 160; do
   [ "$width" -le 80 ] || [ "$w" -gt 80 ] || fail "no line over 80 columns in a $width-column pane"
 done
 
+# compare and topo fit an 80-column pane too.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+pane 80 "TERM=xterm-256color" "$work/cmp" compare "$src/testdata/whatif/ckpt_large__base.pt.trace.json.gz" \
+  "$src/testdata/whatif/ckpt_large__no_checkpointing.pt.trace.json.gz"
+pane 80 "TERM=xterm-256color" "$work/topo" topo --topology "$src/testdata/topology/dgx_h100.toml"
+for v in cmp topo; do
+  grep -q "^__done__ 0$" "$work/$v" || fail "$v in an 80-column pane did not exit 0"
+  w=$(widest "$work/$v")
+  [ "$w" -le 80 ] || fail "$v: a line of $w columns in an 80-column pane"
+  t=$(widest_table "$work/$v")
+  [ "$t" -le 100 ] || fail "$v: a table row of $t columns in an 80-column pane"
+done
+
 grep -q $'\e\\[' "$work/w120.esc" || fail "no colour on a terminal"
 pane 120 "TERM=xterm-256color NO_COLOR=1" "$work/nc" analyze
 grep -q $'\e\\[[0-9;]*m' "$work/nc.esc" && fail "colour although NO_COLOR is set"
@@ -64,4 +77,4 @@ if [ "$failures" -gt 0 ]; then
   cat "$work/w120"
   exit 1
 fi
-echo "terminal_tmux_test: width (80, 120, 160 columns), colour, NO_COLOR, TERM=dumb, order and pasteable fixes hold"
+echo "terminal_tmux_test: width (analyze at 80, 120, 160 columns; compare and topo at 80), colour, NO_COLOR, TERM=dumb, order and pasteable fixes hold"
