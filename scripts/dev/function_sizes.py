@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Lines per source file and its longest function (C++ under src/), longest first.
 
-A function is a brace block that opens at the end of a definition head (up to 5 lines that end in
-"{"; it has a parameter list and is not a control statement, a class, a namespace or a lambda inside a function);
+A function is a brace block that opens at the end of a definition head at column 0 or, for a member
+defined in its class, 2 (up to 5 lines that end in "{"; it has a parameter list and is not a control
+statement, a class, a namespace or a lambda inside a function);
 its length counts the lines from that line to its closing brace. Good enough to find the long ones,
 not a parser.
 
@@ -59,17 +60,23 @@ def code_only(text):
     return "".join(out)
 
 
+def may_open(line):
+    """A line where a definition may start: at column 0, or indented 2 (a member defined in its class's
+    body; a function's own body is skipped whole, so its lines are never taken for heads)."""
+    return bool(line) and (not line[0].isspace() or (line.startswith("  ") and not line.startswith("   ")))
+
+
 def functions(lines):
-    """(name line, start index, length) of top-level-looking function bodies."""
+    """(name line, start index, length) of function bodies: free functions and members defined in class."""
     out, i = [], 0
     while i < len(lines):
         line = lines[i]
         head, k = line.strip(), i  # a head may wrap: join up to 4 lines until one ends with "{" or ";"
-        while (line and not line[0].isspace() and "(" in head and not head.endswith(("{", ";", "}"))
+        while (may_open(line) and "(" in head and not head.endswith(("{", ";", "}"))
                and k + 1 < len(lines) and k - i < 4):
             k += 1
             head += " " + lines[k].strip()
-        if line and not line[0].isspace() and HEAD.match(head) and not NOT_HEAD.match(line):
+        if may_open(line) and HEAD.match(head) and not NOT_HEAD.match(line):
             depth, j = 0, i
             while j < len(lines):
                 depth += lines[j].count("{") - lines[j].count("}")
