@@ -1,5 +1,7 @@
 #include "analysis/kernel_class.h"
 
+#include "analysis/precision_kinds.h"
+
 #include "model/comm_kernels.h"
 
 #include <algorithm>
@@ -255,6 +257,20 @@ bool isGemm(KernelClass c) { return c <= KernelClass::kGemmOther; }
 bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(name))); }
 
 bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
+
+bool isBatchNormKernelName(std::string_view name) {
+  const std::string ln = lower(name);
+  return has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "batch_norm") || has(ln, "batchnorm");
+}
+
+bool isConvolutionKernelName(std::string_view name) {
+  const std::string ln = lower(name);
+  if (has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "transpose") || has(ln, "nchwtonhwc") || has(ln, "nhwctonchw") ||
+      has(ln, "reduce_wgrad") || has(ln, "tensortransform"))
+    return false;
+  return has(ln, "conv") || has(ln, "fprop") || has(ln, "dgrad") || has(ln, "wgrad") || has(ln, "implicit_gemm") ||
+         has(ln, "scudnn") || has(ln, "winograd");
+}
 
 bool isFp32FusedAttentionKernel(std::string_view name) {
   std::string ln = lower(name);
