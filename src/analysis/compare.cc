@@ -179,9 +179,7 @@ void unprofiledCategories(const RunSummary& base, const RunSummary& next, Compar
 
 // The share of a side's traced step that its un-profiled estimate removes (-1: unknown).
 double profilerShare(const RunSummary& s, double traced_median_ns) {
-  const double traced = s.traced_step_ns > 0 ? s.traced_step_ns : traced_median_ns;
-  if (s.unprofiled_step_ns <= 0 || traced <= 0) return -1;
-  return std::clamp(1 - s.unprofiled_step_ns / traced, 0.0, 1.0);
+  return profilerShareOf(s.unprofiled_step_ns, s.traced_step_ns > 0 ? s.traced_step_ns : traced_median_ns);
 }
 
 // One step definition on both sides: the un-profiled estimates when both have one, else the

@@ -7,6 +7,7 @@
 // speedup from each side's step-to-step noise (median/MAD, warm-up and stalled steps left out) and, on the un-profiled
 // basis, how far such an estimate is typically off.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ inline constexpr double kUnprofiledEstimateError = 0.116;
 // |log(estimate / measured)| / that share is 0.28 (a trace with under 10 % removed is 1.2 % off in
 // the median, one with 50-70 % removed 13 %). Each side's term in the band.
 inline constexpr double kEstimateErrorPerProfilerShare = 0.28;
+
+// The share of a traced step that its un-profiled estimate removes as the profiler's cost (-1:
+// unknown): what kEstimateErrorPerProfilerShare is a share of.
+inline double profilerShareOf(double unprofiled_ns, double traced_ns) {
+  if (unprofiled_ns <= 0 || traced_ns <= 0) return -1;
+  return std::clamp(1 - unprofiled_ns / traced_ns, 0.0, 1.0);
+}
 
 // The traced steps of one job run twice differ by up to this much (the profiler's inflation varies
 // between runs: healthy 10 %, hf_gpt2_healthy 14 % in testdata/whatif): the band's floor on the

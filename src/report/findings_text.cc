@@ -73,8 +73,9 @@ std::string renderPlan(const Diagnosis& d, bool color) {
 // estimate took a large share of the traced step away as the profiler's cost (that share's typical
 // error, analysis/compare.h).
 double expectedUnprofiledError(const StepWhatIf& w) {
-  const double removed = w.traced_step_ns > 0 ? 1 - static_cast<double>(w.unprofiled_step_ns) / w.traced_step_ns : 0;
-  return std::max(kUnprofiledMedianError, kEstimateErrorPerProfilerShare * std::clamp(removed, 0.0, 1.0));
+  const double removed =
+      profilerShareOf(static_cast<double>(w.unprofiled_step_ns), static_cast<double>(w.traced_step_ns));
+  return std::max(kUnprofiledMedianError, kEstimateErrorPerProfilerShare * std::max(removed, 0.0));
 }
 }  // namespace
 
