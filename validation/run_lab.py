@@ -67,8 +67,9 @@ def job_names():
     return sorted(f[:-3] for f in os.listdir(JOBS_DIR) if f.endswith(".py") and not f.startswith("_"))
 
 
-def job_meta(name):
-    """The job file's literal module-level constants (DESC, KIND, VARIANTS, ...)."""
+def job_meta(name, variants=None):
+    """The job file's literal module-level constants (DESC, KIND, VARIANTS, ...). With `variants` (a list of
+    names), VARIANTS keeps only those the job has, and TIME_HINT_S shrinks in proportion."""
     with open(os.path.join(JOBS_DIR, name + ".py")) as f:
         tree = ast.parse(f.read())
     meta = {"VARIANT_NOTES": {}, "SCORE_AS": {}, "TIME_HINT_S": 20}
@@ -77,6 +78,10 @@ def job_meta(name):
             key = node.targets[0].id
             if key in META_KEYS:
                 meta[key] = ast.literal_eval(node.value)
+    if variants:
+        every = meta["VARIANTS"]
+        meta["VARIANTS"] = {v: fx for v, fx in every.items() if v in variants}
+        meta["TIME_HINT_S"] = max(10, meta["TIME_HINT_S"] * len(meta["VARIANTS"]) / max(1, len(every)))
     return meta
 
 
@@ -223,7 +228,7 @@ def worker_main(args):
     for k, v in WORKER_ENV.items():
         os.environ.setdefault(k, v)
     os.environ.setdefault("TEARDOWN_CUPTI", "1")  # before torch is imported: Kineto reads it at load
-    meta = job_meta(args.worker)
+    meta = job_meta(args.worker, args.variants)
     rec = new_record(args.worker, meta, args.proc_tag)
     write_json_atomic(args.part, rec)
     jobs = {}
@@ -274,6 +279,8 @@ def worker_cmd(name, args, part, trace_dir):
         cmd += ["--steps", str(args.steps)]
     if args.quick:
         cmd.append("--quick")
+    if args.variants:
+        cmd += ["--variants", ",".join(args.variants)]
     return cmd
 
 
@@ -342,7 +349,7 @@ def drive(args, names, scratch):
     reserve = PACK_RESERVE_S if args.mode != "time" else 2
     status = {"ok": [], "failed": [], "skipped": []}
     for i, name in enumerate(names):
-        meta = job_meta(name)
+        meta = job_meta(name, args.variants)
         remaining = args.budget_s - (time.monotonic() - start) - reserve
         timeout = job_timeout(meta, remaining, len(names) - i, args.mode)
         if timeout is None:
@@ -450,6 +457,8 @@ def parse_args(argv=None):
     ap.add_argument("--shard", help="K/N: every N-th job starting at the K-th (after --jobs)")
     ap.add_argument("--mode", choices=("time", "trace", "both"), default="both")
     ap.add_argument("--proc-tag", default="A", help="names this run's results and tars (A, B, ...)")
+    ap.add_argument("--variants", type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+                    help="comma-separated variant names to run (default: every variant of each job), e.g. base")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0, help="steps per round (default: automatic, 10-60)")
     ap.add_argument("--round-s", type=float, default=0.6, help="target seconds per variant and round")

@@ -302,7 +302,9 @@ def current_score_as(job):
 def score_job(job, records, split, args, idx, tmp):
     """Truth, prediction and every score of one job."""
     last = records[-1]
-    variants, kind = last["variants"], last["kind"]
+    variants, kind = {}, last["kind"]
+    for r in records:  # every variant any process ran (a run may time only some, e.g. --variants base)
+        variants.update(r["variants"])
     score_as = current_score_as(job)  # the job file's mapping wins over the one its older results carry
     for v, meta in variants.items():
         if v in score_as:
