@@ -8,13 +8,21 @@
 namespace gpudoctor {
 
 int dtypeBytes(std::string_view d) {
-  if (d == "Float" || d == "Int" || d == "float" || d == "int" || d == "UInt32") return 4;
-  if (d == "Double" || d == "Long" || d == "double" || d == "long" || d == "UInt64" || d == "ComplexFloat") return 8;
-  if (d == "Half" || d == "BFloat16" || d == "Short" || d == "UInt16") return 2;
-  if (d == "Byte" || d == "Char" || d == "Bool" || d == "Float8_e4m3fn" || d == "Float8_e5m2" || d == "UInt8" ||
-      d == "Int8" || d == "Float8_e4m3fnuz" || d == "Float8_e5m2fnuz")
+  // Kernel arguments give ScalarType names ("Float", "BFloat16"); older traces' "Input type" gives C++
+  // type names ("float", "long int", "c10::Half").
+  if (d.substr(0, 5) == "c10::") d.remove_prefix(5);
+  if (d == "Float" || d == "Int" || d == "float" || d == "int" || d == "UInt32" || d == "unsigned int" ||
+      d == "ComplexHalf" || d == "complex<c10::Half>")
+    return 4;
+  if (d == "Double" || d == "Long" || d == "double" || d == "long" || d == "long int" || d == "long long" ||
+      d == "UInt64" || d == "unsigned long" || d == "ComplexFloat" || d == "complex<float>")
+    return 8;
+  if (d == "Half" || d == "BFloat16" || d == "Short" || d == "short" || d == "short int" || d == "UInt16") return 2;
+  if (d == "Byte" || d == "Char" || d == "Bool" || d == "bool" || d == "unsigned char" || d == "signed char" ||
+      d == "Float8_e4m3fn" || d == "Float8_e5m2" || d == "UInt8" || d == "Int8" || d == "Float8_e4m3fnuz" ||
+      d == "Float8_e5m2fnuz")
     return 1;
-  if (d == "ComplexDouble") return 16;
+  if (d == "ComplexDouble" || d == "complex<double>") return 16;
   return 0;
 }
 

@@ -468,6 +468,13 @@ TEST(Collectives, DtypeBytes) {
   EXPECT_EQ(dtypeBytes("Float8_e4m3fn"), 1);
   EXPECT_EQ(dtypeBytes("ComplexDouble"), 16);
   EXPECT_EQ(dtypeBytes("Mystery"), 0);
+  // Older traces' "Input type": C++ type names.
+  EXPECT_EQ(dtypeBytes("float"), 4);
+  EXPECT_EQ(dtypeBytes("long int"), 8);
+  EXPECT_EQ(dtypeBytes("c10::BFloat16"), 2);
+  EXPECT_EQ(dtypeBytes("c10::Half"), 2);
+  EXPECT_EQ(dtypeBytes("unsigned char"), 1);
+  EXPECT_EQ(dtypeBytes("c10::complex<float>"), 8);
   EXPECT_EQ(dtypeBytes(""), 0);
 }
 

@@ -95,8 +95,8 @@ struct Event {
   uint32_t name = 0;         // interned
   uint32_t track = 0;        // index into RankTrace::tracks
   uint32_t collective = 0;   // kernels: 1 + index into RankTrace::collectives for NCCL kernels, else 0
-  uint32_t dtype = 0;        // host ops: interned dtype of the first typed input ("c10::BFloat16", "float"), else 0
-  uint32_t shapes = 0;       // host ops: interned input shapes (record_shapes), compact: "64x512,512x2048,-"; else 0
+  uint32_t dtype = 0;        // host ops, "nccl:" ranges: interned type of the first typed input ("float"), or 0
+  uint32_t shapes = 0;       // host ops, "nccl:" ranges: interned input shapes, compact ("64x512,512x2048,-"), or 0
   EventKind kind = EventKind::kOther;
   uint16_t roles = 0;  // EventRole bits
   int64_t end_ns() const { return start_ns + dur_ns; }

@@ -12,6 +12,7 @@
 #include "common/exact_time.h"
 #include "common/memory.h"
 #include "sources/kineto/json_scan.h"
+#include "sources/kineto/range_collectives.h"
 #include "sources/kineto/raw_event.h"
 #include "sources/kineto/roles.h"
 
@@ -441,7 +442,7 @@ class Reader {
       c.process_group = processGroupOf(c);
       tr_.collectives.push_back(c);
       e.collective = static_cast<uint32_t>(tr_.collectives.size());
-    } else if (kind == EventKind::kHostOp) {
+    } else if (kind == EventKind::kHostOp || (kind == EventKind::kRange && ev.name.substr(0, 5) == "nccl:")) {
       if (!ev.input_type.empty()) e.dtype = strings().intern(ev.input_type);
       if (!ev.input_dims.empty()) e.shapes = strings().intern(ev.input_dims);
     }
@@ -454,6 +455,7 @@ class Reader {
     std::sort(tr_.events.begin(), tr_.events.end(), [](const Event& a, const Event& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.dur_ns > b.dur_ns;
     });
+    collectivesFromRanges(tr_);
     // One pass: absolute times, and roles from Kineto's names (classified once per string).
     int64_t base = tr_.has_base_time ? tr_.base_time_ns : 0;
     KinetoRoleAssigner roles(tr_);

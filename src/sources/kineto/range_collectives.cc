@@ -1,0 +1,100 @@
+#include "sources/kineto/range_collectives.h"
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "sources/kineto/roles.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr std::string_view kRangePrefix = "nccl:";
+
+bool isNcclKernelName(std::string_view n) {
+  return n.substr(0, 11) == "ncclKernel_" || n.substr(0, 14) == "ncclDevKernel_";
+}
+
+// The element count of the first shape of a compact "Input Dims" ("6144" -> 6144, "64x512,..." -> 32768);
+// -1 when absent or empty ("-").
+int64_t firstShapeElements(std::string_view shapes) {
+  std::string_view first = shapes.substr(0, shapes.find(','));
+  if (first.empty() || first == "-") return -1;
+  int64_t n = 1;
+  size_t i = 0;
+  while (i < first.size()) {
+    size_t x = first.find('x', i);
+    std::string_view d = first.substr(i, x == std::string_view::npos ? std::string_view::npos : x - i);
+    int64_t v = 0;
+    for (char c : d) {
+      if (c < '0' || c > '9') return -1;
+      v = v * 10 + (c - '0');
+      if (v > (int64_t{1} << 50)) return -1;
+    }
+    n *= v;
+    if (n > (int64_t{1} << 50)) return -1;
+    if (x == std::string_view::npos) break;
+    i = x + 1;
+  }
+  return n;
+}
+
+// "all_gather", "_all_gather_base", "allgather_into_tensor_coalesced", ...
+bool isAllGather(std::string_view name) {
+  std::string s;
+  for (char c : name)
+    if (c != '_') s.push_back(c);
+  return s.rfind("allgather", 0) == 0;
+}
+
+std::string defaultGroupRanks(int world) {
+  std::string s = "[";
+  for (int r = 0; r < world; ++r) s += (r ? ", " : "") + std::to_string(r);
+  return s + "]";
+}
+
+}  // namespace
+
+void collectivesFromRanges(RankTrace& t) {
+  std::unordered_map<int64_t, uint32_t> kernel_of;  // correlation -> NCCL kernel without a collective
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.kind == EventKind::kKernel && e.collective == 0 && e.correlation >= 0 &&
+        isNcclKernelName(t.strings.view(e.name)))
+      kernel_of.emplace(e.correlation, i);
+  }
+  if (kernel_of.empty()) return;
+  // The default group: named as PyTorch describes it in newer traces' pg_config, all ranks in it.
+  uint32_t ranks = t.world_size > 0 ? t.strings.intern(defaultGroupRanks(t.world_size)) : 0;
+  uint32_t name = t.world_size > 0 ? t.strings.intern("default_pg") : 0;
+  std::unordered_map<uint32_t, uint32_t> open;  // host track -> the latest "nccl:" range on it
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.kind == EventKind::kRange && t.strings.view(e.name).substr(0, kRangePrefix.size()) == kRangePrefix) {
+      open[e.track] = i;
+      continue;
+    }
+    if (e.kind != EventKind::kRuntimeCall && e.kind != EventKind::kDriverCall) continue;
+    auto k = kernel_of.find(e.correlation);
+    if (k == kernel_of.end()) continue;
+    auto r = open.find(e.track);
+    if (r == open.end() || e.start_ns >= t.events[r->second].end_ns()) continue;
+    // One collective per kernel (each gets its own sequence number in the group).
+    const Event& range = t.events[r->second];
+    Collective col;
+    col.coll_name = t.strings.intern(std::string(t.strings.view(range.name).substr(kRangePrefix.size())));
+    col.dtype = range.dtype;
+    col.in_nelems = range.shapes ? firstShapeElements(t.strings.view(range.shapes)) : -1;
+    col.group_size = t.world_size > 0 ? t.world_size : -1;
+    // The range records the call's input: an all-gather's is one rank's part of its output.
+    if (col.in_nelems > 0 && col.group_size > 0 && isAllGather(t.strings.view(col.coll_name)))
+      col.out_nelems = col.in_nelems * col.group_size;
+    col.pg_ranks = ranks;
+    col.pg_name = name;
+    col.process_group = processGroupOf(col);
+    t.collectives.push_back(col);
+    t.events[k->second].collective = static_cast<uint32_t>(t.collectives.size());
+  }
+}
+
+}  // namespace gpudoctor
