@@ -11,11 +11,13 @@ Usage:
   make_wild.py OUT --git-dir-pattern 'PATTERN'  # PATTERN with {owner} and {name}, a git dir
 """
 import argparse
+import io
 import json
 import os
 import shlex
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,12 +35,17 @@ def git_dir(repo, args):
 def make(entry, args):
     blob = subprocess.run(["git", "--git-dir", git_dir(entry["repo"], args), "show", f'{entry["commit"]}:{entry["path"]}'],
                           check=True, capture_output=True).stdout
-    suffix = ".json.gz" if entry["path"].endswith(".gz") else ".json"
+    if entry.get("member"):  # one file of a tar archive at that path (a multi-rank set)
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            blob = tar.extractfile(entry["member"]).read()
+    name = entry.get("member") or entry["path"]
+    suffix = ".json.gz" if name.endswith(".gz") else ".json"
     with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as raw:
         raw.write(blob)
     try:
         cmd = shlex.split(entry["shrunk"])  # "scripts/corpus/shrink_trace.py --steps 1 ..."
         out = os.path.join(args.out, entry["file"])
+        os.makedirs(os.path.dirname(out), exist_ok=True)
         subprocess.run([sys.executable, os.path.join(ROOT, cmd[0]), raw.name, out] + cmd[1:], check=True)
     finally:
         os.unlink(raw.name)

@@ -5,15 +5,19 @@
 // is skipped and says where it looked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "analysis/digest.h"
+#include "analysis/fleet.h"
 #include "analysis/run_test_util.h"
 
 namespace gpudoctor {
@@ -27,6 +31,7 @@ struct WildTrace {
   std::string id;
   std::string file;
   std::string gpu;
+  std::string set;  // the ranks of one job share a set ("" alone)
 };
 
 std::vector<WildTrace> manifest() {
@@ -34,7 +39,8 @@ std::vector<WildTrace> manifest() {
   nlohmann::json j = nlohmann::json::parse(in);
   std::vector<WildTrace> out;
   for (const auto& t : j.at("traces"))
-    out.push_back({t.at("id").get<std::string>(), t.at("file").get<std::string>(), t.at("gpu").get<std::string>()});
+    out.push_back({t.at("id").get<std::string>(), t.at("file").get<std::string>(), t.at("gpu").get<std::string>(),
+                   t.value("set", std::string())});
   return out;
 }
 
@@ -93,6 +99,38 @@ TEST(WildCorpus, EveryTraceLoadsAndOtherStaysSmall) {
     ++analyzed;
   }
   EXPECT_GT(analyzed, 0);
+}
+
+// The ranks of one job analyzed together: the fleet's per-rank waiting (collectives joined by process
+// group and sequence number) is the straggler section's (NCCL kernels matched in launch order).
+TEST(WildCorpus, EachSetsFleetWaitsAreTheStragglersWaits) {
+  const fs::path dir = corpusDir();
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "no public trace corpus at " << dir << " (scripts/corpus/README.md)";
+  std::map<std::string, std::vector<std::string>> sets;
+  for (const auto& t : manifest())
+    if (!t.set.empty()) sets[t.set].push_back((dir / t.file).string());
+  ASSERT_FALSE(sets.empty());
+  for (const auto& [set, files] : sets) {
+    auto l = testing::loadRun(files);
+    ASSERT_EQ(l->run.ranks.size(), files.size()) << set;
+    const StragglerReport& s = l->run.straggler;
+    ASSERT_TRUE(s.matched) << set << ": " << s.note;
+    std::vector<RankDigest> digests;
+    for (const auto& r : l->run.ranks) digests.push_back(digestRank(r));
+    auto fleet = analyzeFleet(digests);
+    ASSERT_TRUE(fleet.ok()) << set << ": " << fleet.error().message;
+    int64_t total_wait = 0;
+    for (const RankWait& w : s.ranks) {
+      auto row = std::find_if(fleet.value().rows.begin(), fleet.value().rows.end(),
+                              [&](const FleetRank& f) { return f.rank == w.rank; });
+      ASSERT_NE(row, fleet.value().rows.end()) << set << " rank " << w.rank;
+      // One step per rank here: the fleet's mean per step is the straggler's total.
+      EXPECT_NEAR(row->wait_ns * static_cast<double>(row->steps), static_cast<double>(w.wait_ns), 1.0)
+          << set << " rank " << w.rank;
+      total_wait += w.wait_ns;
+    }
+    EXPECT_GT(total_wait, 0) << set;
+  }
 }
 
 }  // namespace
