@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <tuple>
+
+#include "model/comm_kernels.h"
+#include "model/shapes.h"
 
 namespace gpudoctor {
 
@@ -77,8 +81,37 @@ std::string ncclKernelVariant(std::string_view name) {
   return {};
 }
 
+namespace {
+using Key = std::tuple<std::string, std::string, std::string, int64_t, int, std::string>;
+
+// An all-reduce by another library's kernels (symmetric memory, vLLM's or TensorRT-LLM's custom
+// all-reduce): "allreduce" named by the library, its size from the launching operator's first input
+// (symm_mem::one_shot_all_reduce(input, ...)), the trace's world as the group (one node's
+// tensor-parallel group in the traces that use them). Other libraries' kernels (expert-parallel
+// dispatch/combine, NVSHMEM) have no collective size in the trace: none.
+std::optional<Key> otherLibraryKey(const TraceIndex& idx, const Event& e) {
+  const RankTrace& t = *idx.trace;
+  const std::string_view lib = commKernelLibrary(t.strings.view(e.name));
+  if (lib != "symmetric_memory" && lib != "custom_allreduce") return std::nullopt;
+  const std::string_view name = t.strings.view(e.name);
+  if (name.find("all_reduce") == std::string_view::npos && name.find("allreduce") == std::string_view::npos &&
+      name.find("cross_device_reduce") == std::string_view::npos && name.find("ar_fusion") == std::string_view::npos)
+    return std::nullopt;
+  std::string dtype;
+  int64_t bytes = 0;
+  if (uint32_t op = e.external_id >= 0 ? idx.op_of.find(e.external_id) : IdMap::kNone; op != IdMap::kNone) {
+    const Event& o = t.events[op];
+    std::string_view d = t.strings.view(o.dtype);
+    if (d.substr(0, 5) == "c10::") d.remove_prefix(5);  // "c10::BFloat16": the kernels' "BFloat16"
+    dtype = std::string(d);
+    const int64_t n = o.shapes ? firstShapeElements(t.strings.view(o.shapes)) : -1;
+    bytes = n > 0 ? n * dtypeBytes(dtype) : 0;
+  }
+  return Key{"allreduce", dtype, std::string(lib), bytes, t.world_size > 0 ? t.world_size : 0, ""};
+}
+}  // namespace
+
 std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>& ranks) {
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int, std::string>;
   std::map<Key, std::vector<int64_t>> groups;
   for (const auto& r : ranks)
     for (const auto& w : *r.windows) {
@@ -88,7 +121,12 @@ std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>
       auto it = idx.firstStartingAt(idx.gpu_work, w.begin_ns);
       for (; it != idx.gpu_work.end() && ev[*it].start_ns < w.end_ns; ++it) {
         const Event& e = ev[*it];
-        if (idx.class_of_event[*it] != KernelClass::kNccl || e.kind != EventKind::kKernel) continue;
+        if (e.kind != EventKind::kKernel) continue;
+        if (idx.class_of_event[*it] == KernelClass::kCommOther) {
+          if (auto k = otherLibraryKey(idx, e)) groups[*k].push_back(e.dur_ns);
+          continue;
+        }
+        if (idx.class_of_event[*it] != KernelClass::kNccl) continue;
         // Without PyTorch's arguments (a collective outside record_param_comms): the kind from the
         // kernel's name, the size unknown (0).
         std::string coll, dtype, group;

@@ -1,4 +1,5 @@
-// NCCL collectives seen in the trace: per (collective, dtype, size, kernel variant, group size,
+// Collectives seen in the trace (NCCL's, and all-reduces by symmetric-memory and custom all-reduce
+// kernels, their variant the library): per (collective, dtype, size, kernel variant, group size,
 // process group),
 // count and time, and the bandwidth nccl-tests would report (algbw = bytes / time; busbw =
 // algbw × the collective's bus factor for the group size). Kernel time includes waiting for the
@@ -35,7 +36,7 @@ std::string ncclKernelCollective(std::string_view kernel_name);
 // "RING_LL" from "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)"; empty when the name has none.
 std::string ncclKernelVariant(std::string_view kernel_name);
 
-// NCCL kernels starting inside the selected windows of the given ranks, grouped.
+// NCCL and other libraries' all-reduce kernels starting inside the selected windows of the given ranks, grouped.
 std::vector<CollectiveStats> summarizeCollectives(const std::vector<RankWindows>& ranks);
 
 }  // namespace gpudoctor

@@ -101,6 +101,24 @@ TEST(WildCorpus, EveryTraceLoadsAndOtherStaysSmall) {
   EXPECT_GT(analyzed, 0);
 }
 
+// TraceLens's B200 tensor-parallel trace all-reduces through symmetric memory (multimem_all_reduce_):
+// 73 kernels in the collectives table, sized by the operator's input (2,557,440 and 2,727,936 BFloat16).
+TEST(WildCorpus, SymmetricMemoryAllReducesAreCollectives) {
+  const fs::path path = corpusDir() / "tracelens_b200_eager.json.gz";
+  if (!fs::exists(path)) GTEST_SKIP() << "no " << path << " (scripts/corpus/README.md)";
+  auto l = testing::loadRun({path.string()});
+  int64_t count = 0;
+  for (const auto& c : l->run.collectives)
+    if (c.variant == "symmetric_memory") {
+      EXPECT_EQ(c.collective, "allreduce");
+      EXPECT_EQ(c.dtype, "BFloat16");
+      EXPECT_TRUE(c.bytes == 2557440 * 2 || c.bytes == 2727936 * 2) << c.bytes;
+      EXPECT_GT(c.busbw_gbps, 0);
+      count += c.dur.count;
+    }
+  EXPECT_EQ(count, 73);
+}
+
 // The ranks of one job analyzed together: the fleet's per-rank waiting (collectives joined by process
 // group and sequence number) is the straggler section's (NCCL kernels matched in launch order).
 TEST(WildCorpus, EachSetsFleetWaitsAreTheStragglersWaits) {

@@ -185,6 +185,11 @@ TEST(WhyCases, CommunicationKernelsThatAreNotNccl) {
   }
   EXPECT_EQ(other, 3);  // one all-reduce a step, 3 steps
   EXPECT_EQ(nccl, 0);
+  // In the collectives table as an all-reduce of its library (no shapes recorded: size unknown).
+  ASSERT_EQ(c.l->run.collectives.size(), 1u);
+  EXPECT_EQ(c.l->run.collectives[0].collective, "allreduce");
+  EXPECT_EQ(c.l->run.collectives[0].variant, "symmetric_memory");
+  EXPECT_EQ(c.l->run.collectives[0].dur.count, 3);
   EXPECT_GT(r.total.comm_ns, 0);
   EXPECT_EQ(r.total.wall_ns, r.total.compute_ns + r.total.comm_exposed_ns + r.total.copy_exposed_ns + r.total.idle_ns);
 }

@@ -391,7 +391,7 @@ std::string renderHtml(const RunAnalysis& run, const Diagnosis& d, const HtmlFle
   o += "<h2>Timeline of one step</h2>" + timelines(run);
   o += hostSideHtml(run) + operatorsHtml(run) + memoryHtml(run);
   o += "<h2>Kernel classes (share of summed kernel time)</h2>" + classChart(run.kernels);
-  if (!run.collectives.empty()) o += "<h2>NCCL collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
+  if (!run.collectives.empty()) o += "<h2>Collectives (bus bandwidth)</h2>" + collectiveChart(run.collectives);
   return o + checklistHtml(d) + topKernelsHtml(run.kernels) + htmlPageEnd();
 }
 

@@ -260,10 +260,12 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
                      ms(x.dur.total_ns), us(x.dur.mean_ns), 100 * x.share, kernelClassName(x.cls));
 
   if (!run.collectives.empty()) {
-    o += "\n" +
-         paint(headingLines("NCCL collectives (kernel time includes waiting for peers; variant: named by the kernel)"),
-               Tone::kHeading, c) +
-         "\n";
+    o +=
+        "\n" +
+        paint(headingLines(
+                  "Collectives (kernel time includes waiting for peers; variant: named by the kernel, or its library)"),
+              Tone::kHeading, c) +
+        "\n";
     o += fmt::format("  {:<14} {:<9} {:>11} {:<10} {:>3} {:>6} {:>9} {:>9} {:>8} {:>8}\n", "collective", "dtype",
                      "size", "variant", "n", "count", "mean us", "p50 us", "algbw", "busbw");
     // With more than one process group, each row says which (its name or rank list).

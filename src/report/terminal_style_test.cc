@@ -156,7 +156,7 @@ TEST(TerminalStyle, ReportOfARealRunHasBoldHeadingsAndTheSameLayout) {
   EXPECT_EQ(strip(colored), plain);
   for (const char* h :
        {"gpudoctor analyze: 2 ranks", "Per rank, mean per step", "Steps of rank 0 (ms)", "Host side of rank 0",
-        "Kernel classes, all ranks", "Top 10 kernels by total time", "NCCL collectives", "Stragglers"})
+        "Kernel classes, all ranks", "Top 10 kernels by total time", "Collectives", "Stragglers"})
     EXPECT_NE(colored.find(std::string("\x1b[1m") + h), std::string::npos) << h;
   // The tables' rows carry no escape: their columns line up as before.
   for (const auto& line : lines(colored))

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "model/shapes.h"
 #include "sources/kineto/roles.h"
 
 namespace gpudoctor {
@@ -13,30 +14,6 @@ constexpr std::string_view kRangePrefix = "nccl:";
 
 bool isNcclKernelName(std::string_view n) {
   return n.substr(0, 11) == "ncclKernel_" || n.substr(0, 14) == "ncclDevKernel_";
-}
-
-// The element count of the first shape of a compact "Input Dims" ("6144" -> 6144, "64x512,..." -> 32768);
-// -1 when absent or empty ("-").
-int64_t firstShapeElements(std::string_view shapes) {
-  std::string_view first = shapes.substr(0, shapes.find(','));
-  if (first.empty() || first == "-") return -1;
-  int64_t n = 1;
-  size_t i = 0;
-  while (i < first.size()) {
-    size_t x = first.find('x', i);
-    std::string_view d = first.substr(i, x == std::string_view::npos ? std::string_view::npos : x - i);
-    int64_t v = 0;
-    for (char c : d) {
-      if (c < '0' || c > '9') return -1;
-      v = v * 10 + (c - '0');
-      if (v > (int64_t{1} << 50)) return -1;
-    }
-    n *= v;
-    if (n > (int64_t{1} << 50)) return -1;
-    if (x == std::string_view::npos) break;
-    i = x + 1;
-  }
-  return n;
 }
 
 // "all_gather", "_all_gather_base", "allgather_into_tensor_coalesced", ...
