@@ -202,8 +202,17 @@ bool elementwiseKernel(std::string_view ln) {
          has(ln, "triton_poi");
 }
 
+// Convolutions that are not GEMMs: PyTorch's native depthwise kernels (conv_depthwise2d_forward_kernel,
+// _backward_kernel, _grad_weight_kernel and the 3d ones; in the lab's MobileNet and EfficientNet traces,
+// PyTorch 2.11) and cuDNN's runtime-compiled depthwise one (conv2d_c1_k1_nhwc_specialized, the lab's
+// channels-last EfficientNet). Memory-bound stencils: autocast does not move them like GEMMs.
+bool directConvolutionKernel(std::string_view ln) {
+  return has(ln, "conv_depthwise") || startsWith(ln, "conv2d_c1_k1");
+}
+
 // Classes by the kernel name alone, after communication, attention and GEMMs.
 KernelClass classByName(std::string_view ln) {
+  if (directConvolutionKernel(ln)) return KernelClass::kConvDirect;
   if (normalizationKernel(ln)) return KernelClass::kNormalization;
   if (activationKernel(ln)) return KernelClass::kElementwise;
   if (copyKernel(ln)) return KernelClass::kCopy;
@@ -246,6 +255,8 @@ std::string_view kernelClassName(KernelClass c) {
       return "comm_other";
     case KernelClass::kCopy:
       return "copy";
+    case KernelClass::kConvDirect:
+      return "conv_direct";
     case KernelClass::kOther:
       return "other";
   }

@@ -21,11 +21,12 @@ enum class KernelClass : uint8_t {
   kNormalization,
   kOptimizer,
   kNccl,
-  kCommOther,  // communication kernels that are not NCCL's (DeepEP, NVSHMEM, custom all-reduce: model/comm_kernels.h)
-  kCopy,       // copy/cast/cat kernels (not memcpy engines)
+  kCommOther,   // communication kernels that are not NCCL's (DeepEP, NVSHMEM, custom all-reduce: model/comm_kernels.h)
+  kCopy,        // copy/cast/cat kernels (not memcpy engines)
+  kConvDirect,  // convolutions computed directly, not as a GEMM (PyTorch's depthwise kernels)
   kOther,
 };
-constexpr int kKernelClassCount = 16;
+constexpr int kKernelClassCount = 17;
 
 // Stable short name ("gemm_bf16", "attention_fused", ...).
 std::string_view kernelClassName(KernelClass c);

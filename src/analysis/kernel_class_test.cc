@@ -404,6 +404,25 @@ TEST(ClassifyKernel, NonGemmClasses) {
   EXPECT_CLASS(KernelClass::kOther, "my_custom_kernel", "", "");
 }
 
+// Depthwise convolutions that are not GEMMs: PyTorch's native kernels (the lab's MobileNetV3 and
+// EfficientNet traces, PyTorch 2.11, argument lists cut) and cuDNN's runtime-compiled one
+// (efficientnet_jpeg_workers2, channels last, launched by aten::cudnn_convolution).
+TEST(ClassifyKernel, DirectConvolutions) {
+  EXPECT_CLASS(KernelClass::kConvDirect,
+               "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>("
+               "torch::headeronly::detail::GenericPackedTensorAccessor<...>, bool, int, int)",
+               "", "");
+  EXPECT_CLASS(KernelClass::kConvDirect,
+               "void at::native::(anonymous namespace)::conv_depthwise2d_grad_weight_kernel<float, unsigned int>("
+               "torch::headeronly::detail::GenericPackedTensorAccessor<...>, int, int)",
+               "", "");
+  EXPECT_CLASS(KernelClass::kConvDirect,
+               "void at::native::(anonymous namespace)::conv_depthwise2d_backward_kernel<5, 2, float, int>(...)", "",
+               "");
+  EXPECT_CLASS(KernelClass::kConvDirect, "conv2d_c1_k1_nhwc_specialized", "aten::cudnn_convolution", "float");
+  EXPECT_EQ(kernelClassName(KernelClass::kConvDirect), "conv_direct");
+}
+
 // aten::_foreach_copy_ runs the multi-tensor kernel with a Copy functor: a copy, not an optimizer's
 // update (a decode step without an optimizer was advised fused AdamW for these two). Names and
 // operator verbatim from testdata/wild/MANIFEST.json: tracelens_mi300x_sglang_qwen3_8b_decode.
