@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The terminal report as a user sees it, in a real terminal (tmux): analyze fits the pane's width
-# between 80 and 160 columns, compare and topo an 80-column one, it is coloured on the terminal and not with NO_COLOR set, the critical findings
+# between 80 and 160 columns, compare, topo and bench io an 80-column one, it is coloured on the terminal and not with NO_COLOR set, the critical findings
 # come before the others, and the fixes are code lines that paste (no "fix:" prefix).
 #   src/cli/terminal_tmux_test.sh GPUDOCTOR
 # Exit 0: all hold; 1: one does not (printed); 2: usage; 77: tmux is not installed (skipped).
@@ -48,12 +48,14 @@ for width in 80 120 160; do
   [ "$width" -le 80 ] || [ "$w" -gt 80 ] || fail "no line over 80 columns in a $width-column pane"
 done
 
-# compare and topo fit an 80-column pane too.
+# compare, topo and bench io (a small run in the test's scratch folder) fit an 80-column pane too.
 src=$(cd "$(dirname "$0")/../.." && pwd)
 pane 80 "TERM=xterm-256color" "$work/cmp" compare "$src/testdata/whatif/ckpt_large__base.pt.trace.json.gz" \
   "$src/testdata/whatif/ckpt_large__no_checkpointing.pt.trace.json.gz"
 pane 80 "TERM=xterm-256color" "$work/topo" topo --topology "$src/testdata/topology/dgx_h100.toml"
-for v in cmp topo; do
+mkdir -p "$work/io"
+pane 80 "TERM=xterm-256color" "$work/bio" bench io "$work/io" --large-size 16M --files 200 --seconds 0.05 --threads 1
+for v in cmp topo bio; do
   grep -q "^__done__ 0$" "$work/$v" || fail "$v in an 80-column pane did not exit 0"
   w=$(widest "$work/$v")
   [ "$w" -le 80 ] || fail "$v: a line of $w columns in an 80-column pane"
@@ -77,4 +79,4 @@ if [ "$failures" -gt 0 ]; then
   cat "$work/w120"
   exit 1
 fi
-echo "terminal_tmux_test: width (analyze at 80, 120, 160 columns; compare and topo at 80), colour, NO_COLOR, TERM=dumb, order and pasteable fixes hold"
+echo "terminal_tmux_test: width (analyze at 80, 120, 160 columns; compare, topo and bench io at 80), colour, NO_COLOR, TERM=dumb, order and pasteable fixes hold"
