@@ -339,6 +339,12 @@ def score_job(job, records, split, args, idx, tmp):
            if r.get("proc") == trace_proc and r["variants"].get("base", {}).get("median_ms")]
     res["trace_proc"], res["own_base_ms"] = trace_proc, own[0] if own else None
     res["unprof_err_own"] = res["pred_ms"] / own[0] - 1 if own and res["pred_ms"] else None
+    # Each fix against the speedup the trace's own process measured (where it timed the variant too).
+    own_speedups = truth([r for r in records if r.get("proc") == trace_proc])[1] if trace_proc else {}
+    for row in res["fixes"]:
+        m = own_speedups.get(row["variant"])
+        row["meas_own"] = m["x"] if m else None
+        row["err_own"] = row["pred"] / m["x"] - 1 if m and row["pred"] is not None else None
     return res
 
 
@@ -364,6 +370,7 @@ def summarize(jobs, subset):
                                inside_band=sum(1 for j in sel if j["unprof_inside"])),
             "unprofiled_own": err_stats([j["unprof_err_own"] for j in sel if j.get("unprof_err_own") is not None]),
             "fixes": fix,
+            "fixes_own": err_stats([r["err_own"] for r in rows if r.get("err_own") is not None]),
             "unscored_variants": sum(1 for j in sel for r in j["fixes"] if r["err"] is None),
             "plan_first": {"counted": len(pf), "match": sum(1 for p in pf if p["match"]),
                            "tied": sum(1 for p in pf if not p["match"] and p["tied"])},
@@ -391,8 +398,9 @@ def print_job(j):
             if m else "        -             "
         pred = f"{r['pred']:5.2f}x" if r["pred"] is not None else "   -  "
         flag = "" if r["err"] is None else (" in-band" if r["inside"] else "") + (" <=10%" if r["within10"] else "")
+        own = f"  own {r['meas_own']:.2f}x ({pct(r['err_own']).strip()})" if r.get("err_own") is not None else ""
         print(f"    {r['variant']:30s} {'+'.join(r['fixes']):38s} meas {meas} pred {pred} err {pct(r['err'])}"
-              f"{flag}  ({r['note']})")
+              f"{flag}{own}  ({r['note']})")
     pf = j["plan_first"]
     if pf:
         verdict = "match" if pf["match"] else ("tied" if pf["tied"] else "MISS")
@@ -414,6 +422,10 @@ def print_summary(name, s):
         print(f"   fix speedups: n {f['n']}, median |pred/meas - 1| {100 * f['median_abs']:.1f} %, worst "
               f"{100 * f['worst']:+.1f} %, inside band {f['inside_band']}, within 10 % {f['within_10pct']}; "
               f"unscored {s['unscored_variants']}")
+    fo = s.get("fixes_own") or {"n": 0}
+    if fo["n"]:
+        print(f"   ... against the trace's own process: n {fo['n']}, median |pred/meas - 1| "
+              f"{100 * fo['median_abs']:.1f} %, worst {100 * fo['worst']:+.1f} %")
     print(f"   plan's first fix == measured best: {p['match']} of {p['counted']} counted ({p['tied']} more tied)")
     print(f"   healthy jobs with a fix predicted > {WORTH}x: {len(h['flagged'])} of {h['jobs']} {h['flagged'] or ''}")
     print(f"   physical-bound violations: {s['bound_violations']} (jobs whose measured un-profiled step is itself "
