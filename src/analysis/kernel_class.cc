@@ -182,11 +182,13 @@ bool activationKernel(std::string_view ln) {
 }
 
 // Data movement: copies, concatenation, layout transposes (cuDNN nchwToNhwc, MIOpen
-// batched_transpose, im2col), permutes, casts and quantization, KV-cache stores.
+// batched_transpose, im2col), permutes, rolls (torch.roll: roll_cuda_kernel, Swin's shifted windows),
+// casts and quantization, KV-cache stores.
 bool copyKernel(std::string_view ln) {
-  return has(ln, "copy") || has(ln, "catarray") || has(ln, "cat_") || has(ln, "transpose") || has(ln, "nchwtonhwc") ||
-         has(ln, "nhwctonchw") || has(ln, "im2col") || has(ln, "im2d2col") || has(ln, "permute") || castWord(ln) ||
-         has(ln, "quant") || has(ln, "kvcache") || has(ln, "kv_cache");
+  return has(ln, "copy") || startsWith(ln, "at::native::roll_cuda_kernel") || has(ln, "catarray") || has(ln, "cat_") ||
+         has(ln, "transpose") || has(ln, "nchwtonhwc") || has(ln, "nhwctonchw") || has(ln, "im2col") ||
+         has(ln, "im2d2col") || has(ln, "permute") || castWord(ln) || has(ln, "quant") || has(ln, "kvcache") ||
+         has(ln, "kv_cache");
 }
 
 bool reductionKernel(std::string_view ln) {
@@ -194,12 +196,13 @@ bool reductionKernel(std::string_view ln) {
          has(ln, "sort") || has(ln, "scan") || has(ln, "argmax") || has(ln, "topk") || has(ln, "_pool");
 }
 
-// MIOpen's tensor ops (SubTensorOpWithScalar1d, ...) and cuDNN's scalePackedTensor are pointwise.
+// MIOpen's tensor ops (SubTensorOpWithScalar1d, ...) and cuDNN's scalePackedTensor are pointwise, so are
+// cuDNN's RNN cell kernels (elemWiseRNNcell) and EmbeddingBag's backward (compute_grad_weight_bags).
 bool elementwiseKernel(std::string_view ln) {
-  return has(ln, "elementwise") || has(ln, "functor") || has(ln, "fill") || has(ln, "memset") || has(ln, "index") ||
-         has(ln, "indices") || has(ln, "gather") || has(ln, "scatter") || has(ln, "embedding") ||
-         has(ln, "subtensorop") || has(ln, "scalepackedtensor") || startsWith(ln, "scal_kernel") ||
-         has(ln, "triton_poi");
+  return has(ln, "elementwise") || startsWith(ln, "elemwisernncell") || has(ln, "compute_grad_weight") ||
+         has(ln, "functor") || has(ln, "fill") || has(ln, "memset") || has(ln, "index") || has(ln, "indices") ||
+         has(ln, "gather") || has(ln, "scatter") || has(ln, "embedding") || has(ln, "subtensorop") ||
+         has(ln, "scalepackedtensor") || startsWith(ln, "scal_kernel") || has(ln, "triton_poi");
 }
 
 // Convolutions that are not GEMMs: PyTorch's native depthwise kernels (conv_depthwise2d_forward_kernel,

@@ -423,6 +423,27 @@ TEST(ClassifyKernel, DirectConvolutions) {
   EXPECT_EQ(kernelClassName(KernelClass::kConvDirect), "conv_direct");
 }
 
+// Kernels of the lab's traces that were `other` (PyTorch 2.11 on an H200; argument lists cut): torch.roll
+// (swin_tiny_bf16_healthy) moves data; cuDNN's RNN cell (lstm_lm_fp32, gru_lm_fp32) and EmbeddingBag's
+// backward (dlrm_embeddingbag) are pointwise. "unrolled_elementwise_kernel" is not a roll.
+TEST(ClassifyKernel, RollRnnCellAndEmbeddingBagBackward) {
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void at::native::roll_cuda_kernel<c10::BFloat16>(c10::BFloat16 const*, c10::BFloat16*, long, long, "
+               "long, long, long, long)",
+               "aten::roll", "c10::BFloat16");
+  EXPECT_CLASS(KernelClass::kElementwise,
+               "void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)2, (cudnnRNNBiasMode_t)2>(int, int, int)",
+               "aten::_cudnn_rnn", "float");
+  EXPECT_CLASS(KernelClass::kElementwise,
+               "void at::native::(anonymous namespace)::compute_grad_weight_bags<float, long>(long const*, float "
+               "const*)",
+               "aten::_embedding_bag_backward", "float");
+  EXPECT_CLASS(KernelClass::kElementwise,
+               "void at::native::unrolled_elementwise_kernel<at::native::CUDAFunctor_add<float>, std::array<char*, "
+               "3ul>, 4, TrivialOffsetCalculator<2, unsigned int> >(int)",
+               "aten::add", "float");
+}
+
 // aten::_foreach_copy_ runs the multi-tensor kernel with a Copy functor: a copy, not an optimizer's
 // update (a decode step without an optimizer was advised fused AdamW for these two). Names and
 // operator verbatim from testdata/wild/MANIFEST.json: tracelens_mi300x_sglang_qwen3_8b_decode.
