@@ -103,7 +103,21 @@ void setPrecision(const PrecisionTime& pt, int steps, const HostCounts& n, JobPr
       int best = 0;
       for (int k = 1; k < kPrecUnknown; ++k)
         if (pt.ns[k] > pt.ns[best]) best = k;
-      p.precision = 10 * pt.ns[best] >= 9 * known ? std::string(precName(best)) : "mixed";
+      const int64_t low_bits = pt.ns[kBf16] + pt.ns[kFp16] + pt.ns[kFp8];
+      if (10 * pt.ns[best] >= 9 * known) {
+        p.precision = std::string(precName(best));
+      } else if (10 * low_bits < known) {
+        // FP32 and TF32 together, nothing in 16 bits: an FP32 job whose convolutions and RNNs cuDNN runs
+        // in TF32 by default (torch.backends.cudnn.allow_tf32), or whose matmuls TF32 was allowed for.
+        // Not mixed precision.
+        p.precision = "fp32";
+        p.notes.push_back(fmt::format(
+            "precision: FP32 tensors; {:.0f} % of the GEMM and convolution time runs in TF32 (cuDNN's default for "
+            "convolutions and RNNs; matmuls where torch.backends.cuda.matmul.allow_tf32 is set), {:.0f} % in FP32",
+            100 * s.tf32, 100 * s.fp32));
+      } else {
+        p.precision = "mixed";
+      }
     }
   } else {
     p.notes.push_back("precision: no GEMM, convolution or attention kernels in the steps");

@@ -222,6 +222,21 @@ TEST(JobProfile, OptimizerImplementation) {
                    whatif("grad_accum_fp16__microbatch8_no_accum").param_tensors);
 }
 
+// FP32 jobs whose convolutions or RNNs cuDNN runs in TF32 by default are FP32, not mixed precision:
+// the lab's GRU language model (testdata/lab, 39 % of its GEMM time in cuDNN's TF32 RNN kernels), and
+// an FP32 ResNet whose implicit-GEMM convolutions run in TF32.
+TEST(JobProfile, Fp32WithCudnnTf32IsNotMixedPrecision) {
+  const JobProfile& gru = job("testdata/lab/gru_lm_fp32__base.pt.trace.json.gz");
+  EXPECT_EQ(gru.precision, "fp32");
+  EXPECT_GT(gru.precision_shares.tf32, 0.3);
+  EXPECT_LT(gru.precision_shares.bf16 + gru.precision_shares.fp16, 0.01);
+  EXPECT_TRUE(std::any_of(gru.notes.begin(), gru.notes.end(),
+                          [](const std::string& n) { return n.find("runs in TF32") != std::string::npos; }));
+  EXPECT_FALSE(gru.autocast.value_or(false));
+  // A bf16 autocast job stays bf16 (nothing of this rule).
+  EXPECT_EQ(job("testdata/lab/opt_eager_attention_bf16__base.pt.trace.json.gz").precision, "bf16");
+}
+
 TEST(JobProfile, CudaGraphsHideTheOperators) {
   // The whole step (forward, backward, AdamW) captured in one torch.cuda.CUDAGraph and replayed.
   for (auto name : {"gpt_launch_bound__cuda_graphs", "gpt_launch_bound__cuda_graphs+bf16",

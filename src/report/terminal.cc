@@ -43,6 +43,9 @@ std::vector<std::string> jobItems(const JobProfile& p) {
   std::string prec = p.precision.empty()      ? "precision unknown"
                      : p.precision == "mixed" ? "mixed precision"
                                               : p.precision;
+  // An FP32 job part of whose work cuDNN (or an allowed matmul) runs in TF32.
+  if (p.precision == "fp32" && p.precision_shares.tf32 >= 0.1)
+    prec += fmt::format(" ({:.0f} % of GEMM time in TF32)", 100 * p.precision_shares.tf32);
   if (p.autocast.value_or(false)) prec += " autocast";
   if (p.grad_scaler) prec += " + GradScaler";
   it.push_back(prec);
