@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "model/shapes.h"
 #include "sources/kineto/roles.h"
@@ -33,12 +34,14 @@ std::string defaultGroupRanks(int world) {
 }  // namespace
 
 void collectivesFromRanges(RankTrace& t) {
-  std::unordered_map<int64_t, uint32_t> kernel_of;  // correlation -> NCCL kernel without a collective
+  std::unordered_map<int64_t, uint32_t> kernel_of;      // correlation -> NCCL kernel without a collective
+  std::vector<int8_t> nccl_name(t.strings.size(), -1);  // per string: an NCCL kernel's name (-1 not yet known)
   for (uint32_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (e.kind == EventKind::kKernel && e.collective == 0 && e.correlation >= 0 &&
-        isNcclKernelName(t.strings.view(e.name)))
-      kernel_of.emplace(e.correlation, i);
+    if (e.kind != EventKind::kKernel || e.collective != 0 || e.correlation < 0) continue;
+    int8_t& n = nccl_name[e.name];
+    if (n < 0) n = isNcclKernelName(t.strings.view(e.name)) ? 1 : 0;
+    if (n) kernel_of.emplace(e.correlation, i);
   }
   if (kernel_of.empty()) return;
   // The default group: named as PyTorch describes it in newer traces' pg_config, all ranks in it.
