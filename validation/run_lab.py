@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Validation lab driver: times and traces every job of validation/jobs/ on one GPU.
 
-    python3 validation/run_lab.py --out DIR [--jobs a,b | --shard 1/3] [--mode time|trace|both]
-                                  [--proc-tag A] [--rounds 3] [--steps N] [--budget-s 540] [--quick]
+    python3 validation/run_lab.py --out DIR [--jobs a,b | --shard 1/3] [--variants base,bf16]
+                                  [--mode time|trace|both] [--proc-tag A] [--rounds 3] [--steps N]
+                                  [--budget-s 540] [--quick]
     python3 validation/run_lab.py --list          # the jobs, their kind and variants (no torch needed)
 
 The driver starts one process per job (this script with --worker JOB), so jobs never share state; a job that
