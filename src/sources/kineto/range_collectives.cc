@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/comm_kernels.h"
 #include "model/shapes.h"
 #include "sources/kineto/roles.h"
 
@@ -12,10 +13,6 @@ namespace gpudoctor {
 namespace {
 
 constexpr std::string_view kRangePrefix = "nccl:";
-
-bool isNcclKernelName(std::string_view n) {
-  return n.substr(0, 11) == "ncclKernel_" || n.substr(0, 14) == "ncclDevKernel_";
-}
 
 // "all_gather", "_all_gather_base", "allgather_into_tensor_coalesced", ...
 bool isAllGather(std::string_view name) {
@@ -40,7 +37,7 @@ void collectivesFromRanges(RankTrace& t) {
     const Event& e = t.events[i];
     if (e.kind != EventKind::kKernel || e.collective != 0 || e.correlation < 0) continue;
     int8_t& n = nccl_name[e.name];
-    if (n < 0) n = isNcclKernelName(t.strings.view(e.name)) ? 1 : 0;
+    if (n < 0) n = commKernelLibrary(t.strings.view(e.name)) == "nccl" ? 1 : 0;
     if (n) kernel_of.emplace(e.correlation, i);
   }
   if (kernel_of.empty()) return;
