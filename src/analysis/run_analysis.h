@@ -8,6 +8,7 @@
 #include "analysis/host_work.h"
 #include "analysis/job_profile.h"
 #include "analysis/kernels.h"
+#include "analysis/moe_dispatch.h"
 #include "analysis/ranks.h"
 #include "common/result.h"
 
@@ -35,6 +36,7 @@ struct RankAnalysis {
   CheckpointRegions checkpoint;          // activation checkpointing's re-run forward and wrapper (see profileRank)
   std::vector<CastSite> autocast_casts;  // where bf16 autocast would cast (see CastSite)
   HostWork host_work;                    // the host's own work (analysis/host_work.h)
+  MoeDispatch moe;                       // per-expert MoE dispatch loops (analysis/moe_dispatch.h)
 };
 
 // A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.

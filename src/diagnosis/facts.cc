@@ -1,6 +1,7 @@
 #include "diagnosis/facts.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "analysis/gpu_generation.h"
@@ -142,6 +143,23 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   }
   for (const RankAnalysis& r : run.ranks)
     f.host_own_work += r.host_work.per_step_ns / static_cast<double>(run.ranks.size());
+  std::map<std::pair<int, int>, int> loop_shapes;  // (experts, ops per expert) -> forward loops
+  for (const RankAnalysis& r : run.ranks)
+    for (const MoeLoop& l : r.moe.loops) {
+      f.moe.host_ns += static_cast<double>(l.end_ns - l.begin_ns);
+      if (l.backward) continue;
+      f.moe.layers += 1;
+      f.moe.syncs += static_cast<double>(l.syncs);
+      f.moe.sync_ns += static_cast<double>(l.sync_ns);
+      ++loop_shapes[{l.experts, l.ops_per_expert}];
+    }
+  if (f.moe.layers > 0) {
+    const auto common = std::max_element(loop_shapes.begin(), loop_shapes.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    f.moe.experts = common->first.first;
+    f.moe.ops_per_expert = common->first.second;
+    for (double* x : {&f.moe.layers, &f.moe.syncs, &f.moe.sync_ns, &f.moe.host_ns}) *x /= f.steps;
+  }
   f.loader_in_process = std::any_of(run.ranks.begin(), run.ranks.end(),
                                     [](const RankAnalysis& r) { return r.index.loader_in_process > 0; });
   const auto& s = run.straggler;

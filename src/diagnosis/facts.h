@@ -49,6 +49,18 @@ struct CollectiveSize {
   std::string dtype;       // "BFloat16", ...
 };
 
+// Per-expert MoE dispatch (analysis/moe_dispatch.h), per step: means over every selected step of
+// every rank.
+struct MoeFacts {
+  double layers = 0;       // forward per-expert loops
+  int experts = 0;         // experts per loop (the most common count)
+  int ops_per_expert = 0;  // top-level operators per expert in forward (of the most common loop)
+  double syncs = 0;        // synchronizing calls in them
+  double sync_ns = 0;      // the host's time blocked in those calls
+  double host_ns = 0;      // host time inside the loops, forward and backward
+  bool found() const { return layers > 0; }
+};
+
 struct RankMemory {
   int rank = -1;
   int64_t peak_bytes = 0;    // largest allocated total (profile_memory=True)
@@ -74,6 +86,7 @@ struct Facts {
   int64_t device_bytes = 0;        // the first rank's GPU memory (0: unknown)
   bool loader_in_process = false;  // DataLoader iterated in the training process (num_workers=0)
   double host_own_work = 0;        // the host's own work per step (analysis/host_work.h), mean over ranks
+  MoeFacts moe;                    // per-expert MoE dispatch loops
   StragglerFacts straggler;
   std::vector<RankMemory> memory;  // ranks with memory events and a known device size
   // Profiler options seen; profile_memory: some rank recorded memory events.

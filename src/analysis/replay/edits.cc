@@ -44,6 +44,7 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   }
   if (ed.optimizer_gpu_scale != 1 && (g.item_flags[item] & RankGraph::kInOptimizer)) s *= ed.optimizer_gpu_scale;
   if (ed.drop_recompute && (g.item_flags[item] & RankGraph::kInRecompute)) return 0;
+  if (ed.moe_blocks_kept > 0 && (g.item_flags[item] & RankGraph::kInMoe)) s *= ed.moe_gpu_scale;
   return s;
 }
 
@@ -122,6 +123,10 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       if (ed.fused_optimizer && (flags & RankGraph::kInOptimizer)) {
         if (const OptRegion* r = g.optAt(g.trackOf(e.aux), ce.start_ns))
           d = static_cast<int64_t>(std::llround(static_cast<double>(d) * RankGraph::keptShare(*r)));
+      }
+      if (ed.moe_blocks_kept > 0 && (flags & RankGraph::kInMoe)) {
+        if (const MoeRange* r = g.moeAt(g.trackOf(e.aux), ce.start_ns))
+          d = static_cast<int64_t>(std::llround(static_cast<double>(d) * RankGraph::moeKept(*r, ed.moe_blocks_kept)));
       }
       if (e.c >= 0) d = std::min(d, std::max<int64_t>(0, ce.dur_ns - e.c));  // the wait dropped
       if (e.rank < ed.rank_host_scale.size() && ed.rank_host_scale[e.rank] != 1.0)

@@ -5,6 +5,31 @@
 
 namespace gpudoctor {
 
+namespace {
+
+// Whether an edge of this condition is in the graph under the edits.
+bool edgeHolds(uint8_t cond, const ReplayEdits& ed) {
+  const bool copies_wait = !(ed.drop_sync_waits || ed.drop_copy_waits);
+  switch (cond) {
+    case kIfWaits:
+      return !ed.drop_sync_waits;
+    case kIfNoWaits:
+      return ed.drop_sync_waits;
+    case kIfCopyWaits:
+      return copies_wait;
+    case kIfNoCopyWaits:
+      return !copies_wait;
+    case kIfMoeWaits:
+      return !ed.drop_sync_waits && !(ed.moe_blocks_kept > 0);
+    case kIfNoMoeWaits:
+      return ed.drop_sync_waits || ed.moe_blocks_kept > 0;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
 Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
   Replay out;
   out.stats = stats;
@@ -14,21 +39,7 @@ Replay ReplayModel::Impl::evaluate(const ReplayEdits& ed) const {
   }
   // Longest paths in dependency order: the edges are grouped by node in that order.
   std::vector<int64_t> value(nodes, kUnset);
-  const bool copies_wait = !(ed.drop_sync_waits || ed.drop_copy_waits);
-  auto holds = [&](const Edge& e) {
-    switch (e.cond) {
-      case kIfWaits:
-        return !ed.drop_sync_waits;
-      case kIfNoWaits:
-        return ed.drop_sync_waits;
-      case kIfCopyWaits:
-        return copies_wait;
-      case kIfNoCopyWaits:
-        return !copies_wait;
-      default:
-        return true;
-    }
-  };
+  auto holds = [&](const Edge& e) { return edgeHolds(e.cond, ed); };
   for (const Edge& e : edges) {
     if (!holds(e)) continue;
     int64_t base;

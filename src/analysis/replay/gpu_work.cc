@@ -46,6 +46,7 @@ void RankBuilder::collectGpuWork() {
       ++g.work_count[static_cast<uint32_t>(li)];
       if (lf & RankGraph::kInOptimizer) flags |= RankGraph::kInOptimizer;
       if (lf & RankGraph::kInRecompute) flags |= RankGraph::kInRecompute;
+      if (lf & RankGraph::kInMoe) flags |= RankGraph::kInMoe;
       if (lf & RankGraph::kGraphLaunch) flags |= RankGraph::kInGraph;
       if (flags & RankGraph::kPageableHtoD) lf |= RankGraph::kLaunchesPageable;
     }

@@ -55,7 +55,9 @@ enum EdgeKind : uint8_t {
 // When an edge holds: always, only while synchronizing calls wait, only once they do not.
 // Edges that hold only with or without blocking waits: any sync (kIfWaits, kIfNoWaits), or a
 // synchronous copy from pageable memory (kIfCopyWaits, kIfNoCopyWaits).
-enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits, kIfCopyWaits, kIfNoCopyWaits };
+// A sync inside a per-expert MoE loop holds its wait unless either the no-sync or the grouped
+// dispatch edit drops it (kIfMoeWaits, kIfNoMoeWaits).
+enum EdgeCond : uint8_t { kAlways, kIfWaits, kIfNoWaits, kIfCopyWaits, kIfNoCopyWaits, kIfMoeWaits, kIfNoMoeWaits };
 
 struct Edge {
   uint32_t node;
@@ -69,6 +71,12 @@ struct Edge {
 // An optimizer step's operators on a thread: [begin, end) and what two of its operators cost.
 struct OptRegion {
   int64_t begin, end, kept_ns;
+};
+
+// A per-expert MoE loop on a thread (analysis/moe_dispatch.h) and its experts' blocks.
+struct MoeRange {
+  int64_t begin, end;
+  int experts;
 };
 
 inline int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
@@ -98,6 +106,7 @@ struct RankGraph {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;      // the host's own work per thread (host_work.h)
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;     // forward ops re-run in backward, per thread
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
+  std::vector<std::vector<MoeRange>> moe;                              // per-expert MoE loops per thread, sorted
   // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
   // that launches GPU work to its last one's end (any thread). Host work outside (logging, metrics,
   // Python between steps) stays eager when the step is graphed.
@@ -126,13 +135,14 @@ struct RankGraph {
   // Per item. Calls: kOwnsWork, kSyncRole, kGraphLaunch, kLaunchesScores (launches only the score
   // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
   // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
-  // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory).
+  // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory);
+  // both again: kInMoe (inside a per-expert MoE loop, or launched there).
   std::vector<uint16_t> item_flags;
   std::vector<PrecisionKind> work_kind;  // per GPU-work item (index: item - calls.size()): its PrecisionKind
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
                             kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096,
-                            kLaunchesPageable = 8192;
+                            kLaunchesPageable = 8192, kInMoe = 16384;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }
@@ -170,6 +180,18 @@ struct RankGraph {
     for (; it != v.end() && it->begin < to; ++it)
       in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
     return in;
+  }
+  // The per-expert MoE loop holding t on the thread, or null.
+  const MoeRange* moeAt(uint32_t track, int64_t t) const {
+    const auto& v = moe[track];
+    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const MoeRange& r) { return x < r.begin; });
+    if (it == v.begin()) return nullptr;
+    --it;
+    return t < it->end ? &*it : nullptr;
+  }
+  // The share of a per-expert loop's host work that a grouped dispatch keeps: `blocks` experts' worth.
+  static double moeKept(const MoeRange& r, double blocks) {
+    return r.experts > 0 ? std::min(1.0, blocks / static_cast<double>(r.experts)) : 1.0;
   }
   bool inRecompute(uint32_t track, int64_t t) const {
     const auto& v = recompute[track];
@@ -242,6 +264,18 @@ struct RankGraph {
       for (; it != v.end() && it->begin < to; ++it) {
         int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
         if (in > 0) cut += static_cast<double>(in) * (1 - keptShare(*it));
+      }
+      span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
+    }
+    if (ed.moe_blocks_kept > 0 && !moe[track].empty() && span > 0) {
+      // Host time inside per-expert loops scales to the grouped dispatch's share.
+      double cut = 0;
+      const auto& v = moe[track];
+      auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const MoeRange& r) { return x < r.begin; });
+      if (it != v.begin()) --it;
+      for (; it != v.end() && it->begin < to; ++it) {
+        const int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+        if (in > 0) cut += static_cast<double>(in) * (1 - moeKept(*it, ed.moe_blocks_kept));
       }
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     }

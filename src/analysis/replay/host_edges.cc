@@ -107,7 +107,8 @@ void RankBuilder::callEdges(uint32_t track) {
       auto op = std::upper_bound(ops.begin(), ops.end(), std::pair{e.start_ns, INT64_MAX});
       copy = op != ops.begin() && (--op)->first <= g.startOf(list[k - 1]) && e.end_ns() <= op->second;
     }
-    const uint8_t cond = closes_step ? kAlways : copy ? kIfCopyWaits : kIfWaits;
+    const bool moe = !copy && (g.item_flags[c] & RankGraph::kInMoe);  // a per-expert dispatch's sync
+    const uint8_t cond = closes_step ? kAlways : copy ? kIfCopyWaits : moe ? kIfMoeWaits : kIfWaits;
     int64_t we = g.endOf(static_cast<uint32_t>(waited));
     int64_t tail = e.end_ns() - std::max(e.start_ns, we);
     addHost(g.end(c), static_cast<int32_t>(g.start(c)), kSyncTail, tail, 0, cond);
@@ -115,7 +116,10 @@ void RankBuilder::callEdges(uint32_t track) {
     if (we > e.start_ns) ++st.sync_waits;
     if (!closes_step)  // the wait dropped: what the call took besides waiting
       addHost(g.end(c), static_cast<int32_t>(g.start(c)), kCallDur,
-              std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c, copy ? kIfNoCopyWaits : kIfNoWaits);
+              std::max<int64_t>(0, std::min(e.end_ns(), we) - e.start_ns), c,
+              copy  ? kIfNoCopyWaits
+              : moe ? kIfNoMoeWaits
+                    : kIfNoWaits);
   }
 }
 

@@ -49,6 +49,9 @@ void RankBuilder::hostRanges() {
     for (const auto& [b, e] : v) wrapper_ns += e - b;
   if (wrapper_ns > 0)
     g.ckpt_blocks_per_ns = static_cast<double>(g.ra->checkpoint.blocks()) / static_cast<double>(wrapper_ns);
+  g.moe.assign(tracks, {});
+  for (const MoeLoop& l : g.ra->moe.loops)  // in start order; loops of one thread do not overlap
+    if (l.track < tracks && l.begin_ns < l.end_ns) g.moe[l.track].push_back({l.begin_ns, l.end_ns, l.experts});
   g.cast_at.assign(tracks, {});
   g.cast_cum.assign(tracks, {0.0});
   for (const CastSite& c : g.ra->autocast_casts)  // in time order
@@ -180,6 +183,9 @@ void RankBuilder::optimizerRegions() {
       g.item_flags[c] |= RankGraph::kInOptimizer;
   for (uint32_t c = 0; c < g.calls.size(); ++c)
     if (g.inRecompute(g.item_track[c], g.item_start[c])) g.item_flags[c] |= RankGraph::kInRecompute;
+  for (uint32_t c = 0; c < g.calls.size(); ++c)
+    if (!g.moe[g.item_track[c]].empty() && g.moeAt(g.item_track[c], g.item_start[c]))
+      g.item_flags[c] |= RankGraph::kInMoe;
 }
 
 }  // namespace gpudoctor::replay_detail

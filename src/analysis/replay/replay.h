@@ -119,6 +119,13 @@ struct ReplayEdits {
   // state, the recomputation's bookkeeping), this much per checkpointed block, taken evenly from
   // the host time of the wrapper's regions (at most all of it). 0: kept.
   int64_t checkpoint_block_ns = 0;
+  // Grouped MoE dispatch (a fixed-capacity dispatch with the experts' GEMMs batched) in place of
+  // the per-expert loops of analysis/moe_dispatch.h: their synchronizing calls stop waiting for the
+  // GPU; their host time and calls, forward and backward, shrink to moe_blocks_kept experts' worth
+  // of each loop (the grouped dispatch's own operators); the GPU work launched in them x
+  // moe_gpu_scale (each expert's tokens padded to its capacity). <= 0: off.
+  double moe_blocks_kept = 0;
+  double moe_gpu_scale = 1;
   // Gradient accumulation merged: the A micro-batches of each optimizer step become one of A times
   // the size (micro_batch_merge = A; 1: off). Host time, calls and launches outside the optimizer
   // step and the in-process loader x 1/A (one forward and backward pass instead of A); each kernel

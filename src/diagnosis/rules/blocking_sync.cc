@@ -22,8 +22,11 @@ class BlockingSync : public Rule {
     // ran under them): a sync costs the overlap of host and GPU even where the idle it shows is small.
     std::vector<const HostSync*> ops;
     // A blocking host-to-device copy (pageable memory) is the pageable-copies rule's: pinning fixes it.
+    // A per-expert MoE dispatch's nonzero syncs are the MoE rule's: a grouped dispatch removes them.
     for (const HostSync& s : f.job.host_syncs)
-      if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0) ops.push_back(&s);
+      if (!s.op.empty() && s.count_per_step >= 1 && s.copy.rfind("HtoD", 0) != 0 &&
+          !(f.moe.found() && (s.op == "aten::nonzero" || s.op == "aten::masked_select")))
+        ops.push_back(&s);
     if (f.share(idle) <= th.get(kSyncIdleMax) && ops.empty()) return;
     std::string what;
     for (const HostSync* s : ops)

@@ -24,6 +24,7 @@
   X(loaderWorkers)         /* checklist: DataLoader workers */                      \
   X(pageableCopies)        /* input.pageable_copies */                              \
   X(blockingSync)          /* sync.blocking */                                      \
+  X(moeDispatch)           /* moe.per_expert_dispatch */                            \
   X(hostOwnWork)           /* host.own_work */                                      \
   X(memoryPeak)            /* memory.peak */                                        \
   X(memoryPlanning)        /* checklist: checkpointing / accumulation */            \
