@@ -105,6 +105,7 @@ Status analyzeRank(RankAnalysis& ra, const AnalysisOptions& opt) {
   ra.job = profileRank(ra, &ra.checkpoint, &ra.autocast_casts);
   ra.host_work = hostOwnWork(*ra.trace, ra.windows);
   ra.moe = findMoeDispatch(*ra.trace, ra.index, ra.windows);
+  ra.embedding = findEmbeddingGrads(*ra.trace, ra.index, ra.windows);
   return {};
 }
 }  // namespace

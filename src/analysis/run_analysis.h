@@ -5,6 +5,7 @@
 
 #include "analysis/breakdown.h"
 #include "analysis/collectives.h"
+#include "analysis/embedding_grads.h"
 #include "analysis/host_work.h"
 #include "analysis/job_profile.h"
 #include "analysis/kernels.h"
@@ -37,6 +38,7 @@ struct RankAnalysis {
   std::vector<CastSite> autocast_casts;  // where bf16 autocast would cast (see CastSite)
   HostWork host_work;                    // the host's own work (analysis/host_work.h)
   MoeDispatch moe;                       // per-expert MoE dispatch loops (analysis/moe_dispatch.h)
+  EmbeddingGrads embedding;              // embedding tables' dense gradients (analysis/embedding_grads.h)
 };
 
 // A rank's trace that could not be analyzed (no GPU activity): reported, the others analyzed.

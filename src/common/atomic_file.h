@@ -9,6 +9,8 @@
 namespace gpudoctor {
 
 // Writes text to path atomically; an error names the path and why, and leaves no temporary behind.
+// A path that is a device or a pipe (/dev/null, /dev/stdout) is written in place, never replaced; a
+// symlink's target is replaced, the link kept.
 Status writeFileAtomic(const std::string& path, const std::string& text);
 
 // Reads a whole (small) file; an error names the path and why ("PATH: cannot open: ...").

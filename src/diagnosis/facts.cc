@@ -143,6 +143,12 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   }
   for (const RankAnalysis& r : run.ranks)
     f.host_own_work += r.host_work.per_step_ns / static_cast<double>(run.ranks.size());
+  for (const RankAnalysis& r : run.ranks) {
+    f.embedding.dense_tables += static_cast<double>(r.embedding.dense_backward) / f.steps;
+    f.embedding.fill_ns += static_cast<double>(r.embedding.fill_ns) / f.steps;
+    f.embedding.backward_ns += static_cast<double>(r.embedding.backward_gpu_ns) / f.steps;
+    f.embedding.sparse_in_use |= r.embedding.sparse_backward > 0;
+  }
   std::map<std::pair<int, int>, int> loop_shapes;  // (experts, ops per expert) -> forward loops
   for (const RankAnalysis& r : run.ranks)
     for (const MoeLoop& l : r.moe.loops) {

@@ -61,6 +61,15 @@ struct MoeFacts {
   bool found() const { return layers > 0; }
 };
 
+// Embedding tables with dense gradients (analysis/embedding_grads.h), per step: means over every
+// selected step of every rank.
+struct EmbeddingFacts {
+  double dense_tables = 0;  // dense embedding backward operators
+  double fill_ns = 0;       // the zero fills of their table-sized gradients (GPU)
+  double backward_ns = 0;   // all GPU work under those operators
+  bool sparse_in_use = false;
+};
+
 struct RankMemory {
   int rank = -1;
   int64_t peak_bytes = 0;    // largest allocated total (profile_memory=True)
@@ -87,6 +96,7 @@ struct Facts {
   bool loader_in_process = false;  // DataLoader iterated in the training process (num_workers=0)
   double host_own_work = 0;        // the host's own work per step (analysis/host_work.h), mean over ranks
   MoeFacts moe;                    // per-expert MoE dispatch loops
+  EmbeddingFacts embedding;        // embedding tables' dense gradients
   StragglerFacts straggler;
   std::vector<RankMemory> memory;  // ranks with memory events and a known device size
   // Profiler options seen; profile_memory: some rank recorded memory events.

@@ -25,6 +25,7 @@
   X(pageableCopies)        /* input.pageable_copies */                              \
   X(blockingSync)          /* sync.blocking */                                      \
   X(moeDispatch)           /* moe.per_expert_dispatch */                            \
+  X(denseEmbeddingGrads)   /* embedding.dense_grads */                              \
   X(hostOwnWork)           /* host.own_work */                                      \
   X(memoryPeak)            /* memory.peak */                                        \
   X(memoryPlanning)        /* checklist: checkpointing / accumulation */            \
