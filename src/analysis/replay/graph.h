@@ -181,14 +181,29 @@ struct RankGraph {
       in += std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
     return in;
   }
-  // The per-expert MoE loop holding t on the thread, or null.
-  const MoeRange* moeAt(uint32_t track, int64_t t) const {
-    const auto& v = moe[track];
-    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const MoeRange& r) { return x < r.begin; });
+  // The region of sorted, disjoint ones (begin, end members) holding t, or null.
+  template <class Region>
+  static const Region* regionAt(const std::vector<Region>& v, int64_t t) {
+    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const Region& r) { return x < r.begin; });
     if (it == v.begin()) return nullptr;
     --it;
     return t < it->end ? &*it : nullptr;
   }
+  // The part of [from, to) a span loses when each region of sorted, disjoint ones keeps kept(region)
+  // of its host time.
+  template <class Region, class Kept>
+  static double cutIn(const std::vector<Region>& v, int64_t from, int64_t to, Kept kept) {
+    auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const Region& r) { return x < r.begin; });
+    if (it != v.begin()) --it;
+    double cut = 0;
+    for (; it != v.end() && it->begin < to; ++it) {
+      const int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
+      if (in > 0) cut += static_cast<double>(in) * (1 - kept(*it));
+    }
+    return cut;
+  }
+  // The per-expert MoE loop holding t on the thread, or null.
+  const MoeRange* moeAt(uint32_t track, int64_t t) const { return regionAt(moe[track], t); }
   // The share of a per-expert loop's host work that a grouped dispatch keeps: `blocks` experts' worth.
   static double moeKept(const MoeRange& r, double blocks) {
     return r.experts > 0 ? std::min(1.0, blocks / static_cast<double>(r.experts)) : 1.0;
@@ -199,13 +214,7 @@ struct RankGraph {
     return it != v.begin() && t < std::prev(it)->second;
   }
   // The optimizer region holding t on the thread, or null.
-  const OptRegion* optAt(uint32_t track, int64_t t) const {
-    const auto& v = opt[track];
-    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t x, const OptRegion& r) { return x < r.begin; });
-    if (it == v.begin()) return nullptr;
-    --it;
-    return t < it->end ? &*it : nullptr;
-  }
+  const OptRegion* optAt(uint32_t track, int64_t t) const { return regionAt(opt[track], t); }
   // The recorded host events that start in [from, to) on a thread.
   int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const {
     const auto& v = host_starts[track];
@@ -255,30 +264,14 @@ struct RankGraph {
       span +=
           (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
     }
-    if (ed.fused_optimizer && !free_host && span > 0) {
-      // Host time inside optimizer regions scales to their kept share.
-      double cut = 0;
-      const auto& v = opt[track];
-      auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const OptRegion& r) { return x < r.begin; });
-      if (it != v.begin()) --it;
-      for (; it != v.end() && it->begin < to; ++it) {
-        int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
-        if (in > 0) cut += static_cast<double>(in) * (1 - keptShare(*it));
-      }
+    // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept.
+    double cut = 0;
+    if (ed.fused_optimizer && !free_host)
+      cut += cutIn(opt[track], from, to, [](const OptRegion& r) { return keptShare(r); });
+    if (ed.moe_blocks_kept > 0)
+      cut += cutIn(moe[track], from, to, [&](const MoeRange& r) { return moeKept(r, ed.moe_blocks_kept); });
+    if (cut > 0 && span > 0)
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
-    }
-    if (ed.moe_blocks_kept > 0 && !moe[track].empty() && span > 0) {
-      // Host time inside per-expert loops scales to the grouped dispatch's share.
-      double cut = 0;
-      const auto& v = moe[track];
-      auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t x, const MoeRange& r) { return x < r.begin; });
-      if (it != v.begin()) --it;
-      for (; it != v.end() && it->begin < to; ++it) {
-        const int64_t in = std::max<int64_t>(0, std::min(it->end, to) - std::max(it->begin, from));
-        if (in > 0) cut += static_cast<double>(in) * (1 - moeKept(*it, ed.moe_blocks_kept));
-      }
-      span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
-    }
     if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
       span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
     if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends
