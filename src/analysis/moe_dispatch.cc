@@ -32,31 +32,40 @@ bool sameBlock(const std::vector<TopOp>& v, size_t a, size_t b, size_t len) {
 }
 
 // The per-expert runs in ops[from, to) of one thread and one step: blocks of 2..kMoeMaxBlockOps
-// operators repeated at least kMoeMinExperts times in a row, with GEMM work; the shortest block
-// that repeats wins, scanned from the earliest operator.
-void findRuns(const std::vector<TopOp>& ops, size_t from, size_t to, uint32_t track, int64_t step,
+// operators repeated at least kMoeMinExperts times in a row, with 1..kMoeMaxExpertGemms GEMM
+// operators each; the shortest block that repeats wins, scanned from the earliest operator. Forward
+// (backward false): blocks with a data-dependent sync, at least one per expert. Backward: blocks
+// without syncs. Prefix counts make a block's checks O(1), so a step costs O(operators x
+// kMoeMaxBlockOps) plus the blocks that pass them.
+void findRuns(const std::vector<TopOp>& ops, size_t from, size_t to, bool backward, uint32_t track, int64_t step,
               std::vector<MoeLoop>& out) {
+  if (to - from < 2 * static_cast<size_t>(kMoeMinExperts)) return;
+  std::vector<int64_t> gemms(to - from + 1, 0), syncs(to - from + 1, 0);
+  for (size_t j = from; j < to; ++j) {
+    gemms[j - from + 1] = gemms[j - from] + (ops[j].gemm ? 1 : 0);
+    syncs[j - from + 1] = syncs[j - from] + ops[j].syncs;
+  }
+  auto in = [&](const std::vector<int64_t>& prefix, size_t a, size_t b) { return prefix[b - from] - prefix[a - from]; };
   size_t i = from;
   while (i < to) {
     bool found = false;
     for (size_t len = 2; len <= static_cast<size_t>(kMoeMaxBlockOps) && i + len * kMoeMinExperts <= to; ++len) {
+      const int64_t g = in(gemms, i, i + len);
+      if (g == 0 || g > kMoeMaxExpertGemms || (in(syncs, i, i + len) > 0) == backward) continue;
       size_t k = 1;
-      while (i + (k + 1) * len <= to && sameBlock(ops, i, i + k * len, len)) ++k;
+      while (k < static_cast<size_t>(kMoeMaxExperts) && i + (k + 1) * len <= to && sameBlock(ops, i, i + k * len, len))
+        ++k;
       if (k < static_cast<size_t>(kMoeMinExperts)) continue;
       MoeLoop l;
       l.track = track, l.step = step, l.experts = static_cast<int>(k), l.ops_per_expert = static_cast<int>(len);
       l.begin_ns = ops[i].start;
-      int gemm_ops = 0;  // in the first block
-      for (size_t j = i; j < i + len; ++j) gemm_ops += ops[j].gemm ? 1 : 0;
-      if (gemm_ops == 0 || gemm_ops > kMoeMaxExpertGemms) continue;
+      l.syncs = in(syncs, i, i + k * len);
+      if (!backward && l.syncs < static_cast<int64_t>(k)) continue;  // a sync per expert at least
       for (size_t j = i; j < i + k * len; ++j) {
-        l.syncs += ops[j].syncs;
         l.sync_ns += ops[j].sync_ns;
         l.end_ns = std::max(l.end_ns, ops[j].end);
       }
-      // Forward: a sync per expert at least. Backward: none (checked against the forward below).
-      if (l.syncs > 0 && l.syncs < static_cast<int64_t>(k)) continue;
-      l.backward = l.syncs == 0;
+      l.backward = backward;
       out.push_back(l);
       i += k * len;
       found = true;
@@ -103,14 +112,18 @@ MoeDispatch findMoeDispatch(const RankTrace& t, const TraceIndex& idx, const std
     const StepWindow& w = windows[s];
     const int64_t begin = w.annotated ? w.cpu_begin_ns : w.begin_ns, end = w.annotated ? w.cpu_end_ns : w.end_ns;
     const size_t first = out.loops.size();
-    for (uint32_t track = 0; track < tracks; ++track) {
-      const auto& v = ops[track];
-      auto lo = std::lower_bound(v.begin(), v.end(), begin, [](const TopOp& o, int64_t x) { return o.start < x; });
-      auto hi = std::lower_bound(lo, v.end(), end, [](const TopOp& o, int64_t x) { return o.start < x; });
-      findRuns(v, static_cast<size_t>(lo - v.begin()), static_cast<size_t>(hi - v.begin()), track,
-               static_cast<int64_t>(s), out.loops);
+    // Forward loops first; backward ones only in a step that has some, and counted where a forward
+    // loop of as many experts ran in it.
+    for (const bool backward : {false, true}) {
+      if (backward && out.loops.size() == first) break;
+      for (uint32_t track = 0; track < tracks; ++track) {
+        const auto& v = ops[track];
+        auto lo = std::lower_bound(v.begin(), v.end(), begin, [](const TopOp& o, int64_t x) { return o.start < x; });
+        auto hi = std::lower_bound(lo, v.end(), end, [](const TopOp& o, int64_t x) { return o.start < x; });
+        findRuns(v, static_cast<size_t>(lo - v.begin()), static_cast<size_t>(hi - v.begin()), backward, track,
+                 static_cast<int64_t>(s), out.loops);
+      }
     }
-    // A backward run counts where a forward run of as many experts ran in the step.
     std::vector<int> forward_experts;
     for (size_t k = first; k < out.loops.size(); ++k)
       if (!out.loops[k].backward) forward_experts.push_back(out.loops[k].experts);

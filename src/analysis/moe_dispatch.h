@@ -19,6 +19,8 @@ namespace gpudoctor {
 // At least this many experts in a row make a per-expert loop (fewer: a layer or two that happen to
 // repeat).
 inline constexpr int kMoeMinExperts = 4;
+// ... and at most this many (DeepSeek-V3 routes over 256): a longer run is counted to here.
+inline constexpr int kMoeMaxExperts = 1024;
 // A block is at most this many top-level operators (an expert's forward or backward: 5-30).
 inline constexpr int kMoeMaxBlockOps = 48;
 // ... and at most this many of them run matrix work: an expert is a feed-forward block (2 GEMMs, 3
