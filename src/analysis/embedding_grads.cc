@@ -45,9 +45,10 @@ EmbeddingGrads findEmbeddingGrads(const RankTrace& t, const TraceIndex& idx, con
       out.backward_gpu_ns += work.dur_ns;
       int8_t& f = fill[work.name];
       if (f < 0) f = work.kind == EventKind::kKernel && isFillKernel(t.strings.view(work.name)) ? 1 : 0;
-      if (f) out.fill_ns += work.dur_ns;
+      if (f) out.fill_ns += work.dur_ns, out.fill_work.push_back(w);
     }
   }
+  std::sort(out.fill_work.begin(), out.fill_work.end());
   return out;
 }
 

@@ -32,6 +32,9 @@ void RankBuilder::collectGpuWork() {
     g.item_track.push_back(e.track);
     g.launch_item.push_back(li);
     uint16_t flags = e.collective ? RankGraph::kCollective : 0;
+    if (const auto& fills = g.ra->embedding.fill_work;
+        !fills.empty() && std::binary_search(fills.begin(), fills.end(), w))
+      flags |= RankGraph::kEmbedFill;
     if (e.kind == EventKind::kMemcpy) {
       const std::string_view name = t.strings.view(e.name);
       if (copyDirOf(name) == CopyDir::kHtoD && isPageableCopy(name)) flags |= RankGraph::kPageableHtoD;

@@ -136,13 +136,14 @@ struct RankGraph {
   // matrix's kernels of a materialized attention); both: kInOptimizer, kInRecompute; GPU work:
   // kInGraph, kCollective, kAttnGemm, kAttnScores, kPageableHtoD, kAttnFusedFp32; calls again:
   // kAttrQuery (cudaFuncGetAttributes), kLaunchesPageable (a host-to-device copy from pageable memory);
-  // both again: kInMoe (inside a per-expert MoE loop, or launched there).
+  // both again: kInMoe (inside a per-expert MoE loop, or launched there); GPU work again: kEmbedFill
+  // (the zero fill of a dense embedding gradient).
   std::vector<uint16_t> item_flags;
   std::vector<PrecisionKind> work_kind;  // per GPU-work item (index: item - calls.size()): its PrecisionKind
   static constexpr uint16_t kOwnsWork = 1, kInOptimizer = 2, kSyncRole = 4, kGraphLaunch = 8, kInGraph = 16,
                             kCollective = 32, kAttnGemm = 64, kAttnScores = 128, kLaunchesScores = 256,
                             kPageableHtoD = 512, kInRecompute = 1024, kAttnFusedFp32 = 2048, kAttrQuery = 4096,
-                            kLaunchesPageable = 8192, kInMoe = 16384;
+                            kLaunchesPageable = 8192, kInMoe = 16384, kEmbedFill = 32768;
   std::vector<uint32_t> work_count;  // per call: the GPU work it launched
   // The part of [from, to) inside the thread's loader ranges.
   int64_t loaderOverlap(uint32_t track, int64_t from, int64_t to) const { return overlap(loader[track], from, to); }

@@ -126,6 +126,9 @@ struct ReplayEdits {
   // moe_gpu_scale (each expert's tokens padded to its capacity). <= 0: off.
   double moe_blocks_kept = 0;
   double moe_gpu_scale = 1;
+  // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
+  // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
+  bool drop_embedding_fills = false;
   // Gradient accumulation merged: the A micro-batches of each optimizer step become one of A times
   // the size (micro_batch_merge = A; 1: off). Host time, calls and launches outside the optimizer
   // step and the in-process loader x 1/A (one forward and backward pass instead of A); each kernel

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "diagnosis/fixes/fused_optimizer.h"
+#include "analysis/embedding_grads.h"
 #include "diagnosis/rules/registry.h"
 
 namespace gpudoctor {
@@ -25,12 +25,8 @@ class DenseEmbeddingGrads : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     const EmbeddingFacts& e = f.embedding;
     if (e.dense_tables <= 0 || e.fill_ns <= 0) return;
-    // The optimizer's update of the tables: a memory-bound pass over each table's bytes per access
-    // it makes (fused AdamW 7, foreach or per-parameter about 25: fixes/fused_optimizer.h), each as
-    // long as the table's zero fill (one write pass), at most all of the optimizer's GPU time.
-    const double accesses = f.fused_optimizer ? 7.0 : 7.0 / kFusedOptimizerGpuScale;
     const double optimizer = f.perStep(f.classNs(KernelClass::kOptimizer));
-    const double update = std::min(optimizer, accesses * e.fill_ns);
+    const double update = tableUpdateNs(e.fill_ns, optimizer, f.fused_optimizer);
     if (f.share(e.fill_ns + update) < th.get(kTableShareMin)) return;
     Finding x = gainFinding(
         f, th, "embedding.dense_grads",
