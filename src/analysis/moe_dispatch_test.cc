@@ -18,6 +18,7 @@ struct Shape {
   int64_t host_op_ns = 30'000;  // each operator's host time
   int64_t gemm_ns = 10'000;     // each expert GEMM's GPU time
   const char* sync_op = "aten::nonzero";
+  const char* inner_op = nullptr;  // an operator inside sync_op, around the sync (aten::where -> nonzero)
   int gemms_per_block = 2;
 };
 
@@ -48,6 +49,7 @@ RankTrace moeTrace(const Shape& s) {
       // The sync: its operator launches the count's copy and waits for the GPU.
       const int64_t wait_end = std::max(t + s.host_op_ns, gpu + 5000);
       b.add(EventKind::kHostOp, TraceBuilder::kHost, s.sync_op, t, wait_end);
+      if (s.inner_op) b.add(EventKind::kHostOp, TraceBuilder::kHost, s.inner_op, t + 500, wait_end - 500);
       kernel(TraceBuilder::kHost, "nonzero_count_kernel", 2000);
       b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaStreamSynchronize", t + 4000, wait_end - 1000, corr++);
       t = wait_end + 2000;
@@ -104,6 +106,20 @@ TEST(MoeDispatch, APerExpertLoopIsFoundForwardAndBackward) {
   }
   EXPECT_EQ(forward, 2);  // one per step
   EXPECT_EQ(backward, 2);
+}
+
+// Hugging Face's Mixtral/Qwen-MoE loop: a gated expert (three GEMMs) whose tokens come from
+// torch.where(mask), a nonzero under aten::where.
+TEST(MoeDispatch, AGatedExpertFoundThroughTorchWhere) {
+  Shape gated;
+  gated.gemms_per_block = 3;
+  gated.sync_op = "aten::where";
+  gated.inner_op = "aten::nonzero";
+  const auto a = analyzed(gated);
+  ASSERT_TRUE(a->run.ranks[0].moe.found());
+  EXPECT_EQ(a->run.ranks[0].moe.loops.front().experts, 8);
+  gated.inner_op = nullptr;  // the innermost operator around the sync decides: aten::where alone does not
+  EXPECT_FALSE(analyzed(gated)->run.ranks[0].moe.found());
 }
 
 TEST(MoeDispatch, SyncsThatAreNotRoutingAndLayersAreNotExperts) {
