@@ -37,7 +37,7 @@ bool sameBlock(const std::vector<TopOp>& v, size_t a, size_t b, size_t len) {
 // (backward false): blocks with a data-dependent sync, at least one per expert. Backward: blocks
 // without syncs. Prefix counts make a block's checks O(1), so a step costs O(operators x
 // kMoeMaxBlockOps) plus the blocks that pass them.
-void findRuns(const std::vector<TopOp>& ops, size_t from, size_t to, bool backward, uint32_t track, int64_t step,
+void findRuns(const std::vector<TopOp>& ops, size_t from, size_t to, bool backward, uint32_t track,
               std::vector<MoeLoop>& out) {
   if (to - from < 2 * static_cast<size_t>(kMoeMinExperts)) return;
   std::vector<int64_t> gemms(to - from + 1, 0), syncs(to - from + 1, 0);
@@ -57,7 +57,7 @@ void findRuns(const std::vector<TopOp>& ops, size_t from, size_t to, bool backwa
         ++k;
       if (k < static_cast<size_t>(kMoeMinExperts)) continue;
       MoeLoop l;
-      l.track = track, l.step = step, l.experts = static_cast<int>(k), l.ops_per_expert = static_cast<int>(len);
+      l.track = track, l.experts = static_cast<int>(k), l.ops_per_expert = static_cast<int>(len);
       l.begin_ns = ops[i].start;
       l.syncs = in(syncs, i, i + k * len);
       if (!backward && l.syncs < static_cast<int64_t>(k)) continue;  // a sync per expert at least
@@ -108,8 +108,7 @@ MoeDispatch findMoeDispatch(const RankTrace& t, const TraceIndex& idx, const std
       if (w != IdMap::kNone && t.events[w].kind == EventKind::kKernel && isGemm(idx.class_of_event[w])) top.gemm = true;
     }
   }
-  for (size_t s = 0; s < windows.size(); ++s) {
-    const StepWindow& w = windows[s];
+  for (const StepWindow& w : windows) {
     const int64_t begin = w.annotated ? w.cpu_begin_ns : w.begin_ns, end = w.annotated ? w.cpu_end_ns : w.end_ns;
     const size_t first = out.loops.size();
     // Forward loops first; backward ones only in a step that has some, and counted where a forward
@@ -121,7 +120,7 @@ MoeDispatch findMoeDispatch(const RankTrace& t, const TraceIndex& idx, const std
         auto lo = std::lower_bound(v.begin(), v.end(), begin, [](const TopOp& o, int64_t x) { return o.start < x; });
         auto hi = std::lower_bound(lo, v.end(), end, [](const TopOp& o, int64_t x) { return o.start < x; });
         findRuns(v, static_cast<size_t>(lo - v.begin()), static_cast<size_t>(hi - v.begin()), backward, track,
-                 static_cast<int64_t>(s), out.loops);
+                 out.loops);
       }
     }
     std::vector<int> forward_experts;

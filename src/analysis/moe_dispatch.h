@@ -36,7 +36,6 @@ struct MoeLoop {
   bool backward = false;             // the backward nodes of a forward loop (no syncs of their own)
   int64_t syncs = 0;                 // synchronizing calls inside (forward)
   int64_t sync_ns = 0;               // the host's time blocked in them
-  int64_t step = -1;                 // index into the rank's windows
 };
 
 struct MoeDispatch {

@@ -1,7 +1,5 @@
 // Embedding tables with dense gradients (analysis/embedding_grads.h): every step zeroes a gradient
 // the size of each table and the optimizer updates every row, looked up or not.
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "analysis/embedding_grads.h"
