@@ -199,9 +199,10 @@ TEST(Invariants, AHostAheadOfTheGpuRunsAtTheGpusPace) {
 }
 
 // A worker pool that sets the step: the training thread waits 8 ms of each 10 ms step in next(),
-// except in the first step, whose batch was ready (a 50 us hand-off). The pool's figures are means
-// over the steps (its batches come in bursts): waits (50 us + 5 x 8 ms) / 6, and its period the
-// host's mean step, (5 x 10 ms + 9.9 ms) / 6 (the last step ends with its kernel).
+// except in the first step, whose batch was ready (a 50 us hand-off). The waits are means over the
+// steps, (50 us + 5 x 8 ms) / 6; the pool's period is the time between the waited fetches' ends
+// over the batches in between: 10 ms, where the host's mean step is (5 x 10 ms + 9.9 ms) / 6 (the
+// last step ends with its kernel).
 TEST(Invariants, ALoaderBoundStepKeepsTheLoadersPeriod) {
   TraceBuilder b;
   int64_t corr = 1;
@@ -222,21 +223,54 @@ TEST(Invariants, ALoaderBoundStepKeepsTheLoadersPeriod) {
   EXPECT_TRUE(pool.multiprocess);
   EXPECT_NEAR(pool.wait_per_step_ns, (50'000 + 5 * 8e6) / 6, 1);
   EXPECT_NEAR(pool.handoff_ns, 5e4, 1);
-  const double period = (5 * 10e6 + 9.9e6) / 6;
+  EXPECT_NEAR(pool.host_step_ns, (5 * 10e6 + 9.9e6) / 6, 1);
+  const double period = 10e6;
+  EXPECT_NEAR(pool.delivery_period_ns, period, 1);
   const ReplayEdits base = unprofiledEdits(&model);
   EXPECT_NEAR(base.loader_period_ns, period, 1) << "the workers are not profiled: their period stays";
   const Replay unprofiled = model.replay(base);
   EXPECT_NEAR(unprofiled.replayed_step_ns, period, 1);
   EXPECT_EQ(unprofiled.leading, PathCategory::kInput);
   const Diagnosis d = diagnose(r.value(), Thresholds::defaults());
-  // One step: the traced loop is held to the pool's period too (here the host's median, 10 ms, is above it).
-  EXPECT_NEAR(d.what_if.traced_step_ns, std::max(10e6, period), 1);
+  // One step: the traced loop is held to the pool's period too (here the host's median, 10 ms).
+  EXPECT_NEAR(d.what_if.traced_step_ns, period, 1);
   ReplayEdits more = base;
   std::string basis;
   ASSERT_TRUE(fixEdit("loader_workers", nullptr, &r.value(), more, basis));
   const Replay faster = model.replay(more);
   EXPECT_NEAR(faster.replayed_step_ns, period / 2, 1)
       << "twice the workers: half the pool's period, above the rest's 2 ms";
+}
+
+// Three workers that each take 30 ms a batch deliver in bursts: three batches at once every 30 ms,
+// a batch every 10 ms. A window of 5 steps of 2 ms of work each holds a burst and a half: its mean
+// step is (32 + 2 + 2 + 26 + 2) / 5 = 12.8 ms, while the two fetches that waited end 30 ms and
+// three batches apart. The replayed step is the pool's 10 ms.
+TEST(Invariants, ABurstyPoolsPeriodIsItsThroughputNotTheWindowsMean) {
+  TraceBuilder b;
+  int64_t corr = 1, h = 0;
+  const int64_t ready[] = {30'000'000, 30'000'000, 30'000'000, 60'000'000, 60'000'000, 60'000'000};
+  for (int s = 0; s < 5; ++s) {
+    const int64_t got = std::max(h + 50'000, ready[s] + 50'000);  // a 50 us hand-off after the batch is ready
+    const int64_t end = got + 2'000'000;
+    b.step(s + 1, h, end);
+    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h,
+          got);
+    b.launch(corr++, got + 10'000, got + 20'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel",
+             got + 30'000, got + 1'900'000);
+    h = end;
+  }
+  std::vector<RankTrace> traces;
+  traces.push_back(b.done());
+  auto r = analyzeRun(traces, {});
+  ASSERT_TRUE(r.ok());
+  ReplayModel model(r.value());
+  const LoaderPool pool = model.loaderPool();
+  EXPECT_NEAR(pool.host_step_ns, 64.1e6 / 5, 0.2e6) << "the window's mean step: a burst and a half";
+  EXPECT_NEAR(pool.delivery_period_ns, 10e6, 1);
+  const Replay unprofiled = model.replay(unprofiledEdits(&model));
+  EXPECT_NEAR(unprofiled.replayed_step_ns, 10e6, 1);
+  EXPECT_EQ(unprofiled.replayed.bound, StepBound::kLoader);
 }
 
 }  // namespace

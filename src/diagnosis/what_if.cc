@@ -39,12 +39,13 @@ ReplayEdits unprofiledEdits(const ReplayModel* model) {
   ed.graph_node_overhead_ns = kProfilerGraphNodeNs;
   ed.graph_gap_cap_ns = kProfilerGraphGapCapNs;
   if (model) {
-    // A worker pool the training thread waits for sets the step: its period is the host's traced
-    // step (the workers run outside the profiled process), whatever the profiler cost the host.
+    // A worker pool the training thread waits for sets the step: its period is the pool's delivery
+    // period in the trace (the workers run outside the profiled process), whatever the profiler
+    // cost the host; without two fetches that waited, the host's traced step.
     const LoaderPool pool = model->loaderPool();
     if (pool.multiprocess && pool.wait_per_step_ns > kLoaderLimitingShare * pool.host_step_ns) {
       ed.drop_loader_waits = true;
-      ed.loader_period_ns = std::llround(pool.host_step_ns);
+      ed.loader_period_ns = std::llround(pool.delivery_period_ns > 0 ? pool.delivery_period_ns : pool.host_step_ns);
     }
   }
   return ed;

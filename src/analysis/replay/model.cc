@@ -207,7 +207,7 @@ int64_t ReplayModel::materializedAttentionNs() const {
 
 LoaderPool ReplayModel::loaderPool() const {
   LoaderPool p;
-  double ranks = 0;
+  double ranks = 0, delivered = 0;
   for (const RankGraph& g : impl_->graphs) {
     const auto& ws = g.ra->windows;
     std::vector<double> wait, host;
@@ -221,6 +221,23 @@ LoaderPool ReplayModel::loaderPool() const {
     }
     if (host.empty()) continue;
     ranks += 1;
+    // The fetches that waited, in the replayed windows, by end: the pool's delivery period.
+    if (!g.windows.empty()) {
+      const int64_t from = ws.front().begin_ns, to = ws[g.windows.size() - 1].end_ns;
+      int64_t first_end = -1, last_end = -1, fetched = 0, first_at = 0, last_at = 0;
+      for (const auto& v : g.loader_wait)
+        for (const auto& [b, e] : v) {
+          if (b < from || b >= to) continue;
+          ++fetched;
+          if (e - b <= kLoaderWaitedNs) continue;
+          if (first_end < 0) first_end = e, first_at = fetched;
+          last_end = e, last_at = fetched;
+        }
+      if (last_at > first_at && last_end > first_end) {
+        p.delivery_period_ns += static_cast<double>(last_end - first_end) / static_cast<double>(last_at - first_at);
+        ++delivered;
+      }
+    }
     // Means, not medians: a pool of W workers delivers its batches in bursts (W ready at once, then
     // a long wait), so most steps wait for nothing and the pool's period is its throughput.
     p.wait_per_step_ns += meanOf(wait);
@@ -229,6 +246,7 @@ LoaderPool ReplayModel::loaderPool() const {
     for (const auto& v : g.loader_wait) p.multiprocess |= !v.empty();
   }
   if (ranks > 0) p.wait_per_step_ns /= ranks, p.host_step_ns /= ranks;
+  if (delivered > 0) p.delivery_period_ns /= delivered;
   return p;
 }
 

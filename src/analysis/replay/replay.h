@@ -222,7 +222,17 @@ struct LoaderPool {
   double wait_per_step_ns = 0;  // multi-process: the training thread inside fetches, per step (mean over steps)
   double handoff_ns = 0;        // ... the shortest fetch: a batch that was ready
   double host_step_ns = 0;      // the host's step (mean over steps), traced
+  // The pool's delivery period: from the first to the last fetch that waited for its batch (longer
+  // than kLoaderWaitedNs), the time over the batches fetched in between (means over ranks with two
+  // such fetches; 0: none has). A pool of W workers delivers in bursts, W batches at once and then a
+  // long wait, so the mean step of a window that does not hold whole bursts is off by up to a
+  // burst's wait over the window's steps; two waited fetches are whole bursts apart. A fetch that
+  // waited ends a hand-off after its batch was ready, so the hand-offs cancel.
+  double delivery_period_ns = 0;
 };
+// A fetch longer than this waited for its batch (a ready batch's hand-off takes 0.05-0.5 ms in the
+// lab's traces; where a pool's every fetch waits, the shortest fetch is a wait, not a hand-off).
+inline constexpr int64_t kLoaderWaitedNs = 1'000'000;
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
 // evaluates it with a set of edits, on any number of threads at once.

@@ -48,8 +48,8 @@ bool morePoolWorkers(const RunAnalysis* run, double factor, ReplayEdits& ed, std
   if (ed.loader_period_ns <= 0) return false;
   ed.loader_period_ns = std::llround(static_cast<double>(ed.loader_period_ns) / factor);
   basis = fmt::format(
-      "{:.0f}x the DataLoader's workers{}: the pool delivers a batch every {:.2f} ms (the traced step, "
-      "which its waits set, / {:.0f}), and the training thread's waits in next() shrink to a ready "
+      "{:.0f}x the DataLoader's workers{}: the pool delivers a batch every {:.2f} ms (its traced "
+      "delivery period / {:.0f}), and the training thread's waits in next() shrink to a ready "
       "batch's hand-off (its shortest fetch); needs as many free CPU cores",
       factor,
       run && run->job.loader_workers
