@@ -14,6 +14,9 @@ fails or runs past its timeout is recorded with its error and the driver goes on
       loader (Job.drain), torch.cuda.synchronize(), t0, N x job.step(), torch.cuda.synchronize(), t1;
       ms/step = (t1 - t0) / N. The steps themselves never synchronize. N: 3 steps measured per variant
       after warm-up, N = round-s / median step, clamped to [10, 60] (or --steps).
+      With --profiled, each round also times the same N steps under an active profiler, with the
+      traces' options and a prof.step() after each step, nothing exported: the profiler's cost on this
+      job, in this process (profiled and plain alternate which goes first, round by round).
   tracing (mode trace/both, after the timing, TEARDOWN_CUPTI=1 set before torch is imported): per variant,
       drain, 5 steps, then torch.profiler.profile(CPU + CUDA, schedule wait=1 warmup=2 active=5,
       record_shapes=False) with prof.step() after each step and no synchronize; the trace is written to
@@ -100,7 +103,8 @@ def load_job_module(name):
 
 def new_record(name, meta, tag):
     """The results line of a job before anything ran (also what a failed or skipped job reports)."""
-    variants = {v: {"fixes": list(fx), "round_ms": [], "median_ms": None, "samples_per_step": None,
+    variants = {v: {"fixes": list(fx), "round_ms": [], "median_ms": None, "profiled_round_ms": [],
+                    "profiled_median_ms": None, "samples_per_step": None,
                     "notes": meta["VARIANT_NOTES"].get(v), "score_as": meta["SCORE_AS"].get(v), "error": None,
                     "trace": None} for v, fx in meta["VARIANTS"].items()}
     return {"job": name, "kind": meta["KIND"], "desc": meta["DESC"], "proc": tag, "variants": variants,
@@ -157,8 +161,27 @@ def pick_n(torch, jobs, args):
     return int(min(60, max(10, round(args.round_s * 1000 / max(statistics.median(probe), 1e-3)))))
 
 
+def profiled_steps(torch, job, n):
+    """n steps under an active profiler (the traces' options, a prof.step() after each), bracketed by
+    synchronize inside the profiled region; ms per step. Nothing is exported."""
+    prof_mod = torch.profiler
+    with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
+                          record_shapes=False) as prof:
+        for _ in range(2):  # as the traces' warm-up steps: the tracer's first records cost more
+            job.step()
+            prof.step()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            job.step()
+            prof.step()
+        torch.cuda.synchronize()
+        return (time.perf_counter_ns() - t0) / n / 1e6
+
+
 def time_rounds(torch, jobs, rec, args):
-    """R interleaved rounds, the order rotated each round; every round's ms/step recorded."""
+    """R interleaved rounds, the order rotated each round; every round's ms/step recorded (and, with
+    --profiled, the same steps' time under the profiler)."""
     n = pick_n(torch, jobs, args)
     rec["steps_per_round"] = n
     rounds = 1 if args.quick else args.rounds
@@ -169,8 +192,13 @@ def time_rounds(torch, jobs, rec, args):
             if v not in jobs:
                 continue
             try:
-                jobs[v].drain()
-                rec["variants"][v]["round_ms"].append(round(steps(torch, jobs[v], n), 4))
+                e = rec["variants"][v]
+                for profiled in ((r % 2 == 1, r % 2 == 0) if args.profiled else (False,)):
+                    jobs[v].drain()
+                    if profiled:
+                        e["profiled_round_ms"].append(round(profiled_steps(torch, jobs[v], n), 4))
+                    else:
+                        e["round_ms"].append(round(steps(torch, jobs[v], n), 4))
             except Exception as ex:
                 rec["variants"][v]["error"] = f"round {r}: " + traceback.format_exc()[-1500:]
                 log(f"  [{rec['job']}] {v}: round {r} FAILED: {ex!r}")
@@ -179,6 +207,10 @@ def time_rounds(torch, jobs, rec, args):
         if e["round_ms"]:
             e["median_ms"] = round(statistics.median(e["round_ms"]), 4)
             log(f"  [{rec['job']}] {v:32s} {e['median_ms']:9.3f} ms/step  rounds {e['round_ms']}")
+        if e["profiled_round_ms"]:
+            e["profiled_median_ms"] = round(statistics.median(e["profiled_round_ms"]), 4)
+            log(f"  [{rec['job']}] {v:32s} {e['profiled_median_ms']:9.3f} ms/step profiled  "
+                f"rounds {e['profiled_round_ms']}")
 
 
 def trace_one(torch, job, path_gz, quick):
@@ -280,6 +312,8 @@ def worker_cmd(name, args, part, trace_dir):
         cmd += ["--steps", str(args.steps)]
     if args.quick:
         cmd.append("--quick")
+    if args.profiled:
+        cmd.append("--profiled")
     if args.variants:
         cmd += ["--variants", ",".join(args.variants)]
     return cmd
@@ -336,9 +370,10 @@ def run_one(name, meta, args, timeout, scratch):
     return rec
 
 
-def job_timeout(meta, remaining, left, mode):
-    """max(30, fair share x 1.5, 1.5 x the job's own estimate), capped at what remains; None: skip it."""
-    need = meta["TIME_HINT_S"] * (0.7 if mode == "time" else 1.0)
+def job_timeout(meta, remaining, left, mode, profiled=False):
+    """max(30, fair share x 1.5, 1.5 x the job's own estimate), capped at what remains; None: skip it.
+    Profiled rounds about double the timing's share (0.7 of the estimate)."""
+    need = meta["TIME_HINT_S"] * ((0.7 if mode == "time" else 1.0) + (0.7 if profiled else 0.0))
     if remaining < max(MIN_JOB_S, need):
         return None
     return min(remaining, max(30.0, remaining / left * 1.5, 1.5 * need))
@@ -352,7 +387,7 @@ def drive(args, names, scratch):
     for i, name in enumerate(names):
         meta = job_meta(name, args.variants)
         remaining = args.budget_s - (time.monotonic() - start) - reserve
-        timeout = job_timeout(meta, remaining, len(names) - i, args.mode)
+        timeout = job_timeout(meta, remaining, len(names) - i, args.mode, args.profiled)
         if timeout is None:
             rec = new_record(name, meta, args.proc_tag)
             rec["error"] = f"skipped: {remaining:.0f} s of the budget left, the job needs ~{meta['TIME_HINT_S']} s"
@@ -465,6 +500,8 @@ def parse_args(argv=None):
     ap.add_argument("--round-s", type=float, default=0.6, help="target seconds per variant and round")
     ap.add_argument("--budget-s", type=float, default=540.0)
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 round of 3 steps, traces active=2")
+    ap.add_argument("--profiled", action="store_true",
+                    help="time mode: each round also times the steps under an active profiler (nothing exported)")
     ap.add_argument("--keep-scratch", action="store_true")
     ap.add_argument("--list", action="store_true", help="print the jobs and exit")
     ap.add_argument("--worker", help=argparse.SUPPRESS)

@@ -16,6 +16,9 @@ Prediction (gpudoctor analyze <job>__base.pt.trace.json.gz --json -):
                      gpudoctor can edit but did not flag counts as a predicted 1.0
   combined fixes     the plan's cumulative speedup after exactly those fixes (diagnosis.plan[k-1].speedup),
                      fixes that are not plan steps counting as 1.0; otherwise unscored
+The profiler's cost, where a process timed the base under the profiler too (run_lab.py --profiled): measured
+  profiled - plain median of one process (the trace's own where it did, else the median over processes);
+  the replay's, the traced step less its un-profiled step (diagnosis.what_if.traced_step_ns).
 Reported separately for the split's holdout, fit and all jobs (validation/split.json): un-profiled step
 error, fix speedup error |pred/meas - 1|, the plan's first fix against the measured best, healthy jobs' fixes
 predicted above 1.05x, and violations of the physical bound (predicted step >= GPU busy per step, the median
@@ -180,8 +183,8 @@ def predictions(doc):
         fixes[fix] = {"speedup": w["speedup"], "step_ms": w["step_ns"] / 1e6, "finding": f["id"]}
         for a in w.get("alternatives") or []:
             alts.setdefault(a["fix"], {"speedup": a["speedup"], "step_ms": a["step_ns"] / 1e6, "finding": f["id"]})
-    unprof = wi.get("unprofiled_step_ns")
-    return {"unprofiled_ms": unprof / 1e6 if unprof else None, "fixes": fixes, "alternatives": alts, "plan": plan,
+    unprof, traced = wi.get("unprofiled_step_ns"), wi.get("traced_step_ns")
+    return {"unprofiled_ms": unprof / 1e6 if unprof else None, "traced_ms": traced / 1e6 if traced else None, "fixes": fixes, "alternatives": alts, "plan": plan,
             "known": KNOWN_FIXES | set(fix_of.values()) | {p["fix"] for p in plan},
             "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis")}
 
@@ -339,6 +342,7 @@ def score_job(job, records, split, args, idx, tmp):
            if r.get("proc") == trace_proc and r["variants"].get("base", {}).get("median_ms")]
     res["trace_proc"], res["own_base_ms"] = trace_proc, own[0] if own else None
     res["unprof_err_own"] = res["pred_ms"] / own[0] - 1 if own and res["pred_ms"] else None
+    res["profiler_cost"] = profiler_cost(records, trace_proc, P)
     # Each fix against the speedup the trace's own process measured (where it timed the variant too).
     own_speedups = truth([r for r in records if r.get("proc") == trace_proc])[1] if trace_proc else {}
     for row in res["fixes"]:
@@ -346,6 +350,32 @@ def score_job(job, records, split, args, idx, tmp):
         row["meas_own"] = m["x"] if m else None
         row["err_own"] = row["pred"] / m["x"] - 1 if m and row["pred"] is not None else None
     return res
+
+
+# Below this measured profiler cost (ms per step) its relative error is noise and not scored.
+MIN_PROFILER_COST_MS = 0.5
+
+
+def profiler_cost(records, trace_proc, P):
+    """The profiler's cost on the base step: measured (profiled - plain in one process: the trace's own, else
+    the median over processes) against the replay's (traced - un-profiled); None without a profiled timing."""
+    per_proc = {r.get("proc"): (b["profiled_median_ms"], b["median_ms"]) for r in records
+                for b in [r["variants"].get("base") or {}] if b.get("profiled_median_ms") and b.get("median_ms")}
+    if not per_proc:
+        return None
+    if trace_proc in per_proc:
+        proc, (prof, plain) = trace_proc, per_proc[trace_proc]
+    else:
+        proc = "median"
+        prof = statistics.median(v[0] for v in per_proc.values())
+        plain = statistics.median(v[1] for v in per_proc.values())
+    out = {"proc": proc, "profiled_ms": prof, "plain_ms": plain, "measured_ms": prof - plain,
+           "replay_ms": None, "traced_ms": None, "err": None}
+    if P and P.get("traced_ms") and P.get("unprofiled_ms"):
+        out["traced_ms"], out["replay_ms"] = P["traced_ms"], P["traced_ms"] - P["unprofiled_ms"]
+        if out["measured_ms"] >= MIN_PROFILER_COST_MS:
+            out["err"] = out["replay_ms"] / out["measured_ms"] - 1
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -369,6 +399,8 @@ def summarize(jobs, subset):
             "unprofiled": dict(err_stats([j["unprof_err"] for j in sel if j["unprof_err"] is not None]),
                                inside_band=sum(1 for j in sel if j["unprof_inside"])),
             "unprofiled_own": err_stats([j["unprof_err_own"] for j in sel if j.get("unprof_err_own") is not None]),
+            "profiler_cost": err_stats([j["profiler_cost"]["err"] for j in sel
+                                        if j.get("profiler_cost") and j["profiler_cost"]["err"] is not None]),
             "fixes": fix,
             "fixes_own": err_stats([r["err_own"] for r in rows if r.get("err_own") is not None]),
             "unscored_variants": sum(1 for j in sel for r in j["fixes"] if r["err"] is None),
@@ -392,6 +424,12 @@ def print_job(j):
            if j.get("own_base_ms") and j.get("unprof_err_own") is not None else "")
     print(f"{j['job']:28s} {j['split']:7s} {j['kind']:12s} base {meas} ms  pred {pred} ms  err {pct(j['unprof_err'])}"
           + own + (f"  busy {j['busy_ms']:.2f}" if j["busy_ms"] else "") + (f"  [{j['error']}]" if j["error"] else ""))
+    c = j.get("profiler_cost")
+    if c:
+        replay = (f"replay removes {c['replay_ms']:.2f} (traced {c['traced_ms']:.2f}) err {pct(c['err']).strip()}"
+                  if c["replay_ms"] is not None else "no replay")
+        print(f"    profiler's cost: measured {c['measured_ms']:.2f} ms (proc {c['proc']}: profiled {c['profiled_ms']:.2f}"
+              f" vs plain {c['plain_ms']:.2f}), {replay}")
     for r in j["fixes"]:
         m = r["meas"]
         meas = f"{m['x']:5.2f}x [{m['lo']:.2f}, {m['hi']:.2f}]" + ("/smp" if m.get("per_sample") else "    ") \
@@ -418,6 +456,10 @@ def print_summary(name, s):
     if o["n"]:
         print(f"   ... against the trace's own process: n {o['n']}, median |err| {100 * o['median_abs']:.1f} %, worst "
               f"{100 * o['worst']:+.1f} %")
+    c = s.get("profiler_cost") or {"n": 0}
+    if c["n"]:
+        print(f"   profiler's cost removed by the replay against measured (>= {MIN_PROFILER_COST_MS} ms): n {c['n']}, "
+              f"median |err| {100 * c['median_abs']:.1f} %, worst {100 * c['worst']:+.1f} %")
     if f["n"]:
         print(f"   fix speedups: n {f['n']}, median |pred/meas - 1| {100 * f['median_abs']:.1f} %, worst "
               f"{100 * f['worst']:+.1f} %, inside band {f['inside_band']}, within 10 % {f['within_10pct']}; "

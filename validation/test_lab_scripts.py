@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Tests of the lab's driver and scorer that need no GPU and no torch: the timing rounds (plain and
+profiled, interleaved) against a fake torch, and the scorer's profiler-cost comparison.
+
+    python3 validation/test_lab_scripts.py      (ctest: lab_scripts)
+"""
+import contextlib
+import os
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_lab  # noqa: E402
+import score  # noqa: E402
+
+run_lab.log = lambda msg: None  # the rounds' progress lines
+
+
+class FakeTorch:
+    """What run_lab's timing uses of torch: cuda.synchronize and profiler.profile, with a log of events."""
+
+    def __init__(self):
+        self.log = []
+        self.profiling = False
+        fake = self
+
+        class Profile:
+            def __init__(self, activities, record_shapes):
+                fake.log.append(("profile", tuple(activities), record_shapes))
+
+            def __enter__(self):
+                fake.profiling = True
+                return self
+
+            def __exit__(self, *exc):
+                fake.profiling = False
+                fake.log.append(("export?", False))
+                return False
+
+            def step(self):
+                fake.log.append(("prof.step",))
+
+        self.cuda = types.SimpleNamespace(synchronize=lambda: self.log.append(("sync",)))
+        self.profiler = types.SimpleNamespace(profile=Profile,
+                                              ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"))
+
+
+class FakeJob:
+    def __init__(self, torch):
+        self.torch, self.steps, self.profiled_steps, self.drains = torch, 0, 0, 0
+
+    def step(self):
+        self.steps += 1
+        if self.torch.profiling:
+            self.profiled_steps += 1
+
+    def drain(self):
+        self.drains += 1
+
+
+def record(variants):
+    meta = {"VARIANTS": {v: [] for v in variants}, "VARIANT_NOTES": {}, "SCORE_AS": {}, "KIND": "gpu_bound",
+            "DESC": "fake"}
+    return run_lab.new_record("fake", meta, "T")
+
+
+class TimeRounds(unittest.TestCase):
+    def run_rounds(self, profiled, rounds=3, steps=4):
+        torch = FakeTorch()
+        jobs = {"base": FakeJob(torch), "bf16": FakeJob(torch)}
+        rec = record(jobs)
+        args = run_lab.parse_args(["--rounds", str(rounds), "--steps", str(steps)] + (["--profiled"] if profiled else []))
+        run_lab.time_rounds(torch, jobs, rec, args)
+        return torch, jobs, rec
+
+    def test_plain_rounds_only_without_the_flag(self):
+        torch, jobs, rec = self.run_rounds(profiled=False)
+        for v, job in jobs.items():
+            self.assertEqual(len(rec["variants"][v]["round_ms"]), 3)
+            self.assertEqual(rec["variants"][v]["profiled_round_ms"], [])
+            self.assertIsNone(rec["variants"][v]["profiled_median_ms"])
+            self.assertEqual(job.profiled_steps, 0)
+        self.assertFalse(any(e[0] == "profile" for e in torch.log))
+
+    def test_profiled_rounds_alternate_and_warm_up_under_the_profiler(self):
+        torch, jobs, rec = self.run_rounds(profiled=True, rounds=3, steps=4)
+        for v, job in jobs.items():
+            e = rec["variants"][v]
+            self.assertEqual(len(e["round_ms"]), 3)
+            self.assertEqual(len(e["profiled_round_ms"]), 3)
+            self.assertIsNotNone(e["profiled_median_ms"])
+            # each profiled round: 2 warm-up steps and the 4 timed ones, all under the profiler
+            self.assertEqual(job.profiled_steps, 3 * (2 + 4))
+            self.assertEqual(job.drains, 6)  # before every plain and every profiled round
+        profiles = [e for e in torch.log if e[0] == "profile"]
+        self.assertEqual(len(profiles), 6)
+        self.assertTrue(all(p[1] == ("CPU", "CUDA") and p[2] is False for p in profiles))
+        # Round 0 times plain first, round 1 profiled first: the first variant's first two measurements.
+        order = []
+        orig_steps, orig_prof = run_lab.steps, run_lab.profiled_steps
+        with contextlib.ExitStack() as stack:
+            run_lab.steps = lambda t, j, n: order.append("plain") or 1.0
+            run_lab.profiled_steps = lambda t, j, n: order.append("profiled") or 2.0
+            stack.callback(setattr, run_lab, "steps", orig_steps)
+            stack.callback(setattr, run_lab, "profiled_steps", orig_prof)
+            one = {"base": FakeJob(torch)}
+            run_lab.time_rounds(torch, one, record(one), run_lab.parse_args(["--rounds", "2", "--steps", "3",
+                                                                             "--profiled"]))
+        self.assertEqual(order, ["plain", "profiled", "profiled", "plain"])
+
+    def test_profiled_rounds_double_the_jobs_timeout(self):
+        meta = {"TIME_HINT_S": 40}
+        plain = run_lab.job_timeout(meta, 1000, 100, "time")
+        prof = run_lab.job_timeout(meta, 1000, 100, "time", profiled=True)
+        self.assertEqual(plain, 1.5 * 40 * 0.7)
+        self.assertEqual(prof, 1.5 * 40 * 1.4)
+
+
+class ProfilerCost(unittest.TestCase):
+    def rec(self, proc, plain, profiled):
+        return {"proc": proc, "variants": {"base": {"median_ms": plain, "profiled_median_ms": profiled}}}
+
+    def test_none_without_a_profiled_timing(self):
+        recs = [{"proc": "A", "variants": {"base": {"median_ms": 10.0}}}]
+        self.assertIsNone(score.profiler_cost(recs, "A", {"traced_ms": 14.0, "unprofiled_ms": 10.5}))
+
+    def test_the_traces_own_process_first(self):
+        recs = [self.rec("A", 10.0, 16.0), self.rec("N", 11.0, 15.0)]
+        c = score.profiler_cost(recs, "N", {"traced_ms": 15.2, "unprofiled_ms": 12.2})
+        self.assertEqual(c["proc"], "N")
+        self.assertAlmostEqual(c["measured_ms"], 4.0)
+        self.assertAlmostEqual(c["replay_ms"], 3.0)
+        self.assertAlmostEqual(c["err"], -0.25)
+
+    def test_the_median_over_processes_otherwise(self):
+        recs = [self.rec("A", 10.0, 16.0), self.rec("B", 12.0, 15.0), self.rec("C", 11.0, 20.0)]
+        c = score.profiler_cost(recs, "N", {"traced_ms": 17.0, "unprofiled_ms": 11.0})
+        self.assertEqual(c["proc"], "median")
+        self.assertAlmostEqual(c["measured_ms"], 16.0 - 11.0)
+        self.assertAlmostEqual(c["err"], 6.0 / 5.0 - 1)
+
+    def test_a_cost_too_small_to_score(self):
+        c = score.profiler_cost([self.rec("N", 10.0, 10.2)], "N", {"traced_ms": 10.5, "unprofiled_ms": 10.0})
+        self.assertAlmostEqual(c["measured_ms"], 0.2)
+        self.assertIsNone(c["err"])
+
+    def test_summary_counts_only_scored_costs(self):
+        jobs = [{"split": "fit", "job": "a", "kind": "gpu_bound", "fixes": [], "plan_first": None, "pred_ms": 1.0,
+                 "unprof_err": 0.0, "unprof_inside": True, "bounds": [], "healthy_flags": {},
+                 "profiler_cost": {"err": e}} for e in (0.1, -0.3, None)]
+        s = score.summarize(jobs, "all")
+        self.assertEqual(s["profiler_cost"]["n"], 2)
+        self.assertAlmostEqual(s["profiler_cost"]["median_abs"], 0.2)
+        self.assertAlmostEqual(s["profiler_cost"]["worst"], -0.3)
+
+
+if __name__ == "__main__":
+    unittest.main()
