@@ -43,6 +43,10 @@ def summary_table(s):
     row("healthy jobs with a fix predicted > 1.05x",
         lambda p: f"{len(p['healthy']['flagged'])} of {p['healthy']['jobs']}")
     row("predictions below the GPU's busy time", lambda p: str(p["bound_violations"]))
+    if any((s[p].get("profiler_cost") or {}).get("n") for p in PARTS):  # run_lab.py --profiled
+        row("profiler's cost the replay removes against measured: median abs error / worst",
+            lambda p: f"{abs_pct(p['profiler_cost']['median_abs'])} / {pct(p['profiler_cost']['worst'])} "
+                      f"(n {p['profiler_cost']['n']})" if (p.get("profiler_cost") or {}).get("n") else "-")
     return rows
 
 
