@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The validation lab's follow-up measurements, one device call per part (each under the 600 s a call may
+# run; the lab's own budget 540 s). Needs PyTorch on the machine, not the carried binaries: everything
+# here is timing and tracing; scoring runs on the build machine (validation/score.py).
+#   scripts/device/lab_followup.sh PART OUT_DIR
+# Parts:
+#   1, 2  host-, launch- and sync-bound fit jobs, and the transformers whose bf16 step the host sets:
+#         every variant timed plain and under the profiler in interleaved rounds (--profiled) and traced,
+#         in one process per job (tags O1, O2): the profiler's cost per job in-process, and bf16 traces of moe_top2_sync,
+#         bert_base_mlm_fp32, gru_lm_fp32 and t5_small_fp32
+#   3     the held-out jobs' base, timed plain and profiled (tag O3, time only): the profiler's cost on
+#         the held-out part, measured, never fitted
+#   4     the sparse-embedding probe in two processes (validation/probes/sparse_embedding_cost.py)
+# Results land in OUT_DIR as results_O<part>.jsonl, traces_O<part>_*.tar and sparse_*.jsonl; score with
+#   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
+set -u
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-4) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-4) OUT_DIR}
+export NCCL_NVLS_ENABLE=0
+mkdir -p "$out"
+lab() { python3 validation/run_lab.py --out "$out" --budget-s 540 --profiled "$@"; }
+case "$part" in
+  1) lab --mode both --proc-tag O1 \
+       --jobs t5_small_fp32,foreach_false_optimizer,log_every_step,mobilenet_small_batch,tokenize_on_thread,moe_top2_sync ;;
+  2) lab --mode both --proc-tag O2 \
+       --jobs bert_base_mlm_fp32,gru_lm_fp32,gpt2_small_fp32,llama_small_fp32,roberta_base_fp32,numpy_aug_on_thread ;;
+  3) lab --mode time --proc-tag O3 --variants base \
+       --jobs "$(python3 -c 'import json; print(",".join(json.load(open("validation/split.json"))["holdout"]))')" ;;
+  4) for tag in A B; do
+       timeout 260 python3 validation/probes/sparse_embedding_cost.py --out "$out/sparse_$tag.jsonl" --tag "$tag"
+     done ;;
+  *) echo "lab_followup.sh: no part $part (1-4)" >&2; exit 2 ;;
+esac
