@@ -199,14 +199,16 @@ TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
 
 // The profiler's cost per call by what the call does (cuDNN's pattern: attribute queries and error
 // strings around each launch): a launch loses the launch cost, cudaFuncGetAttributes its own, a call
-// that does nothing the idle cost; each unset cost falls back as ReplayEdits says. Never below zero.
+// that does nothing the idle cost; each unset cost falls back as ReplayEdits says. A call traced
+// shorter than its cost (the error string: 200 ns) loses the rest from the host gap before it (500
+// ns here), never below zero.
 TEST(Replay, EachKindOfCallLosesItsOwnProfilerCost) {
   TraceBuilder b;
   int64_t t = 1000, corr = 1;
   const int64_t begin = t;
   for (int k = 0; k < 100; ++k) {
     b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaFuncGetAttributes", t, t + 4000, corr++);
-    t += 4000;
+    t += 4500;
     b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaGetErrorString", t, t + 200, corr++);
     t += 200;
     b.launch(corr++, t, t + 7000, EventKind::kKernel, TraceBuilder::kStream7, "my_add", t + 7500, t + 8000);
@@ -229,9 +231,9 @@ TEST(Replay, EachKindOfCallLosesItsOwnProfilerCost) {
     return traced - r.replayed_step_ns;
   };
   // Host-bound: 100 x (launch + query + error string) come off the step, less the last kernel's wait.
-  EXPECT_NEAR(saved(1000, 300, 2500), 100 * (1000 + 2500 + 200), 3000);  // the error string: 200 of 300
+  EXPECT_NEAR(saved(1000, 300, 2500), 100 * (1000 + 2500 + 300), 3000);  // the error string: 200 + 100 before
   EXPECT_NEAR(saved(1000, 100, -1), 100 * (1000 + 100 + 100), 3000);     // the query: at the idle cost
-  EXPECT_NEAR(saved(1000, -1, -1), 100 * (1000 + 1000 + 200), 3000);     // both: at the call cost
+  EXPECT_NEAR(saved(1000, -1, -1), 100 * (1000 + 1000 + 700), 3000);     // both at the call cost: 200 + 500
 }
 
 // Graphed with the optimizer eager (GradScaler): the launches and host gaps go, and each

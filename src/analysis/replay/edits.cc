@@ -88,30 +88,28 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     }
     case kHostGap: {
       const RankGraph& g = graphs[e.rank];
-      uint32_t item = g.itemOfNode(e.node);
-      return g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);  // aux: the events in it
+      uint32_t item = g.itemOfNode(e.node);  // aux: the events in it
+      const int64_t span = g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
+      return std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(item, ed));
     }
     case kRootSpan: {
       const RankGraph& g = graphs[e.rank];
       uint32_t item = g.itemOfNode(e.node);
-      return e.c + g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
+      const int64_t span = g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
+      return e.c + std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(item, ed));
     }
     case kHostSplit: {
       const RankGraph& g = graphs[e.rank];
       uint32_t track = g.trackOf(g.itemOfNode(e.node));
       const auto& sp = g.splits[e.aux];
-      return g.hostSpan(track, sp[0], sp[1], ed, sp[4]) + g.hostSpan(track, sp[2], sp[3], ed, sp[5]);
+      const int64_t span = g.hostSpan(track, sp[0], sp[1], ed, sp[4]) + g.hostSpan(track, sp[2], sp[3], ed, sp[5]);
+      return std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(g.itemOfNode(e.node), ed));
     }
     case kCallDur: {
       const RankGraph& g = graphs[e.rank];
       const Event& ce = g.ev(e.aux);
       const uint16_t flags = g.item_flags[e.aux];
-      const bool idle = !(flags & (RankGraph::kOwnsWork | RankGraph::kSyncRole | RankGraph::kGraphLaunch));
-      const int64_t call_ns = (flags & RankGraph::kAttrQuery) && ed.attr_call_overhead_ns >= 0
-                                  ? ed.attr_call_overhead_ns
-                              : idle && ed.idle_call_overhead_ns >= 0 ? ed.idle_call_overhead_ns
-                                                                      : ed.api_call_overhead_ns;
-      int64_t d = std::max<int64_t>(0, ce.dur_ns - g.profilerCost(call_ns, ed));
+      int64_t d = std::max<int64_t>(0, ce.dur_ns - g.callCost(e.aux, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
           !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
         d = 0;                                                                // a launch inside the graph

@@ -289,6 +289,20 @@ struct RankGraph {
   int64_t profilerCost(int64_t ns, const ReplayEdits& ed) const {
     return index < ed.rank_profiler_scale.size() ? scaled(ns, ed.rank_profiler_scale[index]) : ns;
   }
+  // The profiler's cost of a host call (the tracer's callbacks), at this rank's host speed ...
+  int64_t callCost(uint32_t item, const ReplayEdits& ed) const {
+    const uint16_t flags = item_flags[item];
+    const bool idle = !(flags & (kOwnsWork | kSyncRole | kGraphLaunch));
+    const int64_t ns = (flags & kAttrQuery) && ed.attr_call_overhead_ns >= 0 ? ed.attr_call_overhead_ns
+                       : idle && ed.idle_call_overhead_ns >= 0               ? ed.idle_call_overhead_ns
+                                                                             : ed.api_call_overhead_ns;
+    return profilerCost(ns, ed);
+  }
+  // ... and the part of it that the call's traced span cannot hold (a call traced shorter than its
+  // measured cost, cudaGetErrorString's 0.1 us): spent before the call's traced start, in the gap.
+  int64_t callCostBefore(uint32_t item, const ReplayEdits& ed) const {
+    return std::max<int64_t>(0, callCost(item, ed) - (item_end[item] - item_start[item]));
+  }
   static double keptShare(const OptRegion& r) {
     return r.end > r.begin ? std::min(1.0, static_cast<double>(r.kept_ns) / static_cast<double>(r.end - r.begin)) : 1.0;
   }
