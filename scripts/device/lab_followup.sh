@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The validation lab's follow-up measurements, one device call per part (each under the 600 s a call may
-# run; the lab's own budget 540 s). Needs PyTorch on the machine, not the carried binaries: everything
+# run; the lab's own budget 540 s, LAB_BUDGET_S to change it). Needs PyTorch on the machine, not the carried binaries: everything
 # here is timing and tracing; scoring runs on the build machine (validation/score.py).
 #   scripts/device/lab_followup.sh PART OUT_DIR
 # Parts:
@@ -18,7 +18,7 @@ part=${1:?usage: scripts/device/lab_followup.sh PART(1-4) OUT_DIR}
 out=${2:?usage: scripts/device/lab_followup.sh PART(1-4) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
-lab() { python3 validation/run_lab.py --out "$out" --budget-s 540 --profiled "$@"; }
+lab() { python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --profiled "$@"; }
 case "$part" in
   1) lab --mode both --proc-tag O1 \
        --jobs t5_small_fp32,foreach_false_optimizer,log_every_step,mobilenet_small_batch,tokenize_on_thread,moe_top2_sync ;;
