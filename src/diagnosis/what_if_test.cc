@@ -85,6 +85,28 @@ TEST(WhatIf, AMaterializedAttentionsScoreMatrixIsInItsBound) {
   EXPECT_EQ(d.plan.front().fix, "sdpa");
 }
 
+// Under autocast a materialized attention's score-matrix kernels (scaling, masking, softmax,
+// dropout) stay at their FP32 cost and gain casts around the FP32 softmax: bf16 scales them by
+// kAutocastAttentionScoresScale, not by their classes' (the elementwise 0.85). In the GPU-bound FP32
+// GPT-2 of testdata/whatif they are 2.15 ms a step (6.44 ms in 3 steps), on the critical path.
+TEST(WhatIf, Bf16KeepsTheScoreMatrixsKernelsAndAddsItsCasts) {
+  auto keep = testing::loadRun({testing::srcPath("testdata/whatif/hf_gpt2_eager_fp32__base.pt.trace.json.gz")});
+  ReplayModel m(keep->run);
+  ReplayEdits ed;
+  const Replay as_traced = m.replay(ed);
+  ed.attention_scores_scale = 2.0;
+  const Replay doubled = m.replay(ed);
+  ASSERT_TRUE(as_traced.available && doubled.available);
+  EXPECT_NEAR(doubled.replayed_step_ns - as_traced.replayed_step_ns, 2.15e6, 0.3e6);
+  std::string basis;
+  ReplayEdits bf16;
+  auto sheet = datasheetCeilings("NVIDIA H200");
+  ASSERT_TRUE(sheet.has_value());
+  ASSERT_TRUE(fixEdit("bf16", &*sheet, &keep->run, bf16, basis));
+  EXPECT_EQ(bf16.attention_scores_scale, kAutocastAttentionScoresScale);
+  EXPECT_NE(basis.find("score matrix's other kernels x 1.25"), std::string::npos) << basis;
+}
+
 // A cuDNN GRU in FP32 (testdata/lab/README.md): under autocast cuDNN runs the RNN in FP16, its TF32
 // recurrent GEMMs at about a quarter of their time, far below the TF32/BF16 peaks' ratio the GEMM
 // classes use. Measured 2.41x [2.22, 2.61]; predicted 1.90x when the RNN's kernels scaled as any

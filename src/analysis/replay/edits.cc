@@ -24,6 +24,8 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
     if (ed.fused_attention && (flags & RankGraph::kAttnScores)) return 0;
     if ((flags & RankGraph::kAttnGemm) && ed.attention_gemm_scale != 1)
       s = ed.attention_gemm_scale;
+    else if ((flags & RankGraph::kAttnScores) && ed.attention_scores_scale > 0)
+      s = ed.attention_scores_scale;
     else if ((flags & RankGraph::kAttnFusedFp32) && ed.fused_attention_fp32_scale != 1)
       s = ed.fused_attention_fp32_scale;
     else {

@@ -103,6 +103,8 @@ struct ReplayEdits {
   // (the fused kernel does their math) x attention_gemm_scale (another precision's rate).
   bool fused_attention = false;
   double attention_gemm_scale = 1;
+  // ... and, kept, the score matrix's kernels x this instead of their class's scale (<= 0: the class's).
+  double attention_scores_scale = 0;
   // Fused attention kernels that run in FP32 (PyTorch's memory-efficient fmha_cutlass*_f32: the only
   // FP32 fused attention) x this (another precision's rate; kernel_floor_ns of the fused-attention
   // class bounds it below).

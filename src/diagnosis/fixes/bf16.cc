@@ -71,6 +71,7 @@ class Bf16Fix : public Fix {
       ed.kernel_add_ns[i] = kAutocastCastNs;
     }
     ed.attention_gemm_scale = 0.5;  // a head's K of 64-128: memory bound, half the bytes
+    ed.attention_scores_scale = kAutocastAttentionScoresScale;
     // FP32 fused attention (SIMT) becomes a BF16 tensor-core one (flash / cuDNN).
     ed.fused_attention_fp32_scale =
         c->peak(GemmPrecision::kFp32) / (c->peak(GemmPrecision::kBf16) * kBf16AttentionEfficiency);
@@ -89,15 +90,17 @@ class Bf16Fix : public Fix {
         "({}before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
         "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f} in a transformer, a materialized "
         "attention's batched "
-        "GEMMs x 0.5 (memory bound); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
+        "GEMMs x 0.5 (memory bound) and its score matrix's other kernels x {:.2f} (casts around its FP32 "
+        "softmax); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
         "list, FP32 master weights); convolutions x {:.2f} and elementwise kernels x {:.2f} here ({:.0f} % of the GEMM "
         "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts); a cuDNN RNN's GEMMs "
         "x {:.2f} and its "
         "cell kernels x {:.2f} (it runs in FP16)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
         kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
-        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale, kBf16ConvolutionScale,
-        elementwise, 100 * conv, kAutocastBatchNormScale, kAutocastRecurrentGemmScale, kAutocastRecurrentOtherScale);
+        ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale,
+        kAutocastAttentionScoresScale, kBf16ConvolutionScale, elementwise, 100 * conv, kAutocastBatchNormScale,
+        kAutocastRecurrentGemmScale, kAutocastRecurrentOtherScale);
     return true;
   }
 };

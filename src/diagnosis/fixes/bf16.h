@@ -16,6 +16,11 @@ inline constexpr int64_t kBf16GemmFloorNs = 3000;
 inline constexpr int64_t kAutocastCastNs = 2000;
 inline constexpr double kAutocastCastShare = 0.04;
 inline constexpr double kBf16ElementwiseScale = 0.85;
+// A materialized attention's score-matrix kernels other than its batched GEMMs (scaling, masking,
+// softmax, dropout and their backward): autocast runs the softmax in FP32, so casts into and out of it
+// join them. They took 1.34x and 1.18x their FP32 time (gpt_fp32_naive, hf_gpt2_eager_fp32: 132 -> 180
+// and 162 -> 216 kernels in 3 steps).
+inline constexpr double kAutocastAttentionScoresScale = 1.25;
 // Convolution networks, from the lab's fit jobs' FP32 and bf16 traces (validation/, H200: regnet_y_1_6gf,
 // resnext50_32x4d, efficientnet_b0): with batch norm, the activations stay bf16 from one convolution to
 // the next, so elementwise kernels took 0.52-0.61x their FP32 time (transformers keep an FP32 residual
