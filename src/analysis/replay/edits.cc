@@ -91,21 +91,20 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
     case kHostGap: {
       const RankGraph& g = graphs[e.rank];
       uint32_t item = g.itemOfNode(e.node);  // aux: the events in it
-      const int64_t span = g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
-      return std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(item, ed));
+      return g.lessCallCostBefore(g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux), item, ed);
     }
     case kRootSpan: {
       const RankGraph& g = graphs[e.rank];
       uint32_t item = g.itemOfNode(e.node);
-      const int64_t span = g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux);
-      return e.c + std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(item, ed));
+      return e.c + g.lessCallCostBefore(g.hostSpan(g.trackOf(item), e.c, g.startOf(item), ed, e.aux), item, ed);
     }
     case kHostSplit: {
       const RankGraph& g = graphs[e.rank];
-      uint32_t track = g.trackOf(g.itemOfNode(e.node));
+      const uint32_t item = g.itemOfNode(e.node);
+      const uint32_t track = g.trackOf(item);
       const auto& sp = g.splits[e.aux];
-      const int64_t span = g.hostSpan(track, sp[0], sp[1], ed, sp[4]) + g.hostSpan(track, sp[2], sp[3], ed, sp[5]);
-      return std::max<int64_t>(std::min<int64_t>(span, 0), span - g.callCostBefore(g.itemOfNode(e.node), ed));
+      return g.lessCallCostBefore(
+          g.hostSpan(track, sp[0], sp[1], ed, sp[4]) + g.hostSpan(track, sp[2], sp[3], ed, sp[5]), item, ed);
     }
     case kCallDur: {
       const RankGraph& g = graphs[e.rank];

@@ -303,6 +303,10 @@ struct RankGraph {
   int64_t callCostBefore(uint32_t item, const ReplayEdits& ed) const {
     return std::max<int64_t>(0, callCost(item, ed) - (item_end[item] - item_start[item]));
   }
+  // A host gap before call `item` less that part, never below zero (a negative gap kept as it is).
+  int64_t lessCallCostBefore(int64_t span, uint32_t item, const ReplayEdits& ed) const {
+    return std::max<int64_t>(std::min<int64_t>(span, 0), span - callCostBefore(item, ed));
+  }
   static double keptShare(const OptRegion& r) {
     return r.end > r.begin ? std::min(1.0, static_cast<double>(r.kept_ns) / static_cast<double>(r.end - r.begin)) : 1.0;
   }

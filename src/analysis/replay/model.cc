@@ -224,15 +224,18 @@ LoaderPool ReplayModel::loaderPool() const {
     // The fetches that waited, in the replayed windows, by end: the pool's delivery period.
     if (!g.windows.empty()) {
       const int64_t from = ws.front().begin_ns, to = ws[g.windows.size() - 1].end_ns;
-      int64_t first_end = -1, last_end = -1, fetched = 0, first_at = 0, last_at = 0;
+      std::vector<std::pair<int64_t, int64_t>> fetches;  // of every thread, in start order
       for (const auto& v : g.loader_wait)
-        for (const auto& [b, e] : v) {
-          if (b < from || b >= to) continue;
-          ++fetched;
-          if (e - b <= kLoaderWaitedNs) continue;
-          if (first_end < 0) first_end = e, first_at = fetched;
-          last_end = e, last_at = fetched;
-        }
+        for (const auto& f : v)
+          if (f.first >= from && f.first < to) fetches.push_back(f);
+      std::sort(fetches.begin(), fetches.end());
+      int64_t first_end = -1, last_end = -1, first_at = 0, last_at = 0, fetched = 0;
+      for (const auto& [b, e] : fetches) {
+        ++fetched;
+        if (e - b <= kLoaderWaitedNs) continue;
+        if (first_end < 0) first_end = e, first_at = fetched;
+        last_end = e, last_at = fetched;
+      }
       if (last_at > first_at && last_end > first_end) {
         p.delivery_period_ns += static_cast<double>(last_end - first_end) / static_cast<double>(last_at - first_at);
         ++delivered;
