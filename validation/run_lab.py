@@ -119,12 +119,14 @@ def write_json_atomic(path, obj):
     os.replace(tmp, path)
 
 
-def steps(torch, job, n):
-    """n steps bracketed by synchronize; ms per step."""
+def steps(torch, job, n, after_step=None):
+    """n steps bracketed by synchronize, after_step() after each (timed with it); ms per step."""
     torch.cuda.synchronize()
     t0 = time.perf_counter_ns()
     for _ in range(n):
         job.step()
+        if after_step:
+            after_step()
     torch.cuda.synchronize()
     return (time.perf_counter_ns() - t0) / n / 1e6
 
@@ -170,13 +172,7 @@ def profiled_steps(torch, job, n):
         for _ in range(2):  # as the traces' warm-up steps: the tracer's first records cost more
             job.step()
             prof.step()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            job.step()
-            prof.step()
-        torch.cuda.synchronize()
-        return (time.perf_counter_ns() - t0) / n / 1e6
+        return steps(torch, job, n, prof.step)
 
 
 def time_rounds(torch, jobs, rec, args):
