@@ -25,7 +25,10 @@ struct FixPrediction {
   int64_t step_ns = 0;          // the un-profiled step after this fix alone
   double speedup = 0;           // the un-profiled step now / after the fix
   std::string next_bottleneck;  // the ranking's category that leads the replayed step after the fix
-  std::string basis;            // how the edit was made
+  // The steady state's parts after the fix (steady_state.h): the host's step and the GPU's busy time
+  // per step, ns. The step is the largest of them (and of the loader's period, where it has one).
+  int64_t host_ns = 0, gpu_busy_ns = 0;
+  std::string basis;  // how the edit was made
   // Other ways to apply the fix, each replayed on its own (cuda_graphs: "cuda_graphs_model", the model
   // alone graphed by torch.compile's reduce-overhead mode, the optimizer step eager; loader_workers:
   // "loader_workers_x4", 4x the workers of a pool that sets the step).

@@ -83,6 +83,11 @@ void checkBounds(const RunAnalysis& run, const std::string& name) {
   for (const Finding& f : d.findings) {
     if (!f.what_if.available) continue;
     const double saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - f.what_if.step_ns);
+    // The step after the fix is the steady state's largest part: never below the host's step or the
+    // GPU's busy time it reports beside it (1 ns: the parts and the step are rounded apart).
+    EXPECT_GE(f.what_if.step_ns + 1, f.what_if.host_ns) << name << ": " << f.id << " below its host";
+    EXPECT_GE(f.what_if.step_ns + 1, f.what_if.gpu_busy_ns) << name << ": " << f.id << " below its GPU";
+    EXPECT_GT(f.what_if.gpu_busy_ns, 0) << name << ": " << f.id << " reports no GPU work";
     if (f.gain_ms_per_step > 0) {
       EXPECT_LE(saved_ns, f.gain_ms_per_step * 1e6 * (1 + kBoundTolerance))
           << name << ": " << f.id << " above its bound";

@@ -382,6 +382,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
       f.what_if.step_ns = std::llround(e.replayed_step_ns);
       f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
       f.what_if.next_bottleneck = pathCategoryName(e.leading);
+      f.what_if.host_ns = std::llround(e.replayed.host_ns);
+      f.what_if.gpu_busy_ns = std::llround(e.replayed.busy_ns);
       f.what_if.basis = k.basis + "; replayed";
       if (k.alt > 0 && r[k.alt].available && r[k.alt].replayed_step_ns > 0) {
         const Replay& m = r[k.alt];

@@ -137,7 +137,8 @@ TEST(DiagnosisReport, JsonHasNextBottlenecksAndThePlan) {
   EXPECT_EQ(fs[0]["what_if"]["step_ns"], 14'000'000);
   EXPECT_TRUE(fs[1]["what_if"]["next_bottleneck"].is_null());
   EXPECT_FALSE(fs[2].contains("what_if"));
-  EXPECT_EQ(keys(fs[0]["what_if"]), (std::vector<std::string>{"step_ns", "speedup", "next_bottleneck", "basis"}));
+  EXPECT_EQ(keys(fs[0]["what_if"]),
+            (std::vector<std::string>{"step_ns", "speedup", "next_bottleneck", "host_ns", "gpu_busy_ns", "basis"}));
 
   const auto& w = dj["what_if"];
   EXPECT_EQ(keys(w), (std::vector<std::string>{"traced_step_ns", "replayed_step_ns", "unprofiled_step_ns",

@@ -294,6 +294,8 @@ ordered_json findingJson(const Finding& f) {
     fj["what_if"] = {{"step_ns", f.what_if.step_ns},
                      {"speedup", f.what_if.speedup},
                      {"next_bottleneck", orNull(f.what_if.next_bottleneck)},
+                     {"host_ns", f.what_if.host_ns},
+                     {"gpu_busy_ns", f.what_if.gpu_busy_ns},
                      {"basis", f.what_if.basis}};
     if (!f.what_if.alternatives.empty()) {
       ordered_json alts = ordered_json::array();
