@@ -36,10 +36,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Fix ids gpudoctor's replay can edit today (src/diagnosis/what_if.cc, fixEdit / fixOfFinding)
 KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer",
-               "host_work_off_thread"}
+               "host_work_off_thread", "pad_gemm_dims"}
 FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "loader_workers",
                "sync.blocking": "no_host_syncs", "host.own_work": "host_work_off_thread",
-               "input.pageable_copies": "pinned_copies",
+               "input.pageable_copies": "pinned_copies", "gemm.misaligned": "pad_gemm_dims",
                "launch.overhead": "cuda_graphs", "optimizer.unfused": "fused_optimizer",
                "attention.materialized": "sdpa", "communication.straggler": "straggler_at_median",
                "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}
@@ -180,7 +180,8 @@ def predictions(doc):
         fix = (w or {}).get("fix") or fix_of.get(f.get("id"))
         if not w or not fix or fix in fixes:  # two findings advising one fix: the first, as the plan does
             continue
-        fixes[fix] = {"speedup": w["speedup"], "step_ms": w["step_ns"] / 1e6, "finding": f["id"]}
+        fixes[fix] = {"speedup": w["speedup"], "step_ms": w["step_ns"] / 1e6, "finding": f["id"],
+                      "host_ms": w.get("host_ns", 0) / 1e6, "busy_ms": w.get("gpu_busy_ns", 0) / 1e6}
         for a in w.get("alternatives") or []:
             alts.setdefault(a["fix"], {"speedup": a["speedup"], "step_ms": a["step_ns"] / 1e6, "finding": f["id"]})
     unprof, traced = wi.get("unprofiled_step_ns"), wi.get("traced_step_ns")
@@ -346,10 +347,33 @@ def score_job(job, records, split, args, idx, tmp):
     # Each fix against the speedup the trace's own process measured (where it timed the variant too).
     own_speedups = truth([r for r in records if r.get("proc") == trace_proc])[1] if trace_proc else {}
     for row in res["fixes"]:
+        row["sides"] = sides(row, P, job, args, idx, tmp, trace_proc)
         m = own_speedups.get(row["variant"])
         row["meas_own"] = m["x"] if m else None
         row["err_own"] = row["pred"] / m["x"] - 1 if m and row["pred"] is not None else None
     return res
+
+
+def sides(row, P, job, args, idx, tmp, trace_proc):
+    """A single fix's predicted steady-state parts (host step, GPU busy) against the un-profiled replay of
+    the variant's own trace from the base trace's process: which side of the prediction is off. None
+    without that trace."""
+    if not P or row["pred"] is None or len(row["fixes"]) != 1 or row["fixes"][0] not in P["fixes"] or not trace_proc:
+        return None
+    trace, proc = trace_path(idx, f"{job}__{row['variant']}.pt.trace.json.gz", trace_proc, tmp)
+    if trace is None or proc != trace_proc:
+        return None
+    try:
+        parts = ((analyze(args.gpudoctor, trace, args.analyze_arg, None).get("diagnosis") or {})
+                 .get("what_if") or {}).get("unprofiled_parts")
+    except Exception:
+        return None
+    pred = P["fixes"][row["fixes"][0]]
+    if not parts or not parts.get("gpu_busy_ns") or not pred["busy_ms"]:
+        return None
+    host, busy = parts["host_ns"] / 1e6, parts["gpu_busy_ns"] / 1e6
+    return {"pred_host_ms": pred["host_ms"], "pred_busy_ms": pred["busy_ms"], "trace_host_ms": host,
+            "trace_busy_ms": busy, "busy_err": pred["busy_ms"] / busy - 1}
 
 
 # Below this measured profiler cost (ms per step) its relative error is noise and not scored.
@@ -403,6 +427,7 @@ def summarize(jobs, subset):
                                         if j.get("profiler_cost") and j["profiler_cost"]["err"] is not None]),
             "fixes": fix,
             "fixes_own": err_stats([r["err_own"] for r in rows if r.get("err_own") is not None]),
+            "fixes_gpu_side": err_stats([r["sides"]["busy_err"] for r in rows if r.get("sides")]),
             "unscored_variants": sum(1 for j in sel for r in j["fixes"] if r["err"] is None),
             "plan_first": {"counted": len(pf), "match": sum(1 for p in pf if p["match"]),
                            "tied": sum(1 for p in pf if not p["match"] and p["tied"])},
@@ -439,6 +464,11 @@ def print_job(j):
         own = f"  own {r['meas_own']:.2f}x ({pct(r['err_own']).strip()})" if r.get("err_own") is not None else ""
         print(f"    {r['variant']:30s} {'+'.join(r['fixes']):38s} meas {meas} pred {pred} err {pct(r['err'])}"
               f"{flag}{own}  ({r['note']})")
+        sd = r.get("sides")
+        if sd:
+            print(f"      after it: predicted host {sd['pred_host_ms']:.2f} ms, GPU busy {sd['pred_busy_ms']:.2f} ms; the "
+                  f"variant's trace un-profiled: host {sd['trace_host_ms']:.2f}, GPU busy {sd['trace_busy_ms']:.2f} "
+                  f"(GPU side {pct(sd['busy_err']).strip()})")
     pf = j["plan_first"]
     if pf:
         verdict = "match" if pf["match"] else ("tied" if pf["tied"] else "MISS")
@@ -468,6 +498,10 @@ def print_summary(name, s):
     if fo["n"]:
         print(f"   ... against the trace's own process: n {fo['n']}, median |pred/meas - 1| "
               f"{100 * fo['median_abs']:.1f} %, worst {100 * fo['worst']:+.1f} %")
+    g = s.get("fixes_gpu_side") or {"n": 0}
+    if g["n"]:
+        print(f"   ... the GPU's busy time after the fix against the variant's own trace: n {g['n']}, median |err| "
+              f"{100 * g['median_abs']:.1f} %, worst {100 * g['worst']:+.1f} %")
     print(f"   plan's first fix == measured best: {p['match']} of {p['counted']} counted ({p['tied']} more tied)")
     print(f"   healthy jobs with a fix predicted > {WORTH}x: {len(h['flagged'])} of {h['jobs']} {h['flagged'] or ''}")
     print(f"   physical-bound violations: {s['bound_violations']} (jobs whose measured un-profiled step is itself "

@@ -272,6 +272,19 @@ bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(
 
 bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
 
+int gemmOperandAlignmentBytes(std::string_view name) {
+  if (!has(name, "tensorop") || !has(name, "gemm")) return 0;
+  const size_t at = name.rfind("_align");
+  if (at == std::string_view::npos) return 0;
+  int elements = 0;
+  for (size_t i = at + 6; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i)
+    elements = 10 * elements + (name[i] - '0');
+  // 16-bit operands: bf16 (bf16_s16816gemm_bf16), f16 (f16_s16816gemm_f16, h1688gemm); else TF32
+  // (tensorop_s1688gemm, tf32).
+  const bool half = has(name, "bf16") || has(name, "f16") || has(name, "h1688gemm") || has(name, "h16816gemm");
+  return elements * (half ? 2 : 4);
+}
+
 bool isBatchNormKernelName(std::string_view name) {
   const std::string ln = lower(name);
   return has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "batch_norm") || has(ln, "batchnorm");

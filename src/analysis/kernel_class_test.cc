@@ -552,5 +552,38 @@ TEST(Collectives, NcclKernelVariantOfPre219KernelNames) {
             "RING_SIMPLE");
 }
 
+// Names from real traces (the lab's H200 bf16 traces of GPT-2, RoBERTa and BERT; TraceLens's H100
+// OWLv2; HTA's A100 TF32 traces): the fallback kernels cuBLAS runs for a dimension that is not a
+// multiple of 8 (16-bit) or 4 (TF32), against the aligned kernels of the same traces.
+TEST(KernelNames, MisalignedGemmsByTheirOperandAlignment) {
+  for (const char* n : {
+           "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
+           "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)",
+           "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2>("
+           "cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2::Params)",
+           "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align2>("
+           "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align2::Params)",
+           "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1>("
+           "cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1::Params)",
+       })
+    EXPECT_TRUE(isMisalignedGemmKernelName(n)) << n;
+  EXPECT_EQ(
+      gemmOperandAlignmentBytes("void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
+                                "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)"),
+      2);
+  for (const char* n : {
+           "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>("
+           "cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)",  // TF32, 16 bytes
+           "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>("
+           "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8::Params)",
+           "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT",  // cuBLAS's own: the name does not say
+           "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>("
+           "cutlass_80_simt_sgemm_128x256_8x4_nt_align1::Params)",  // FP32 SIMT: no tensor cores to miss
+           "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_"
+           "execute_kernel__5x_cublas",
+       })
+    EXPECT_FALSE(isMisalignedGemmKernelName(n)) << n;
+}
+
 }  // namespace
 }  // namespace gpudoctor

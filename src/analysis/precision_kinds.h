@@ -7,9 +7,27 @@
 #include <cstdint>
 #include <string_view>
 
+#include "analysis/kernel_class.h"
+
 namespace gpudoctor {
 
-enum class PrecisionKind : uint8_t { kNone = 0, kBatchNorm, kConvolution, kRecurrent };
+// kMisalignedGemm2/4/8: a tensor-core GEMM on operands aligned to 2, 4 or 8 bytes (kernel_class.h),
+// not 16: a dimension that is not a multiple of 8 (16-bit) or 4 (TF32).
+enum class PrecisionKind : uint8_t {
+  kNone = 0,
+  kBatchNorm,
+  kConvolution,
+  kRecurrent,
+  kMisalignedGemm2,
+  kMisalignedGemm4,
+  kMisalignedGemm8
+};
+// The operand alignment of a misaligned GEMM's kind as an index: 0 (2 bytes or less), 1 (4), 2 (8);
+// -1 for other kinds.
+inline int misalignedGemmIndex(PrecisionKind k) {
+  return k >= PrecisionKind::kMisalignedGemm2 ? static_cast<int>(k) - static_cast<int>(PrecisionKind::kMisalignedGemm2)
+                                              : -1;
+}
 
 // cuDNN's batch-norm kernels (bn_fw_*, bn_bw_*) and PyTorch's native ones (batch_norm_*). Defined
 // with the other kernel-name rules (analysis/kernel_class.cc).
@@ -26,6 +44,10 @@ inline bool isCudnnRnnOperator(std::string_view op) { return op.find("_cudnn_rnn
 inline PrecisionKind precisionKindOf(std::string_view name) {
   if (isBatchNormKernelName(name)) return PrecisionKind::kBatchNorm;
   if (isConvolutionKernelName(name)) return PrecisionKind::kConvolution;
+  if (const int a = gemmOperandAlignmentBytes(name); a > 0 && a < 16)
+    return a <= 2   ? PrecisionKind::kMisalignedGemm2
+           : a <= 4 ? PrecisionKind::kMisalignedGemm4
+                    : PrecisionKind::kMisalignedGemm8;
   return PrecisionKind::kNone;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analysis/gpu_generation.h"
+#include "analysis/precision_kinds.h"
 #include "analysis/replay/replay.h"
 
 namespace gpudoctor {
@@ -116,10 +117,16 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
     for (uint32_t w : r.index.gpu_work) {
       const Event& e = t.events[w];
       if (e.kind != EventKind::kKernel) continue;
-      if (!isLayoutTransposeKernel(t.strings.view(e.name))) continue;
+      const std::string_view name = t.strings.view(e.name);
+      const bool transpose = isLayoutTransposeKernel(name);
+      const int misaligned = transpose || w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w])
+                                 ? -1
+                                 : misalignedGemmIndex(precisionKindOf(name));
+      if (!transpose && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
-          f.layout_transpose_ns += static_cast<double>(e.dur_ns);
+          (transpose ? f.layout_transpose_ns : f.misaligned_gemm_ns[misaligned]) += static_cast<double>(e.dur_ns);
+          f.misaligned_gemms += misaligned >= 0 ? 1 : 0;
           break;
         }
     }

@@ -109,6 +109,12 @@ struct Facts {
   // cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwc / nhwcToNchw kernels) in the selected steps,
   // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
   double layout_transpose_ns = 0;
+  // Tensor-core GEMMs on operands aligned to less than 16 bytes (kernel_class.h: a dimension not a
+  // multiple of 8, or 4 in TF32), of a GEMM class (a materialized attention's batched GEMMs are not),
+  // in the selected steps, summed over ranks (ns by operand alignment, misalignedGemmIndex: 2, 4, 8
+  // bytes; and kernels).
+  std::array<double, 3> misaligned_gemm_ns{};
+  int64_t misaligned_gemms = 0;
 
   // Share of the mean step.
   double share(double ns) const { return mean.wall > 0 ? ns / mean.wall : 0; }

@@ -40,6 +40,8 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
         s = ed.recurrent_gemm_scale;
       else if (pk == PrecisionKind::kRecurrent && !isGemm(k) && ed.recurrent_other_scale > 0)
         s = ed.recurrent_other_scale;
+      else if (const int m = misalignedGemmIndex(pk); m >= 0 && isGemm(k) && ed.misaligned_gemm_scale[m] > 0)
+        s *= ed.misaligned_gemm_scale[m];
     }
     if (rank < ed.rank_compute_scale.size() && gpuCategory(e) == PathCategory::kCompute)
       s *= ed.rank_compute_scale[rank];

@@ -128,6 +128,11 @@ struct ReplayEdits {
   // moe_gpu_scale (each expert's tokens padded to its capacity). <= 0: off.
   double moe_blocks_kept = 0;
   double moe_gpu_scale = 1;
+  // GEMM dimensions padded to a multiple of 64: the GEMM-class kernels that ran on operands aligned
+  // to 2, 4 or 8 bytes (PrecisionKind::kMisalignedGemm2/4/8, index misalignedGemmIndex; a
+  // materialized attention's are not of a GEMM class) x this (the aligned kernels' time for the same
+  // work). <= 0: off.
+  std::array<double, 3> misaligned_gemm_scale{};
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
   // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
   bool drop_embedding_fills = false;

@@ -12,6 +12,7 @@
   X(fp16GradScaler)        /* precision.fp16_gradscaler */                          \
   X(channelsLast)          /* layout.channels_last */                               \
   X(materializedAttention) /* attention.materialized */                             \
+  X(misalignedGemms)       /* gemm.misaligned */                                    \
   X(launchOverhead)        /* launch.overhead */                                    \
   X(unfusedOptimizer)      /* optimizer.unfused */                                  \
   X(exposedCommunication)  /* communication.exposed */                              \
