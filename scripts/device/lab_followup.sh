@@ -10,7 +10,7 @@
 #         bert_base_mlm_fp32, gru_lm_fp32 and t5_small_fp32
 #   3     the held-out jobs' base, timed plain and profiled (tag O3, time only): the profiler's cost on
 #         the held-out part, measured, never fitted
-#   4     the sparse-embedding probe in two processes (validation/probes/sparse_embedding_cost.py)
+#   4     the GEMM probe and the sparse-embedding probe in one process, and part 5's jobs in one (P1)
 #   5     16-bit GEMMs whose vocabulary is not a multiple of 8: the GEMM probe
 #         (validation/probes/misaligned_gemm_cost.py), the two fit jobs shaped on it timed and traced
 #         (tag P1) and timed again in a second process (P2), with the held-out healthy jobs' pad_vocab
@@ -30,9 +30,14 @@ case "$part" in
        --jobs bert_base_mlm_fp32,gru_lm_fp32,gpt2_small_fp32,llama_small_fp32,roberta_base_fp32,numpy_aug_on_thread ;;
   3) lab --mode time --proc-tag O3 --variants base \
        --jobs "$(python3 -c 'import json; print(",".join(json.load(open("validation/split.json"))["holdout"]))')" ;;
-  4) for tag in A B; do
-       timeout 260 python3 validation/probes/sparse_embedding_cost.py --out "$out/sparse_$tag.jsonl" --tag "$tag"
-     done ;;
+  4) # what one call can hold after part 3: the GEMM probe, the sparse probe's first configurations (the
+     # DLRM job's tables first) in one process, the misaligned-vocabulary jobs in one process (P1)
+     timeout 80 python3 validation/probes/misaligned_gemm_cost.py --out "$out/gemm_A.jsonl" --tag A
+     timeout 150 python3 validation/probes/sparse_embedding_cost.py --out "$out/sparse_A.jsonl" --tag A
+     python3 validation/run_lab.py --out "$out" --budget-s 160 --mode both --proc-tag P1 \
+       --jobs gpt2_bf16_odd_vocab,roberta_base_bf16
+     python3 validation/run_lab.py --out "$out" --budget-s 100 --mode time --proc-tag P1 \
+       --variants base,pad_vocab --jobs gpt2_bf16_healthy,distilbert_workers1_healthy ;;
   5) timeout 90 python3 validation/probes/misaligned_gemm_cost.py --out "$out/gemm_A.jsonl" --tag A
      for tag in P1 P2; do
        mode=both; [ "$tag" = P2 ] && mode=time
