@@ -11,10 +11,7 @@
 #   3     the held-out jobs' base, timed plain and profiled (tag O3, time only): the profiler's cost on
 #         the held-out part, measured, never fitted
 #   4     the GEMM probe and the sparse-embedding probe in one process, and part 5's jobs in one (P1)
-#   5     16-bit GEMMs whose vocabulary is not a multiple of 8: the GEMM probe
-#         (validation/probes/misaligned_gemm_cost.py), the two fit jobs shaped on it timed and traced
-#         (tag P1) and timed again in a second process (P2), with the held-out healthy jobs' pad_vocab
-#         variant timed in both
+#   5     part 4's second process: the sparse probe again (tag B), the odd-vocabulary jobs timed (P2)
 # Results land in OUT_DIR as results_O<part>.jsonl, traces_O<part>_*.tar and sparse_*.jsonl; score with
 #   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
 set -u
@@ -38,13 +35,11 @@ case "$part" in
        --jobs gpt2_bf16_odd_vocab,roberta_base_bf16
      python3 validation/run_lab.py --out "$out" --budget-s 100 --mode time --proc-tag P1 \
        --variants base,pad_vocab --jobs gpt2_bf16_healthy,distilbert_workers1_healthy ;;
-  5) timeout 90 python3 validation/probes/misaligned_gemm_cost.py --out "$out/gemm_A.jsonl" --tag A
-     for tag in P1 P2; do
-       mode=both; [ "$tag" = P2 ] && mode=time
-       python3 validation/run_lab.py --out "$out" --budget-s 200 --mode "$mode" --proc-tag "$tag" \
-         --jobs gpt2_bf16_odd_vocab,roberta_base_bf16
-       python3 validation/run_lab.py --out "$out" --budget-s 90 --mode time --proc-tag "$tag" \
-         --variants base,pad_vocab --jobs gpt2_bf16_healthy,distilbert_workers1_healthy
-     done ;;
+  5) # part 4's second process: the sparse probe's first configurations, the odd-vocabulary jobs timed (P2)
+     timeout 150 python3 validation/probes/sparse_embedding_cost.py --out "$out/sparse_B.jsonl" --tag B
+     python3 validation/run_lab.py --out "$out" --budget-s 100 --mode time --proc-tag P2 \
+       --jobs gpt2_bf16_odd_vocab,roberta_base_bf16
+     python3 validation/run_lab.py --out "$out" --budget-s 90 --mode time --proc-tag P2 \
+       --variants base,pad_vocab --jobs gpt2_bf16_healthy,distilbert_workers1_healthy ;;
   *) echo "lab_followup.sh: no part $part (1-5)" >&2; exit 2 ;;
 esac
