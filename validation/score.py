@@ -287,13 +287,16 @@ def bound_violations(job, P):
     return out
 
 
-def healthy_flags(P):
-    """Fixes predicted above WORTH (for jobs that are healthy: every one is a false alarm)."""
+def healthy_flags(P, measured=None):
+    """Fixes predicted above WORTH, for jobs written as healthy: (false alarms, fixes found). A fix whose
+    variant measured above WORTH too was no false alarm: the job was not as healthy as it was written
+    (it is reported apart, never dropped)."""
     flags = {f: w["speedup"] for f, w in P["fixes"].items() if w["speedup"] > WORTH}
     flags.update({f: w["speedup"] for f, w in P["alternatives"].items() if w["speedup"] > WORTH})
     if P["plan"] and P["plan"][0]["speedup"] > WORTH:
         flags.setdefault(P["plan"][0]["fix"], P["plan"][0]["speedup"])
-    return flags
+    found = {f: x for f, x in flags.items() if (measured or {}).get(f, 0) > WORTH}
+    return {f: x for f, x in flags.items() if f not in found}, found
 
 
 def current_score_as(job):
@@ -330,10 +333,14 @@ def score_job(job, records, split, args, idx, tmp):
            "unprof_inside": None, "fixes": score_fixes(variants, speedups, P), "plan_first": plan_first(
                variants, speedups, P), "bounds": bound_violations(job, P) if P else [],
            "truth_below_busy": bool(P and base and P["busy_ms"] and base["x"] < P["busy_ms"]),
-           "healthy_flags": healthy_flags(P) if P and kind == "healthy" else {}, "error": error,
+           "healthy_flags": {}, "healthy_found": {}, "error": error,
            "busy_ms": P["busy_ms"] if P else None,
            "plan": [(p["fix"], round(p["speedup"], 3)) for p in P["plan"]] if P else [],
            "record_errors": [r["error"] for r in records if r.get("error")]}
+    if P and kind == "healthy":  # each single-fix variant's measured speedup, by its fix
+        measured = {v["fixes"][0]: speedups[k]["x"] for k, v in variants.items()
+                    if k != "base" and len(v["fixes"]) == 1 and k in speedups}
+        res["healthy_flags"], res["healthy_found"] = healthy_flags(P, measured)
     if base and res["pred_ms"]:
         res["unprof_err"] = res["pred_ms"] / base["x"] - 1
         res["unprof_inside"] = base["lo"] <= res["pred_ms"] <= base["hi"]
@@ -432,7 +439,8 @@ def summarize(jobs, subset):
             "plan_first": {"counted": len(pf), "match": sum(1 for p in pf if p["match"]),
                            "tied": sum(1 for p in pf if not p["match"] and p["tied"])},
             "healthy": {"jobs": len(healthy), "flagged": {j["job"]: j["healthy_flags"] for j in healthy
-                                                          if j["healthy_flags"]}},
+                                                          if j["healthy_flags"]},
+                        "found": {j["job"]: j["healthy_found"] for j in healthy if j.get("healthy_found")}},
             "bound_violations": sum(len(j["bounds"]) for j in sel),
             "truth_below_busy": sum(1 for j in sel if j.get("truth_below_busy"))}
 
@@ -503,7 +511,11 @@ def print_summary(name, s):
         print(f"   ... the GPU's busy time after the fix against the variant's own trace: n {g['n']}, median |err| "
               f"{100 * g['median_abs']:.1f} %, worst {100 * g['worst']:+.1f} %")
     print(f"   plan's first fix == measured best: {p['match']} of {p['counted']} counted ({p['tied']} more tied)")
-    print(f"   healthy jobs with a fix predicted > {WORTH}x: {len(h['flagged'])} of {h['jobs']} {h['flagged'] or ''}")
+    print(f"   healthy jobs with a fix predicted > {WORTH}x that measured less: {len(h['flagged'])} of {h['jobs']} "
+          f"{h['flagged'] or ''}")
+    if h.get("found"):
+        print(f"   ... and with a fix predicted > {WORTH}x that measured > {WORTH}x too (not healthy after all): "
+              f"{h['found']}")
     print(f"   physical-bound violations: {s['bound_violations']} (jobs whose measured un-profiled step is itself "
           f"below the traced GPU busy: {s.get('truth_below_busy', 0)})")
 

@@ -40,8 +40,11 @@ def summary_table(s):
         lambda p: f"{p['fixes']['inside_band']} in band, {p['fixes']['within_10pct']} within 10 %")
     row("plan's first fix = measured best (where the best is clear)",
         lambda p: f"{p['plan_first']['match']} of {p['plan_first']['counted']}")
-    row("healthy jobs with a fix predicted > 1.05x",
+    row("healthy jobs with a fix predicted > 1.05x that measured less (false alarms)",
         lambda p: f"{len(p['healthy']['flagged'])} of {p['healthy']['jobs']}")
+    row("... with a fix predicted > 1.05x that measured > 1.05x too (not healthy after all)",
+        lambda p: ", ".join(f"{j} ({', '.join(p['healthy']['found'][j])})" for j in sorted(p["healthy"].get("found") or {}))
+        or "-")
     row("predictions below the GPU's busy time", lambda p: str(p["bound_violations"]))
     if any((s[p].get("profiler_cost") or {}).get("n") for p in PARTS):  # run_lab.py --profiled
         row("profiler's cost the replay removes against measured: median abs error / worst",

@@ -39,7 +39,7 @@ TEST(PadGemmDimsFix, OnlyTheMisalignedGemmsRunAtTheAlignedRate) {
   ReplayModel m(run.value());
   const Replay before = m.replay(), after = m.replay(ed);
   ASSERT_TRUE(after.available) << after.reason;
-  // The GPU's work per step: 3 ms, then 1 + 0.19 + 0.41 ms.
+  // The GPU's work per step: 3 ms, then 1 ms and the two fallbacks at their shares.
   EXPECT_NEAR(before.replayed.busy_ns, 3e6, 1e3);
   EXPECT_NEAR(after.replayed.busy_ns, 1e6 * (1 + kPaddedGemmShare[0] + kPaddedGemmShare[1]), 1e3);
 }
