@@ -16,6 +16,13 @@ constexpr ThresholdDecl kTableShareMin{
     "ratio",
     "share of the step the dense tables' gradient fills and estimated optimizer update take on the GPU"};
 
+// What the sparse path costs a step per table, whatever the table's size: EmbeddingBag(sparse=True) with
+// SparseAdam, steps of 2 and 8 tables of 100k-1M rows (validation/probes/sparse_embedding_cost.py, two
+// processes on an H200 host, torch 2.11; validation/results/h200_2026-12-05/probes/sparse_*.jsonl): 2.4 ms
+// for 2 tables, 6.5-8.4 ms for 8 (the dense path: 4.4 ms at 100k rows, 25.5 ms at 1M x 128): 0.86 ms a
+// table over a fixed 0.7 ms, the ids' coalescing (a host sync) and SparseAdam's operators per table.
+constexpr double kSparseStepPerTableMs = 0.86;
+
 class DenseEmbeddingGrads : public Rule {
  public:
   std::string_view id() const override { return "embedding.dense_grads"; }
@@ -47,6 +54,10 @@ class DenseEmbeddingGrads : public Rule {
         "sparse gradient touches only those rows, but coalesces the ids (a sort and a host sync per table) and "
         "SparseAdam runs about 24 operators per table: it pays where the GPU sets the step and the tables are "
         "large, and can cost more than it saves where the host does.";
+    x.explanation += fmt::format(
+        " Measured on an H200 host, the sparse path costs about {:.2f} ms a step per table, whatever its size: "
+        "{:.1f} ms here for {:.0f} tables.",
+        kSparseStepPerTableMs, kSparseStepPerTableMs * e.dense_tables, e.dense_tables);
     x.fix = {"nn.EmbeddingBag(rows, dim, mode=\"sum\", sparse=True)   # gradients of the looked-up rows only",
              "opt_tables = torch.optim.SparseAdam(list(model.tables.parameters()), lr=lr)   # dense parameters keep "
              "AdamW",
