@@ -40,6 +40,9 @@ struct ThreadState {
   // Autocast's casts (CastSite): are the activations FP32 here (under autocast), in which window, the
   // forward site of the open top-level operator (for a linear's bias), the open backward node's site.
   bool act_fp32 = true;
+  // ... a run of top-level GEMM operators with only views between them (q, k, v) reads one input, whose
+  // precision is the one before the run's first.
+  bool in_gemm_run = false, run_input_fp32 = false;
   size_t cast_window = SIZE_MAX;
   size_t open_site = SIZE_MAX;
   bool node_has_gemm = false;
@@ -256,18 +259,26 @@ void HostWalk::castSites(const At& a, bool top) {
     }
     return;
   }
-  if (ts.cast_window != win_) ts.cast_window = win_, ts.act_fp32 = true;  // a step starts from FP32 data
+  if (ts.cast_window != win_) ts.cast_window = win_, ts.act_fp32 = true, ts.in_gemm_run = false;  // FP32 data
   if (top) ts.open_site = SIZE_MAX;
   if (top && (a.f & kGemmOp)) {
     const std::string_view n = t_.strings.view(a.e.name);
-    const bool conv = has(n, "conv"), linear = n == "aten::linear";
-    const int inputs = n == "aten::scaled_dot_product_attention" ? 3 : (linear || conv) ? 1 : 2;
-    const int params = linear || conv ? 1 : 0;  // the bias: when aten::addmm runs under it
-    fwd_casts_.push_back({a.e.track, a.e.start_ns, static_cast<double>(params + (ts.act_fp32 ? inputs : 0))});
+    const bool conv = has(n, "conv"), linear = n == "aten::linear", addmm = n == "aten::addmm";
+    const bool sdpa = n == "aten::scaled_dot_product_attention";  // reads the GEMMs' outputs before it
+    const int inputs = sdpa ? 3 : (linear || conv || addmm) ? 1 : 2;
+    // The parameters autocast casts (once a forward, cached): a linear's or convolution's weight (its
+    // bias when aten::addmm runs under it), both of a top-level addmm (a Conv1D's bias and weight).
+    const int params = addmm ? 2 : linear || conv ? 1 : 0;
+    if (!ts.in_gemm_run || sdpa) ts.run_input_fp32 = ts.act_fp32;
+    fwd_casts_.push_back({a.e.track, a.e.start_ns, static_cast<double>(params + (ts.run_input_fp32 ? inputs : 0))});
     if (linear) ts.open_site = fwd_casts_.size() - 1;
     ts.act_fp32 = false;
+    ts.in_gemm_run = !sdpa;
   } else if (top && (a.f & kAutocastFp32)) {
-    ts.act_fp32 = true;
+    ts.act_fp32 = true;  // FP32 out: autocast's FP32 list
+    ts.in_gemm_run = false;
+  } else if (top && !(a.f & kViewOp)) {
+    ts.in_gemm_run = false;  // another operator reads the GEMM's output (BF16 unless the list above)
   } else if (!top && ts.open_site != SIZE_MAX && t_.strings.view(a.e.name) == "aten::addmm") {
     fwd_casts_[ts.open_site].casts += 1;
     ts.open_site = SIZE_MAX;

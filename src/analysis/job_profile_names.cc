@@ -122,6 +122,15 @@ uint32_t nameFlags(std::string_view n) {
                                                   "aten::norm"};
   for (auto g : kFp32Ops)
     if (n == g) f |= kAutocastFp32;
+  // On autocast's FP32 list too: the elementwise math of hand-written norms (T5's, Llama's RMSNorm).
+  if (n == "aten::pow" || n == "aten::rsqrt" || n == "aten::exp" || n == "aten::sum") f |= kAutocastFp32;
+  static constexpr std::string_view kViewOps[] = {
+      "aten::view",      "aten::reshape", "aten::_unsafe_view",     "aten::transpose",  "aten::permute",
+      "aten::t",         "aten::expand",  "aten::unsqueeze",        "aten::squeeze",    "aten::flatten",
+      "aten::unflatten", "aten::split",   "aten::split_with_sizes", "aten::chunk",      "aten::narrow",
+      "aten::slice",     "aten::select",  "aten::as_strided",       "aten::contiguous", "aten::detach"};
+  for (auto g : kViewOps)
+    if (n == g) f |= kViewOp;
   if (has(n, "_amp_foreach_non_finite_check_and_unscale") || has(n, "amp_update_scale") ||
       has(n, "_amp_non_finite_check_and_unscale"))
     f |= kScaler;

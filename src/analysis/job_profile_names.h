@@ -37,6 +37,7 @@ enum NameFlag : uint32_t {
   kAutocastFp32 = 1u << 21,     // on autocast's FP32 list: its output is FP32 (normalization, softmax, losses)
   kGraphCapture = 1u << 22,     // cudaStreamBeginCapture / cudaGraphInstantiate (and HIP's, the driver's)
   kBackward = 1u << 23,         // backward work by name: *_backward operators, *Backward nodes, bwd/dgrad/wgrad kernels
+  kViewOp = 1u << 24,           // views and reshapes: the same data, the same precision
 };
 
 // The features a name shows (NameFlag bits), from the framework's own operator and range names.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "analysis/run_test_util.h"
+#include "analysis/trace_builder_test_util.h"
 
 namespace gpudoctor {
 namespace job_profile_test {
@@ -389,6 +390,32 @@ TEST(JobProfile, MergeNotesRankDifferences) {
   ASSERT_EQ(m.host_syncs.size(), 1u);
   EXPECT_NEAR(m.host_syncs[0].count_per_step, 2.0 / 3.0, 1e-12);  // mean over the ranks
   EXPECT_NEAR(m.host_syncs[0].host_ns_per_step, 4e6 / 3.0, 1e-6);
+}
+
+// A hand-built transformer block's forward under FP32: a norm's FP32 output read by three GEMMs with only
+// views between them (q, k and v each cast it), attention over their BF16 outputs (nothing to cast), the
+// output projection and the MLP's second linear on BF16 inputs (their weights only), and a GPT-2 Conv1D
+// (a top-level aten::addmm: its bias and weight). 2 + 2 + 2 + 0 + 1 + 1 + 2 casts.
+TEST(JobProfile, AutocastCastsOfGemmsThatReadOneInput) {
+  TraceBuilder b;
+  int64_t t = 1000;
+  const int64_t begin = t;
+  for (const char* op : {"aten::layer_norm", "aten::linear", "aten::view", "aten::linear", "aten::view", "aten::linear",
+                         "aten::transpose", "aten::scaled_dot_product_attention", "aten::linear", "aten::gelu",
+                         "aten::linear", "aten::addmm"}) {
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, op, t, t + 1000);
+    t += 2000;
+  }
+  b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 1000, t + 2000);
+  t += 3000;
+  b.step(1, begin, t);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  double casts = 0;
+  for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
+  EXPECT_DOUBLE_EQ(casts, 10.0);
 }
 
 }  // namespace job_profile_test
