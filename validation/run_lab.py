@@ -163,11 +163,18 @@ def pick_n(torch, jobs, args):
     return int(min(60, max(10, round(args.round_s * 1000 / max(statistics.median(probe), 1e-3)))))
 
 
+# The profiled rounds' schedule, as the traces': each cycle records TRACE_WARMUP + TRACE_ACTIVE steps and
+# drops them (nothing is exported), so the profiler's buffers hold what a trace's do, not a whole round's.
+TRACE_WARMUP, TRACE_ACTIVE = 2, 5
+
+
 def profiled_steps(torch, job, n):
-    """n steps under an active profiler (the traces' options, a prof.step() after each), bracketed by
-    synchronize inside the profiled region; ms per step. Nothing is exported."""
+    """n steps under the profiler (the traces' options and cycle of warm-up and active steps, repeated; a
+    prof.step() after each), bracketed by synchronize inside the profiled region; ms per step. Nothing is
+    exported."""
     prof_mod = torch.profiler
     with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
+                          schedule=prof_mod.schedule(wait=0, warmup=TRACE_WARMUP, active=TRACE_ACTIVE, repeat=0),
                           record_shapes=False) as prof:
         for _ in range(2):  # as the traces' warm-up steps: the tracer's first records cost more
             job.step()
@@ -216,7 +223,7 @@ def trace_one(torch, job, path_gz, quick):
     job.drain()
     for _ in range(5):
         job.step()
-    warm, active = (1, 2) if quick else (2, 5)
+    warm, active = (1, 2) if quick else (TRACE_WARMUP, TRACE_ACTIVE)
     path_json = path_gz[:-3]
     prof_mod = torch.profiler
     with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],

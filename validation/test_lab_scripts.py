@@ -26,8 +26,8 @@ class FakeTorch:
         fake = self
 
         class Profile:
-            def __init__(self, activities, record_shapes):
-                fake.log.append(("profile", tuple(activities), record_shapes))
+            def __init__(self, activities, record_shapes, schedule=None):
+                fake.log.append(("profile", tuple(activities), record_shapes, schedule))
 
             def __enter__(self):
                 fake.profiling = True
@@ -42,7 +42,7 @@ class FakeTorch:
                 fake.log.append(("prof.step",))
 
         self.cuda = types.SimpleNamespace(synchronize=lambda: self.log.append(("sync",)))
-        self.profiler = types.SimpleNamespace(profile=Profile,
+        self.profiler = types.SimpleNamespace(profile=Profile, schedule=lambda **kw: kw,
                                               ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"))
 
 
@@ -96,6 +96,8 @@ class TimeRounds(unittest.TestCase):
         profiles = [e for e in torch.log if e[0] == "profile"]
         self.assertEqual(len(profiles), 6)
         self.assertTrue(all(p[1] == ("CPU", "CUDA") and p[2] is False for p in profiles))
+        # the traces' cycle, repeated: what a trace's profiler holds, never a whole round's events
+        self.assertTrue(all(p[3] == {"wait": 0, "warmup": 2, "active": 5, "repeat": 0} for p in profiles))
         # Round 0 times plain first, round 1 profiled first: the first variant's first two measurements.
         order = []
         orig_steps, orig_prof = run_lab.steps, run_lab.profiled_steps
