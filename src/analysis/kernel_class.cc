@@ -95,8 +95,17 @@ KernelClass gemmPrecision(std::string_view ln, std::string_view dtype) {
     return KernelClass::kGemmFp32Simt;
   if (has(ln, "hgemm") || has(ln, "fp16") || has(ln, "f16f16") || has(ln, "hcudnn")) return KernelClass::kGemmFp16;
   // Hopper nvjet / cuBLASLt kernels do not spell the precision out: ask the operator. Without one,
-  // a cuBLAS kernel templated on float (gemmk1_kernel<float, ...>) is FP32.
+  // a cuBLAS kernel templated on float (gemmk1_kernel<float, ...>) is FP32, and an nvjet kernel's type
+  // letters (nvjet_sm90_<A/B><compute><C/D>_...) give its inputs: t bf16, h fp16. Seen on an H200 (the
+  // lab's traces): tst under bf16 autocast, tss for bf16 inputs with FP32 outputs, hsh in cuDNN's FP16 RNN.
   if (dtype.empty() && firstTemplateArg(ln) == "float") return KernelClass::kGemmFp32Simt;
+  if (dtype.empty() && startsWith(ln, "nvjet_sm")) {
+    const size_t u = ln.find('_', 6);  // after "nvjet_smNN"
+    if (u != std::string_view::npos && u + 4 < ln.size() && ln[u + 4] == '_') {
+      if (ln[u + 1] == 't') return KernelClass::kGemmBf16;
+      if (ln[u + 1] == 'h') return KernelClass::kGemmFp16;
+    }
+  }
   return dtypePrecision(dtype);
 }
 

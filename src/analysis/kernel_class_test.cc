@@ -307,7 +307,12 @@ TEST(ClassifyKernel, HopperGemmTakesPrecisionFromTheOperator) {
   EXPECT_CLASS(KernelClass::kGemmFp16, nvjet, "aten::mm", "c10::Half");
   // FP32 inputs and no "tf32" in the name: the plain FP32 path ("tst" in nvjet names is not TF32).
   EXPECT_CLASS(KernelClass::kGemmFp32Simt, nvjet, "aten::mm", "float");
-  EXPECT_CLASS(KernelClass::kGemmOther, nvjet, "", "");
+  // Without an operator's dtype, the name's type letters: t bf16, h fp16 (names from the lab's H200
+  // traces: bf16 autocast, cuDNN's FP16 RNN); others (s, e, q) stay unknown.
+  EXPECT_CLASS(KernelClass::kGemmBf16, nvjet, "", "");
+  EXPECT_CLASS(KernelClass::kGemmBf16, "nvjet_sm90_tss_192x144_64x4_2x1_v_bz_coopA_NNT", "", "");
+  EXPECT_CLASS(KernelClass::kGemmFp16, "nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_coopA_NNN", "", "");
+  EXPECT_CLASS(KernelClass::kGemmOther, "nvjet_sm90_sss_128x128_64x4_1x2_h_bz_NNN", "", "");
 }
 
 TEST(ClassifyKernel, Fp32SimtGemms) {
