@@ -41,14 +41,19 @@ bool isConvolutionKernelName(std::string_view name);
 // The operators of cuDNN's RNNs (nn.LSTM, nn.GRU, nn.RNN): aten::_cudnn_rnn and its backward.
 inline bool isCudnnRnnOperator(std::string_view op) { return op.find("_cudnn_rnn") != std::string_view::npos; }
 
+// A misaligned GEMM's kind by its name (gemmOperandAlignmentBytes below 16), else kNone.
+inline PrecisionKind misalignedGemmKind(std::string_view name) {
+  const int a = gemmOperandAlignmentBytes(name);
+  if (a <= 0 || a >= 16) return PrecisionKind::kNone;
+  return a <= 2   ? PrecisionKind::kMisalignedGemm2
+         : a <= 4 ? PrecisionKind::kMisalignedGemm4
+                  : PrecisionKind::kMisalignedGemm8;
+}
+
 inline PrecisionKind precisionKindOf(std::string_view name) {
   if (isBatchNormKernelName(name)) return PrecisionKind::kBatchNorm;
   if (isConvolutionKernelName(name)) return PrecisionKind::kConvolution;
-  if (const int a = gemmOperandAlignmentBytes(name); a > 0 && a < 16)
-    return a <= 2   ? PrecisionKind::kMisalignedGemm2
-           : a <= 4 ? PrecisionKind::kMisalignedGemm4
-                    : PrecisionKind::kMisalignedGemm8;
-  return PrecisionKind::kNone;
+  return misalignedGemmKind(name);
 }
 
 }  // namespace gpudoctor

@@ -121,7 +121,7 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
       const bool transpose = isLayoutTransposeKernel(name);
       const int misaligned = transpose || w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w])
                                  ? -1
-                                 : misalignedGemmIndex(precisionKindOf(name));
+                                 : misalignedGemmIndex(misalignedGemmKind(name));
       if (!transpose && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
