@@ -36,10 +36,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Fix ids gpudoctor's replay can edit today (src/diagnosis/what_if.cc, fixEdit / fixOfFinding)
 KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer",
-               "host_work_off_thread", "pad_gemm_dims"}
+               "host_work_off_thread", "pad_gemm_dims", "channels_last"}
 FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "loader_workers",
                "sync.blocking": "no_host_syncs", "host.own_work": "host_work_off_thread",
-               "input.pageable_copies": "pinned_copies", "gemm.misaligned": "pad_gemm_dims",
+               "input.pageable_copies": "pinned_copies", "gemm.misaligned": "pad_gemm_dims", "layout.channels_last": "channels_last",
                "launch.overhead": "cuda_graphs", "optimizer.unfused": "fused_optimizer",
                "attention.materialized": "sdpa", "communication.straggler": "straggler_at_median",
                "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}

@@ -1,7 +1,8 @@
-// Kernels that a change of precision (autocast) moves differently from the rest of their class:
-// batch norms (their class, normalization, holds layer norms too) and convolutions (their class is
-// the GEMM one of their precision, with the matrix multiplies), told by their names; and a cuDNN
-// RNN's kernels (GEMMs with generic names), told by the operator that launched them.
+// Kernels that a change of precision (autocast) or of memory layout moves differently from the rest
+// of their class: batch norms (their class, normalization, holds layer norms too), convolutions (their
+// class is the GEMM one of their precision, with the matrix multiplies) and cuDNN's NCHW<->NHWC layout
+// transposes, told by their names; and a cuDNN RNN's kernels (GEMMs with generic names), told by the
+// operator that launched them.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ enum class PrecisionKind : uint8_t {
   kBatchNorm,
   kConvolution,
   kRecurrent,
+  kLayoutTranspose,
   kMisalignedGemm2,
   kMisalignedGemm4,
   kMisalignedGemm8
@@ -53,6 +55,7 @@ inline PrecisionKind misalignedGemmKind(std::string_view name) {
 inline PrecisionKind precisionKindOf(std::string_view name) {
   if (isBatchNormKernelName(name)) return PrecisionKind::kBatchNorm;
   if (isConvolutionKernelName(name)) return PrecisionKind::kConvolution;
+  if (isLayoutTransposeKernel(name)) return PrecisionKind::kLayoutTranspose;
   return misalignedGemmKind(name);
 }
 

@@ -50,6 +50,7 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
   if (ed.drop_recompute && (g.item_flags[item] & RankGraph::kInRecompute)) return 0;
   if (ed.moe_blocks_kept > 0 && (g.item_flags[item] & RankGraph::kInMoe)) s *= ed.moe_gpu_scale;
   if (ed.drop_embedding_fills && (g.item_flags[item] & RankGraph::kEmbedFill)) return 0;
+  if (ed.drop_layout_transposes && g.work_kind[item - g.calls.size()] == PrecisionKind::kLayoutTranspose) return 0;
   return s;
 }
 

@@ -133,6 +133,9 @@ struct ReplayEdits {
   // materialized attention's are not of a GEMM class) x this (the aligned kernels' time for the same
   // work). <= 0: off.
   std::array<double, 3> misaligned_gemm_scale{};
+  // Tensors in channels_last: cuDNN's NCHW<->NHWC layout transposes around each convolution
+  // (PrecisionKind::kLayoutTranspose) cost nothing; their launch calls stay.
+  bool drop_layout_transposes = false;
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
   // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
   bool drop_embedding_fills = false;

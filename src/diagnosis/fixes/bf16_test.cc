@@ -46,10 +46,11 @@ TEST(Bf16Fix, TellsBatchNormsAndConvolutionsByTheirNames) {
   EXPECT_EQ(precisionKindOf("void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>("
                             "torch::headeronly::detail::GenericPackedTensorAccessor<float>)"),
             PrecisionKind::kConvolution);
-  // cuDNN's helpers and plain matrix multiplies are neither.
+  // cuDNN's layout transposes are their own kind (channels_last takes them); its other helpers and plain
+  // matrix multiplies are none.
   EXPECT_EQ(precisionKindOf("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, true, true, "
                             "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>)"),
-            PrecisionKind::kNone);
+            PrecisionKind::kLayoutTranspose);
   EXPECT_EQ(precisionKindOf("void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, "
                             "int)"),
             PrecisionKind::kNone);

@@ -10,6 +10,7 @@
   X(bf16)               /* precision.fp32_gemm */                                \
   X(sdpa)               /* attention.materialized */                             \
   X(padGemmDims)        /* gemm.misaligned */                                    \
+  X(channelsLast)       /* layout.channels_last */                               \
   X(loaderWorkers)      /* input.loader_on_critical_path */                      \
   X(loaderWorkersX4)    /* loader_workers' alternative: 4x the pool's workers */ \
   X(hostWorkOffThread)  /* host.own_work */                                      \
