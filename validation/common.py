@@ -375,18 +375,36 @@ def lm_loss(logits, targets):
 
 class ImageClassifierJob(Job):
     """An image classifier trained the common way: uint8 batches from a DataLoader (4 workers, pinned),
-    normalized on the GPU with mean/std made once, cross-entropy, SGD momentum, bf16 autocast when asked."""
+    normalized on the GPU with mean/std made once, cross-entropy, SGD momentum, bf16 autocast and
+    channels_last (the model and each batch) when asked; `graphed`: the whole step in one CUDA graph
+    (StepGraph), each batch copied into its static inputs."""
 
-    def __init__(self, model, batch, res, bf16, lr=0.1, weight_decay=1e-4):
+    def __init__(self, model, batch, res, bf16, lr=0.1, weight_decay=1e-4, channels_last=False, graphed=False):
         self.model = model.cuda().train()
+        if channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+        self.cl = channels_last
         self.opt = torch.optim.SGD(self.model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
         self.batches = Batches(DataLoader(ImageBatchDataset(batch, res), batch_size=None, shuffle=True,
                                           num_workers=4, pin_memory=True))
         self.bf16, self.samples_per_step, self.stats = bf16, batch, norm_stats()
+        self.graph = None
+        if graphed:
+            def body(x, y):
+                with autocast(self.bf16):
+                    loss = F.cross_entropy(self.model(gpu_normalize(x, self.cl, self.stats)), y)
+                loss.backward()
+                self.opt.step()
+                return loss
+
+            self.graph = StepGraph(body, next(self.batches), self.opt)
 
     def step(self):
+        if self.graph is not None:
+            self.graph(next(self.batches))
+            return
         x, y = next(self.batches)
-        x = gpu_normalize(x.to("cuda", non_blocking=True), stats=self.stats)
+        x = gpu_normalize(x.to("cuda", non_blocking=True), channels_last=self.cl, stats=self.stats)
         y = y.to("cuda", non_blocking=True)
         with autocast(self.bf16):
             loss = F.cross_entropy(self.model(x), y)

@@ -1,0 +1,117 @@
+"""What bf16 autocast costs the host in a mixture-of-experts layer that dispatches expert by expert, without
+the profiler: the measurement the bf16 prediction for such a layer needs.
+
+The lab's moe_top2_sync job measured 1.33x from bf16 where gpudoctor predicts 1.71-1.97x: after bf16 its
+step is set by the host, and its bf16 trace spends more host time than the FP32 trace's operators plus
+autocast's casts account for (aten::mm +22 us and aten::addmm +26 us a call traced, where a dense
+transformer's GEMMs cost the same in both precisions). Two causes are possible:
+- each expert's GEMMs change shape every step (the tokens routed to it), so cuBLAS looks its kernel up
+  again at each call, which may cost more in bf16;
+- the host was slower in the bf16 rounds (the lab machine's host speed varies up to 2x).
+This probe separates them. The same top-2 MoE layer (8 experts, nonzero per expert, forward and backward),
+small enough that the host sets the step, runs in FP32 and under bf16 autocast, with the tokens routed
+at random each step ("varying": every expert's token count changes) or with one fixed routing ("fixed":
+the same shapes every step). Rounds alternate the four configurations; a probe of the host's speed (a
+1-element CPU add) precedes each round.
+
+One JSON line per round: {"precision" ("fp32" | "bf16"), "routing" ("varying" | "fixed"), "ms" (per step,
+un-profiled, N steps between two synchronizations), "host_probe_ns", "casts" (aten::_to_copy per step,
+counted once under the profiler outside the timed rounds), "torch", "gpu", "tag"}.
+
+Usage (on the GPU machine, two processes for a band):
+  python3 validation/probes/moe_host_cost.py --out $OUT/moe_host_A.jsonl --tag A
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+TOKENS, D, FF, EXPERTS = 2048, 128, 256, 8
+
+
+class MoE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(D, EXPERTS, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(D, FF), nn.GELU(), nn.Linear(FF, D))
+                                     for _ in range(EXPERTS))
+
+    def forward(self, x, chosen):
+        weights = self.router(x).float().softmax(-1).gather(1, chosen)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            tok, slot = (chosen == e).nonzero(as_tuple=True)  # the host waits here
+            y = expert(x.index_select(0, tok)) * weights[tok, slot].unsqueeze(-1).to(x.dtype)
+            out.index_add_(0, tok, y.to(out.dtype))
+        return out
+
+
+def step(model, x, routes, k, bf16):
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+        loss = model(x, routes[k % len(routes)]).float().square().mean()
+    loss.backward()
+    for p in model.parameters():
+        p.grad = None
+
+
+def host_probe(n=2000):
+    a, b = torch.ones(1), torch.ones(1)
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        torch.add(a, b)
+    return (time.perf_counter_ns() - t0) / n
+
+
+def casts_per_step(model, x, routes, bf16):
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step(model, x, routes, 0, bf16)
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.name == "aten::_to_copy")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tag", default="A")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=60)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    model = MoE().cuda()
+    x = torch.randn(TOKENS, D, device="cuda", requires_grad=True)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    varying = [torch.randint(0, EXPERTS, (TOKENS, 2), device="cuda", generator=g) for _ in range(64)]
+    configs = [(p, r) for p in ("fp32", "bf16") for r in ("varying", "fixed")]
+    routes = {"varying": varying, "fixed": varying[:1]}
+    casts = {}
+    for p, r in configs:  # warm-up: cuBLAS handles, autocast caches, every shape once
+        for k in range(len(routes[r])):
+            step(model, x, routes[r], k, p == "bf16")
+        casts[p] = casts_per_step(model, x, routes[r], p == "bf16")
+    torch.cuda.synchronize()
+    meta = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "tag": a.tag}
+    with open(a.out, "w") as f:
+        for i in range(a.rounds):
+            for p, r in configs[i % 4:] + configs[:i % 4]:  # each configuration in each position
+                probe = host_probe()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter_ns()
+                for k in range(a.steps):
+                    step(model, x, routes[r], k, p == "bf16")
+                torch.cuda.synchronize()
+                ms = (time.perf_counter_ns() - t0) / a.steps / 1e6
+                f.write(json.dumps({"precision": p, "routing": r, "ms": ms, "host_probe_ns": probe,
+                                    "casts": casts[p], "round": i, **meta}) + "\n")
+                f.flush()
+    rows = [json.loads(l) for l in open(a.out)]
+    for p, r in configs:
+        v = [x["ms"] for x in rows if x["precision"] == p and x["routing"] == r]
+        print(f"{p} {r}: median {statistics.median(v):.3f} ms/step over {len(v)} rounds, casts {casts[p]}")
+
+
+if __name__ == "__main__":
+    main()
