@@ -15,8 +15,9 @@ the same shapes every step). Rounds alternate the four configurations; a probe o
 1-element CPU add) precedes each round.
 
 One JSON line per round: {"precision" ("fp32" | "bf16"), "routing" ("varying" | "fixed"), "ms" (per step,
-un-profiled, N steps between two synchronizations), "host_probe_ns", "casts" (aten::_to_copy per step,
-counted once under the profiler outside the timed rounds), "torch", "gpu", "tag"}.
+un-profiled, N steps between two synchronizations), "host_probe_ns", "round", "torch", "gpu", "tag"}; then
+one line {"casts": {"fp32": n, "bf16": n}} (aten::_to_copy per step, counted under a CPU-only profiler
+after the timed rounds).
 
 Usage (on the GPU machine, two processes for a band):
   python3 validation/probes/moe_host_cost.py --out $OUT/moe_host_A.jsonl --tag A
@@ -55,6 +56,7 @@ def step(model, x, routes, k, bf16):
     loss.backward()
     for p in model.parameters():
         p.grad = None
+    x.grad = None
 
 
 def host_probe(n=2000):
@@ -87,11 +89,9 @@ def main():
     varying = [torch.randint(0, EXPERTS, (TOKENS, 2), device="cuda", generator=g) for _ in range(64)]
     configs = [(p, r) for p in ("fp32", "bf16") for r in ("varying", "fixed")]
     routes = {"varying": varying, "fixed": varying[:1]}
-    casts = {}
     for p, r in configs:  # warm-up: cuBLAS handles, autocast caches, every shape once
         for k in range(len(routes[r])):
             step(model, x, routes[r], k, p == "bf16")
-        casts[p] = casts_per_step(model, x, routes[r], p == "bf16")
     torch.cuda.synchronize()
     meta = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "tag": a.tag}
     with open(a.out, "w") as f:
@@ -105,9 +105,11 @@ def main():
                 torch.cuda.synchronize()
                 ms = (time.perf_counter_ns() - t0) / a.steps / 1e6
                 f.write(json.dumps({"precision": p, "routing": r, "ms": ms, "host_probe_ns": probe,
-                                    "casts": casts[p], "round": i, **meta}) + "\n")
+                                    "round": i, **meta}) + "\n")
                 f.flush()
-    rows = [json.loads(l) for l in open(a.out)]
+        casts = {p: casts_per_step(model, x, varying, p == "bf16") for p in ("fp32", "bf16")}
+        f.write(json.dumps({"casts": casts, **meta}) + "\n")
+    rows = [json.loads(l) for l in open(a.out) if '"ms"' in l]
     for p, r in configs:
         v = [x["ms"] for x in rows if x["precision"] == p and x["routing"] == r]
         print(f"{p} {r}: median {statistics.median(v):.3f} ms/step over {len(v)} rounds, casts {casts[p]}")
