@@ -119,7 +119,9 @@ struct CheckpointRegions {
 // parameters (a linear's weight and, with bias, its bias; a convolution's weight) and, where its
 // input is FP32, its activation inputs: the activations stay BF16 from such an operator's output
 // until an operator on autocast's FP32 list (normalization, softmax, losses) makes them FP32 again
-// (an elementwise mix of BF16 and FP32, a residual add, is not seen: read as BF16). Each cast of a
+// (an elementwise mix of BF16 and FP32, a residual add, is not seen: read as BF16). An explicit cast
+// that does nothing in FP32 (`.float()`: aten::to with no copy under it) casts a BF16 activation and
+// makes it FP32. Each cast of a
 // tensor that needs a gradient has its own backward node, a cast back: the backward casts are as
 // many as the forward ones, spread over the backward nodes that run matrix work. Empty where the
 // trace shows autocast already in use, or no such operators.

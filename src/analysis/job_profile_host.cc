@@ -45,6 +45,7 @@ struct ThreadState {
   bool in_gemm_run = false, run_input_fp32 = false;
   size_t cast_window = SIZE_MAX;
   size_t open_site = SIZE_MAX;
+  bool open_is_to = false;  // open_site is an explicit cast's (aten::to), not a linear's
   bool node_has_gemm = false;
 };
 
@@ -249,7 +250,8 @@ void HostWalk::recomputedForward(const At& a) {
 }
 
 // Where autocast would cast (CastSite): a backward node's first GEMM; in forward, each top-level
-// GEMM operator's parameters and its FP32 inputs, a linear's bias when aten::addmm runs under it.
+// GEMM operator's parameters and its FP32 inputs, a linear's bias when aten::addmm runs under it, an
+// explicit cast of a BF16 activation (top-level aten::to that copies nothing in FP32).
 void HostWalk::castSites(const At& a, bool top) {
   ThreadState& ts = a.ts;
   if (a.in_node) {
@@ -260,7 +262,7 @@ void HostWalk::castSites(const At& a, bool top) {
     return;
   }
   if (ts.cast_window != win_) ts.cast_window = win_, ts.act_fp32 = true, ts.in_gemm_run = false;  // FP32 data
-  if (top) ts.open_site = SIZE_MAX;
+  if (top) ts.open_site = SIZE_MAX, ts.open_is_to = false;
   if (top && (a.f & kGemmOp)) {
     const std::string_view n = t_.strings.view(a.e.name);
     const bool conv = has(n, "conv"), linear = n == "aten::linear", addmm = n == "aten::addmm";
@@ -277,9 +279,22 @@ void HostWalk::castSites(const At& a, bool top) {
   } else if (top && (a.f & kAutocastFp32)) {
     ts.act_fp32 = true;  // FP32 out: autocast's FP32 list
     ts.in_gemm_run = false;
+  } else if (top && t_.strings.view(a.e.name) == "aten::to") {
+    // An explicit cast that does nothing in FP32 (`.float()`, `.to(torch.float32)`) casts a lower-precision
+    // activation under autocast (a copy under it, found below, is one that FP32 makes too).
+    if (!ts.act_fp32) {
+      fwd_casts_.push_back({a.e.track, a.e.start_ns, 1.0});
+      ts.open_site = fwd_casts_.size() - 1;
+      ts.open_is_to = true;
+    }
+    ts.act_fp32 = true;
+    ts.in_gemm_run = false;
   } else if (top && !(a.f & kViewOp)) {
     ts.in_gemm_run = false;  // another operator reads the GEMM's output (BF16 unless the list above)
-  } else if (!top && ts.open_site != SIZE_MAX && t_.strings.view(a.e.name) == "aten::addmm") {
+  } else if (!top && ts.open_site != SIZE_MAX && ts.open_is_to && t_.strings.view(a.e.name) == "aten::_to_copy") {
+    fwd_casts_[ts.open_site].casts = 0;
+    ts.open_site = SIZE_MAX;
+  } else if (!top && ts.open_site != SIZE_MAX && !ts.open_is_to && t_.strings.view(a.e.name) == "aten::addmm") {
     fwd_casts_[ts.open_site].casts += 1;
     ts.open_site = SIZE_MAX;
   }

@@ -418,5 +418,35 @@ TEST(JobProfile, AutocastCastsOfGemmsThatReadOneInput) {
   EXPECT_DOUBLE_EQ(casts, 10.0);
 }
 
+// Explicit casts that do nothing in FP32 (`.float()` on a GEMM's output: aten::to with no copy under it)
+// cast the BF16 activation under autocast; one after an FP32-list operator, or one that already copies
+// in FP32 (aten::_to_copy under it), adds none. Each forward cast has its backward one.
+TEST(JobProfile, ExplicitCastsOfLowerPrecisionActivations) {
+  TraceBuilder b;
+  int64_t t = 1000;
+  const int64_t begin = t;
+  auto op = [&](const char* name, bool copies = false) {
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, name, t, t + 1000);
+    if (copies) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::_to_copy", t + 100, t + 900);
+    t += 2000;
+  };
+  op("aten::mm");        // 2 inputs, FP32 data: 2 casts
+  op("aten::to");        // .float() of its BF16 output: 1
+  op("aten::softmax");   // FP32 list
+  op("aten::to");        // FP32 already: none
+  op("aten::mm");        // reads the FP32 softmax: 2
+  op("aten::to", true);  // copies in FP32 too (another dtype): none
+  b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 1000, t + 2000);
+  t += 3000;
+  b.step(1, begin, t);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  double casts = 0;
+  for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
+  EXPECT_DOUBLE_EQ(casts, 5.0);  // forward only: no backward node in this trace
+}
+
 }  // namespace job_profile_test
 }  // namespace gpudoctor

@@ -110,8 +110,9 @@ struct ReplayEdits {
   // class bounds it below).
   double fused_attention_fp32_scale = 1;
   // bf16 autocast's casts on the host: this much host time per cast where autocast would cast
-  // (RankAnalysis::autocast_casts: before each lower-precision forward operator, at each backward
-  // node with matrix work), inside the host gap that holds the site. 0: none.
+  // (RankAnalysis::autocast_casts: before each lower-precision forward operator, at each explicit
+  // cast of a lower-precision activation, at each backward node with matrix work), inside the host
+  // gap that holds the site. 0: none.
   int64_t autocast_cast_ns = 0;
   // No activation checkpointing: the forward operators that backward passes re-run
   // (RankAnalysis::recompute), their host time, launches and GPU work cost nothing; the backward

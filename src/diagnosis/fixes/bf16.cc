@@ -87,7 +87,8 @@ class Bf16Fix : public Fix {
     basis = fmt::format(
         "autocast: FP32/TF32 GEMM kernels at {:.0f} % of the BF16 rate of {} ({:.0f} TFLOP/s; at least {:.0f} us "
         "each) plus casts of {:.0f} us + {:.0f} % of its FP32 time per GEMM, and {:.1f} us of host time per cast "
-        "({}before each lower-precision forward operator and in backward); FP32 fused attention x {:.3f} (a BF16 "
+        "({}before each lower-precision forward operator, at each explicit cast of its output and in backward); FP32 "
+        "fused attention x {:.3f} (a BF16 "
         "fused kernel at {:.0f} % of that rate); elementwise kernels x {:.2f} in a transformer, a materialized "
         "attention's batched "
         "GEMMs x 0.5 (memory bound) and its score matrix's other kernels x {:.2f} (casts around its FP32 "
