@@ -250,8 +250,9 @@ void HostWalk::recomputedForward(const At& a) {
 }
 
 // Where autocast would cast (CastSite): a backward node's first GEMM; in forward, each top-level
-// GEMM operator's parameters and its FP32 inputs, a linear's bias when aten::addmm runs under it, an
-// explicit cast of a BF16 activation (top-level aten::to that copies nothing in FP32).
+// GEMM operator's parameters and its FP32 inputs, a linear's bias when aten::addmm runs under it (a
+// convolution's when aten::add_ does), an explicit cast of a BF16 activation (top-level aten::to that
+// copies nothing in FP32).
 void HostWalk::castSites(const At& a, bool top) {
   ThreadState& ts = a.ts;
   if (a.in_node) {
@@ -273,7 +274,7 @@ void HostWalk::castSites(const At& a, bool top) {
     const int params = addmm ? 2 : linear || conv ? 1 : 0;
     if (!ts.in_gemm_run || sdpa) ts.run_input_fp32 = ts.act_fp32;
     fwd_casts_.push_back({a.e.track, a.e.start_ns, static_cast<double>(params + (ts.run_input_fp32 ? inputs : 0))});
-    if (linear) ts.open_site = fwd_casts_.size() - 1;
+    if (linear || conv) ts.open_site = fwd_casts_.size() - 1;
     ts.act_fp32 = false;
     ts.in_gemm_run = !sdpa;
   } else if (top && (a.f & kAutocastFp32)) {
@@ -294,9 +295,13 @@ void HostWalk::castSites(const At& a, bool top) {
   } else if (!top && ts.open_site != SIZE_MAX && ts.open_is_to && t_.strings.view(a.e.name) == "aten::_to_copy") {
     fwd_casts_[ts.open_site].casts = 0;
     ts.open_site = SIZE_MAX;
-  } else if (!top && ts.open_site != SIZE_MAX && !ts.open_is_to && t_.strings.view(a.e.name) == "aten::addmm") {
-    fwd_casts_[ts.open_site].casts += 1;
-    ts.open_site = SIZE_MAX;
+  } else if (!top && ts.open_site != SIZE_MAX && !ts.open_is_to) {
+    // A bias: a linear's when aten::addmm runs under it, a convolution's when cuDNN's output gets it added.
+    const std::string_view n = t_.strings.view(a.e.name);
+    if (n == "aten::addmm" || n == "aten::add_") {
+      fwd_casts_[ts.open_site].casts += 1;
+      ts.open_site = SIZE_MAX;
+    }
   }
 }
 

@@ -448,5 +448,31 @@ TEST(JobProfile, ExplicitCastsOfLowerPrecisionActivations) {
   EXPECT_DOUBLE_EQ(casts, 5.0);  // forward only: no backward node in this trace
 }
 
+// A convolution casts its weight, its FP32 input and, where cuDNN's output gets it added (aten::add_
+// under the operator), its bias: 3, then 2 for the next one on the BF16 activation (a ReLU between), 1
+// without a bias.
+TEST(JobProfile, AutocastCastsAConvolutionsBias) {
+  TraceBuilder b;
+  int64_t t = 1000;
+  const int64_t begin = t;
+  for (bool bias : {true, true, false}) {
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::conv2d", t, t + 1000);
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::cudnn_convolution", t + 100, t + 500);
+    if (bias) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::add_", t + 600, t + 900);
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::relu", t + 1200, t + 1800);  // reads its output
+    t += 2000;
+  }
+  b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_conv", t + 1000, t + 2000);
+  t += 3000;
+  b.step(1, begin, t);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  double casts = 0;
+  for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
+  EXPECT_DOUBLE_EQ(casts, 6.0);
+}
+
 }  // namespace job_profile_test
 }  // namespace gpudoctor
