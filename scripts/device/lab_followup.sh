@@ -15,7 +15,8 @@
 #   6     the MoE host probe (tag A); timed and traced in one process per job (Q1): channels_last on the
 #         fit convnets with the most layout transposes (regnet_y_fp32, resnext50_fp32), the whole step
 #         graphed on efficientnet_v2_s_fp32 (the plan's first fix there, never measured), DLRM's sparse
-#         variant (its trace: what the sparse path costs inside a job) and moe_top2_sync's bf16 again
+#         variant (its trace: what the sparse path costs inside a job), moe_top2_sync's bf16 again, and
+#         the new held-out embedding job (wide_deep_embeddings: base, fused, sparse)
 #   7     part 6's second process: the probe again (tag B), the same variants timed (Q2)
 # Results land in OUT_DIR as results_O<part>.jsonl, traces_O<part>_*.tar and sparse_*.jsonl; score with
 #   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
@@ -49,10 +50,12 @@ case "$part" in
   6|7) # two processes of the same measurements: traced in the first (Q1), timed in the second (Q2)
      tag=$([ "$part" = 6 ] && echo A || echo B); proc=$([ "$part" = 6 ] && echo Q1 || echo Q2)
      mode=$([ "$part" = 6 ] && echo both || echo time)
-     timeout 90 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_$tag.jsonl" --tag "$tag"
-     python3 validation/run_lab.py --out "$out" --budget-s 300 --mode "$mode" --proc-tag "$proc" \
+     timeout 80 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_$tag.jsonl" --tag "$tag"
+     python3 validation/run_lab.py --out "$out" --budget-s 250 --mode "$mode" --proc-tag "$proc" \
        --variants base,channels_last,graphed_step --jobs regnet_y_fp32,resnext50_fp32,efficientnet_v2_s_fp32
-     python3 validation/run_lab.py --out "$out" --budget-s 150 --mode "$mode" --proc-tag "$proc" \
-       --variants base,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync ;;
+     python3 validation/run_lab.py --out "$out" --budget-s 120 --mode "$mode" --proc-tag "$proc" \
+       --variants base,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
+     python3 validation/run_lab.py --out "$out" --budget-s 80 --mode "$mode" --proc-tag "$proc" \
+       --jobs wide_deep_embeddings ;;
   *) echo "lab_followup.sh: no part $part (1-7)" >&2; exit 2 ;;
 esac
