@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "analysis/run_test_util.h"
 #include "analysis/trace_builder_test_util.h"
@@ -392,18 +393,22 @@ TEST(JobProfile, MergeNotesRankDifferences) {
   EXPECT_NEAR(m.host_syncs[0].host_ns_per_step, 4e6 / 3.0, 1e-6);
 }
 
-// A hand-built transformer block's forward under FP32: a norm's FP32 output read by three GEMMs with only
-// views between them (q, k and v each cast it), attention over their BF16 outputs (nothing to cast), the
-// output projection and the MLP's second linear on BF16 inputs (their weights only), and a GPT-2 Conv1D
-// (a top-level aten::addmm: its bias and weight). 2 + 2 + 2 + 0 + 1 + 1 + 2 casts.
-TEST(JobProfile, AutocastCastsOfGemmsThatReadOneInput) {
+// A top-level host operator of a hand-built step, and the operators it runs (each inside it, in order).
+struct StepOp {
+  const char* name;
+  std::vector<const char*> children = {};
+};
+
+// The casts autocast would add to one step of these top-level operators (1 us each, 1 us apart, one
+// kernel launched after them), forward only: the step has no backward node.
+double autocastCastsOf(const std::vector<StepOp>& ops) {
   TraceBuilder b;
   int64_t t = 1000;
   const int64_t begin = t;
-  for (const char* op : {"aten::layer_norm", "aten::linear", "aten::view", "aten::linear", "aten::view", "aten::linear",
-                         "aten::transpose", "aten::scaled_dot_product_attention", "aten::linear", "aten::gelu",
-                         "aten::linear", "aten::addmm"}) {
-    b.add(EventKind::kHostOp, TraceBuilder::kHost, op, t, t + 1000);
+  for (const StepOp& op : ops) {
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, op.name, t, t + 1000);
+    int64_t c = t + 100;
+    for (const char* child : op.children) b.add(EventKind::kHostOp, TraceBuilder::kHost, child, c, c + 200), c += 250;
     t += 2000;
   }
   b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 1000, t + 2000);
@@ -412,66 +417,57 @@ TEST(JobProfile, AutocastCastsOfGemmsThatReadOneInput) {
   std::vector<RankTrace> v;
   v.push_back(b.done());
   auto run = analyzeRun(v, {});
-  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_TRUE(run.ok()) << run.error().message;
+  if (!run.ok()) return -1;
   double casts = 0;
   for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
-  EXPECT_DOUBLE_EQ(casts, 10.0);
+  return casts;
+}
+
+// A hand-built transformer block's forward under FP32: a norm's FP32 output read by three GEMMs with only
+// views between them (q, k and v each cast it), attention over their BF16 outputs (nothing to cast), the
+// output projection and the MLP's second linear on BF16 inputs (their weights only), and a GPT-2 Conv1D
+// (a top-level aten::addmm: its bias and weight). 2 + 2 + 2 + 0 + 1 + 1 + 2 casts.
+TEST(JobProfile, AutocastCastsOfGemmsThatReadOneInput) {
+  EXPECT_DOUBLE_EQ(autocastCastsOf({{"aten::layer_norm"},
+                                    {"aten::linear"},
+                                    {"aten::view"},
+                                    {"aten::linear"},
+                                    {"aten::view"},
+                                    {"aten::linear"},
+                                    {"aten::transpose"},
+                                    {"aten::scaled_dot_product_attention"},
+                                    {"aten::linear"},
+                                    {"aten::gelu"},
+                                    {"aten::linear"},
+                                    {"aten::addmm"}}),
+                   10.0);
 }
 
 // Explicit casts that do nothing in FP32 (`.float()` on a GEMM's output: aten::to with no copy under it)
 // cast the BF16 activation under autocast; one after an FP32-list operator, or one that already copies
-// in FP32 (aten::_to_copy under it), adds none. Each forward cast has its backward one.
+// in FP32 (aten::_to_copy under it), adds none.
 TEST(JobProfile, ExplicitCastsOfLowerPrecisionActivations) {
-  TraceBuilder b;
-  int64_t t = 1000;
-  const int64_t begin = t;
-  auto op = [&](const char* name, bool copies = false) {
-    b.add(EventKind::kHostOp, TraceBuilder::kHost, name, t, t + 1000);
-    if (copies) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::_to_copy", t + 100, t + 900);
-    t += 2000;
-  };
-  op("aten::mm");        // 2 inputs, FP32 data: 2 casts
-  op("aten::to");        // .float() of its BF16 output: 1
-  op("aten::softmax");   // FP32 list
-  op("aten::to");        // FP32 already: none
-  op("aten::mm");        // reads the FP32 softmax: 2
-  op("aten::to", true);  // copies in FP32 too (another dtype): none
-  b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 1000, t + 2000);
-  t += 3000;
-  b.step(1, begin, t);
-  std::vector<RankTrace> v;
-  v.push_back(b.done());
-  auto run = analyzeRun(v, {});
-  ASSERT_TRUE(run.ok()) << run.error().message;
-  double casts = 0;
-  for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
-  EXPECT_DOUBLE_EQ(casts, 5.0);  // forward only: no backward node in this trace
+  EXPECT_DOUBLE_EQ(autocastCastsOf({{"aten::mm"},                        // 2 inputs, FP32 data: 2 casts
+                                    {"aten::to"},                        // .float() of its BF16 output: 1
+                                    {"aten::softmax"},                   // FP32 list
+                                    {"aten::to"},                        // FP32 already: none
+                                    {"aten::mm"},                        // reads the FP32 softmax: 2
+                                    {"aten::to", {"aten::_to_copy"}}}),  // copies in FP32 too: none
+                   5.0);
 }
 
 // A convolution casts its weight, its FP32 input and, where cuDNN's output gets it added (aten::add_
 // under the operator), its bias: 3, then 2 for the next one on the BF16 activation (a ReLU between), 1
 // without a bias.
 TEST(JobProfile, AutocastCastsAConvolutionsBias) {
-  TraceBuilder b;
-  int64_t t = 1000;
-  const int64_t begin = t;
-  for (bool bias : {true, true, false}) {
-    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::conv2d", t, t + 1000);
-    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::cudnn_convolution", t + 100, t + 500);
-    if (bias) b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::add_", t + 600, t + 900);
-    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::relu", t + 1200, t + 1800);  // reads its output
-    t += 2000;
-  }
-  b.launch(1, t, t + 500, EventKind::kKernel, TraceBuilder::kStream7, "my_conv", t + 1000, t + 2000);
-  t += 3000;
-  b.step(1, begin, t);
-  std::vector<RankTrace> v;
-  v.push_back(b.done());
-  auto run = analyzeRun(v, {});
-  ASSERT_TRUE(run.ok()) << run.error().message;
-  double casts = 0;
-  for (const CastSite& c : run.value().ranks[0].autocast_casts) casts += c.casts;
-  EXPECT_DOUBLE_EQ(casts, 6.0);
+  EXPECT_DOUBLE_EQ(autocastCastsOf({{"aten::conv2d", {"aten::cudnn_convolution", "aten::add_"}},
+                                    {"aten::relu"},
+                                    {"aten::conv2d", {"aten::cudnn_convolution", "aten::add_"}},
+                                    {"aten::relu"},
+                                    {"aten::conv2d", {"aten::cudnn_convolution"}},
+                                    {"aten::relu"}}),
+                   6.0);
 }
 
 }  // namespace job_profile_test

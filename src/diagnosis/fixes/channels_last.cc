@@ -14,8 +14,9 @@ class ChannelsLastFix : public Fix {
     ed.drop_layout_transposes = true;
     // The NCHW batch-norm and pooling kernels stay too: an operator without NHWC kernels (GroupNorm)
     // copies its input back to NCHW instead, so their gain is not certain.
-    basis = "cuDNN's layout transposes (nchwToNhwc, nhwcToNchw) removed from the GPU's work; their launches and "
-            "every other kernel as traced";
+    basis =
+        "cuDNN's layout transposes (nchwToNhwc, nhwcToNchw) removed from the GPU's work; their launches and "
+        "every other kernel as traced";
     return true;
   }
 };

@@ -1,5 +1,4 @@
 #include "analysis/replay/replay.h"
-#include "analysis/trace_builder_test_util.h"
 #include "diagnosis/fixes/fix_test_util.h"
 
 namespace gpudoctor {
@@ -9,28 +8,14 @@ namespace {
 // unet_diffusion_fp32, H200), 1 ms each, launched ahead of the GPU and waited for: channels_last takes
 // the two transposes and leaves the convolution.
 TEST(ChannelsLastFix, OnlyTheLayoutTransposesGo) {
-  TraceBuilder b;
-  const char* names[] = {
+  const std::vector<const char*> names = {
       "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
       "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)",
       "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32_warpgroupsize1x1x1_"
       "g1_execute_segment_k_off_kernel__5x_cudnn",
       "void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, "
       "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nhwc2nchw_params_t<float>, float const*, float*)"};
-  int64_t corr = 1, t = 1000;
-  for (int s = 0; s < 4; ++s) {
-    const int64_t begin = t;
-    int64_t gpu = t + 10'000;
-    for (const char* n : names) {
-      b.launch(corr++, t, t + 4000, EventKind::kKernel, TraceBuilder::kStream7, n, gpu, gpu + 1'000'000);
-      t += 5000, gpu += 1'000'000;
-    }
-    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, gpu + 1000, corr++);
-    t = gpu + 2000;
-    b.step(s + 1, begin, t);
-  }
-  std::vector<RankTrace> v;
-  v.push_back(b.done());
+  std::vector<RankTrace> v = testing::gpuBoundSteps(names);
   auto run = analyzeRun(v, {});
   ASSERT_TRUE(run.ok());
   ReplayEdits ed;

@@ -1,7 +1,6 @@
 #include "diagnosis/fixes/pad_gemm_dims.h"
 
 #include "analysis/replay/replay.h"
-#include "analysis/trace_builder_test_util.h"
 #include "diagnosis/fixes/fix_test_util.h"
 
 namespace gpudoctor {
@@ -11,26 +10,13 @@ namespace {
 // (GPT-2's LM head) and a 4-byte one (BERT's), each 1 ms, launched ahead of the GPU and waited for. Padding
 // takes from the two fallbacks only, each at its alignment's share.
 TEST(PadGemmDimsFix, OnlyTheMisalignedGemmsRunAtTheAlignedRate) {
-  TraceBuilder b;
-  const char* names[] = {"nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT",
-                         "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
-                         "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)",
-                         "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2>("
-                         "cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2::Params)"};
-  int64_t corr = 1, t = 1000;
-  for (int s = 0; s < 4; ++s) {  // each step launches its three GEMMs and waits for them
-    const int64_t begin = t;
-    int64_t gpu = t + 10'000;
-    for (const char* n : names) {
-      b.launch(corr++, t, t + 4000, EventKind::kKernel, TraceBuilder::kStream7, n, gpu, gpu + 1'000'000);
-      t += 5000, gpu += 1'000'000;
-    }
-    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, gpu + 1000, corr++);
-    t = gpu + 2000;
-    b.step(s + 1, begin, t);
-  }
-  std::vector<RankTrace> v;
-  v.push_back(b.done());
+  const std::vector<const char*> names = {
+      "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT",
+      "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
+      "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)",
+      "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2>("
+      "cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128_64x3_tn_align2::Params)"};
+  std::vector<RankTrace> v = testing::gpuBoundSteps(names);
   auto run = analyzeRun(v, {});
   ASSERT_TRUE(run.ok());
   ReplayEdits ed;
