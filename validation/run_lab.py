@@ -10,9 +10,9 @@ The driver starts one process per job (this script with --worker JOB), so jobs n
 fails or runs past its timeout is recorded with its error and the driver goes on. Per job process:
 
   timing (mode time/both)  every variant built up front and warmed up (>= 5 steps, compile jobs more); then
-      R interleaved rounds, the variants' order rotated each round; in a round, per variant: drain its
-      loader (Job.drain), torch.cuda.synchronize(), t0, N x job.step(), torch.cuda.synchronize(), t1;
-      ms/step = (t1 - t0) / N. The steps themselves never synchronize. N: 3 steps measured per variant
+      R interleaved rounds, the variants' order rotated each round; in a round, per variant: a probe of
+      the host's speed (host_probe_ns, kept beside the round), drain its loader (Job.drain),
+      torch.cuda.synchronize(), t0, N x job.step(), torch.cuda.synchronize(), t1; ms/step = (t1 - t0) / N. The steps themselves never synchronize. N: 3 steps measured per variant
       after warm-up, N = round-s / median step, clamped to [10, 60] (or --steps).
       With --profiled, each round also times the same N steps under an active profiler, with the
       traces' options and a prof.step() after each step, nothing exported: the profiler's cost on this
@@ -103,7 +103,7 @@ def load_job_module(name):
 
 def new_record(name, meta, tag):
     """The results line of a job before anything ran (also what a failed or skipped job reports)."""
-    variants = {v: {"fixes": list(fx), "round_ms": [], "median_ms": None, "profiled_round_ms": [],
+    variants = {v: {"fixes": list(fx), "round_ms": [], "host_probe_ns": [], "median_ms": None, "profiled_round_ms": [],
                     "profiled_median_ms": None, "samples_per_step": None,
                     "notes": meta["VARIANT_NOTES"].get(v), "score_as": meta["SCORE_AS"].get(v), "error": None,
                     "trace": None} for v, fx in meta["VARIANTS"].items()}
@@ -129,6 +129,19 @@ def steps(torch, job, n, after_step=None):
             after_step()
     torch.cuda.synchronize()
     return (time.perf_counter_ns() - t0) / n / 1e6
+
+
+def host_probe_ns(torch, n=2000):
+    """The host's speed now: the median ns of a 1-element CPU torch.add over 3 runs of n (the lab machine's
+    host runs at speeds up to 2x apart between processes and within one). Recorded before each timed round."""
+    a, b = torch.ones(1), torch.ones(1)
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            torch.add(a, b)
+        runs.append((time.perf_counter_ns() - t0) / n)
+    return round(statistics.median(runs), 1)
 
 
 def build_all(torch, mod, rec, quick):
@@ -197,10 +210,12 @@ def time_rounds(torch, jobs, rec, args):
             try:
                 e = rec["variants"][v]
                 for profiled in ((r % 2 == 1, r % 2 == 0) if args.profiled else (False,)):
+                    probe = None if profiled else host_probe_ns(torch)  # before the drain: no head start
                     jobs[v].drain()
                     if profiled:
                         e["profiled_round_ms"].append(round(profiled_steps(torch, jobs[v], n), 4))
                     else:
+                        e["host_probe_ns"].append(probe)
                         e["round_ms"].append(round(steps(torch, jobs[v], n), 4))
             except Exception as ex:
                 rec["variants"][v]["error"] = f"round {r}: " + traceback.format_exc()[-1500:]

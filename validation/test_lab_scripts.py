@@ -18,12 +18,15 @@ run_lab.log = lambda msg: None  # the rounds' progress lines
 
 
 class FakeTorch:
-    """What run_lab's timing uses of torch: cuda.synchronize and profiler.profile, with a log of events."""
+    """What run_lab's timing uses of torch: cuda.synchronize, profiler.profile and the host probe's CPU add,
+    with a log of events."""
 
     def __init__(self):
         self.log = []
         self.profiling = False
         fake = self
+        self.ones = lambda n: 1.0
+        self.add = lambda a, b: a + b
 
         class Profile:
             def __init__(self, activities, record_shapes, schedule=None):
@@ -78,6 +81,9 @@ class TimeRounds(unittest.TestCase):
         torch, jobs, rec = self.run_rounds(profiled=False)
         for v, job in jobs.items():
             self.assertEqual(len(rec["variants"][v]["round_ms"]), 3)
+            # the host's speed probed before each timed round, kept beside it
+            self.assertEqual(len(rec["variants"][v]["host_probe_ns"]), 3)
+            self.assertTrue(all(p > 0 for p in rec["variants"][v]["host_probe_ns"]))
             self.assertEqual(rec["variants"][v]["profiled_round_ms"], [])
             self.assertIsNone(rec["variants"][v]["profiled_median_ms"])
             self.assertEqual(job.profiled_steps, 0)
