@@ -279,7 +279,12 @@ bool isGemm(KernelClass c) { return c <= KernelClass::kGemmOther; }
 
 bool isGemmKernelName(std::string_view name) { return gemmStem(lower(kernelStem(name))); }
 
-bool isLayoutTransposeKernel(std::string_view name) { return has(name, "nchwToNhwc") || has(name, "nhwcToNchw"); }
+bool isLayoutTransposeKernel(std::string_view name) {
+  // cuDNN's (cudnn::ops:: and cudnn::engines_precompiled::), and MIOpen's batched_transpose_<tile>_<type>
+  // around its NHWC-only implicit-GEMM convolutions (igemm_*_nhwc_*), which carry no namespace; a
+  // library's own transpose template (DeepSeek's cuda::batched_transpose<...> for FP8 GEMM operands) is not one.
+  return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") || name.starts_with("batched_transpose_");
+}
 
 int gemmOperandAlignmentBytes(std::string_view name) {
   if (!has(name, "tensorop") || !has(name, "gemm")) return 0;

@@ -35,8 +35,8 @@ bool isGemm(KernelClass c);
 // True for a matrix-multiply kernel by its name (cuBLAS/cuBLASLt, CUTLASS, xmma, nvjet, wgmma),
 // whatever class its operator gives it (a materialized attention's batched GEMMs included).
 bool isGemmKernelName(std::string_view name);
-// True for cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwcKernel / nhwcToNchwKernel): a
-// convolution run on contiguous (NCHW) tensors.
+// True for the NCHW <-> NHWC layout transposes a convolution library runs around a convolution on
+// contiguous (NCHW) tensors: cuDNN's nchwToNhwcKernel / nhwcToNchwKernel, MIOpen's batched_transpose_*.
 bool isLayoutTransposeKernel(std::string_view name);
 // The operands' alignment in bytes of a CUTLASS tensor-core GEMM by its name (`..._alignN` elements of
 // 2 bytes for bf16/f16 kernels, 4 for TF32 ones); 0 where the name does not say (cuBLAS's own

@@ -560,6 +560,28 @@ TEST(Collectives, NcclKernelVariantOfPre219KernelNames) {
 // Names from real traces (the lab's H200 bf16 traces of GPT-2, RoBERTa and BERT; TraceLens's H100
 // OWLv2; HTA's A100 TF32 traces): the fallback kernels cuBLAS runs for a dimension that is not a
 // multiple of 8 (16-bit) or 4 (TF32), against the aligned kernels of the same traces.
+// Layout transposes around NCHW convolutions, as the libraries name them in real traces: cuDNN 8-9
+// (hta_a100_nccl_resnet, lab unet_diffusion_fp32), MIOpen on MI210 and MI300X (tracelens_mi210_gpu_only,
+// tracelens_mi300x_resnet_act_ckpt). DeepSeek's FP8 operand transpose (deepseek_h800_train) and cuBLAS's
+// transpose parameters are not.
+TEST(KernelNames, LayoutTransposesAroundConvolutions) {
+  for (const char* n :
+       {"void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(cudnn::ops::"
+        "nchw2nhwc_params_t<float>, float const*, float*)",
+        "void cudnn::engines_precompiled::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, "
+        "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, "
+        "__nv_bfloat16*)",
+        "batched_transpose_16x64_pack_1x4_ediv_1x2_half", "batched_transpose_32x32_half"})
+    EXPECT_TRUE(isLayoutTransposeKernel(n)) << n;
+  for (const char* n : {"void cuda::batched_transpose<512, 128, 1, 1>(unsigned char const*, unsigned char*, int, int, "
+                        "int)",
+                        "void scal_kernel<float, float, 1, true, 6, 5, 5, 3>(cublasTransposeParams<float>, float "
+                        "const*, float*, float const*)",
+                        "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64_"
+                        "tb1x8x2x1_1x4x1x64_gkgs"})
+    EXPECT_FALSE(isLayoutTransposeKernel(n)) << n;
+}
+
 TEST(KernelNames, MisalignedGemmsByTheirOperandAlignment) {
   for (const char* n : {
            "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("

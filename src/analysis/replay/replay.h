@@ -134,7 +134,7 @@ struct ReplayEdits {
   // materialized attention's are not of a GEMM class) x this (the aligned kernels' time for the same
   // work). <= 0: off.
   std::array<double, 3> misaligned_gemm_scale{};
-  // Tensors in channels_last: cuDNN's NCHW<->NHWC layout transposes around each convolution
+  // Tensors in channels_last: the NCHW<->NHWC layout transposes around each convolution (cuDNN's, MIOpen's)
   // (PrecisionKind::kLayoutTranspose) cost nothing; their launch calls stay.
   bool drop_layout_transposes = false;
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients

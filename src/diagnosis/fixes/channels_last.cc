@@ -1,5 +1,5 @@
 // Fix `channels_last`: the model and its input batches in torch.channels_last: cuDNN's convolutions read
-// and write NHWC tensors as they are, without the NCHW<->NHWC transposes it runs around each of them.
+// and write NHWC tensors as they are, without the NCHW<->NHWC transposes it (or MIOpen) runs around each of them.
 #include "diagnosis/fixes/registry.h"
 
 namespace gpudoctor {
@@ -15,8 +15,8 @@ class ChannelsLastFix : public Fix {
     // The NCHW batch-norm and pooling kernels stay too: an operator without NHWC kernels (GroupNorm)
     // copies its input back to NCHW instead, so their gain is not certain.
     basis =
-        "cuDNN's layout transposes (nchwToNhwc, nhwcToNchw) removed from the GPU's work; their launches and "
-        "every other kernel as traced";
+        "the convolution library's layout transposes (cuDNN's nchwToNhwc and nhwcToNchw, MIOpen's batched_transpose) "
+        "removed from the GPU's work; their launches and every other kernel as traced";
     return true;
   }
 };

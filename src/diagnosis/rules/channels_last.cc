@@ -1,6 +1,6 @@
-// Convolutions in NCHW tensors: cuDNN runs them NHWC and transposes every activation in and out
-// (nchwToNhwc / nhwcToNchw kernels), and the batch norms and pools around them run their NCHW
-// kernels; channels_last keeps the tensors NHWC throughout.
+// Convolutions in NCHW tensors: cuDNN and MIOpen run them NHWC and transpose every activation in and
+// out (nchwToNhwc / nhwcToNchw, batched_transpose_* kernels), and the batch norms and pools around them
+// run their NCHW kernels; channels_last keeps the tensors NHWC throughout.
 #include <fmt/format.h>
 
 #include "diagnosis/rules/registry.h"
@@ -8,12 +8,13 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kTransposeShareMax{"layout_transpose_share_max",
-                                           0.03,
-                                           0,
-                                           1,
-                                           "ratio",
-                                           "share of the step cuDNN's NCHW<->NHWC layout transposes may take"};
+constexpr ThresholdDecl kTransposeShareMax{
+    "layout_transpose_share_max",
+    0.03,
+    0,
+    1,
+    "ratio",
+    "share of the step the convolution library's NCHW<->NHWC layout transposes may take"};
 
 class ChannelsLast : public Rule {
  public:
@@ -29,8 +30,9 @@ class ChannelsLast : public Rule {
         "channels_last also replaces are not counted)");
     x.evidence = {{"layout transposes", ms(ns), "ms/step"}, {"share of step", pct(f.share(ns)), "%"}};
     x.explanation =
-        "cuDNN's convolution kernels run NHWC; on NCHW (contiguous) tensors every convolution "
-        "transposes its input and output, and batch norm and pooling run their slower NCHW kernels.";
+        "The convolution libraries' fast kernels run NHWC (cuDNN's, MIOpen's implicit-GEMM ones); on NCHW "
+        "(contiguous) tensors every convolution transposes its input and output, and batch norm and pooling "
+        "run their slower NCHW kernels.";
     x.fix = {"model = model.to(memory_format=torch.channels_last)",
              "x = x.to(memory_format=torch.channels_last)   # each input batch"};
     out.push_back(std::move(x));
