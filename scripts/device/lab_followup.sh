@@ -18,7 +18,8 @@
 #         variant (its trace: what the sparse path costs inside a job), moe_top2_sync's bf16 again, and
 #         the new held-out embedding job (wide_deep_embeddings: base, fused, sparse)
 #   7     part 6's second process: the probe again (tag B), the same variants timed (Q2)
-#   8     the fit part's loader pools and host-bound job, every variant timed and traced (Q3): where the
+#   8     the held-out vit_small_fp32 first (skipped by every earlier run for the budget: no trace yet), then
+#         the fit part's loader pools and host-bound job, every variant timed and traced (Q3): where the
 #         step goes once more workers take the loader off the critical path (predicted 14-30 % too fast on
 #         resnet34_jpeg_workers2 workers4, vit_base_jpeg_workers3 workers12, numpy_aug_on_thread loader4)
 # Results land in OUT_DIR as results_O<part>.jsonl, traces_O<part>_*.tar and sparse_*.jsonl; score with
@@ -60,6 +61,6 @@ case "$part" in
        --variants base,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
      python3 validation/run_lab.py --out "$out" --budget-s 80 --mode "$mode" --proc-tag "$proc" \
        --jobs wide_deep_embeddings ;;
-  8) lab --mode both --proc-tag Q3 --jobs resnet34_jpeg_workers2,vit_base_jpeg_workers3,numpy_aug_on_thread ;;
+  8) lab --mode both --proc-tag Q3 --jobs vit_small_fp32,resnet34_jpeg_workers2,vit_base_jpeg_workers3,numpy_aug_on_thread ;;
   *) echo "lab_followup.sh: no part $part (1-8)" >&2; exit 2 ;;
 esac
