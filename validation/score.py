@@ -351,6 +351,7 @@ def score_job(job, records, split, args, idx, tmp):
     res["trace_proc"], res["own_base_ms"] = trace_proc, own[0] if own else None
     res["unprof_err_own"] = res["pred_ms"] / own[0] - 1 if own and res["pred_ms"] else None
     res["profiler_cost"] = profiler_cost(records, trace_proc, P)
+    res["host_probes"] = host_probes(records)
     # Each fix against the speedup the trace's own process measured (where it timed the variant too).
     own_speedups = truth([r for r in records if r.get("proc") == trace_proc])[1] if trace_proc else {}
     for row in res["fixes"]:
@@ -359,6 +360,17 @@ def score_job(job, records, split, args, idx, tmp):
         row["meas_own"] = m["x"] if m else None
         row["err_own"] = row["pred"] / m["x"] - 1 if m and row["pred"] is not None else None
     return res
+
+
+def host_probes(records):
+    """Per process that recorded them (run_lab.py's host_probe_ns): variant -> the median ns of the host
+    probe before its rounds. A host- or launch-bound variant's step follows the host's speed."""
+    out = {}
+    for r in records:
+        d = {v: statistics.median(e["host_probe_ns"]) for v, e in r["variants"].items() if e.get("host_probe_ns")}
+        if d:
+            out[r.get("proc")] = d
+    return out
 
 
 def sides(row, P, job, args, idx, tmp, trace_proc):
@@ -463,6 +475,9 @@ def print_job(j):
                   if c["replay_ms"] is not None else "no replay")
         print(f"    profiler's cost: measured {c['measured_ms']:.2f} ms (proc {c['proc']}: profiled {c['profiled_ms']:.2f}"
               f" vs plain {c['plain_ms']:.2f}), {replay}")
+    if j.get("host_probes"):
+        print("    host probe before the rounds (ns, median per process): " + "; ".join(
+            f"{proc} " + ", ".join(f"{v} {ns:.0f}" for v, ns in d.items()) for proc, d in j["host_probes"].items()))
     for r in j["fixes"]:
         m = r["meas"]
         meas = f"{m['x']:5.2f}x [{m['lo']:.2f}, {m['hi']:.2f}]" + ("/smp" if m.get("per_sample") else "    ") \

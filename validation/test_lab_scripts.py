@@ -163,5 +163,14 @@ class ProfilerCost(unittest.TestCase):
         self.assertAlmostEqual(s["profiler_cost"]["worst"], -0.3)
 
 
+
+class HostProbes(unittest.TestCase):
+    def test_median_per_process_and_variant_where_recorded(self):
+        recs = [{"proc": "A", "variants": {"base": {"host_probe_ns": [40.0, 60.0, 50.0]},
+                                           "bf16": {"host_probe_ns": [80.0]}}},
+                {"proc": "B", "variants": {"base": {"median_ms": 10.0}}}]  # older results: no probe
+        self.assertEqual(score.host_probes(recs), {"A": {"base": 50.0, "bf16": 80.0}})
+
+
 if __name__ == "__main__":
     unittest.main()
