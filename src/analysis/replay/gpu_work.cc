@@ -126,6 +126,22 @@ void RankBuilder::markAttention() {
     for (uint32_t c = 0; c < nc; ++c)
       if (scores_of[c] > 0 && scores_of[c] == g.work_count[c]) g.item_flags[c] |= RankGraph::kLaunchesScores;
   }
+  // The top-level operators whose launches are all score-matrix ones (at least one).
+  g.score_ops.assign(tracks, {});
+  for (size_t tr = 0; tr < tracks; ++tr) {
+    const auto& calls = g.calls_on_track[tr];
+    size_t c = 0;
+    for (const auto& [b, e] : host_ops[tr]) {  // disjoint, in start order, as the calls are
+      while (c < calls.size() && g.item_start[calls[c]] < b) ++c;
+      bool scores = false, other = false;
+      for (size_t k = c; k < calls.size() && g.item_start[calls[k]] < e; ++k) {
+        const uint16_t f = g.item_flags[calls[k]];
+        scores |= (f & RankGraph::kLaunchesScores) != 0;
+        other |= (f & RankGraph::kOwnsWork) && !(f & RankGraph::kLaunchesScores);
+      }
+      if (scores && !other) g.score_ops[tr].push_back({b, e});
+    }
+  }
 }
 
 }  // namespace gpudoctor::replay_detail

@@ -100,11 +100,15 @@ struct RankGraph {
   // The same without Python frames (with_stack): what shows a thread working rather than waiting;
   // a frame such as Tensor.backward spans the wait for autograd's thread.
   std::vector<std::vector<int64_t>> work_starts, work_ends;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;        // in-process loader ranges per thread
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;   // multi-process fetches per thread
-  int64_t loader_handoff_ns = 0;                                       // the shortest multi-process fetch
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;      // the host's own work per thread (host_work.h)
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;     // forward ops re-run in backward, per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader;       // in-process loader ranges per thread
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loader_wait;  // multi-process fetches per thread
+  int64_t loader_handoff_ns = 0;                                      // the shortest multi-process fetch
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;     // the host's own work per thread (host_work.h)
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;    // forward ops re-run in backward, per thread
+  // Per thread: the top-level operators (backward nodes included) that launch only a materialized
+  // attention's score-matrix kernels (softmax, masking, scaling, dropout, casts): a fused kernel
+  // replaces their host work too.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> score_ops;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
   std::vector<std::vector<MoeRange>> moe;                              // per-expert MoE loops per thread, sorted
   // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
@@ -265,12 +269,15 @@ struct RankGraph {
       span +=
           (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
     }
-    // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept.
+    // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept;
+    // inside a materialized attention's score-matrix operators (fused attention), none is kept.
     double cut = 0;
     if (ed.fused_optimizer && !free_host)
       cut += cutIn(opt[track], from, to, [](const OptRegion& r) { return keptShare(r); });
     if (ed.moe_blocks_kept > 0)
       cut += cutIn(moe[track], from, to, [&](const MoeRange& r) { return moeKept(r, ed.moe_blocks_kept); });
+    if (ed.fused_attention && !score_ops[track].empty())
+      cut += static_cast<double>(overlap(score_ops[track], from, to));
     if (cut > 0 && span > 0)
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
