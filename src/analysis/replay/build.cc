@@ -15,6 +15,7 @@ void ReplayModel::Impl::buildRank(uint16_t rank, RankGraph& g) {
   b.collectGpuWork();
   b.launchSpans();
   b.markAttention();
+  b.scoreRegions();
   b.orderGpuWork();
   b.inferEventWaits();
   std::thread gpu_thread;

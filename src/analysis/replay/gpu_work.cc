@@ -126,20 +126,41 @@ void RankBuilder::markAttention() {
     for (uint32_t c = 0; c < nc; ++c)
       if (scores_of[c] > 0 && scores_of[c] == g.work_count[c]) g.item_flags[c] |= RankGraph::kLaunchesScores;
   }
-  // The top-level operators whose launches are all score-matrix ones (at least one).
-  g.score_ops.assign(tracks, {});
+}
+
+void RankBuilder::scoreRegions() {
+  // Per thread, the host time between an attention's two batched GEMMs (the top-level operators that
+  // launch them: QK^T then PV in forward, their backward nodes in backward), where every operator in
+  // between launches score-matrix kernels or nothing (views, casts, masking, softmax, their backward
+  // nodes) and at least one launches a score kernel; a fused kernel replaces all of it.
+  constexpr int kMaxBetweenOps = 24;
+  constexpr uint8_t kGemm = 1, kScores = 2, kOther = 4;
+  std::vector<uint8_t> launches(nc, 0);
+  for (uint32_t j = nc; j < g.items(); ++j) {
+    if (g.launch_item[j] < 0) continue;
+    const uint16_t f = g.item_flags[j];
+    launches[g.launch_item[j]] |= (f & RankGraph::kAttnGemm) ? kGemm : (f & RankGraph::kAttnScores) ? kScores : kOther;
+  }
+  g.score_regions.assign(tracks, {});
   for (size_t tr = 0; tr < tracks; ++tr) {
     const auto& calls = g.calls_on_track[tr];
     size_t c = 0;
+    int64_t open = INT64_MIN;  // the end of the last attention GEMM operator, while what follows is clean
+    int between = 0;
+    bool scores = false;
     for (const auto& [b, e] : host_ops[tr]) {  // disjoint, in start order, as the calls are
       while (c < calls.size() && g.item_start[calls[c]] < b) ++c;
-      bool scores = false, other = false;
-      for (size_t k = c; k < calls.size() && g.item_start[calls[k]] < e; ++k) {
-        const uint16_t f = g.item_flags[calls[k]];
-        scores |= (f & RankGraph::kLaunchesScores) != 0;
-        other |= (f & RankGraph::kOwnsWork) && !(f & RankGraph::kLaunchesScores);
+      uint8_t k = 0;
+      for (size_t i = c; i < calls.size() && g.item_start[calls[i]] < e; ++i) k |= launches[calls[i]];
+      if (k & kGemm) {  // an attention GEMM's operator (with the copies that make its operands contiguous)
+        if (open != INT64_MIN && scores && between <= kMaxBetweenOps) g.score_regions[tr].push_back({open, b});
+        open = e, between = 0, scores = false;
+      } else if (k & kOther) {
+        open = INT64_MIN;
+      } else if (open != INT64_MIN) {
+        ++between;
+        scores |= (k & kScores) != 0;
       }
-      if (scores && !other) g.score_ops[tr].push_back({b, e});
     }
   }
 }

@@ -105,10 +105,10 @@ struct RankGraph {
   int64_t loader_handoff_ns = 0;                                      // the shortest multi-process fetch
   std::vector<std::vector<std::pair<int64_t, int64_t>>> own_work;     // the host's own work per thread (host_work.h)
   std::vector<std::vector<std::pair<int64_t, int64_t>>> recompute;    // forward ops re-run in backward, per thread
-  // Per thread: the top-level operators (backward nodes included) that launch only a materialized
-  // attention's score-matrix kernels (softmax, masking, scaling, dropout, casts): a fused kernel
-  // replaces their host work too.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> score_ops;
+  // Per thread: the host time between a materialized attention's two batched GEMM operators (forward,
+  // and their backward nodes), where the operators launch only score-matrix kernels (softmax, masking,
+  // scaling, dropout, casts) or nothing (views): a fused kernel replaces that host work too.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> score_regions;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ckpt_wrapper;  // the checkpoint wrapper's host work, per thread
   std::vector<std::vector<MoeRange>> moe;                              // per-expert MoE loops per thread, sorted
   // What a CUDA graph of the step can capture, on the host timeline: per step, from its first call
@@ -270,14 +270,14 @@ struct RankGraph {
           (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
     }
     // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept;
-    // inside a materialized attention's score-matrix operators (fused attention), none is kept.
+    // between a materialized attention's batched GEMMs (fused attention), none is kept.
     double cut = 0;
     if (ed.fused_optimizer && !free_host)
       cut += cutIn(opt[track], from, to, [](const OptRegion& r) { return keptShare(r); });
     if (ed.moe_blocks_kept > 0)
       cut += cutIn(moe[track], from, to, [&](const MoeRange& r) { return moeKept(r, ed.moe_blocks_kept); });
-    if (ed.fused_attention && !score_ops[track].empty())
-      cut += static_cast<double>(overlap(score_ops[track], from, to));
+    if (ed.fused_attention && !score_regions[track].empty())
+      cut += static_cast<double>(overlap(score_regions[track], from, to));
     if (cut > 0 && span > 0)
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
@@ -383,6 +383,7 @@ class RankBuilder {
   void collectGpuWork();
   void launchSpans();
   void markAttention();
+  void scoreRegions();
   void orderGpuWork();
   void inferEventWaits();
   void gpuEdges();
