@@ -12,8 +12,8 @@ TEST(SdpaFix, FusesTheAttentionWithoutRates) {
 }
 
 // A host-bound materialized attention: bmm, softmax, bmm, each a 20 us operator launching one 1 us
-// kernel (real names: the lab's bf16 OPT trace), back to back. The fused kernel replaces the softmax's
-// operator, not only its launch: the step loses all 20 us of it.
+// kernel (real names: the lab's bf16 OPT trace), back to back. The fused kernel replaces what runs between
+// the two GEMMs' operators, not only the softmax's launch: the step loses all 20 us of the softmax's operator.
 TEST(SdpaFix, TheScoreMatrixsOperatorsHostWorkGoesWithTheirKernels) {
   TraceBuilder b;
   int64_t t = 1000, corr = 1;
