@@ -28,6 +28,12 @@ class PageableCopies : public Rule {
     x.evidence = {{"pageable HtoD copies", m.pageable_htod_count, "per step"},
                   {"pinned HtoD copies", m.pinned_htod_count, "per step"},
                   {"pageable copy time", ms(m.pageable_htod_ns), "ms/step"}};
+    // Which operators issued them, where the host blocked in them (the job profile's syncs): where to look.
+    for (const HostSync& s : f.job.host_syncs)
+      if (s.copy.rfind("HtoD pageable", 0) == 0 && !s.op.empty())
+        x.evidence.push_back(
+            {fmt::format("issued by {} {}", s.op, s.caller.empty() ? "in the step itself" : "in " + s.caller),
+             s.count_per_step, "per step"});
     x.explanation = "Copies from pageable memory are staged and synchronous; pinned memory copies run async.";
     x.fix = {"DataLoader(..., pin_memory=True)", "x = x.cuda(non_blocking=True)"};
     if (m.pageable_htod_bytes > 0 && m.pageable_htod_bytes < kSmallCopyBytes * m.pageable_htod_count) {

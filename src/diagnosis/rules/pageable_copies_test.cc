@@ -26,6 +26,13 @@ TEST(RulePageableCopies, SmallCopiesOfPythonDataAreToldToBeMadeOnce) {
   const Finding* x = small.find("input.pageable_copies");
   ASSERT_NE(x, nullptr);
   EXPECT_DOUBLE_EQ(evidenceOf(*x, "pageable bytes per copy"), 12);
+  f.job.host_syncs.push_back({"aten::to", "cudaStreamSynchronize", "", "HtoD pageable", 2.0, 1e5, 9e4});
+  f.job.host_syncs.push_back({"aten::item", "cudaStreamSynchronize", "", "DtoH", 1.0, 1e5, 9e4});  // not a copy in
+  auto named = run(pageableCopiesRule(), f);
+  ASSERT_NE(named.find("input.pageable_copies"), nullptr);
+  // where the copies come from, as the job profile saw the host block in them (the lab's OPT trace: a
+  // 4-byte aten::to at the step's top level)
+  EXPECT_DOUBLE_EQ(evidenceOf(*named.find("input.pageable_copies"), "issued by aten::to in the step itself"), 2);
   ASSERT_FALSE(x->fix.empty());
   EXPECT_NE(x->fix[0].find("once"), std::string::npos);
   f.mean.pageable_htod_bytes = 2 * 8e6;  // batches: pinned memory is the fix
