@@ -139,7 +139,9 @@ class StepGraph:
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
         opt.zero_grad(set_to_none=True)
-        with torch.cuda.graph(self.graph):
+        # thread_local: a DataLoader's pin-memory thread keeps calling CUDA (cudaHostAlloc, event queries)
+        # while the step is captured; in the default global mode those calls break the capture.
+        with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
             self.out = body(*self.static)
 
     def __call__(self, batch):

@@ -262,7 +262,10 @@ void HostWalk::castSites(const At& a, bool top) {
     }
     return;
   }
-  if (ts.cast_window != win_) ts.cast_window = win_, ts.act_fp32 = true, ts.in_gemm_run = false;  // FP32 data
+  if (ts.cast_window != win_) {  // a new window: FP32 data, nothing open
+    ts.cast_window = win_, ts.act_fp32 = true, ts.in_gemm_run = false;
+    ts.open_site = SIZE_MAX, ts.open_is_to = false;
+  }
   if (top) ts.open_site = SIZE_MAX, ts.open_is_to = false;
   if (top && (a.f & kGemmOp)) {
     const std::string_view n = t_.strings.view(a.e.name);
@@ -293,6 +296,8 @@ void HostWalk::castSites(const At& a, bool top) {
   } else if (top && !(a.f & kViewOp)) {
     ts.in_gemm_run = false;  // another operator reads the GEMM's output (BF16 unless the list above)
   } else if (!top && ts.open_site != SIZE_MAX && ts.open_is_to && t_.strings.view(a.e.name) == "aten::_to_copy") {
+    // It copies in FP32 too (an integer mask made float, a batch moved to the GPU): not autocast's, and its
+    // output is FP32 data as the FP32 trace shows.
     fwd_casts_[ts.open_site].casts = 0;
     ts.open_site = SIZE_MAX;
   } else if (!top && ts.open_site != SIZE_MAX && !ts.open_is_to) {
