@@ -44,11 +44,6 @@ bool isLayoutTransposeKernel(std::string_view name);
 // 16-bit GEMM's dimension is not a multiple of 8 (4 for TF32): cutlass_75_tensorop_bf16_s1688gemm_
 // bf16_128x128_tn_align1 for GPT-2's vocabulary of 50257 on an H200.
 int gemmOperandAlignmentBytes(std::string_view name);
-// True for a tensor-core GEMM kernel whose operands are aligned to less than 16 bytes.
-inline bool isMisalignedGemmKernelName(std::string_view name) {
-  const int a = gemmOperandAlignmentBytes(name);
-  return a > 0 && a < 16;
-}
 // True for a fused attention kernel that computes in FP32 by its name (PyTorch's memory-efficient
 // fmha_cutlassF_f32 / fmha_cutlassB_f32; flash and cuDNN fused attention have no FP32 kernels).
 bool isFp32FusedAttentionKernel(std::string_view name);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/collectives.h"
+#include "analysis/precision_kinds.h"
 #include "model/comm_kernels.h"
 
 namespace gpudoctor {
@@ -593,7 +594,7 @@ TEST(KernelNames, MisalignedGemmsByTheirOperandAlignment) {
            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1>("
            "cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1::Params)",
        })
-    EXPECT_TRUE(isMisalignedGemmKernelName(n)) << n;
+    EXPECT_NE(misalignedGemmKind(n), PrecisionKind::kNone) << n;
   EXPECT_EQ(
       gemmOperandAlignmentBytes("void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>("
                                 "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1::Params)"),
@@ -609,7 +610,7 @@ TEST(KernelNames, MisalignedGemmsByTheirOperandAlignment) {
            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_"
            "execute_kernel__5x_cublas",
        })
-    EXPECT_FALSE(isMisalignedGemmKernelName(n)) << n;
+    EXPECT_EQ(misalignedGemmKind(n), PrecisionKind::kNone) << n;
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// Kernels that a change of precision (autocast) or of memory layout moves differently from the rest
-// of their class: batch norms (their class, normalization, holds layer norms too), convolutions (their
-// class is the GEMM one of their precision, with the matrix multiplies) and cuDNN's NCHW<->NHWC layout
-// transposes, told by their names; and a cuDNN RNN's kernels (GEMMs with generic names), told by the
-// operator that launched them.
+// Kernels that a change of precision (autocast), of memory layout or of a GEMM's dimensions moves
+// differently from the rest of their class: batch norms (their class, normalization, holds layer norms
+// too), convolutions (their class is the GEMM one of their precision, with the matrix multiplies), the
+// convolution libraries' NCHW<->NHWC layout transposes and tensor-core GEMMs on misaligned operands, told
+// by their names; and a cuDNN RNN's kernels (GEMMs with generic names), told by the operator that
+// launched them.
 #pragma once
 
 #include <cstdint>

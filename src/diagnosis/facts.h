@@ -106,7 +106,7 @@ struct Facts {
   bool has_nccl_log = false;         // logs were given
   std::vector<Finding> nccl_log;     // what the logs reveal
   JobProfile job;                    // what the job already does (analysis/job_profile)
-  // cuDNN's NCHW <-> NHWC layout transposes (nchwToNhwc / nhwcToNchw kernels) in the selected steps,
+  // The convolution libraries' NCHW <-> NHWC layout transposes (isLayoutTransposeKernel) in the selected steps,
   // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
   double layout_transpose_ns = 0;
   // Tensor-core GEMMs on operands aligned to less than 16 bytes (kernel_class.h: a dimension not a

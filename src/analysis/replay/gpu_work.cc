@@ -1,6 +1,7 @@
 // One rank's GPU work as items (after the calls), each linked to its launch call and marked with what
 // the edits need: copies from pageable memory, FP32 fused attention, a materialized attention's
-// kernels, work inside the optimizer or a recomputed region or a CUDA graph; and the steps' launch spans.
+// kernels, work inside the optimizer or a recomputed region or a CUDA graph; the steps' launch spans; and
+// the host time between a materialized attention's two GEMMs, which a fused kernel replaces.
 #include <algorithm>
 
 #include "analysis/breakdown.h"
