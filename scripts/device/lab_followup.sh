@@ -15,7 +15,8 @@
 #   6     the MoE host probe (tag A); timed and traced in one process per job (Q1): channels_last on the
 #         fit convnets with the most layout transposes (regnet_y_fp32, resnext50_fp32), the whole step
 #         graphed on efficientnet_v2_s_fp32 (the plan's first fix there, never measured), DLRM's sparse
-#         variant (its trace: what the sparse path costs inside a job), moe_top2_sync's bf16 again, and
+#         and fused variants (their traces: what the sparse path costs inside a job, and which side of the
+#         fused prediction is off), moe_top2_sync's bf16 again, and
 #         the new held-out embedding job (wide_deep_embeddings: base, fused, sparse)
 #   7     part 6's second process: the probe again (tag B), the same variants timed (Q2)
 #   8     the held-out vit_small_fp32 first (skipped by every earlier run for the budget: no trace yet), then
@@ -58,7 +59,7 @@ case "$part" in
      python3 validation/run_lab.py --out "$out" --budget-s 250 --mode "$mode" --proc-tag "$proc" \
        --variants base,channels_last,graphed_step --jobs regnet_y_fp32,resnext50_fp32,efficientnet_v2_s_fp32
      python3 validation/run_lab.py --out "$out" --budget-s 120 --mode "$mode" --proc-tag "$proc" \
-       --variants base,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
+       --variants base,fused,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
      python3 validation/run_lab.py --out "$out" --budget-s 80 --mode "$mode" --proc-tag "$proc" \
        --jobs wide_deep_embeddings ;;
   8) lab --mode both --proc-tag Q3 --jobs vit_small_fp32,resnet34_jpeg_workers2,vit_base_jpeg_workers3,numpy_aug_on_thread ;;
