@@ -78,7 +78,8 @@ case "$part" in
      # jobs first (efficientnet_v2_s's graphed step, vit_small's trace, wide_deep_embeddings), then the
      # fit part's channels_last, DLRM and MoE variants, the MoE probe, and the loader pools; traced in
      # the first (Q1), timed again in the second (Q2, no probe)
-     proc=$([ "$part" = 10 ] && echo Q1 || echo Q2); mode=$([ "$part" = 10 ] && echo both || echo time)
+     # (LAB_PROC_TAG overrides the tag: another card's runs must not mix with the H200's)
+     proc=${LAB_PROC_TAG:-$([ "$part" = 10 ] && echo Q1 || echo Q2)}; mode=$([ "$part" = 10 ] && echo both || echo time)
      k=$([ "$part" = 10 ] && echo 10 || echo 7)  # tenths of each budget: the timed-only call is shorter
      run() { b=$1; shift; python3 validation/run_lab.py --out "$out" --budget-s $((b * k / 10)) --mode "$mode" --proc-tag "$proc" "$@"; }
      run 150 --variants base,graphed_step,bf16,fused,sparse \
