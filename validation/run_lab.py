@@ -453,7 +453,8 @@ def plan_tars(files, manifest_room=64 * 1024):
 
 
 def pack_traces(trace_dir, out, tag):
-    """Packs the traces into traces_<tag>_<k>.tar (tag includes the shard, e.g. A_s2, when --shard is given)."""
+    """Packs the traces into traces_<tag>_<k>.tar (tag includes the shard, e.g. A_s2, when --shard is given),
+    k numbered after the tars of that tag already in `out`: a second run into the same folder adds its own."""
     if not os.path.isdir(trace_dir):
         return
     files = [(f, os.path.getsize(os.path.join(trace_dir, f))) for f in os.listdir(trace_dir)
@@ -461,7 +462,10 @@ def pack_traces(trace_dir, out, tag):
     if not files:
         return
     tars, left_out = plan_tars(files)
-    names = [f"traces_{tag}_{k + 1}.tar" for k in range(len(tars))]
+    first = 1
+    while os.path.exists(os.path.join(out, f"traces_{tag}_{first}.tar")):
+        first += 1
+    names = [f"traces_{tag}_{first + k}.tar" for k in range(len(tars))]
     manifest = {"proc": tag, "tars": {n: [m for m, _ in t] for n, t in zip(names, tars)}, "left_out": left_out}
     for k, (tname, members) in enumerate(zip(names, tars)):
         with tarfile.open(os.path.join(out, tname), "w", format=tarfile.GNU_FORMAT) as tf:

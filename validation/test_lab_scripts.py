@@ -164,6 +164,24 @@ class ProfilerCost(unittest.TestCase):
 
 
 
+class PackTraces(unittest.TestCase):
+    def test_a_second_run_into_the_same_folder_keeps_the_first_runs_tars(self):
+        import tarfile
+        import tempfile
+        with tempfile.TemporaryDirectory() as out:
+            for job in ("a", "b"):
+                traces = os.path.join(out, "scratch_" + job)
+                os.makedirs(traces)
+                with open(os.path.join(traces, f"{job}__base.pt.trace.json.gz"), "wb") as f:
+                    f.write(b"x")
+                run_lab.pack_traces(traces, out, "T")
+            tars = sorted(f for f in os.listdir(out) if f.endswith(".tar"))
+            self.assertEqual(tars, ["traces_T_1.tar", "traces_T_2.tar"])
+            members = [sorted(tarfile.open(os.path.join(out, t)).getnames()) for t in tars]
+            self.assertEqual(members, [["a__base.pt.trace.json.gz", "traces_manifest.json"],
+                                       ["b__base.pt.trace.json.gz", "traces_manifest.json"]])
+
+
 class HostProbes(unittest.TestCase):
     def test_median_per_process_and_variant_where_recorded(self):
         recs = [{"proc": "A", "variants": {"base": {"host_probe_ns": [40.0, 60.0, 50.0]},

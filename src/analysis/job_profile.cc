@@ -305,6 +305,8 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   setOptimizer(n, per_step, p);
   setLoader(n, ra.total, p);
   setHostSyncs(n, per_step, p);
+  p.sdpa_calls_per_step = static_cast<double>(n.sdpa_calls) * per_step;
+  p.sdpa_math_calls_per_step = static_cast<double>(n.sdpa_math_calls) * per_step;
   return p;
 }
 
@@ -425,6 +427,8 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
     j.optimizer_steps_per_step += p.optimizer_steps_per_step * k;
     j.optimizer_launches_per_step += p.optimizer_launches_per_step * k;
     j.param_tensors += p.param_tensors * k;
+    j.sdpa_calls_per_step += p.sdpa_calls_per_step * k;
+    j.sdpa_math_calls_per_step += p.sdpa_math_calls_per_step * k;
     auto& s = j.precision_shares;
     const auto& q = p.precision_shares;
     s.fp32 += q.fp32 * k, s.tf32 += q.tf32 * k, s.bf16 += q.bf16 * k, s.fp16 += q.fp16 * k, s.fp8 += q.fp8 * k;

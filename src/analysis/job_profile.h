@@ -76,6 +76,10 @@ struct JobProfile {
   // Parameter tensors that receive gradients: AccumulateGrad backward nodes per backward pass
   // (mean over ranks); 0: no backward pass seen.
   double param_tensors = 0;
+  // torch.nn.functional.scaled_dot_product_attention calls per step, and of those the calls that ran
+  // its math backend (aten::_scaled_dot_product_attention_math: the score matrix materialized, as by
+  // hand-written attention), because no fused backend took the call's inputs.
+  double sdpa_calls_per_step = 0, sdpa_math_calls_per_step = 0;
   bool dataloader = false;                  // DataLoader fetches were recorded
   std::optional<int> loader_workers;        // 0 (in-process loading); nullopt: workers of unknown number, or no loader
   std::optional<bool> loader_multiprocess;  // fetches from worker processes; nullopt: no loader

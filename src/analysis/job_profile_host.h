@@ -28,7 +28,8 @@ struct HostCounts {
   int64_t checkpoint_entries = 0;
   int64_t optimizer_launches = 0, fused_ops = 0, foreach_ops = 0, loop_ops = 0;
   int64_t gemm_ops = 0, autocast_hits = 0, loaders = 0, loaders_in_process = 0, graph_launches = 0;
-  int64_t graph_launches_all = 0;  // in the whole trace
+  int64_t graph_launches_all = 0;               // in the whole trace
+  int64_t sdpa_calls = 0, sdpa_math_calls = 0;  // in the steps, each call once (not autocast's re-dispatch)
   std::map<std::string, int64_t> optimizer_names;
   std::map<SyncKey, SyncAcc> syncs;
 };

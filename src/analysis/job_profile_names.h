@@ -38,6 +38,8 @@ enum NameFlag : uint32_t {
   kGraphCapture = 1u << 22,     // cudaStreamBeginCapture / cudaGraphInstantiate (and HIP's, the driver's)
   kBackward = 1u << 23,         // backward work by name: *_backward operators, *Backward nodes, bwd/dgrad/wgrad kernels
   kViewOp = 1u << 24,           // views and reshapes: the same data, the same precision
+  kSdpa = 1u << 25,             // aten::scaled_dot_product_attention: the job asks for fused attention
+  kSdpaMath = 1u << 26,         // aten::_scaled_dot_product_attention_math: SDPA fell back to its math backend
 };
 
 // The features a name shows (NameFlag bits), from the framework's own operator and range names.

@@ -399,9 +399,9 @@ struct StepOp {
   std::vector<const char*> children = {};
 };
 
-// The casts autocast would add to one step of these top-level operators (1 us each, 1 us apart, one
-// kernel launched after them), forward only: the step has no backward node.
-double autocastCastsOf(const std::vector<StepOp>& ops) {
+// One step of these top-level operators (1 us each, 1 us apart, one kernel launched after them),
+// forward only: the step has no backward node.
+Result<RunAnalysis> stepOf(const std::vector<StepOp>& ops) {
   TraceBuilder b;
   int64_t t = 1000;
   const int64_t begin = t;
@@ -416,7 +416,12 @@ double autocastCastsOf(const std::vector<StepOp>& ops) {
   b.step(1, begin, t);
   std::vector<RankTrace> v;
   v.push_back(b.done());
-  auto run = analyzeRun(v, {});
+  return analyzeRun(v, {});
+}
+
+// The casts autocast would add to such a step.
+double autocastCastsOf(const std::vector<StepOp>& ops) {
+  auto run = stepOf(ops);
   EXPECT_TRUE(run.ok()) << run.error().message;
   if (!run.ok()) return -1;
   double casts = 0;
@@ -468,6 +473,23 @@ TEST(JobProfile, AutocastCastsAConvolutionsBias) {
                                     {"aten::conv2d", {"aten::cudnn_convolution"}},
                                     {"aten::relu"}}),
                    6.0);
+}
+
+// scaled_dot_product_attention calls, each once (autocast's re-dispatch under the same name is the
+// same call), and those that ran the math backend, as the lab's T5 and diffusion UNet traces show it:
+// aten::_scaled_dot_product_attention_math under the call.
+TEST(JobProfile, SdpaCallsThatRanTheMathBackend) {
+  auto run = stepOf({{"aten::scaled_dot_product_attention", {"aten::_scaled_dot_product_attention_math"}},
+                     {"aten::scaled_dot_product_attention", {"aten::_scaled_dot_product_efficient_attention"}},
+                     {"aten::scaled_dot_product_attention", {"aten::scaled_dot_product_attention"}},
+                     {"aten::scaled_dot_product_attention", {"aten::_scaled_dot_product_attention_math"}}});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_DOUBLE_EQ(run.value().job.sdpa_calls_per_step, 4.0);
+  EXPECT_DOUBLE_EQ(run.value().job.sdpa_math_calls_per_step, 2.0);
+  EXPECT_DOUBLE_EQ(whatif("hf_gpt2_eager_fp32__base").sdpa_calls_per_step, 0.0);  // attention by hand
+  const JobProfile& fused = whatif("hf_gpt2_eager_fp32__sdpa");                   // the memory-efficient kernel
+  EXPECT_GT(fused.sdpa_calls_per_step, 0.0);
+  EXPECT_DOUBLE_EQ(fused.sdpa_math_calls_per_step, 0.0);
 }
 
 }  // namespace job_profile_test

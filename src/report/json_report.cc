@@ -179,6 +179,8 @@ ordered_json jobJson(const JobProfile& p) {
                     {"impl", orNull(p.optimizer_impl)},
                     {"launches_per_step", p.optimizer_launches_per_step},
                     {"param_tensors", p.param_tensors}};
+  j["attention"] = {{"sdpa_calls_per_step", p.sdpa_calls_per_step},
+                    {"sdpa_math_calls_per_step", p.sdpa_math_calls_per_step}};
   j["dataloader"] = {{"present", p.dataloader},
                      {"workers", optJson(p.loader_workers)},
                      {"multiprocess", optJson(p.loader_multiprocess)},

@@ -1,4 +1,5 @@
-// Attention written by hand (batched GEMM + softmax + batched GEMM) instead of a fused kernel.
+// Attention written by hand (batched GEMM + softmax + batched GEMM) instead of a fused kernel, or
+// scaled_dot_product_attention falling back to its math backend, which runs the same kernels.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -23,9 +24,15 @@ class MaterializedAttention : public Rule {
     double unfused = f.classNs(KernelClass::kAttentionUnfused), fused = f.classNs(KernelClass::kAttentionFused);
     if (unfused <= 0) return;
     double saving = th.get(kFusedSaving);
+    // The job may call scaled_dot_product_attention already, and get its math backend: the same
+    // kernels as attention written by hand, and another fix.
+    const double sdpa = f.job.sdpa_calls_per_step, math = f.job.sdpa_math_calls_per_step;
     Finding x = gainFinding(
         f, th, "attention.materialized",
-        "Attention is materialized (batched GEMM + softmax + batched GEMM) instead of a fused kernel",
+        math > 0 ? fmt::format("scaled_dot_product_attention runs its math backend in {:.3g} of {:.3g} calls a step: "
+                               "the score matrix is materialized (batched GEMM + softmax + batched GEMM)",
+                               math, sdpa)
+                 : "Attention is materialized (batched GEMM + softmax + batched GEMM) instead of a fused kernel",
         f.perStep(unfused) * saving,
         fmt::format(
             "{:.0f}% of the materialized-attention kernel time: fused (flash) attention is 2-4x faster (guide), "
@@ -34,9 +41,25 @@ class MaterializedAttention : public Rule {
     x.evidence = {{"materialized attention", ms(f.perStep(unfused)), "ms/step"},
                   {"fused attention", ms(f.perStep(fused)), "ms/step"},
                   {"share of kernel time", pct(unfused / std::max(1.0, f.kernel_ns)), "%"}};
-    x.explanation = "bmm/softmax kernels launched by hand-written attention hold the full score matrix in memory.";
-    x.fix = {"out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)",
-             "# decoder (causal) attention: is_causal=True instead of a mask"};
+    if (math > 0) {
+      x.evidence.push_back({"scaled_dot_product_attention calls", sdpa, "per step"});
+      x.evidence.push_back({"... on its math backend", math, "per step"});
+      x.explanation =
+          "The job calls scaled_dot_product_attention, but PyTorch found no fused backend (flash, memory-efficient, "
+          "cuDNN) that takes these calls' inputs, and ran the math backend: the same batched GEMMs and softmax as "
+          "attention written by hand, with the full score matrix in memory. Each fused backend has its limits "
+          "(flash: fp16/bf16 and no arbitrary mask; all: head sizes, mask layouts); restricting the backends makes "
+          "PyTorch say which one failed and why.";
+      x.fix = {"from torch.nn.attention import SDPBackend, sdpa_kernel",
+               "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, "
+               "SDPBackend.CUDNN_ATTENTION]):",
+               "    loss = model(x)  # fails with 'No available kernel'; the warnings give each backend's reason",
+               "# then change what they name (dtype, mask layout, head size)"};
+    } else {
+      x.explanation = "bmm/softmax kernels launched by hand-written attention hold the full score matrix in memory.";
+      x.fix = {"out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)",
+               "# decoder (causal) attention: is_causal=True instead of a mask"};
+    }
     out.push_back(std::move(x));
   }
   void checklist(const Facts& f, const Thresholds&, const std::vector<Finding>& mine,
