@@ -62,14 +62,21 @@ def load_split(path):
 
 
 def load_results(paths):
-    """job -> list of records (one per process), and job -> record metadata (kind, variants' fixes)."""
-    recs = {}
+    """job -> list of records (one per process), and job -> record metadata (kind, variants' fixes).
+    Exits when the files come from more than one GPU model: a band over two cards measures no one job."""
+    recs, gpus = {}, {}
     for p in paths:
         with open(p) as f:
             for line in f:
                 if line.strip():
                     r = json.loads(line)
                     recs.setdefault(r["job"], []).append(r)
+                    if r.get("gpu"):
+                        gpus.setdefault(r["gpu"], set()).add(os.path.basename(p))
+    if len(gpus) > 1:
+        sys.exit("score.py: the results come from more than one GPU ("
+                 + "; ".join(f"{g}: {', '.join(sorted(fs))}" for g, fs in sorted(gpus.items()))
+                 + "): score each machine's results alone")
     return recs
 
 

@@ -5,6 +5,7 @@ profiled, interleaved) against a fake torch, and the scorer's profiler-cost comp
     python3 validation/test_lab_scripts.py      (ctest: lab_scripts)
 """
 import contextlib
+import json
 import os
 import sys
 import types
@@ -180,6 +181,28 @@ class PackTraces(unittest.TestCase):
             members = [sorted(tarfile.open(os.path.join(out, t)).getnames()) for t in tars]
             self.assertEqual(members, [["a__base.pt.trace.json.gz", "traces_manifest.json"],
                                        ["b__base.pt.trace.json.gz", "traces_manifest.json"]])
+
+
+class LoadResults(unittest.TestCase):
+    def write(self, d, name, gpu):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(json.dumps({"job": "j", "gpu": gpu, "variants": {}}) + "\n")
+        return path
+
+    def test_one_gpu_loads(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            recs = score.load_results([self.write(d, "a.jsonl", "NVIDIA H200"), self.write(d, "b.jsonl", "NVIDIA H200")])
+            self.assertEqual(len(recs["j"]), 2)
+
+    def test_two_gpus_are_refused_with_the_files_named(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            paths = [self.write(d, "a.jsonl", "NVIDIA H200"), self.write(d, "b.jsonl", "NVIDIA H100 80GB HBM3")]
+            with self.assertRaises(SystemExit) as e:
+                score.load_results(paths)
+            self.assertIn("NVIDIA H100 80GB HBM3: b.jsonl", str(e.exception.code))
 
 
 class HostProbes(unittest.TestCase):

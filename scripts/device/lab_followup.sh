@@ -32,6 +32,8 @@ part=${1:?usage: scripts/device/lab_followup.sh PART(1-11) OUT_DIR}
 out=${2:?usage: scripts/device/lab_followup.sh PART(1-11) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
+# The card first: a kind may run on another card than it names, and score.py refuses results of two.
+nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed "s/^/lab_followup.sh: GPU /" >&2
 lab() { python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --profiled "$@"; }
 case "$part" in
   1) lab --mode both --proc-tag O1 \
