@@ -24,9 +24,10 @@ fails or runs past its timeout is recorded with its error and the driver goes on
 
 Outputs in DIR (at most 8 files, what one remote command can bring back):
   results_<tag>.jsonl     one JSON line per job (written as each job ends)
-  traces_<tag>_<k>.tar    k = 1..6, plain tar of the .pt.trace.json.gz files, each tar <= 15 MB; base traces
-                          are packed first; traces_<tag>_1.tar also holds traces_manifest.json (what went
-                          where, what did not fit). With --shard K/N the name is traces_<tag>_s<K>_<k>.tar.
+  traces_<tag>_<k>.tar    plain tars of the .pt.trace.json.gz files, each tar <= 15 MB, k numbered after the
+                          tars of that tag already in DIR (a second run adds its own); base traces are packed
+                          first; each run's first tar also holds traces_manifest.json (what went where, what
+                          did not fit). With --shard K/N the name is traces_<tag>_s<K>_<k>.tar.
 Loose traces and the workers' partial results live in a scratch directory outside DIR, removed at the end
 (--keep-scratch keeps it).
 
@@ -39,6 +40,7 @@ import ast
 import io
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -462,9 +464,8 @@ def pack_traces(trace_dir, out, tag):
     if not files:
         return
     tars, left_out = plan_tars(files)
-    first = 1
-    while os.path.exists(os.path.join(out, f"traces_{tag}_{first}.tar")):
-        first += 1
+    taken = [int(m.group(1)) for f in os.listdir(out) if (m := re.fullmatch(rf"traces_{re.escape(tag)}_(\d+)\.tar", f))]
+    first = max(taken, default=0) + 1
     names = [f"traces_{tag}_{first + k}.tar" for k in range(len(tars))]
     manifest = {"proc": tag, "tars": {n: [m for m, _ in t] for n, t in zip(names, tars)}, "left_out": left_out}
     for k, (tname, members) in enumerate(zip(names, tars)):

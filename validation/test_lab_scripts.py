@@ -182,6 +182,20 @@ class PackTraces(unittest.TestCase):
             self.assertEqual(members, [["a__base.pt.trace.json.gz", "traces_manifest.json"],
                                        ["b__base.pt.trace.json.gz", "traces_manifest.json"]])
 
+    def test_numbered_after_the_highest_so_no_tar_is_overwritten(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as out:
+            for k in (1, 3):
+                open(os.path.join(out, f"traces_T_{k}.tar"), "wb").close()
+            traces = os.path.join(out, "scratch")
+            os.makedirs(traces)
+            with open(os.path.join(traces, "c__base.pt.trace.json.gz"), "wb") as f:
+                f.write(b"x")
+            run_lab.pack_traces(traces, out, "T")
+            self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".tar")),
+                             ["traces_T_1.tar", "traces_T_3.tar", "traces_T_4.tar"])
+            self.assertEqual(os.path.getsize(os.path.join(out, "traces_T_3.tar")), 0)
+
 
 class LoadResults(unittest.TestCase):
     def write(self, d, name, gpu):

@@ -25,7 +25,7 @@
 #         resnet34_jpeg_workers2 workers4, vit_base_jpeg_workers3 workers12, numpy_aug_on_thread loader4)
 #   9     parts 7 and 8 in one call, shorter: part 7 without the probe, part 8 without profiled rounds
 #   10,11 parts 6-8 in one full call (Q1, traced) and one shorter (Q2, timed), the held-out jobs first
-# Results land in OUT_DIR as results_O<part>.jsonl, traces_O<part>_*.tar and sparse_*.jsonl; score with
+# Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
 set -u
 part=${1:?usage: scripts/device/lab_followup.sh PART(1-11) OUT_DIR}
@@ -80,15 +80,16 @@ case "$part" in
      # jobs first (efficientnet_v2_s's graphed step, vit_small's trace, wide_deep_embeddings), then the
      # fit part's channels_last, DLRM and MoE variants, the MoE probe, and the loader pools; traced in
      # the first (Q1), timed again in the second (Q2, no probe)
-     # (LAB_PROC_TAG overrides the tag: another card's runs must not mix with the H200's)
-     proc=${LAB_PROC_TAG:-$([ "$part" = 10 ] && echo Q1 || echo Q2)}; mode=$([ "$part" = 10 ] && echo both || echo time)
+     # (LAB_PROC_TAG=X makes the tags X1 and X2: another card's runs must not mix with the H200's)
+     n=$([ "$part" = 10 ] && echo 1 || echo 2); proc=${LAB_PROC_TAG:-Q}$n
+     mode=$([ "$part" = 10 ] && echo both || echo time)
      k=$([ "$part" = 10 ] && echo 10 || echo 7)  # tenths of each budget: the timed-only call is shorter
      run() { b=$1; shift; python3 validation/run_lab.py --out "$out" --budget-s $((b * k / 10)) --mode "$mode" --proc-tag "$proc" "$@"; }
      run 150 --variants base,graphed_step,bf16,fused,sparse \
        --jobs efficientnet_v2_s_fp32,vit_small_fp32,wide_deep_embeddings
      run 100 --variants base,channels_last --jobs regnet_y_fp32,resnext50_fp32
      run 100 --variants base,fused,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
-     [ "$part" = 10 ] && timeout 60 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_A.jsonl" --tag A
+     [ "$part" = 10 ] && timeout 60 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_$proc.jsonl" --tag "$proc"
      run 130 --jobs resnet34_jpeg_workers2,numpy_aug_on_thread,vit_base_jpeg_workers3 ;;
   *) echo "lab_followup.sh: no part $part (1-11)" >&2; exit 2 ;;
 esac

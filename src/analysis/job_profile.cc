@@ -306,7 +306,9 @@ JobProfile profileRank(const RankAnalysis& ra, CheckpointRegions* checkpoint, st
   setLoader(n, ra.total, p);
   setHostSyncs(n, per_step, p);
   p.sdpa_calls_per_step = static_cast<double>(n.sdpa_calls) * per_step;
-  p.sdpa_math_calls_per_step = static_cast<double>(n.sdpa_math_calls) * per_step;
+  // A math-backend operator is counted only as one of the SDPA calls (one called directly, or under a
+  // call that began before the steps, is not).
+  p.sdpa_math_calls_per_step = static_cast<double>(std::min(n.sdpa_math_calls, n.sdpa_calls)) * per_step;
   return p;
 }
 

@@ -201,7 +201,8 @@ void HostWalk::hostOp(const At& a) {
     else if (a.in_win)
       ++n_.gemm_ops;
   }
-  if ((a.f & (kSdpa | kSdpaMath)) && a.in_win && (top || ev_[a.ts.ops.back().event].name != a.e.name))
+  // SDPA calls in forward (a recomputation inside a backward node re-runs them: not counted again).
+  if ((a.f & (kSdpa | kSdpaMath)) && a.in_win && !a.in_node && (top || ev_[a.ts.ops.back().event].name != a.e.name))
     ++((a.f & kSdpa) ? n_.sdpa_calls : n_.sdpa_math_calls);
   if (casts_ && a.in_win && !a.in_optimizer) castSites(a, top);
   if (a.f & kUnscale) a.ts.scaler_pending = true;

@@ -486,6 +486,10 @@ TEST(JobProfile, SdpaCallsThatRanTheMathBackend) {
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_DOUBLE_EQ(run.value().job.sdpa_calls_per_step, 4.0);
   EXPECT_DOUBLE_EQ(run.value().job.sdpa_math_calls_per_step, 2.0);
+  // A math-backend operator alone is not an SDPA call of the job's.
+  auto alone = stepOf({{"aten::_scaled_dot_product_attention_math"}});
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  EXPECT_DOUBLE_EQ(alone.value().job.sdpa_math_calls_per_step, 0.0);
   EXPECT_DOUBLE_EQ(whatif("hf_gpt2_eager_fp32__base").sdpa_calls_per_step, 0.0);  // attention by hand
   const JobProfile& fused = whatif("hf_gpt2_eager_fp32__sdpa");                   // the memory-efficient kernel
   EXPECT_GT(fused.sdpa_calls_per_step, 0.0);

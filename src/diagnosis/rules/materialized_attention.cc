@@ -1,6 +1,8 @@
 // Attention written by hand (batched GEMM + softmax + batched GEMM) instead of a fused kernel, or
 // scaled_dot_product_attention falling back to its math backend, which runs the same kernels.
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,10 @@ constexpr ThresholdDecl kFusedSaving{"fused_attention_saving",
                                      1,
                                      "ratio",
                                      "share of materialized-attention kernel time a fused kernel saves (guide: 2-4x)"};
+
+// SDPA restricted to its fused backends: where none takes a call, PyTorch fails and says why.
+constexpr std::string_view kFusedBackendsOnly =
+    "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]):";
 
 class MaterializedAttention : public Rule {
  public:
@@ -45,16 +51,19 @@ class MaterializedAttention : public Rule {
       x.evidence.push_back({"scaled_dot_product_attention calls", sdpa, "per step"});
       x.evidence.push_back({"... on its math backend", math, "per step"});
       x.explanation =
-          "The job calls scaled_dot_product_attention, but PyTorch found no fused backend (flash, memory-efficient, "
-          "cuDNN) that takes these calls' inputs, and ran the math backend: the same batched GEMMs and softmax as "
-          "attention written by hand, with the full score matrix in memory. Each fused backend has its limits "
-          "(flash: fp16/bf16 and no arbitrary mask; all: head sizes, mask layouts); restricting the backends makes "
-          "PyTorch say which one failed and why.";
+          "The job calls scaled_dot_product_attention, but these calls ran its math backend: the same batched "
+          "GEMMs and softmax as attention written by hand, with the full score matrix in memory. Either no fused "
+          "backend (flash, memory-efficient, cuDNN) takes the calls' inputs (each has its limits: flash takes "
+          "fp16/bf16 and no arbitrary mask; all of them, certain head sizes and mask layouts), or the fused "
+          "backends are turned off (torch.backends.cuda.enable_*_sdp(False), a library's own sdpa_kernel). "
+          "Restricting the backends makes PyTorch say which one failed and why.";
       x.fix = {"from torch.nn.attention import SDPBackend, sdpa_kernel",
-               "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, "
-               "SDPBackend.CUDNN_ATTENTION]):",
+               std::string(kFusedBackendsOnly),
                "    loss = model(x)  # fails with 'No available kernel'; the warnings give each backend's reason",
-               "# then change what they name (dtype, mask layout, head size)"};
+               "# then change what they name (dtype, mask layout, head size); where it runs without failing,",
+               "# the code turns the fused backends off: enable_flash_sdp(False), enable_mem_efficient_sdp(False),",
+               "# sdpa_kernel(SDPBackend.MATH)",
+               "# (PyTorch before 2.3: torch.backends.cuda.sdp_kernel(enable_math=False) instead of sdpa_kernel)"};
     } else {
       x.explanation = "bmm/softmax kernels launched by hand-written attention hold the full score matrix in memory.";
       x.fix = {"out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)",
