@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 import types
 import unittest
 
@@ -168,7 +169,6 @@ class ProfilerCost(unittest.TestCase):
 class PackTraces(unittest.TestCase):
     def test_a_second_run_into_the_same_folder_keeps_the_first_runs_tars(self):
         import tarfile
-        import tempfile
         with tempfile.TemporaryDirectory() as out:
             for job in ("a", "b"):
                 traces = os.path.join(out, "scratch_" + job)
@@ -183,7 +183,6 @@ class PackTraces(unittest.TestCase):
                                        ["b__base.pt.trace.json.gz", "traces_manifest.json"]])
 
     def test_numbered_after_the_highest_so_no_tar_is_overwritten(self):
-        import tempfile
         with tempfile.TemporaryDirectory() as out:
             for k in (1, 3):
                 open(os.path.join(out, f"traces_T_{k}.tar"), "wb").close()
@@ -205,13 +204,11 @@ class LoadResults(unittest.TestCase):
         return path
 
     def test_one_gpu_loads(self):
-        import tempfile
         with tempfile.TemporaryDirectory() as d:
             recs = score.load_results([self.write(d, "a.jsonl", "NVIDIA H200"), self.write(d, "b.jsonl", "NVIDIA H200")])
             self.assertEqual(len(recs["j"]), 2)
 
     def test_two_gpus_are_refused_with_the_files_named(self):
-        import tempfile
         with tempfile.TemporaryDirectory() as d:
             paths = [self.write(d, "a.jsonl", "NVIDIA H200"), self.write(d, "b.jsonl", "NVIDIA H100 80GB HBM3")]
             with self.assertRaises(SystemExit) as e:

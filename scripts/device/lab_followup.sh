@@ -23,13 +23,13 @@
 #         the fit part's loader pools and host-bound job, every variant timed and traced (Q3): where the
 #         step goes once more workers take the loader off the critical path (predicted 14-30 % too fast on
 #         resnet34_jpeg_workers2 workers4, vit_base_jpeg_workers3 workers12, numpy_aug_on_thread loader4)
-#   9     parts 7 and 8 in one call, shorter: part 7 without the probe, part 8 without profiled rounds
-#   10,11 parts 6-8 in one full call (Q1, traced) and one shorter (Q2, timed), the held-out jobs first
+#   10,11 parts 6-8 in one full call (Q1, traced) and one shorter (Q2, timed), the held-out jobs first;
+#         LAB_PROC_TAG=X tags them X1, X2 (another card's runs)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-11) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-11) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10, 11) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10, 11) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -67,15 +67,6 @@ case "$part" in
      python3 validation/run_lab.py --out "$out" --budget-s 80 --mode "$mode" --proc-tag "$proc" \
        --jobs wide_deep_embeddings ;;
   8) lab --mode both --proc-tag Q3 --jobs vit_small_fp32,resnet34_jpeg_workers2,vit_base_jpeg_workers3,numpy_aug_on_thread ;;
-  9) # parts 7 and 8 in one call, for a session with device time for two calls after part 6: part 7's
-     # timing without the probe (Q2), then part 8's jobs traced without the profiled rounds (Q3)
-     run() { python3 validation/run_lab.py --out "$out" "$@"; }
-     run --budget-s 200 --mode time --proc-tag Q2 --variants base,channels_last,graphed_step \
-       --jobs regnet_y_fp32,resnext50_fp32,efficientnet_v2_s_fp32
-     run --budget-s 90 --mode time --proc-tag Q2 --variants base,fused,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
-     run --budget-s 45 --mode time --proc-tag Q2 --jobs wide_deep_embeddings
-     run --budget-s 200 --mode both --proc-tag Q3 \
-       --jobs vit_small_fp32,resnet34_jpeg_workers2,vit_base_jpeg_workers3,numpy_aug_on_thread ;;
   10|11) # parts 6-8 for a session with device time for one full call and a shorter one: the held-out
      # jobs first (efficientnet_v2_s's graphed step, vit_small's trace, wide_deep_embeddings), then the
      # fit part's channels_last, DLRM and MoE variants, the MoE probe, and the loader pools; traced in
@@ -91,5 +82,5 @@ case "$part" in
      run 100 --variants base,fused,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
      [ "$part" = 10 ] && timeout 60 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_$proc.jsonl" --tag "$proc"
      run 130 --jobs resnet34_jpeg_workers2,numpy_aug_on_thread,vit_base_jpeg_workers3 ;;
-  *) echo "lab_followup.sh: no part $part (1-11)" >&2; exit 2 ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10, 11)" >&2; exit 2 ;;
 esac

@@ -20,9 +20,8 @@ class SdpaFix : public Fix {
         "scaled_dot_product_attention in place of the materialized attention: the score matrix's kernels "
         "(softmax and its backward, the masking, scaling and dropout kernels between the batched GEMMs), their "
         "launches and the host time between the two GEMMs' operators (score, view and cast operators, forward "
-        "and backward) gone, the batched GEMMs' math kept at its traced rate in the fused kernel (measured on an H200: "
-        "the FP32 fused kernels took 2.2 ms where "
-        "the batched GEMMs they replace took 2.19)";
+        "and backward) gone, the batched GEMMs' math kept at its traced rate in the fused kernel (measured on an "
+        "H200: the FP32 fused kernels took 2.2 ms where the batched GEMMs they replace took 2.19)";
     return true;
   }
 };
