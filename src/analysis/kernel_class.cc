@@ -191,18 +191,27 @@ bool activationKernel(std::string_view ln) {
 }
 
 // Data movement: copies, concatenation, layout transposes (cuDNN nchwToNhwc, MIOpen
-// batched_transpose, im2col), permutes, rolls (torch.roll: roll_cuda_kernel, Swin's shifted windows),
-// casts and quantization, KV-cache stores.
+// batched_transpose, im2col), cuDNN's layout transforms around NHWC grouped convolutions
+// (tensorTransformGeneric, convertTensor_kernel, nhwcSliceCKernel, nhwcAddPaddingKernel), permutes,
+// rolls (torch.roll: roll_cuda_kernel, Swin's shifted windows), casts and quantization, KV-cache stores.
 bool copyKernel(std::string_view ln) {
   return has(ln, "copy") || startsWith(ln, "at::native::roll_cuda_kernel") || has(ln, "catarray") || has(ln, "cat_") ||
          has(ln, "transpose") || has(ln, "nchwtonhwc") || has(ln, "nhwctonchw") || has(ln, "im2col") ||
          has(ln, "im2d2col") || has(ln, "permute") || castWord(ln) || has(ln, "quant") || has(ln, "kvcache") ||
-         has(ln, "kv_cache");
+         has(ln, "kv_cache") || has(ln, "tensortransform") || has(ln, "converttensor") || has(ln, "nhwcslicec") ||
+         has(ln, "nhwcaddpadding");
+}
+
+// "sort" as in a sort, not inside "tensor" + "t..." (tensorTransformGeneric, TensorToT...).
+bool sortWord(std::string_view ln) {
+  for (size_t p = ln.find("sort"); p != std::string_view::npos; p = ln.find("sort", p + 1))
+    if (p < 3 || ln.substr(p - 3, 3) != "ten") return true;
+  return false;
 }
 
 bool reductionKernel(std::string_view ln) {
-  return has(ln, "reduce") || has(ln, "softmax") || has(ln, "nll_loss") || has(ln, "cross_entropy") ||
-         has(ln, "sort") || has(ln, "scan") || has(ln, "argmax") || has(ln, "topk") || has(ln, "_pool");
+  return has(ln, "reduce") || has(ln, "softmax") || has(ln, "nll_loss") || has(ln, "cross_entropy") || sortWord(ln) ||
+         has(ln, "scan") || has(ln, "argmax") || has(ln, "topk") || has(ln, "_pool");
 }
 
 // MIOpen's tensor ops (SubTensorOpWithScalar1d, ...) and cuDNN's scalePackedTensor are pointwise, so are
@@ -302,6 +311,11 @@ int gemmOperandAlignmentBytes(std::string_view name) {
 bool isBatchNormKernelName(std::string_view name) {
   const std::string ln = lower(name);
   return has(ln, "bn_fw") || has(ln, "bn_bw") || has(ln, "batch_norm") || has(ln, "batchnorm");
+}
+
+bool isNchwBatchNormKernelName(std::string_view name) {
+  const std::string ln = lower(name);
+  return isBatchNormKernelName(name) && !has(ln, "nhwc") && !has(ln, "channels_last");
 }
 
 bool isConvolutionKernelName(std::string_view name) {

@@ -450,6 +450,29 @@ TEST(ClassifyKernel, RollRnnCellAndEmbeddingBagBackward) {
                "aten::add", "float");
 }
 
+// cuDNN's layout transforms around NHWC grouped convolutions, names verbatim from the lab's channels_last
+// regnet_y and resnext50 traces (H200 and H100, PyTorch 2.11): data movement. tensorTransformGeneric was
+// a reduction ("tenSORTransform") and convertTensor_kernel `other`; a real sort stays a reduction.
+TEST(ClassifyKernel, CudnnLayoutTransformsAreCopies) {
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void tensorTransformGeneric<float, float, float, true, false, false, (cudnnKernelDataType_t)0>("
+               "cudnnTensorTransformStruct, tensorTransformParams, int, unsigned long, float const*, float*, float, "
+               "float)",
+               "aten::convolution_backward", "float");
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void cudnn::engines_precompiled::convertTensor_kernel<float, float, float, (cudnnKernelDataType_t)2>("
+               "float, float const*, float, float*, unsigned long)",
+               "aten::cudnn_convolution", "float");
+  EXPECT_CLASS(KernelClass::kCopy,
+               "void nhwcSliceCKernel<float, float, float, true, (cudnnKernelDataType_t)2>(cudnn::reduced_divisor, "
+               "int, int, int, float const*, float*, float, float)",
+               "aten::cudnn_convolution", "float");
+  EXPECT_CLASS(KernelClass::kReduction,
+               "void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::LTOp<float, true>, "
+               "unsigned int>(at::cuda::detail::TensorInfo<float, unsigned int>)",
+               "aten::sort", "float");
+}
+
 // aten::_foreach_copy_ runs the multi-tensor kernel with a Copy functor: a copy, not an optimizer's
 // update (a decode step without an optimizer was advised fused AdamW for these two). Names and
 // operator verbatim from testdata/wild/MANIFEST.json: tracelens_mi300x_sglang_qwen3_8b_decode.

@@ -17,7 +17,8 @@ namespace gpudoctor {
 // not 16: a dimension that is not a multiple of 8 (16-bit) or 4 (TF32).
 enum class PrecisionKind : uint8_t {
   kNone = 0,
-  kBatchNorm,
+  kBatchNorm,  // an NCHW kernel (isNchwBatchNormKernelName)
+  kBatchNormNhwc,
   kConvolution,
   kRecurrent,
   kLayoutTranspose,
@@ -35,6 +36,9 @@ inline int misalignedGemmIndex(PrecisionKind k) {
 // cuDNN's batch-norm kernels (bn_fw_*, bn_bw_*) and PyTorch's native ones (batch_norm_*). Defined
 // with the other kernel-name rules (analysis/kernel_class.cc).
 bool isBatchNormKernelName(std::string_view name);
+// A batch norm's NCHW kernel (cuDNN's bn_fw_tr_1C11_*, bn_bw_1C11_*, PyTorch's native batch_norm_*), not
+// one of cuDNN's NHWC ones (batchnorm_fwtr_nhwc_*, batchnorm_bwtr_nhwc_*).
+bool isNchwBatchNormKernelName(std::string_view name);
 
 // A convolution by its name: cuDNN's and CUTLASS's implicit-GEMM convolutions (fprop, dgrad,
 // wgrad), cuDNN's older engines, PyTorch's native depthwise ones. cuDNN's helpers (layout
@@ -54,7 +58,8 @@ inline PrecisionKind misalignedGemmKind(std::string_view name) {
 }
 
 inline PrecisionKind precisionKindOf(std::string_view name) {
-  if (isBatchNormKernelName(name)) return PrecisionKind::kBatchNorm;
+  if (isBatchNormKernelName(name))
+    return isNchwBatchNormKernelName(name) ? PrecisionKind::kBatchNorm : PrecisionKind::kBatchNormNhwc;
   if (isConvolutionKernelName(name)) return PrecisionKind::kConvolution;
   if (isLayoutTransposeKernel(name)) return PrecisionKind::kLayoutTranspose;
   return misalignedGemmKind(name);

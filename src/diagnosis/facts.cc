@@ -119,13 +119,17 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
       if (e.kind != EventKind::kKernel) continue;
       const std::string_view name = t.strings.view(e.name);
       const bool transpose = isLayoutTransposeKernel(name);
-      const int misaligned = transpose || w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w])
-                                 ? -1
-                                 : misalignedGemmIndex(misalignedGemmKind(name));
-      if (!transpose && misaligned < 0) continue;
+      const bool nchw_bn = !transpose && isNchwBatchNormKernelName(name);
+      const int misaligned =
+          transpose || nchw_bn || w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w])
+              ? -1
+              : misalignedGemmIndex(misalignedGemmKind(name));
+      if (!transpose && !nchw_bn && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
-          (transpose ? f.layout_transpose_ns : f.misaligned_gemm_ns[misaligned]) += static_cast<double>(e.dur_ns);
+          (transpose ? f.layout_transpose_ns
+           : nchw_bn ? f.nchw_batch_norm_ns
+                     : f.misaligned_gemm_ns[misaligned]) += static_cast<double>(e.dur_ns);
           f.misaligned_gemms += misaligned >= 0 ? 1 : 0;
           break;
         }

@@ -109,6 +109,9 @@ struct Facts {
   // The convolution libraries' NCHW <-> NHWC layout transposes (isLayoutTransposeKernel) in the selected steps,
   // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
   double layout_transpose_ns = 0;
+  // Batch norms in their NCHW kernels (isNchwBatchNormKernelName) in the selected steps, summed over ranks
+  // (ns): what channels_last moves to the NHWC kernels besides the transposes.
+  double nchw_batch_norm_ns = 0;
   // Tensor-core GEMMs on operands aligned to less than 16 bytes (kernel_class.h: a dimension not a
   // multiple of 8, or 4 in TF32), of a GEMM class (a materialized attention's batched GEMMs are not),
   // in the selected steps, summed over ranks (ns by operand alignment, misalignedGemmIndex: 2, 4, 8

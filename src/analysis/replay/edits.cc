@@ -33,6 +33,8 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
       s = ed.kernel_scale[static_cast<size_t>(k)];
       const PrecisionKind pk = g.work_kind[item - g.calls.size()];
       if (pk == PrecisionKind::kBatchNorm)
+        s *= ed.batch_norm_scale * ed.nchw_batch_norm_scale;
+      else if (pk == PrecisionKind::kBatchNormNhwc)
         s *= ed.batch_norm_scale;
       else if (pk == PrecisionKind::kConvolution && ed.convolution_scale > 0 && isGemm(k))
         s = ed.convolution_scale;

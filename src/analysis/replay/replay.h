@@ -135,8 +135,10 @@ struct ReplayEdits {
   // work). <= 0: off.
   std::array<double, 3> misaligned_gemm_scale{};
   // Tensors in channels_last: the NCHW<->NHWC layout transposes around each convolution (cuDNN's, MIOpen's)
-  // (PrecisionKind::kLayoutTranspose) cost nothing; their launch calls stay.
+  // (PrecisionKind::kLayoutTranspose) cost nothing; their launch calls stay. The NCHW batch-norm kernels
+  // (PrecisionKind::kBatchNorm) x nchw_batch_norm_scale (and x batch_norm_scale): cuDNN's NHWC ones for the same work.
   bool drop_layout_transposes = false;
+  double nchw_batch_norm_scale = 1;
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
   // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
   bool drop_embedding_fills = false;

@@ -81,7 +81,7 @@ class Bf16Fix : public Fix {
     const double elementwise = kBf16ElementwiseScale - (kBf16ElementwiseScale - kBf16ConvNetElementwiseScale) * conv;
     ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = elementwise;
     ed.convolution_scale = kBf16ConvolutionScale;
-    ed.batch_norm_scale = kAutocastBatchNormScale;
+    ed.batch_norm_scale *= kAutocastBatchNormScale;
     ed.recurrent_gemm_scale = kAutocastRecurrentGemmScale;
     ed.recurrent_other_scale = kAutocastRecurrentOtherScale;
     basis = fmt::format(

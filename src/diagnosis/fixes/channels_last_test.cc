@@ -1,3 +1,5 @@
+#include "diagnosis/fixes/channels_last.h"
+
 #include "analysis/replay/replay.h"
 #include "diagnosis/fixes/fix_test_util.h"
 
@@ -25,6 +27,30 @@ TEST(ChannelsLastFix, OnlyTheLayoutTransposesGo) {
   ASSERT_TRUE(after.available) << after.reason;
   EXPECT_NEAR(before.replayed.busy_ns, 3e6, 1e3);
   EXPECT_NEAR(after.replayed.busy_ns, 1e6, 1e3);
+}
+
+// Batch norm in NCHW runs cuDNN's bn_*_1C11 kernels; channels_last moves it to the NHWC ones, which take
+// kNhwcBatchNormScale of the time. A batch norm already in an NHWC kernel stays. Names verbatim from the
+// lab's resnext50_fp32 traces (H200), NCHW and channels_last.
+TEST(ChannelsLastFix, NchwBatchNormsRunAtTheNhwcKernelsRate) {
+  const std::vector<const char*> names = {
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+      "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)",
+      "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>(cudnnTensorStruct, float "
+      "const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, "
+      "float, float)",
+      "void cudnn::batchnorm_fwtr_nhwc_semiPersist<float, float, float, 512, 16, 2, 4, 1, 1, false, false, true, "
+      "2>(cudnn::NhwcBatchNormFwdParams)"};
+  std::vector<RankTrace> v = testing::gpuBoundSteps(names);
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayEdits ed;
+  ASSERT_TRUE(testing::applyFix(channelsLastFix(), nullptr, &run.value(), ed));
+  ReplayModel m(run.value());
+  const Replay before = m.replay(), after = m.replay(ed);
+  ASSERT_TRUE(after.available) << after.reason;
+  EXPECT_NEAR(before.replayed.busy_ns, 3e6, 1e3);
+  EXPECT_NEAR(after.replayed.busy_ns, (kNhwcBatchNormScale + 1) * 1e6, 1e3);
 }
 
 }  // namespace
