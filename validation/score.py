@@ -21,8 +21,9 @@ The profiler's cost, where a process timed the base under the profiler too (run_
   the replay's, the traced step less its un-profiled step (diagnosis.what_if.traced_step_ns).
 Reported separately for the split's holdout, fit and all jobs (validation/split.json): un-profiled step
 error, fix speedup error |pred/meas - 1|, the plan's first fix against the measured best, healthy jobs' fixes
-predicted above 1.05x, and violations of the physical bound (predicted step >= GPU busy per step, the median
-of ranks[0].steps[].gpu_busy_ns).
+predicted above 1.05x, violations of the physical bound (predicted step >= GPU busy per step, the median
+of ranks[0].steps[].gpu_busy_ns), and findings whose stated bound (gain_ms_per_step: what the fix can save at
+most) a single fix's measured saving exceeds (the least saving the bands allow).
 """
 import argparse
 import json
@@ -182,6 +183,8 @@ def predictions(doc):
         for a in p.get("within_accuracy") or []:
             fix_of[a["finding"]] = a["fix"]
     fixes, alts = {}, {}
+    # Each finding's stated bound: what its fix can save at most (ms a step; 0: none stated).
+    bounds = {f["id"]: f.get("gain_ms_per_step") or 0 for f in diag.get("findings") or []}
     for f in diag.get("findings") or []:
         w = f.get("what_if")
         fix = (w or {}).get("fix") or fix_of.get(f.get("id"))
@@ -194,7 +197,7 @@ def predictions(doc):
     unprof, traced = wi.get("unprofiled_step_ns"), wi.get("traced_step_ns")
     return {"unprofiled_ms": unprof / 1e6 if unprof else None, "traced_ms": traced / 1e6 if traced else None, "fixes": fixes, "alternatives": alts, "plan": plan,
             "known": KNOWN_FIXES | set(fix_of.values()) | {p["fix"] for p in plan},
-            "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis")}
+            "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis"), "bounds": bounds}
 
 
 def predict_variant(fixes, score_as, P):
@@ -294,6 +297,24 @@ def bound_violations(job, P):
     return out
 
 
+def measured_over_bound(job, variants, steps, P):
+    """Single fixes that measured a larger saving than their finding states it can buy at most: the least
+    saving the bands allow (the base's fastest process against the variant's slowest) above the bound
+    (with BOUND_TOLERANCE). A bound a measurement breaks is a false statement, whatever the prediction."""
+    out = []
+    base = steps.get("base")
+    for v, meta in variants.items():
+        if v == "base" or len(meta["fixes"]) != 1 or v not in steps or not base:
+            continue
+        w = P["fixes"].get(meta["fixes"][0])
+        bound = P["bounds"].get(w["finding"], 0) if w else 0
+        least = base["lo"] - steps[v]["hi"]
+        if bound > 0 and least > bound * (1 + BOUND_TOLERANCE):
+            out.append(f"{job}: {v} saved at least {least:.3f} ms/step, above the {bound:.3f} ms/step "
+                       f"{w['finding']} states")
+    return out
+
+
 def healthy_flags(P, measured=None):
     """Fixes predicted above WORTH, for jobs written as healthy: (false alarms, fixes found). A fix whose
     variant measured above WORTH too was no false alarm: the job was not as healthy as it was written
@@ -339,6 +360,7 @@ def score_job(job, records, split, args, idx, tmp):
            "speedups": speedups, "pred_ms": P["unprofiled_ms"] if P else None, "unprof_err": None,
            "unprof_inside": None, "fixes": score_fixes(variants, speedups, P), "plan_first": plan_first(
                variants, speedups, P), "bounds": bound_violations(job, P) if P else [],
+           "over_bound": measured_over_bound(job, variants, steps, P) if P else [],
            "truth_below_busy": bool(P and base and P["busy_ms"] and base["x"] < P["busy_ms"]),
            "healthy_flags": {}, "healthy_found": {}, "error": error,
            "busy_ms": P["busy_ms"] if P else None,
@@ -461,6 +483,7 @@ def summarize(jobs, subset):
                                                           if j["healthy_flags"]},
                         "found": {j["job"]: j["healthy_found"] for j in healthy if j.get("healthy_found")}},
             "bound_violations": sum(len(j["bounds"]) for j in sel),
+            "measured_over_bound": sum(len(j.get("over_bound") or []) for j in sel),
             "truth_below_busy": sum(1 for j in sel if j.get("truth_below_busy"))}
 
 
@@ -540,6 +563,7 @@ def print_summary(name, s):
               f"{h['found']}")
     print(f"   physical-bound violations: {s['bound_violations']} (jobs whose measured un-profiled step is itself "
           f"below the traced GPU busy: {s.get('truth_below_busy', 0)})")
+    print(f"   findings' stated bounds that a measured saving exceeds: {s.get('measured_over_bound', 0)}")
 
 
 def parse_args():
@@ -579,12 +603,15 @@ def main():
         print(f"   {job} / {v}: {note}")
     violations = [v for j in jobs for v in j["bounds"]]
     print(f"\nphysical-bound violations ({len(violations)}):" + "".join(f"\n   {v}" for v in violations))
+    over = [v for j in jobs for v in j.get("over_bound") or []]
+    print(f"\nmeasured savings above the finding's stated bound ({len(over)}):" + "".join(f"\n   {v}" for v in over))
     missing = sorted(set(split) - set(recs))
     if missing:
         print(f"\njobs of the split without results: {missing}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"summary": summary, "jobs": jobs, "unscored": unscored, "bound_violations": violations},
+            json.dump({"summary": summary, "jobs": jobs, "unscored": unscored, "bound_violations": violations,
+                       "measured_over_bound": over},
                       f, indent=1, default=str)
     return 0
 

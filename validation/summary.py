@@ -46,6 +46,7 @@ def summary_table(s):
         lambda p: ", ".join(f"{j} ({', '.join(p['healthy']['found'][j])})" for j in sorted(p["healthy"].get("found") or {}))
         or "-")
     row("predictions below the GPU's busy time", lambda p: str(p["bound_violations"]))
+    row("findings' stated bounds that a measured saving exceeds", lambda p: str(p.get("measured_over_bound", "-")))
     if any((s[p].get("profiler_cost") or {}).get("n") for p in PARTS):  # run_lab.py --profiled
         row("profiler's cost the replay removes against measured: median abs error / worst",
             lambda p: f"{abs_pct(p['profiler_cost']['median_abs'])} / {pct(p['profiler_cost']['worst'])} "

@@ -120,17 +120,19 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
       const std::string_view name = t.strings.view(e.name);
       const bool transpose = isLayoutTransposeKernel(name);
       const bool nchw_bn = !transpose && isNchwBatchNormKernelName(name);
+      const bool conv = !transpose && !nchw_bn && isConvolutionKernelName(name);
       const int misaligned =
           transpose || nchw_bn || w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w])
               ? -1
               : misalignedGemmIndex(misalignedGemmKind(name));
-      if (!transpose && !nchw_bn && misaligned < 0) continue;
+      if (!transpose && !nchw_bn && !conv && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
-          (transpose ? f.layout_transpose_ns
-           : nchw_bn ? f.nchw_batch_norm_ns
-                     : f.misaligned_gemm_ns[misaligned]) += static_cast<double>(e.dur_ns);
-          f.misaligned_gemms += misaligned >= 0 ? 1 : 0;
+          const double d = static_cast<double>(e.dur_ns);
+          if (transpose) f.layout_transpose_ns += d;
+          if (nchw_bn) f.nchw_batch_norm_ns += d;
+          if (conv) f.convolution_ns += d;
+          if (misaligned >= 0) f.misaligned_gemm_ns[misaligned] += d, ++f.misaligned_gemms;
           break;
         }
     }

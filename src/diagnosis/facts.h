@@ -112,6 +112,9 @@ struct Facts {
   // Batch norms in their NCHW kernels (isNchwBatchNormKernelName) in the selected steps, summed over ranks
   // (ns): what channels_last moves to the NHWC kernels besides the transposes.
   double nchw_batch_norm_ns = 0;
+  // Convolution kernels (isConvolutionKernelName) in the selected steps, summed over ranks (ns): channels_last
+  // changes them too (NCHW-only grouped and SIMT kernels give way to NHWC tensor-core ones).
+  double convolution_ns = 0;
   // Tensor-core GEMMs on operands aligned to less than 16 bytes (kernel_class.h: a dimension not a
   // multiple of 8, or 4 in TF32), of a GEMM class (a materialized attention's batched GEMMs are not),
   // in the selected steps, summed over ranks (ns by operand alignment, misalignedGemmIndex: 2, 4, 8

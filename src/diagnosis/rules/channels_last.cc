@@ -23,16 +23,18 @@ class ChannelsLast : public Rule {
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
     const double ns = f.perStep(f.layout_transpose_ns);
     if (f.share(ns) <= th.get(kTransposeShareMax)) return;
-    const double bn = f.perStep(f.nchw_batch_norm_ns);
+    const double bn = f.perStep(f.nchw_batch_norm_ns), conv = f.perStep(f.convolution_ns);
     Finding x = gainFinding(
         f, th, "layout.channels_last",
         fmt::format("Convolutions transpose NCHW tensors to NHWC and back: {:.1f}% of the step", pct(f.share(ns))),
-        ns + bn,
-        "the layout transposes' GPU time and the NCHW batch-norm kernels' (cuDNN's NHWC ones replace them, "
-        "faster but not free; pooling and the convolutions' own kernels are not counted)");
+        ns + bn + conv,
+        "the layout transposes' GPU time, the NCHW batch-norm kernels' and the convolutions' (channels_last "
+        "replaces all three: cuDNN's NHWC batch norms and convolution kernels, faster but not free; pooling is "
+        "not counted)");
     x.evidence = {{"layout transposes", ms(ns), "ms/step"},
                   {"share of step", pct(f.share(ns)), "%"},
-                  {"NCHW batch norms", ms(bn), "ms/step"}};
+                  {"NCHW batch norms", ms(bn), "ms/step"},
+                  {"convolutions", ms(conv), "ms/step"}};
     x.explanation =
         "The convolution libraries' fast kernels run NHWC (cuDNN's, MIOpen's implicit-GEMM ones); on NCHW "
         "(contiguous) tensors every convolution transposes its input and output, and batch norm and pooling "

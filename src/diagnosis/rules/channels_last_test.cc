@@ -15,11 +15,13 @@ TEST(RuleChannelsLast, TransposesAboveTheLimitAreNamed) {
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].id, "layout.channels_last");
   EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 1.5);
-  // The bound holds the NCHW batch norms too, which channels_last moves to faster NHWC kernels.
+  // The bound holds the NCHW batch norms and the convolutions too, which channels_last moves to other
+  // kernels (the lab's resnext50: batch norms x0.69, its NCHW-only grouped convolutions 4.15 -> 0.06 ms).
   f.nchw_batch_norm_ns = 10 * 2e6;
+  f.convolution_ns = 10 * 3e6;
   r = run(channelsLastRule(), f);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 3.5);
+  EXPECT_DOUBLE_EQ(r.findings[0].gain_ms_per_step, 6.5);
   EXPECT_NE(r.findings[0].fix[0].find("channels_last"), std::string::npos);
 }
 
