@@ -16,11 +16,13 @@ the same shapes every step). Rounds alternate the four configurations; a probe o
 
 One JSON line per round: {"precision" ("fp32" | "bf16"), "routing" ("varying" | "fixed"), "ms" (per step,
 un-profiled, N steps between two synchronizations), "host_probe_ns", "round", "torch", "gpu", "tag"}; then
-one line {"casts": {"fp32": n, "bf16": n}} (aten::_to_copy per step, counted under a CPU-only profiler
-after the timed rounds).
+one line {"casts": {"fp32": n, "bf16": n}, "ops": {precision: {operator: n}}} (aten::_to_copy, aten::addmm and
+aten::mm per step, counted under a CPU-only profiler after the timed rounds).
 
-Usage (on the GPU machine, two processes for a band):
+Usage (on the GPU machine, two processes for a band; --tokens, --d and --ff set the layer's sizes, by
+default a small layer whose host sets the step in FP32 too):
   python3 validation/probes/moe_host_cost.py --out $OUT/moe_host_A.jsonl --tag A
+  python3 validation/probes/moe_host_cost.py --out $OUT/moe_host_L.jsonl --tag L --tokens 16384 --d 1024 --ff 4096
 """
 import argparse
 import json
@@ -34,10 +36,10 @@ TOKENS, D, FF, EXPERTS = 2048, 128, 256, 8
 
 
 class MoE(nn.Module):
-    def __init__(self):
+    def __init__(self, d=D, ff=FF):
         super().__init__()
-        self.router = nn.Linear(D, EXPERTS, bias=False)
-        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(D, FF), nn.GELU(), nn.Linear(FF, D))
+        self.router = nn.Linear(d, EXPERTS, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
                                      for _ in range(EXPERTS))
 
     def forward(self, x, chosen):
@@ -54,7 +56,7 @@ def step(model, x, fixed, bf16):
     """One forward and backward. `fixed`: the routing to use, else a new one drawn on the GPU (drawn in
     both cases, so that both launch the same work): every expert's token count changes every step, as a
     trained router's does."""
-    drawn = torch.randint(0, EXPERTS, (TOKENS, 2), device="cuda")
+    drawn = torch.randint(0, EXPERTS, (x.shape[0], 2), device="cuda")
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
         loss = model(x, drawn if fixed is None else fixed).float().square().mean()
     loss.backward()
@@ -71,12 +73,13 @@ def host_probe(n=2000):
     return (time.perf_counter_ns() - t0) / n
 
 
-def casts_per_step(model, x, bf16):
+def ops_per_step(model, x, bf16, names=("aten::_to_copy", "aten::addmm", "aten::mm")):
+    """How many of each operator one step calls (casts, GEMMs), under a CPU-only profiler."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         step(model, x, None, bf16)
         torch.cuda.synchronize()
-    return sum(1 for e in prof.events() if e.name == "aten::_to_copy")
+    return {n: sum(1 for e in prof.events() if e.name == n) for n in names}
 
 
 def main():
@@ -85,17 +88,24 @@ def main():
     ap.add_argument("--tag", default="A")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=20,
+                    help="steps per configuration before the rounds; the varying routing's bf16 cost decays as "
+                         "cuBLASLt meets each shape (hundreds of steps): a long warm-up measures the steady state")
+    ap.add_argument("--tokens", type=int, default=TOKENS)
+    ap.add_argument("--d", type=int, default=D, help="model width")
+    ap.add_argument("--ff", type=int, default=FF, help="each expert's hidden width")
     a = ap.parse_args()
     torch.manual_seed(0)
-    model = MoE().cuda()
-    x = torch.randn(TOKENS, D, device="cuda", requires_grad=True)
+    model = MoE(a.d, a.ff).cuda()
+    x = torch.randn(a.tokens, a.d, device="cuda", requires_grad=True)
     configs = [(p, r) for p in ("fp32", "bf16") for r in ("varying", "fixed")]
-    routes = {"varying": None, "fixed": torch.randint(0, EXPERTS, (TOKENS, 2), device="cuda")}
-    for p, r in configs:  # warm-up: cuBLAS handles, autocast caches
-        for _ in range(20):
+    routes = {"varying": None, "fixed": torch.randint(0, EXPERTS, (a.tokens, 2), device="cuda")}
+    for p, r in configs:  # warm-up: cuBLAS handles, autocast caches, the shapes cuBLASLt has met
+        for _ in range(a.warmup):
             step(model, x, routes[r], p == "bf16")
     torch.cuda.synchronize()
-    meta = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "tag": a.tag}
+    meta = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "tag": a.tag,
+            "tokens": a.tokens, "d": a.d, "ff": a.ff, "warmup": a.warmup}
     with open(a.out, "w") as f:
         for i in range(a.rounds):
             for p, r in configs[i % 4:] + configs[:i % 4]:  # each configuration in each position
@@ -109,8 +119,9 @@ def main():
                 f.write(json.dumps({"precision": p, "routing": r, "ms": ms, "host_probe_ns": probe,
                                     "round": i, **meta}) + "\n")
                 f.flush()
-        casts = {p: casts_per_step(model, x, p == "bf16") for p in ("fp32", "bf16")}
-        f.write(json.dumps({"casts": casts, **meta}) + "\n")
+        ops = {p: ops_per_step(model, x, p == "bf16") for p in ("fp32", "bf16")}
+        casts = {p: ops[p]["aten::_to_copy"] for p in ops}
+        f.write(json.dumps({"casts": casts, "ops": ops, **meta}) + "\n")
     rows = [json.loads(line) for line in open(a.out) if '"ms"' in line]
     for p, r in configs:
         v = [row["ms"] for row in rows if row["precision"] == p and row["routing"] == r]
