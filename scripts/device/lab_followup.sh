@@ -25,11 +25,13 @@
 #         resnet34_jpeg_workers2 workers4, vit_base_jpeg_workers3 workers12, numpy_aug_on_thread loader4)
 #   10,11 parts 6-8 in one full call (Q1, traced) and one shorter (Q2, timed), the held-out jobs first;
 #         LAB_PROC_TAG=X tags them X1, X2 (another card's runs)
+#   12,13 moe_top2_sync again after its 300-step warm-up, the MoE probe at the job's sizes warmed up as
+#         long, and the held-out loader pools' variants traced (R1, traced; R2, timed)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10, 11) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10, 11) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-13) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-13) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -82,5 +84,16 @@ case "$part" in
      run 100 --variants base,fused,sparse,bf16 --jobs dlrm_embeddingbag,moe_top2_sync
      [ "$part" = 10 ] && timeout 60 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_$proc.jsonl" --tag "$proc"
      run 130 --jobs resnet34_jpeg_workers2,numpy_aug_on_thread,vit_base_jpeg_workers3 ;;
-  *) echo "lab_followup.sh: no part $part (1-8, 10, 11)" >&2; exit 2 ;;
+  12|13) # the MoE job warmed up past its bf16 GEMMs' shape transient (300 steps) and the MoE probe at the
+     # job's sizes with as long a warm-up (does the changing shapes' cost fade?); then the held-out loader
+     # pools' variants traced (why 4x the workers bought 1.5x on the H200's host); traced in the first (R1),
+     # timed in the second (R2, the probe again); LAB_PROC_TAG=X makes the tags X1 and X2
+     n=$([ "$part" = 12 ] && echo 1 || echo 2); proc=${LAB_PROC_TAG:-R}$n
+     mode=$([ "$part" = 12 ] && echo both || echo time)
+     python3 validation/run_lab.py --out "$out" --budget-s 130 --mode "$mode" --proc-tag "$proc" --jobs moe_top2_sync
+     timeout 120 python3 validation/probes/moe_host_cost.py --out "$out/moe_host_${proc}_warm.jsonl" --tag "$proc" \
+       --tokens 16384 --d 1024 --ff 4096 --warmup 300 --rounds 4 --steps 10
+     python3 validation/run_lab.py --out "$out" --budget-s 200 --mode "$mode" --proc-tag "$proc" \
+       --jobs efficientnet_jpeg_workers2,resnet50_jpeg_workers4 ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10-13)" >&2; exit 2 ;;
 esac
