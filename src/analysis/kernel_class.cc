@@ -314,8 +314,9 @@ bool isBatchNormKernelName(std::string_view name) {
 }
 
 bool isNchwBatchNormKernelName(std::string_view name) {
+  if (!isBatchNormKernelName(name)) return false;
   const std::string ln = lower(name);
-  return isBatchNormKernelName(name) && !has(ln, "nhwc") && !has(ln, "channels_last");
+  return !has(ln, "nhwc") && !has(ln, "channels_last");
 }
 
 bool isConvolutionKernelName(std::string_view name) {

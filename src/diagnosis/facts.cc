@@ -115,23 +115,18 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
   f.job = run.job;
   for (const auto& r : run.ranks) {
     const RankTrace& t = *r.trace;
-    // What each kernel name is, read once per name: bit 0 a layout transpose, 1 an NCHW batch norm, 2 a
-    // convolution, bits 3-4 a misaligned GEMM's operand alignment index + 1; -1 not yet read.
-    std::vector<int8_t> name_kind(t.strings.size(), -1);
+    // Each kernel name's kind, read once per name, as the replay reads it (-1: not yet read).
+    std::vector<int8_t> kind_of_name(t.strings.size(), -1);
     for (uint32_t w : r.index.gpu_work) {
       const Event& e = t.events[w];
       if (e.kind != EventKind::kKernel) continue;
-      int8_t& kind = name_kind[e.name];
-      if (kind < 0) {
-        const std::string_view name = t.strings.view(e.name);
-        const bool tr = isLayoutTransposeKernel(name), bn = !tr && isNchwBatchNormKernelName(name);
-        const bool cv = !tr && !bn && isConvolutionKernelName(name);
-        const int mis = tr || bn ? -1 : misalignedGemmIndex(misalignedGemmKind(name));
-        kind = static_cast<int8_t>((tr ? 1 : 0) | (bn ? 2 : 0) | (cv ? 4 : 0) | ((mis + 1) << 3));
-      }
-      const bool transpose = kind & 1, nchw_bn = kind & 2, conv = kind & 4;
+      int8_t& k = kind_of_name[e.name];
+      if (k < 0) k = static_cast<int8_t>(precisionKindOf(t.strings.view(e.name)));
+      const auto kind = static_cast<PrecisionKind>(k);
+      const bool transpose = kind == PrecisionKind::kLayoutTranspose, nchw_bn = kind == PrecisionKind::kBatchNorm,
+                 conv = kind == PrecisionKind::kConvolution;
       const int misaligned =
-          w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w]) ? -1 : ((kind >> 3) & 3) - 1;
+          w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w]) ? -1 : misalignedGemmIndex(kind);
       if (!transpose && !nchw_bn && !conv && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
