@@ -5,10 +5,14 @@ copies its inputs into static buffers, launches the graph, detaches one output p
 autograd still adds each parameter's gradient into .grad (an AccumulateGrad node per parameter).
 
 For MLP stacks of L Linear+GELU layers (2 parameters each) with tensors so small that the host sets
-the pace, fp16 autocast (cache disabled, as the CUDA-graphs docs require), gradients accumulated:
+the pace, fp16 autocast (cache disabled, as the CUDA-graphs docs require):
 
   eager:   out = model(x); loss = out.float().square().mean(); loss.backward()
   graphed: the same with model = make_graphed_callables(model, (x,))
+
+--grads accumulate (the default) keeps adding into .grad, so each AccumulateGrad node launches an add;
+--grads set_to_none runs model.zero_grad(set_to_none=True) after each pass, as training loops do (the
+node then only assigns the new gradient), in both modes alike.
 
 Each mode is timed per pass (wall time of N passes, synchronized at both ends: the GPU work is
 microseconds) in R rounds that alternate the modes, with a probe of the host's speed (the median
@@ -43,13 +47,15 @@ def make(layers, width):
     return torch.nn.Sequential(*mods).cuda()
 
 
-def per_pass(fn, x, passes):
+def per_pass(fn, x, passes, zero=None):
     torch.cuda.synchronize()
     t0 = time.perf_counter_ns()
     for _ in range(passes):
         with torch.autocast("cuda", dtype=torch.float16, cache_enabled=False):
             out = fn(x)
         out.float().square().mean().backward()
+        if zero is not None:
+            zero.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
     return (time.perf_counter_ns() - t0) / passes
 
@@ -61,6 +67,8 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--passes", type=int, default=200)
+    ap.add_argument("--grads", choices=("accumulate", "set_to_none"), default="accumulate",
+                    help="what happens to .grad between passes (see above)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("graphed_callables_cost.py: no CUDA device")
@@ -73,18 +81,20 @@ def main():
         with torch.autocast("cuda", dtype=torch.float16, cache_enabled=False):
             graphed = torch.cuda.make_graphed_callables(graphed_model, (x.clone().requires_grad_(False),))
         params = sum(1 for p in eager.parameters() if p.requires_grad)
-        per_pass(eager, x, 20)
-        per_pass(graphed, x, 20)
+        zero = a.grads == "set_to_none"
+        per_pass(eager, x, 20, eager if zero else None)
+        per_pass(graphed, x, 20, graphed_model if zero else None)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            per_pass(eager, x, 1)
+            per_pass(eager, x, 1, eager if zero else None)
         host_events = len(prof.events())
         t = {"eager": [], "graphed": []}
         probes = []
         for r in range(a.rounds):
             probes.append(host_probe())
             for mode in (("eager", "graphed") if r % 2 == 0 else ("graphed", "eager")):
-                t[mode].append(per_pass(eager if mode == "eager" else graphed, x, a.passes))
-        row = dict(layers=layers, params=params, width=a.width, batch=a.batch, eager_host_events=host_events,
+                fn, owner = (eager, eager) if mode == "eager" else (graphed, graphed_model)
+                t[mode].append(per_pass(fn, x, a.passes, owner if zero else None))
+        row = dict(layers=layers, params=params, width=a.width, batch=a.batch, grads=a.grads, eager_host_events=host_events,
                    eager_pass_ns=statistics.median(t["eager"]), graphed_pass_ns=statistics.median(t["graphed"]),
                    eager_rounds_ns=t["eager"], graphed_rounds_ns=t["graphed"], host_probe_ns=probes,
                    torch=torch.__version__, gpu=torch.cuda.get_device_name())
@@ -96,7 +106,7 @@ def main():
     if len(rows) >= 2:
         mp, mg = statistics.mean(ps), statistics.mean(gs)
         b = sum((p - mp) * (g - mg) for p, g in zip(ps, gs)) / sum((p - mp) ** 2 for p in ps)
-        print(json.dumps(dict(fit="graphed_pass_ns = a + b * params", a=mg - b * mp, b=b)), flush=True)
+        print(json.dumps(dict(fit="graphed_pass_ns = a + b * params", grads=a.grads, a=mg - b * mp, b=b)), flush=True)
 
 
 if __name__ == "__main__":
