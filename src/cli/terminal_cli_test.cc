@@ -200,5 +200,20 @@ TEST(CliReport, CompareShowsKernelNamesNotMatchKeys) {
   EXPECT_NE(j.out.find("sm#_xmma_gemm_f#f#"), std::string::npos) << "the JSON keeps its match keys";
 }
 
+// A GPU-bound job whose host runs about 2.5 steps ahead: its windows (cut at the host's step marks) show
+// the host's 13 ms period and the last one the GPU's backlog; the report says so under the window table.
+TEST(CliReport, AWindowHoldingTheGpusBacklogIsToldApart) {
+  auto ahead = run("analyze -q --no-what-if " + src("testdata/lab/gru_lm_fp32__base.pt.trace.json.gz"));
+  ASSERT_EQ(ahead.rc, 0) << ahead.err;
+  const std::string text = std::regex_replace(ahead.out, std::regex("\n +"), " ");
+  EXPECT_NE(text.find("the host ran ahead of the GPU (median launch latency 77.4 ms): each window shows the "
+                      "host's period (12.993 ms in the median) and the last one (123.464 ms) holds the GPU's backlog"),
+            std::string::npos)
+      << ahead.out;
+  auto example = run("analyze -q --no-what-if");  // host-bound: the windows are its steps
+  ASSERT_EQ(example.rc, 0) << example.err;
+  EXPECT_EQ(example.out.find("ran ahead"), std::string::npos) << example.out;
+}
+
 }  // namespace terminal_cli_test
 }  // namespace gpudoctor::testing

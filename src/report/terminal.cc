@@ -168,6 +168,27 @@ std::string headerText(const RunAnalysis& run, bool c) {
 }
 }  // namespace
 
+namespace {
+
+// Windows are cut at the host's step marks. Where the host ran ahead of the GPU, the windows show the
+// host's period and the last one holds the GPU's backlog: say so, or that window reads as a slow step.
+std::string hostAheadNote(const RankAnalysis& r) {
+  if (r.steps.size() < 3) return {};
+  std::vector<int64_t> walls;
+  for (size_t i = 0; i + 1 < r.steps.size(); ++i) walls.push_back(r.steps[i].wall_ns);
+  std::nth_element(walls.begin(), walls.begin() + walls.size() / 2, walls.end());
+  const int64_t mid = walls[walls.size() / 2], last = r.steps.back().wall_ns;
+  const int64_t lat = r.total.launch_latency.count ? r.total.launch_latency.p50_ns : 0;
+  if (mid <= 0 || last < 2 * mid || lat < mid) return {};
+  return fmt::format(
+      "the host ran ahead of the GPU (median launch latency {:.1f} ms): each window shows the host's period "
+      "({:.3f} ms in the median) and the last one ({:.3f} ms) holds the GPU's backlog. The loop's own step is "
+      "the findings' `step =` line.",
+      ms(lat), ms(mid), ms(last));
+}
+
+}  // namespace
+
 std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
   TerminalParts p = renderTerminalParts(run, opt);
   return p.header + p.body;
@@ -215,6 +236,7 @@ TerminalParts renderTerminalParts(const RunAnalysis& run, const TerminalOptions&
   if (dr->steps.size() > 1) step_row("total", dr->total);
   o += wrapText("wall = compute + exposed + copies + idle; idle = host + sync + depend + other (why the GPU waited)",
                 "  ", textWidth());
+  if (const std::string ahead = hostAheadNote(*dr); !ahead.empty()) o += wrapText(ahead, "  ", textWidth());
 
   const auto& t = dr->total;
   o +=
