@@ -210,6 +210,10 @@ TEST(CliReport, AWindowHoldingTheGpusBacklogIsToldApart) {
                       "host's period (12.993 ms in the median) and the last one (123.464 ms) holds the GPU's backlog"),
             std::string::npos)
       << ahead.out;
+  auto html = run("analyze -q --no-what-if --html - " + src("testdata/lab/gru_lm_fp32__base.pt.trace.json.gz"));
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_NE(html.out.find("the last one (123.464 ms) holds the GPU's backlog"), std::string::npos)
+      << "the page's step table says it too";
   auto example = run("analyze -q --no-what-if");  // host-bound: the windows are its steps
   ASSERT_EQ(example.rc, 0) << example.err;
   EXPECT_EQ(example.out.find("ran ahead"), std::string::npos) << example.out;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/html_parts.h"
+#include "report/terminal.h"
 
 namespace gpudoctor {
 
@@ -157,7 +158,9 @@ std::string stepsHtml(const RunAnalysis& run) {
     if (r.steps.size() > kMaxStepBars)
       views += fmt::format("<p><small>The chart draws the first {} of {} steps; the table lists them all.</small></p>",
                            kMaxStepBars, r.steps.size());
-    views += stepTable(r) + "</div>";
+    views += stepTable(r);
+    if (const std::string ahead = hostAheadNote(r); !ahead.empty()) views += "<p><small>" + htmlEscape(ahead) + "</small></p>";
+    views += "</div>";
   }
   if (menu.size() > 1) o += "<p>" + pickMenu("steps-pick", "steps", menu) + "</p>";
   o += views;

@@ -168,8 +168,6 @@ std::string headerText(const RunAnalysis& run, bool c) {
 }
 }  // namespace
 
-namespace {
-
 // Windows are cut at the host's step marks. Where the host ran ahead of the GPU, the windows show the
 // host's period and the last one holds the GPU's backlog: say so, or that window reads as a slow step.
 std::string hostAheadNote(const RankAnalysis& r) {
@@ -186,8 +184,6 @@ std::string hostAheadNote(const RankAnalysis& r) {
       "the findings' `step =` line.",
       ms(lat), ms(mid), ms(last));
 }
-
-}  // namespace
 
 std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt) {
   TerminalParts p = renderTerminalParts(run, opt);
