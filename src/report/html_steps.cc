@@ -159,7 +159,8 @@ std::string stepsHtml(const RunAnalysis& run) {
       views += fmt::format("<p><small>The chart draws the first {} of {} steps; the table lists them all.</small></p>",
                            kMaxStepBars, r.steps.size());
     views += stepTable(r);
-    if (const std::string ahead = hostAheadNote(r); !ahead.empty()) views += "<p><small>" + htmlEscape(ahead) + "</small></p>";
+    if (const std::string ahead = hostAheadNote(r); !ahead.empty())
+      views += "<p><small>" + htmlEscape(ahead) + "</small></p>";
     views += "</div>";
   }
   if (menu.size() > 1) o += "<p>" + pickMenu("steps-pick", "steps", menu) + "</p>";
