@@ -9,7 +9,7 @@
 // regression gate for ctest on the committed data; the fitted cost is in-sample: one parameter).
 //   replay_calibrate testdata/whatif [--holdout] [--paths] [--host-path] [--max-median-error 10]
 //                    [--max-worst-error 40] [--max-outside-band 25] [--max-unprofiled-worst 30]
-//                    [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]
+//                    [--speed-gauge gap|launch|dispatch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT]
 //                    [--fit-on JOB,JOB,...]
 // The fit moves the per-event, per-GPU-gap and speed-exponent costs; the per-call costs are measured
 // (scripts/probes/profiler_call_cost.py, scripts/probes/profiler_api_cost.py) and stay as given. --fit-on fits on
@@ -50,11 +50,12 @@ int main(int argc, char** argv) {
         argc < 2 ? stderr : stdout,
         "usage: replay_calibrate DIR [--holdout] [--paths] [--host-path] [--max-median-error PCT] "
         "[--max-worst-error PCT] [--max-outside-band PCT] [--max-unprofiled-worst PCT]\n"
-        "       [--speed-gauge gap|launch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT] [--fit-on JOB,...]\n"
+        "       [--speed-gauge gap|launch|dispatch] [--costs EVENT_NS,CALL_NS,GAP_NS,EXPONENT] [--fit-on JOB,...]\n"
         "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
         "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
-        "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, or the\n"
-        "median kernel-launch call); --costs: the profiler's costs to score instead of the committed ones (the\n"
+        "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, the\n"
+        "median kernel-launch call, or the median dispatch inside operators); --costs: the profiler's costs to score "
+        "instead of the committed ones (the\n"
         "plans keep the committed ones); --fit-on: fit on these jobs alone, score the rest as held out.\n"
         "Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
@@ -78,11 +79,13 @@ int main(int argc, char** argv) {
     }
     if (flag == "--speed-gauge") {
       const std::string g = argv[a + 1];
-      if (g != "gap" && g != "launch") {
-        std::fprintf(stderr, "replay_calibrate: --speed-gauge %s: not gap or launch\n", g.c_str());
+      if (g != "gap" && g != "launch" && g != "dispatch") {
+        std::fprintf(stderr, "replay_calibrate: --speed-gauge %s: not gap, launch or dispatch\n", g.c_str());
         return 2;
       }
-      gauge = g == "gap" ? ProfilerSpeedGauge::kHostGapP25 : ProfilerSpeedGauge::kLaunchCallP50;
+      gauge = g == "gap"      ? ProfilerSpeedGauge::kHostGapP25
+              : g == "launch" ? ProfilerSpeedGauge::kLaunchCallP50
+                              : ProfilerSpeedGauge::kDispatchP50;
       continue;
     }
     if (flag == "--fit-on") {
@@ -293,13 +296,18 @@ int main(int argc, char** argv) {
   const Params best = fit(all);
   auto summary = [&](const Params& p, std::vector<double> e) {  // e: errors(p, all)
     std::sort(e.begin(), e.end());
-    const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25;
+    const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25, launch = gauge == ProfilerSpeedGauge::kLaunchCallP50;
     return fmt::format(
         "{} ns per host event, {} ns per API call, {} ns per GPU gap, x ({} / {} ns)^{:.2f}: "
         "median |error| {:.1f} %, mean {:.1f} %, worst {:.1f} %",
-        p.ev, p.call, p.gap, gaps ? "host gap p25" : "launch call p50",
-        gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs, static_cast<double>(p.speed) / 100, 100 * e[e.size() / 2],
-        100 * mean(e), 100 * e.back());
+        p.ev, p.call, p.gap,
+        gaps     ? "host gap p25"
+        : launch ? "launch call p50"
+                 : "dispatch p50",
+        gaps     ? kProfilerSpeedRefNs
+        : launch ? kProfilerLaunchRefNs
+                 : kProfilerDispatchRefNs,
+        static_cast<double>(p.speed) / 100, 100 * e[e.size() / 2], 100 * mean(e), 100 * e.back());
   };
   const std::vector<double> committed_errs = errors(committed, all);
   std::printf("fitted:    %s\n", summary(best, errors(best, all)).c_str());

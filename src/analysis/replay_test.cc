@@ -197,6 +197,36 @@ TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
   EXPECT_EQ(gauge(99), std::vector<int64_t>{0});
 }
 
+// The host's speed as dispatch inside operators shows it: the median time from an operator's start to
+// its first child operator's; a second child, a Python frame and a childless operator are not in it,
+// and fewer than 100 pairs tell nothing.
+TEST(Replay, DispatchMedianGaugesTheHostsSpeed) {
+  auto gauge = [](int parents) {
+    TraceBuilder b;
+    int64_t t = 1000, corr = 1;
+    const int64_t begin = t;
+    for (int k = 0; k < parents; ++k) {
+      const int64_t d = 1000 * (1 + k % 5);  // 1..5 us to the first child: the median is 3 us
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::linear", t, t + 20000);
+      b.add(EventKind::kHostFunction, TraceBuilder::kHost, "torch/nn/functional.py(1): linear", t + 200, t + 400);
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::t", t + d, t + d + 1000);
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::addmm", t + 9000, t + 15000);  // a second child
+      b.launch(corr++, t + 10000, t + 14000, EventKind::kKernel, TraceBuilder::kStream7, "my_gemm", t + 14500,
+               t + 16000);
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::empty", t + 21000, t + 22000);  // no child
+      t += 25000;
+    }
+    b.step(1, begin, t);
+    std::vector<RankTrace> v;
+    v.push_back(b.done());
+    auto run = analyzeRun(v, {});
+    EXPECT_TRUE(run.ok());
+    return ReplayModel(run.value()).dispatchP50();
+  };
+  EXPECT_EQ(gauge(150), std::vector<int64_t>{3000});
+  EXPECT_EQ(gauge(99), std::vector<int64_t>{0});
+}
+
 // The profiler's cost per call by what the call does (cuDNN's pattern: attribute queries and error
 // strings around each launch): a launch loses the launch cost, cudaFuncGetAttributes its own, a call
 // that does nothing the idle cost; each unset cost falls back as ReplayEdits says. A call traced

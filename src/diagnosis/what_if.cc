@@ -21,9 +21,12 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
 std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent, ProfilerSpeedGauge gauge) {
   std::vector<double> scale;
   if (exponent == 0) return scale;
-  const bool gaps = gauge == ProfilerSpeedGauge::kHostGapP25;
-  const double ref = static_cast<double>(gaps ? kProfilerSpeedRefNs : kProfilerLaunchRefNs);
-  for (int64_t ns : gaps ? model.hostGapP25() : model.launchCallP50())
+  const double ref = static_cast<double>(gauge == ProfilerSpeedGauge::kHostGapP25      ? kProfilerSpeedRefNs
+                                         : gauge == ProfilerSpeedGauge::kLaunchCallP50 ? kProfilerLaunchRefNs
+                                                                                       : kProfilerDispatchRefNs);
+  for (int64_t ns : gauge == ProfilerSpeedGauge::kHostGapP25      ? model.hostGapP25()
+                    : gauge == ProfilerSpeedGauge::kLaunchCallP50 ? model.launchCallP50()
+                                                                  : model.dispatchP50())
     scale.push_back(ns > 0 ? std::pow(static_cast<double>(ns) / ref, exponent) : 1.0);
   return scale;
 }

@@ -187,6 +187,32 @@ std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the com
   return v;
 }
 
+std::vector<int64_t> ReplayModel::dispatchP50() const {  // on demand: the committed gauge is hostGapP25
+  std::vector<int64_t> v;
+  struct Open {
+    int64_t start, end;
+    bool child;
+  };
+  for (const RankGraph& g : impl_->graphs) {
+    const RankTrace& t = *g.ra->trace;
+    std::vector<std::vector<Open>> open(t.tracks.size());
+    std::vector<int64_t> d;  // an operator's start to its first child operator's start
+    for (const Event& e : t.events) {
+      if (e.start_ns >= g.host_cut) break;
+      if (e.kind != EventKind::kHostOp || e.track >= open.size()) continue;
+      auto& st = open[e.track];
+      while (!st.empty() && st.back().end <= e.start_ns) st.pop_back();
+      if (!st.empty() && !st.back().child && e.end_ns() <= st.back().end) {
+        d.push_back(e.start_ns - st.back().start);
+        st.back().child = true;
+      }
+      st.push_back({e.start_ns, e.end_ns(), false});
+    }
+    v.push_back(gaugeQuantile(d, 1, 2));
+  }
+  return v;
+}
+
 int64_t ReplayModel::materializedAttentionNs() const {
   double total = 0;
   int ranks = 0;

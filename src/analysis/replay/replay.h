@@ -265,6 +265,10 @@ class ReplayModel {
   // wait nor replay a graph), ns: the same call in every job, so the host's speed as traced, with
   // CUPTI's cost per call in it. 0 where a rank has fewer than 100 such calls.
   std::vector<int64_t> launchCallP50() const;
+  // Per rank: the median time from an operator's start to its first child operator's start, ns: the
+  // dispatcher's and the profiler's work inside C++ operators, where no Python frame falls (with_stack
+  // or not), so the host's speed as traced. 0 where a rank has fewer than 100 such pairs.
+  std::vector<int64_t> dispatchP50() const;
   // Per step (the ranks' mean): the GPU time of a materialized attention's kernels (its batched
   // GEMMs, softmax, and the score matrix's kernels between them) and the host time of the calls that
   // launch only score-matrix kernels: what a fused attention kernel replaces.
