@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
         "Scores the what-if replay on a validation folder (measurements.json, traces, retime.json):\n"
         "the un-profiled step of each trace, each fix's predicted speedup against the measured one,\n"
         "and each job's plan. --speed-gauge: what tells the host's speed (the gaps before host events, the\n"
-        "median kernel-launch call, or the median dispatch inside operators); --costs: the profiler's costs to score "
-        "instead of the committed ones (the\n"
-        "plans keep the committed ones); --fit-on: fit on these jobs alone, score the rest as held out.\n"
+        "median kernel-launch call, or the median dispatch inside operators); --costs: the profiler's\n"
+        "costs to score instead of the committed ones (the plans keep the committed ones); --fit-on: fit\n"
+        "on these jobs alone, score the rest as held out.\n"
         "Example: replay_calibrate testdata/whatif --paths\n");
     return argc < 2 ? 2 : 0;
   }
@@ -359,6 +359,8 @@ int main(int argc, char** argv) {
     const std::vector<int64_t> p50 = j.model->launchCallP50();
     std::string speed =
         p25.empty() ? "" : fmt::format("gap p25 {:.2f} us, launch p50 {:.2f} us; ", p25[0] / 1e3, p50[0] / 1e3);
+    if (gauge == ProfilerSpeedGauge::kDispatchP50 && !p25.empty())
+      speed.insert(speed.size() - 2, fmt::format(", dispatch p50 {:.2f} us", j.model->dispatchP50()[0] / 1e3));
     std::string path;  // the un-profiled critical path's largest parts
     for (int c = 0; c < kPathCategoryCount; ++c)
       if (r.path_ns[c] >= 0.1 * r.replayed_step_ns)

@@ -27,17 +27,18 @@
 #         LAB_PROC_TAG=X tags them X1, X2 (another card's runs)
 #   12,13 moe_top2_sync again after its 300-step warm-up, the MoE probe at the job's sizes warmed up as
 #         long, and the held-out loader pools' variants traced (R1, traced; R2, timed)
-#   14    two probes: the profiler's cost on the old set's checkpointed job, each option timed in one
-#         process against no profiler, every option's trace kept (job_cost_traces.tar; score them with
-#         scripts/probes/option_trace_score.py): ckpt_large's with_stack trace is where the replay's cost
-#         per Python event fails (issue 42's compare verdict); and the graphed model's host cost per
-#         parameter with .grad set to None between passes, as training loops do (the committed line
-#         was measured with gradients accumulating: an add per parameter per pass)
+#   14    two probes. First, the profiler's cost on the old set's checkpointed job (ckpt_large, base and
+#         no_checkpointing): each option timed in one process against no profiler, and each option's
+#         trace kept (job_cost_traces.tar; score them with scripts/probes/option_trace_score.py). Its
+#         with_stack trace is where the replay's cost per Python event fails (issue 42's compare
+#         verdict). Second, the graphed model's host cost per parameter, with .grad set to None between
+#         passes as training loops do, and with gradients accumulating as the committed line was measured
 #   15,16 every lab job's base traced again, one process per job, half the jobs in each (--shard 1/2,
 #         2/2; tags S1, S2): the traces the scorer reads, kept in the repository this time
 #         (validation/traces/README.md)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
-#   validation/score.py ... --results <all results files> --trace-tag O1,O2,N
+#   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2 (parts 15-16's
+#   bases; earlier parts name their own tags)
 set -u
 part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-16) OUT_DIR}
 out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-16) OUT_DIR}
@@ -104,14 +105,14 @@ case "$part" in
        --tokens 16384 --d 1024 --ff 4096 --warmup 300 --rounds 4 --steps 10
      python3 validation/run_lab.py --out "$out" --budget-s 200 --mode "$mode" --proc-tag "$proc" \
        --jobs efficientnet_jpeg_workers2,resnet50_jpeg_workers4 ;;
-  14) timeout 220 python3 scripts/probes/profiler_job_cost.py --out "$out" --rounds 5 --steps 8 --timeout 105 \
+  14) timeout 250 python3 scripts/probes/profiler_job_cost.py --out "$out" --rounds 5 --steps 8 --timeout 115 \
         --only ckpt_large/base,ckpt_large/no_checkpointing --keep-traces "$out/job_cost_traces"
       tar cf "$out/job_cost_traces.tar" -C "$out" job_cost_traces && rm -rf "$out/job_cost_traces"
       timeout 150 python3 scripts/probes/graphed_callables_cost.py --grads set_to_none --rounds 5 \
         > "$out/graphed_callables_set_to_none.jsonl"
       timeout 120 python3 scripts/probes/graphed_callables_cost.py --grads accumulate --rounds 5 \
         > "$out/graphed_callables_accumulate.jsonl" ;;
-  15|16) n=$((part - 14)); python3 validation/run_lab.py --out "$out" --budget-s 540 --mode trace --variants base \
+  15|16) n=$((part - 14)); python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --mode trace --variants base \
         --proc-tag "${LAB_PROC_TAG:-S}$n" --shard "$n/2" ;;
   *) echo "lab_followup.sh: no part $part (1-8, 10-16)" >&2; exit 2 ;;
 esac

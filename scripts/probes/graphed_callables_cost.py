@@ -2,7 +2,7 @@
 cuda_graphs edit where GradScaler keeps the optimizer step eager): torch.cuda.make_graphed_callables
 replaces the model's operators and launches with two graph replays per pass, but each call still
 copies its inputs into static buffers, launches the graph, detaches one output per parameter, and
-autograd still adds each parameter's gradient into .grad (an AccumulateGrad node per parameter).
+autograd still hands each parameter's gradient to .grad (an AccumulateGrad node per parameter).
 
 For MLP stacks of L Linear+GELU layers (2 parameters each) with tensors so small that the host sets
 the pace, fp16 autocast (cache disabled, as the CUDA-graphs docs require):
@@ -12,14 +12,14 @@ the pace, fp16 autocast (cache disabled, as the CUDA-graphs docs require):
 
 --grads accumulate (the default) keeps adding into .grad, so each AccumulateGrad node launches an add;
 --grads set_to_none runs model.zero_grad(set_to_none=True) after each pass, as training loops do (the
-node then only assigns the new gradient), in both modes alike.
+node then only assigns the new gradient), in both modes alike; zero_grad's own time is left out of the pass.
 
 Each mode is timed per pass (wall time of N passes, synchronized at both ends: the GPU work is
 microseconds) in R rounds that alternate the modes, with a probe of the host's speed (the median
 of 200 one-element torch.add calls) before each round. One JSON line per configuration: the
 median ns per pass of each mode, the parameters P, and the eager pass's recorded host events.
 The replay's edit charges graphed_pass = a + b * P per backward pass (fit: scripts prints it).
-  python3 graphed_callables_cost.py [--layers 2,8,24,64] [--rounds 7] [--passes 200]
+  python3 graphed_callables_cost.py [--layers 2,8,24,64] [--rounds 7] [--passes 200] [--grads accumulate|set_to_none]
 """
 import argparse
 import json
@@ -48,6 +48,9 @@ def make(layers, width):
 
 
 def per_pass(fn, x, passes, zero=None):
+    """ns per forward and backward pass; with `zero` (a module), its gradients are set to None after each
+    pass, and that call's own time is left out (a training trace records zero_grad apart)."""
+    zeroing = 0
     torch.cuda.synchronize()
     t0 = time.perf_counter_ns()
     for _ in range(passes):
@@ -55,9 +58,11 @@ def per_pass(fn, x, passes, zero=None):
             out = fn(x)
         out.float().square().mean().backward()
         if zero is not None:
+            z0 = time.perf_counter_ns()
             zero.zero_grad(set_to_none=True)
+            zeroing += time.perf_counter_ns() - z0
     torch.cuda.synchronize()
-    return (time.perf_counter_ns() - t0) / passes
+    return (time.perf_counter_ns() - t0 - zeroing) / passes
 
 
 def main():

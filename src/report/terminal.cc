@@ -177,11 +177,11 @@ std::string hostAheadNote(const RankAnalysis& r) {
   std::nth_element(walls.begin(), walls.begin() + walls.size() / 2, walls.end());
   const int64_t mid = walls[walls.size() / 2], last = r.steps.back().wall_ns;
   const int64_t lat = r.total.launch_latency.count ? r.total.launch_latency.p50_ns : 0;
-  if (mid <= 0 || last < 2 * mid || lat < mid) return {};
+  if (mid <= 0 || last < 2 * mid || lat <= mid) return {};
   return fmt::format(
       "the host ran ahead of the GPU (median launch latency {:.1f} ms): each window shows the host's period "
-      "({:.3f} ms in the median) and the last one ({:.3f} ms) holds the GPU's backlog. The loop's own step is "
-      "the findings' `step =` line.",
+      "({:.3f} ms in the median) and the last one ({:.3f} ms) holds the GPU's backlog: here a window is not "
+      "the loop's step.",
       ms(lat), ms(mid), ms(last));
 }
 
