@@ -350,6 +350,17 @@ Result<CompareResult> compareRuns(const RunSummary& base, const RunSummary& next
     c.notes.push_back("one step on a side: no step-to-step noise (record 3 or more steps)");
   setBasis(base, next, c);
   judge(c);
+  if (c.verdict == "no change beyond noise") {
+    const bool base_side = c.base_profiler_share >= c.new_profiler_share;
+    const double share = base_side ? c.base_profiler_share : c.new_profiler_share;
+    if (share > kProfilerShareUnsure)
+      c.notes.push_back(fmt::format(
+          "the {} side's un-profiled estimate takes {:.0f} % of its traced step away as the profiler's cost: "
+          "that estimate is the least sure part of this verdict. For a firmer one, trace both runs with fewer "
+          "profiler options (with_stack, record_shapes and profile_memory off), or time both without the "
+          "profiler",
+          base_side ? "base" : "new", 100 * share));
+  }
   // Totals over all ranks and steps / rank-steps: per step, mean over ranks.
   const double b_div = static_cast<double>(base.steps()), n_div = static_cast<double>(next.steps());
   c.classes = deltas(base.classes, next.classes, b_div, n_div, false, nullptr);

@@ -30,6 +30,11 @@ inline constexpr double kUnprofiledEstimateError = 0.116;
 // the median, one with 50-70 % removed 13 %). Each side's term in the band.
 inline constexpr double kEstimateErrorPerProfilerShare = 0.28;
 
+// Above this share removed, an estimate is the least sure part of a verdict of no change (in
+// testdata/whatif the traces with 50-70 % removed are 13 % off in the median, ckpt_large's base 28 %
+// at 64 %): compare says so, and how to get a firmer verdict.
+inline constexpr double kProfilerShareUnsure = 0.5;
+
 // The share of a traced step that its un-profiled estimate removes as the profiler's cost (-1:
 // unknown): what kEstimateErrorPerProfilerShare is a share of.
 inline double profilerShareOf(double unprofiled_ns, double traced_ns) {
