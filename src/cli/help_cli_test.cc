@@ -164,6 +164,25 @@ TEST(CliWidth, AnalyzeFollowsColumns) {
   EXPECT_EQ(run("analyze", "COLUMNS=20").rc, 0) << "a narrow terminal gets 80 columns, not an error";
 }
 
+// The header's notes (here: GPU work outside the annotated steps) wrap at the width too, their
+// continuation lines under the note's text.
+TEST(CliWidth, HeaderNotesWrap) {
+  auto r = run("analyze " + src("testdata/lab/dlrm_embeddingbag__base.pt.trace.json.gz"), "COLUMNS=80");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string head = r.out.substr(0, r.out.find("\nJob:"));
+  ASSERT_NE(head.find("  note: rank 0: 2 GPU operations"), std::string::npos) << head;
+  std::istringstream in(head);
+  std::string line;
+  bool in_note = false;
+  while (std::getline(in, line)) {
+    EXPECT_LE(line.size(), 80u) << line;
+    if (in_note && line.rfind("  note:", 0) != 0) {
+      EXPECT_EQ(line.rfind("    ", 0), 0u) << "a note's next line is indented: " << line;
+    }
+    in_note = in_note || line.rfind("  note:", 0) == 0;
+  }
+}
+
 // compare lays its text out in the terminal's width (COLUMNS, 80 to 160): no line longer, and a wide
 // terminal gets the kernels' longer names.
 TEST(CliWidth, CompareFollowsColumns) {

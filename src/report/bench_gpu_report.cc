@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/style.h"
+#include "report/text.h"
 
 namespace gpudoctor {
 
@@ -80,7 +81,7 @@ std::string renderGpuBenchText(const GpuBenchResult& r, const std::vector<GpuSpe
       o += fmt::format("  {:<40} {:<22} {:>7.2f}x {:>13}\n", s.what, s.detail, s.ratio,
                        s.memory_ratio > 0 ? fmt::format("{:.1f}x less", s.memory_ratio) : "");
   }
-  for (const auto& n : r.notes) o += "note: " + n + "\n";
+  for (const auto& n : r.notes) o += wrapLed("", "note: " + n, "  ");
   for (const auto& e : r.errors) o += "ERROR: " + e + "\n";
   if (!r.allPassed()) o += "\nSOME CHECKS FAILED or a part stopped: figures marked FAIL are not trustworthy.\n";
   return o;

@@ -30,13 +30,6 @@ std::string verdictLine(const CompareResult& r) {
                      100 * r.band);
 }
 
-// `text` wrapped at the report width (textWidth): its first line led by `lead`, the others by `indent`
-// (at least as long).
-std::string wrapLed(const std::string& lead, const std::string& text, const std::string& indent) {
-  std::string o = wrapText(text, indent, textWidth());
-  return o.empty() ? o : o.replace(0, indent.size(), lead);
-}
-
 // What the band is made of: two sentences, wrapped at the report width.
 std::string noiseLine(const CompareResult& r) {
   std::string o = fmt::format("band {:.1f} %: step noise {:.1f} % (base), {:.1f} % (new) (median/MAD", 100 * r.band,

@@ -161,7 +161,7 @@ std::string headerText(const RunAnalysis& run, bool c) {
     o += fmt::format("  rank {}: {}{}\n", t->rank, path, dev);
   }
   if (run.ranks.size() > 4) o += fmt::format("  ... and {} more\n", run.ranks.size() - 4);
-  for (size_t i = 0; i < run.notes.size() && i < 8; ++i) o += "  note: " + run.notes[i] + "\n";
+  for (size_t i = 0; i < run.notes.size() && i < 8; ++i) o += wrapLed("  ", "note: " + run.notes[i], "    ");
   if (run.notes.size() > 8) o += fmt::format("  ... and {} more notes (--json has all)\n", run.notes.size() - 8);
   o += jobBlock(run.job);
   return o;

@@ -11,6 +11,11 @@ size_t g_text_width = 100;
 size_t textWidth() { return g_text_width; }
 void setTextWidth(size_t columns) { g_text_width = std::clamp(columns, kMinTextWidth, kMaxTextWidth); }
 
+std::string wrapLed(const std::string& lead, const std::string& text, const std::string& indent) {
+  std::string o = wrapText(text, indent, textWidth());
+  return o.empty() ? o : o.replace(0, indent.size(), lead);
+}
+
 std::string wrapText(const std::string& text, const std::string& indent, size_t width) {
   std::string out, line = indent;
   size_t i = 0;

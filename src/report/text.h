@@ -14,6 +14,9 @@ void setTextWidth(size_t columns);
 
 // Wraps text at `width` columns; every line starts with `indent`.
 std::string wrapText(const std::string& text, const std::string& indent, size_t width);
+// `text` wrapped at the report width (textWidth): its first line led by `lead`, the others by `indent`
+// (at least as long).
+std::string wrapLed(const std::string& lead, const std::string& text, const std::string& indent);
 // A heading wrapped to textWidth(), without the last newline (so a painted heading ends its escape
 // on its own line).
 std::string headingLines(const std::string& text);
