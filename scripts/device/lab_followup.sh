@@ -33,15 +33,17 @@
 #         with_stack trace is where the replay's cost per Python event fails (issue 42's compare
 #         verdict). Second, the graphed model's host cost per parameter, with .grad set to None between
 #         passes as training loops do, and with gradients accumulating as the committed line was measured
-#   15,16 every lab job's base traced again, one process per job, half the jobs in each (--shard 1/2,
-#         2/2; tags S1, S2): the traces the scorer reads, kept in the repository this time
-#         (validation/traces/README.md)
+#   15-17 every lab job's base traced again and timed in the same process, one process per job, a
+#         third of the jobs in each call (--shard 1/3 .. 3/3; tags S1-S3): the traces the scorer reads,
+#         kept in the repository (validation/traces/README.md). Timed with the trace because a host-
+#         or loader-bound job's un-profiled step differs between machines of one kind (numpy_aug_on_thread:
+#         229 ms on one H100 host, 166 ms predicted from another's trace)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
-#   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2 (parts 15-16's
+#   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2,S3 (parts 15-17's
 #   bases; earlier parts name their own tags)
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-16) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-16) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-17) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-17) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -112,7 +114,7 @@ case "$part" in
         > "$out/graphed_callables_set_to_none.jsonl"
       timeout 120 python3 scripts/probes/graphed_callables_cost.py --grads accumulate --rounds 5 \
         > "$out/graphed_callables_accumulate.jsonl" ;;
-  15|16) n=$((part - 14)); python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --mode trace --variants base \
-        --proc-tag "${LAB_PROC_TAG:-S}$n" --shard "$n/2" ;;
-  *) echo "lab_followup.sh: no part $part (1-8, 10-16)" >&2; exit 2 ;;
+  15|16|17) n=$((part - 14)); python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --mode both \
+        --variants base --proc-tag "${LAB_PROC_TAG:-S}$n" --shard "$n/3" ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10-17)" >&2; exit 2 ;;
 esac

@@ -10,6 +10,8 @@
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/fixes/registry.h"
 #include "diagnosis/job_aware.h"
+#include "diagnosis/rules/fixes.h"
+#include "diagnosis/thresholds.h"
 
 namespace gpudoctor {
 
@@ -232,6 +234,39 @@ std::vector<Candidate> candidates(const RunAnalysis& run, const Ceilings* c, con
   return cands;
 }
 
+// Where a DataLoader pool sets the un-profiled step but the trace's GPU idle inside next() stayed under
+// the guide (the profiler slowed the host nearly to the pool's pace, so the traced fetches hardly
+// waited), the rule sees no loader problem; the replay does. The finding is added from the replay of
+// the un-profiled job: the pool holds the step by its period less the largest of the host's, the GPU's
+// and the busiest stream's (restateLoaderBound sets that bound), critical from the guide's IO-wait
+// share of the step up.
+void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled) {
+  if (unprofiled.loader_period_ns <= 0) return;
+  for (const Finding& f : d.findings)
+    if (f.id == "input.loader_on_critical_path") return;
+  const Replay base = model.replay(unprofiled);
+  const SteadyState& s = base.replayed;
+  if (!base.available || s.bound != StepBound::kLoader || s.period_ns <= 0) return;
+  const double held = s.period_ns - std::max({s.host_ns, s.gpu_period_ns, s.busy_ns});
+  if (held < guide::kIoWaitMax.default_value * s.period_ns) return;
+  const LoaderPool pool = model.loaderPool();
+  Finding x;
+  x.id = "input.loader_on_critical_path";
+  x.title = fmt::format(
+      "The DataLoader's workers set the un-profiled step: a batch every {:.2f} ms, while the training thread "
+      "needs {:.2f} ms and the GPU {:.2f} ms",
+      s.loader_ns / 1e6, s.host_ns / 1e6, std::max(s.gpu_period_ns, s.busy_ns) / 1e6);
+  x.severity = Severity::kCritical;
+  x.evidence = {{"loader pool's delivery period", s.loader_ns / 1e6, "ms/step"},
+                {"DataLoader next() (traced)", pool.wait_per_step_ns / 1e6, "ms/step"},
+                {"host's un-profiled step", s.host_ns / 1e6, "ms/step"}};
+  x.explanation =
+      "The loader does not keep up: without the profiler the training thread would wait in next() for each "
+      "batch. In the trace it hardly waited because the profiler slowed the thread to nearly the pool's pace.";
+  x.fix = fixes::input();
+  d.findings.push_back(std::move(x));
+}
+
 // Where a DataLoader pool sets the un-profiled step, the loader finding's bound is restated on that
 // step's basis: the time the pool alone holds it, the step less the largest of the host's, the GPU's and
 // the busiest stream's periods (no number of workers takes it lower). The trace's GPU idle inside next()
@@ -325,6 +360,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.anchor_possible = a.possible;
     d.what_if.anchor_note = a.note;
   }
+  addPoolFinding(d, model, unprofiled);
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   const size_t embedding_bound = embeddingBoundEdit(run, d.findings, unprofiled, edits);

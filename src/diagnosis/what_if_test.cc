@@ -65,6 +65,29 @@ TEST(WhatIf, ALoaderPoolThatSetsTheStepGetsItsWorkersPredicted) {
   EXPECT_EQ(d.plan.front().fix, "loader_workers");
 }
 
+// A pool of 2 JPEG-decoding workers that sets the step, although the traced training thread hardly
+// waited in next() (4.3 ms of a 45.9 ms step, under the guide's 10 %): the profiler slowed the thread
+// nearly to the pool's pace (testdata/lab/README.md: efficientnet_jpeg_workers2, H100; un-profiled
+// 45.08 ms; 8 workers measured 1.54x). The replay sees the pool hold the un-profiled step, so the
+// finding is there, critical, with the workers' prediction under its bound, and leads the plan.
+TEST(WhatIf, APoolThatSetsTheUnprofiledStepIsFoundWhenTheTracedWaitsAreShort) {
+  auto keep = testing::loadRun({testing::srcPath("testdata/lab/efficientnet_jpeg_workers2__base.pt.trace.json.gz")});
+  const Diagnosis d = diagnose(keep->run, Thresholds::defaults());
+  ASSERT_TRUE(d.what_if.available);
+  EXPECT_EQ(d.what_if.unprofiled_parts.bound, "loader");
+  EXPECT_NEAR(d.what_if.unprofiled_step_ns / 1e6, 45.08, 0.10 * 45.08);
+  const Finding* f = finding(d, "input.loader_on_critical_path");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  ASSERT_TRUE(f->what_if.available) << f->what_if.basis;
+  EXPECT_GT(f->what_if.speedup, 1.2);
+  const double saved_ms = (d.what_if.unprofiled_step_ns - f->what_if.step_ns) / 1e6;
+  EXPECT_LE(saved_ms, f->gain_ms_per_step * 1.001);
+  EXPECT_GE(f->what_if.step_ns, d.what_if.unprofiled_parts.busy_ns);
+  ASSERT_FALSE(d.plan.empty());
+  EXPECT_EQ(d.plan.front().fix, "loader_workers");
+}
+
 // A finding's bound is what its fix can save at most: a measured saving above it makes it false. Two did
 // that in the lab (testdata/lab/README.md): resnext50's channels_last saved at least 11.5 ms a step
 // (1.33x) where the finding stated its transposes' 4.9 ms and refused the replay's own prediction for it;
