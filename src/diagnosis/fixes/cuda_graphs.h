@@ -25,14 +25,18 @@ inline constexpr double kCapturableForeachGpuScale = 1.21;
 // The model graphed alone (torch.cuda.make_graphed_callables, where GradScaler keeps the optimizer
 // step eager): each forward and backward pass still costs the host a graphed call's work, a fixed
 // part plus a part per parameter (an output detached, and an eager AccumulateGrad node that records
-// and waits for an event and launches the add into .grad). scripts/probes/graphed_callables_cost.py on the
+// and waits for an event and hands the gradient to .grad). scripts/probes/graphed_callables_cost.py on the
 // H200 machine (torch 2.11, fp16 autocast; stacks of 2, 8, 24 and 64 Linear+GELU layers, 4-128
 // parameters, tensors so small that the host sets the pace, 7 rounds alternating eager and graphed;
-// testdata/whatif/graphed_callables_h200.jsonl): 0.71, 1.19, 2.79 and 5.17 ms a graphed pass
-// (eager 1.23, 3.02, 9.33, 22.9 ms), least squares 715 us + 35.7 us per parameter. The fixed part
-// holds the small loss of the benchmark and its backward too.
-inline constexpr int64_t kGraphedPassNs = 715000;
-inline constexpr int64_t kGraphedParamNs = 35700;
+// testdata/whatif/graphed_callables_h200.jsonl), with gradients accumulating into .grad between
+// passes: 0.71, 1.19, 2.79 and 5.17 ms a graphed pass, least squares 715 us + 35.7 us per parameter.
+// Training loops set .grad to None each step (zero_grad's default), so each backward creates .grad
+// instead of adding into it: on one H100 host, both ways in one call (--grads set_to_none and
+// accumulate; validation/results/h100_2026-12-07/graphed_callables_*.jsonl), 275 us + 8.9 us against
+// 242 us + 13.4 us per parameter. The H200 line scaled by those ratios (x1.14 and x0.66) is the
+// committed one. The fixed part holds the small loss of the benchmark and its backward too.
+inline constexpr int64_t kGraphedPassNs = 812000;
+inline constexpr int64_t kGraphedParamNs = 23600;
 
 // The model's forward and backward graphed alone (make_graphed_callables, torch.compile's
 // reduce-overhead): launches and host gaps free, the optimizer step eager, and each graphed pass's
