@@ -8,6 +8,7 @@
 #include "diagnosis/job_aware.h"
 #include "diagnosis/job_kind.h"
 #include "diagnosis/rules/registry.h"
+#include "diagnosis/thresholds.h"
 #include "diagnosis/what_if.h"
 
 namespace gpudoctor {
@@ -139,7 +140,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     builtin = builtinCeilings(run.ranks.front().trace->devices.front().name);
     if (builtin) ceilings = &*builtin;
   }
-  predictFixes(run, ceilings, d, in.measured_step_ns);
+  predictFixes(run, ceilings, d, in.measured_step_ns, th.get(guide::kIoWaitMax));
   // A finding with a prediction is graded by it, not by its bound: the step share the fix saves
   // (under 5 %, the replay's own accuracy, info; from critical_gain_share up, critical).
   for (Finding& f : d.findings) {

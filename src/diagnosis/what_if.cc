@@ -11,7 +11,6 @@
 #include "diagnosis/fixes/registry.h"
 #include "diagnosis/job_aware.h"
 #include "diagnosis/rules/fixes.h"
-#include "diagnosis/thresholds.h"
 
 namespace gpudoctor {
 
@@ -238,9 +237,9 @@ std::vector<Candidate> candidates(const RunAnalysis& run, const Ceilings* c, con
 // the guide (the profiler slowed the host nearly to the pool's pace, so the traced fetches hardly
 // waited), the rule sees no loader problem; the replay does. The finding is added from the replay of
 // the un-profiled job: the pool holds the step by its period less the largest of the host's, the GPU's
-// and the busiest stream's (restateLoaderBound sets that bound), critical from the guide's IO-wait
-// share of the step up.
-void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled) {
+// and the busiest stream's (restateLoaderBound sets that bound), critical from the IO-wait
+// threshold's share of the step up.
+void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled, double io_wait_max) {
   if (unprofiled.loader_period_ns <= 0) return;
   for (const Finding& f : d.findings)
     if (f.id == "input.loader_on_critical_path") return;
@@ -248,7 +247,7 @@ void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& u
   const SteadyState& s = base.replayed;
   if (!base.available || s.bound != StepBound::kLoader || s.period_ns <= 0) return;
   const double held = s.period_ns - std::max({s.host_ns, s.gpu_period_ns, s.busy_ns});
-  if (held < guide::kIoWaitMax.default_value * s.period_ns) return;
+  if (held < io_wait_max * s.period_ns) return;
   const LoaderPool pool = model.loaderPool();
   Finding x;
   x.id = "input.loader_on_critical_path";
@@ -347,7 +346,8 @@ void restateEmbeddingBound(Diagnosis& d, const Replay& base, const Replay& best)
 
 }  // namespace
 
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns) {
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns,
+                  double io_wait_max) {
   const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
   ReplayEdits unprofiled = unprofiledEdits(&model);
@@ -360,7 +360,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.anchor_possible = a.possible;
     d.what_if.anchor_note = a.note;
   }
-  addPoolFinding(d, model, unprofiled);
+  addPoolFinding(d, model, unprofiled, io_wait_max);
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   const size_t embedding_bound = embeddingBoundEdit(run, d.findings, unprofiled, edits);

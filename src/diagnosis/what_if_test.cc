@@ -86,6 +86,10 @@ TEST(WhatIf, APoolThatSetsTheUnprofiledStepIsFoundWhenTheTracedWaitsAreShort) {
   EXPECT_GE(f->what_if.step_ns, d.what_if.unprofiled_parts.busy_ns);
   ASSERT_FALSE(d.plan.empty());
   EXPECT_EQ(d.plan.front().fix, "loader_workers");
+  // The share the pool must hold is the io_wait_max threshold's: at 60 %, the pool's 50 % is no finding.
+  Thresholds lax = Thresholds::defaults();
+  ASSERT_TRUE(lax.loadTomlText("io_wait_max = 0.6", "test").ok());
+  EXPECT_EQ(finding(diagnose(keep->run, lax), "input.loader_on_critical_path"), nullptr);
 }
 
 // A finding's bound is what its fix can save at most: a measured saving above it makes it false. Two did
