@@ -23,7 +23,7 @@ class FusedOptimizerFix : public Fix {
     basis = fmt::format(
         "each optimizer step's operators and launches replaced by two operators at its median "
         "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
-        "over 7 tensors per parameter instead of about 25 accesses)",
+        "over 7 tensors per parameter; the fused kernels' time over the foreach ones' in five measured pairs)",
         kFusedOptimizerGpuScale);
     return true;
   }
