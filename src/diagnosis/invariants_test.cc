@@ -57,7 +57,7 @@ bool leavesGpuWorkAlone(std::string_view fix) {
 std::vector<std::vector<std::string>> committedRuns() {
   std::vector<std::vector<std::string>> runs;
   for (const char* dir : {"testdata/whatif", "testdata/cases", "testdata/kineto", "testdata/record", "testdata/lab",
-                          "testdata/wild_small"}) {
+                          "testdata/wild_small", "testdata/profiler_options"}) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(testing::srcPath(dir))) {
       const std::string p = e.path().string();
