@@ -299,10 +299,10 @@ TEST(Compare, DifferentJobsAreWarnedAbout) {
 // ckpt_large's checkpointed base against the job without checkpointing, traced again on an H100 with
 // the profiler's default options and with with_stack (testdata/profiler_options/README.md), each
 // trace's job timed without the profiler in the same process: 27.83 ms -> 22.64 ms, 1.23x. Each
-// estimate is within 10 % of its process's step, and under either option the verdict is "faster"
-// with the measured speedup inside its range. (The older H200 pair in testdata/whatif stays no
+// estimate is within 10 % of its process's step (gated here; 7.2 % at most reached), and under either option the
+// verdict is "faster" with the measured speedup inside its range. (The older H200 pair in testdata/whatif stays no
 // change: its base estimate is 28 % off, the note says so.)
-TEST(Compare, CheckpointingRemovedIsFasterUnderEachProfilerOption) {
+TEST(Compare, CheckpointingRemovedIsFasterUnderDefaultsAndWithStack) {
   const double base_ms = 27.83, next_ms = 22.64;
   for (const std::string o : {"default", "stack"}) {
     const std::string b = src("testdata/profiler_options/ckpt_large__base__" + o + ".pt.trace.json.gz");

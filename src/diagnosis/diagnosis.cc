@@ -123,6 +123,21 @@ void reheadByReplay(const Facts& facts, const Thresholds& th, Diagnosis& d) {
 
 namespace {
 
+// The IO check was judged on the trace's waits; a loader finding the replay added (a DataLoader pool
+// that holds the un-profiled step) fails it too.
+void failIoCheckOnPool(Diagnosis& d) {
+  const bool pool = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+    return f.id == "input.loader_on_critical_path" &&
+           (f.severity == Severity::kCritical || f.severity == Severity::kWarning);
+  });
+  if (!pool) return;
+  for (ChecklistItem& c : d.checklist)
+    if (c.area == "io" && c.status != CheckStatus::kFail) {
+      c.status = CheckStatus::kFail;
+      c.evidence += "; the un-profiled replay: a DataLoader pool sets the step";
+    }
+}
+
 // The headline says what the job's kind left out (inference, a graph capture).
 void noteJobKind(const JobProfile& job, Diagnosis& d) {
   const std::string note = jobKindNote(job);
@@ -140,7 +155,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
     builtin = builtinCeilings(run.ranks.front().trace->devices.front().name);
     if (builtin) ceilings = &*builtin;
   }
-  predictFixes(run, ceilings, d, in.measured_step_ns, th.get(guide::kIoWaitMax));
+  predictFixes(run, ceilings, d, th, in.measured_step_ns);
   // A finding with a prediction is graded by it, not by its bound: the step share the fix saves
   // (under 5 %, the replay's own accuracy, info; from critical_gain_share up, critical).
   for (Finding& f : d.findings) {
@@ -158,6 +173,7 @@ Diagnosis diagnose(const RunAnalysis& run, const Thresholds& th, const Diagnosis
       double sa = a.what_if.available ? a.what_if.speedup : 0, sb = b.what_if.available ? b.what_if.speedup : 0;
       return sa > sb;
     });
+  failIoCheckOnPool(d);
   reheadByReplay(facts, th, d);
   respectJobProfile(run.job, d.findings);  // last: the re-headed headline's fix lines too
   noteJobKind(run.job, d);

@@ -10,7 +10,9 @@
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/fixes/registry.h"
 #include "diagnosis/job_aware.h"
+#include "diagnosis/rule.h"
 #include "diagnosis/rules/fixes.h"
+#include "diagnosis/thresholds.h"
 
 namespace gpudoctor {
 
@@ -233,13 +235,18 @@ std::vector<Candidate> candidates(const RunAnalysis& run, const Ceilings* c, con
   return cands;
 }
 
+// What the loader finding's bound is on the un-profiled step's basis (addPoolFinding, restateLoaderBound).
+constexpr const char* kPoolBoundBasis =
+    "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, "
+    "the GPU's and the busiest stream's periods (upper bound)";
+
 // Where a DataLoader pool sets the un-profiled step but the trace's GPU idle inside next() stayed under
-// the guide (the profiler slowed the host nearly to the pool's pace, so the traced fetches hardly
-// waited), the rule sees no loader problem; the replay does. The finding is added from the replay of
-// the un-profiled job: the pool holds the step by its period less the largest of the host's, the GPU's
-// and the busiest stream's (restateLoaderBound sets that bound), critical from the IO-wait
-// threshold's share of the step up.
-void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled, double io_wait_max) {
+// the io_wait_max threshold (the profiler slowed the host nearly to the pool's pace, so the traced
+// fetches hardly waited), the rule sees no loader problem; the replay does. The finding is added from
+// the replay of the un-profiled job where the pool holds more than io_wait_max of that step: its bound
+// is the pool's period less the largest of the host's, the GPU's and the busiest stream's, graded as
+// the rules grade a bound (min_gain_share, critical_gain_share).
+void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled, const Thresholds& th) {
   if (unprofiled.loader_period_ns <= 0) return;
   for (const Finding& f : d.findings)
     if (f.id == "input.loader_on_critical_path") return;
@@ -247,7 +254,8 @@ void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& u
   const SteadyState& s = base.replayed;
   if (!base.available || s.bound != StepBound::kLoader || s.period_ns <= 0) return;
   const double held = s.period_ns - std::max({s.host_ns, s.gpu_period_ns, s.busy_ns});
-  if (held < io_wait_max * s.period_ns) return;
+  const double share = held / s.period_ns;
+  if (share <= th.get(guide::kIoWaitMax)) return;
   const LoaderPool pool = model.loaderPool();
   Finding x;
   x.id = "input.loader_on_critical_path";
@@ -255,7 +263,12 @@ void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& u
       "The DataLoader's workers set the un-profiled step: a batch every {:.2f} ms, while the training thread "
       "needs {:.2f} ms and the GPU {:.2f} ms",
       s.loader_ns / 1e6, s.host_ns / 1e6, std::max(s.gpu_period_ns, s.busy_ns) / 1e6);
-  x.severity = Severity::kCritical;
+  x.gain_ms_per_step = held / 1e6;
+  x.gain_share = share;
+  x.gain_basis = kPoolBoundBasis;
+  x.severity = share >= th.get(kCriticalGainShare) ? Severity::kCritical
+               : share >= th.get(kMinGainShare)    ? Severity::kWarning
+                                                   : Severity::kInfo;
   x.evidence = {{"loader pool's delivery period", s.loader_ns / 1e6, "ms/step"},
                 {"DataLoader next() (traced)", pool.wait_per_step_ns / 1e6, "ms/step"},
                 {"host's un-profiled step", s.host_ns / 1e6, "ms/step"}};
@@ -280,9 +293,7 @@ void restateLoaderBound(Diagnosis& d) {
     if (f.id != "input.loader_on_critical_path") continue;
     f.gain_ms_per_step = static_cast<double>(held) / 1e6;
     f.gain_share = static_cast<double>(held) / static_cast<double>(d.what_if.unprofiled_step_ns);
-    f.gain_basis =
-        "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, "
-        "the GPU's and the busiest stream's periods (upper bound)";
+    f.gain_basis = kPoolBoundBasis;
   }
 }
 
@@ -346,8 +357,8 @@ void restateEmbeddingBound(Diagnosis& d, const Replay& base, const Replay& best)
 
 }  // namespace
 
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns,
-                  double io_wait_max) {
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const Thresholds& th,
+                  double measured_step_ns) {
   const ReplayModel model(run);
   // Every replay at once: the traced graph, the un-profiled job, and one per editable fix.
   ReplayEdits unprofiled = unprofiledEdits(&model);
@@ -360,7 +371,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, doubl
     d.what_if.anchor_possible = a.possible;
     d.what_if.anchor_note = a.note;
   }
-  addPoolFinding(d, model, unprofiled, io_wait_max);
+  addPoolFinding(d, model, unprofiled, th);
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   const size_t embedding_bound = embeddingBoundEdit(run, d.findings, unprofiled, edits);

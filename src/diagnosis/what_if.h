@@ -10,6 +10,7 @@
 #include "analysis/replay/replay.h"
 #include "analysis/run_analysis.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/thresholds.h"
 #include "model/ceilings.h"
 
 namespace gpudoctor {
@@ -153,11 +154,10 @@ inline constexpr double kBoundTolerance = 0.01;
 // Replays the run unedited, un-profiled, and once per finding with an editable fix; fills
 // d.what_if, each such finding's what_if, and d.plan. `c`: ceilings for the edits (null: unknown GPU).
 // measured_step_ns > 0: the job's step timed without the profiler, which anchors the un-profiled
-// step (anchorProfilerCost) in place of the estimate from the trace's host speed. io_wait_max: the
-// share of the step a DataLoader pool may hold before the loader finding is added from the replay
-// (the io_wait_max threshold).
-void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, double measured_step_ns = 0,
-                  double io_wait_max = 0.10);
+// step (anchorProfilerCost) in place of the estimate from the trace's host speed. `th`: the judgement
+// thresholds (io_wait_max and the gain shares grade a loader finding the replay adds).
+void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const Thresholds& th,
+                  double measured_step_ns = 0);
 
 // The traced steady-state step and the un-profiled estimate alone, without a fix's replay (two
 // replays in place of one per fix): what `compare` needs of a run analyzed with --no-what-if.
