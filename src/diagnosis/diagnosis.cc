@@ -131,8 +131,8 @@ void failIoCheckOnPool(Diagnosis& d) {
            (f.severity == Severity::kCritical || f.severity == Severity::kWarning);
   });
   if (!pool) return;
-  for (ChecklistItem& c : d.checklist)
-    if (c.area == "io" && c.status != CheckStatus::kFail) {
+  for (ChecklistItem& c : d.checklist)  // the loader rule's item, not the workers' or the pinning's
+    if (c.area == "io" && c.item.rfind("IO wait", 0) == 0 && c.status != CheckStatus::kFail) {
       c.status = CheckStatus::kFail;
       c.evidence += "; the un-profiled replay: a DataLoader pool sets the step";
     }
