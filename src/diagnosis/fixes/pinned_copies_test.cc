@@ -4,10 +4,16 @@ namespace gpudoctor {
 namespace {
 
 TEST(PinnedCopiesFix, CopiesAtThePinnedRateAndOnlyTheirWaitsDropped) {
-  ReplayEdits ed;
+  // A datasheet knows the link's pinned rate, not the host's pageable one: copies of known bytes run
+  // at the link's rate, the others keep their time.
+  ReplayEdits sheet_ed;
   const auto sheet = datasheetCeilings("NVIDIA H100 80GB HBM3");
   ASSERT_TRUE(sheet.has_value());
-  EXPECT_FALSE(testing::applyFix(pinnedCopiesFix(), &*sheet, nullptr, ed));  // a datasheet knows no pageable rate
+  ASSERT_TRUE(testing::applyFix(pinnedCopiesFix(), &*sheet, nullptr, sheet_ed));
+  EXPECT_EQ(sheet_ed.pageable_htod_gbps, sheet->h2d_pinned_gbps);
+  EXPECT_DOUBLE_EQ(sheet_ed.pageable_htod_scale, 1.0);
+  EXPECT_TRUE(sheet_ed.drop_copy_waits);
+  ReplayEdits ed;
   const Ceilings c = testing::h200();
   ASSERT_TRUE(testing::applyFix(pinnedCopiesFix(), &c, nullptr, ed));
   EXPECT_EQ(ed.pageable_htod_gbps, c.h2d_pinned_gbps);
