@@ -529,7 +529,9 @@ TEST(WhatIf, EditsNeedTheRatesTheyUse) {
   EXPECT_FALSE(fixEdit("bf16", nullptr, nullptr, ed, basis));
   auto sheet = datasheetCeilings("NVIDIA H100 80GB HBM3");
   ASSERT_TRUE(sheet.has_value());
-  EXPECT_FALSE(fixEdit("pinned_copies", &*sheet, nullptr, ed, basis));  // a datasheet knows no pageable rate
+  EXPECT_FALSE(fixEdit("pinned_copies", nullptr, nullptr, ed, basis));  // no link rate at all
+  ReplayEdits pinned;
+  EXPECT_TRUE(fixEdit("pinned_copies", &*sheet, nullptr, pinned, basis));  // the link's rate is enough
   EXPECT_TRUE(fixEdit("bf16", &*sheet, nullptr, ed, basis));
   EXPECT_NEAR(ed.kernel_scale[static_cast<size_t>(KernelClass::kGemmFp32Simt)],
               67.0 / (989.5 * kBf16GemmEfficiency) + kAutocastCastShare, 1e-9);
