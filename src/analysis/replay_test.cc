@@ -167,6 +167,18 @@ TEST(Replay, HostGapQuarterPointScalesTheProfilersCost) {
   EXPECT_NEAR(traced.replayed_step_ns - two.replayed_step_ns, 200 * 1000, 1000);
 }
 
+// A host-speed gauge (a ReplayModel member) of the one-step trace `b` holds from `begin` to `end`.
+std::vector<int64_t> gaugeOf(TraceBuilder& b, int64_t begin, int64_t end,
+                             std::vector<int64_t> (ReplayModel::*gauge)() const) {
+  b.step(1, begin, end);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  auto run = analyzeRun(v, {});
+  EXPECT_TRUE(run.ok());
+  if (!run.ok()) return {};
+  return (ReplayModel(run.value()).*gauge)();
+}
+
 // The host's speed as its kernel launches show it: the median of the calls that launch one kernel;
 // a copy's launch and a synchronizing call are not in it, and fewer than 100 launches tell nothing.
 TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
@@ -186,12 +198,7 @@ TEST(Replay, LaunchCallMedianGaugesTheHostsSpeed) {
     }
     b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 90000, corr++);
     t += 100000;
-    b.step(1, begin, t);
-    std::vector<RankTrace> v;
-    v.push_back(b.done());
-    auto run = analyzeRun(v, {});
-    EXPECT_TRUE(run.ok());
-    return ReplayModel(run.value()).launchCallP50();
+    return gaugeOf(b, begin, t, &ReplayModel::launchCallP50);
   };
   EXPECT_EQ(gauge(150), std::vector<int64_t>{3000});
   EXPECT_EQ(gauge(99), std::vector<int64_t>{0});
@@ -216,12 +223,7 @@ TEST(Replay, DispatchMedianGaugesTheHostsSpeed) {
       b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::empty", t + 21000, t + 22000);  // no child
       t += 25000;
     }
-    b.step(1, begin, t);
-    std::vector<RankTrace> v;
-    v.push_back(b.done());
-    auto run = analyzeRun(v, {});
-    EXPECT_TRUE(run.ok());
-    return ReplayModel(run.value()).dispatchP50();
+    return gaugeOf(b, begin, t, &ReplayModel::dispatchP50);
   };
   EXPECT_EQ(gauge(150), std::vector<int64_t>{3000});
   EXPECT_EQ(gauge(99), std::vector<int64_t>{0});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -245,17 +246,19 @@ constexpr const char* kPoolBoundBasis =
 // fetches hardly waited), the rule sees no loader problem; the replay does. The finding is added from
 // the replay of the un-profiled job where the pool holds more than io_wait_max of that step: its bound
 // is the pool's period less the largest of the host's, the GPU's and the busiest stream's, graded as
-// the rules grade a bound (min_gain_share, critical_gain_share).
-void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled, const Thresholds& th) {
-  if (unprofiled.loader_period_ns <= 0) return;
+// the rules grade a bound (min_gain_share, critical_gain_share). Returns the replay of the un-profiled
+// job where it ran one, for predictFixes to use rather than run again.
+std::optional<Replay> addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& unprofiled,
+                                     const Thresholds& th) {
+  if (unprofiled.loader_period_ns <= 0) return std::nullopt;
   for (const Finding& f : d.findings)
-    if (f.id == "input.loader_on_critical_path") return;
-  const Replay base = model.replay(unprofiled);
+    if (f.id == "input.loader_on_critical_path") return std::nullopt;
+  Replay base = model.replay(unprofiled);
   const SteadyState& s = base.replayed;
-  if (!base.available || s.bound != StepBound::kLoader || s.period_ns <= 0) return;
+  if (!base.available || s.bound != StepBound::kLoader || s.period_ns <= 0) return base;
   const double held = s.period_ns - std::max({s.host_ns, s.gpu_period_ns, s.busy_ns});
   const double share = held / s.period_ns;
-  if (share <= th.get(guide::kIoWaitMax)) return;
+  if (share <= th.get(guide::kIoWaitMax)) return base;
   const LoaderPool pool = model.loaderPool();
   Finding x;
   x.id = "input.loader_on_critical_path";
@@ -277,6 +280,7 @@ void addPoolFinding(Diagnosis& d, const ReplayModel& model, const ReplayEdits& u
       "batch. In the trace it hardly waited because the profiler slowed the thread to nearly the pool's pace.";
   x.fix = fixes::input();
   d.findings.push_back(std::move(x));
+  return base;
 }
 
 // Where a DataLoader pool sets the un-profiled step, the loader finding's bound is restated on that
@@ -371,11 +375,18 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
     d.what_if.anchor_possible = a.possible;
     d.what_if.anchor_note = a.note;
   }
-  addPoolFinding(d, model, unprofiled, th);
+  std::optional<Replay> unprofiled_replay = addPoolFinding(d, model, unprofiled, th);
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   const size_t embedding_bound = embeddingBoundEdit(run, d.findings, unprofiled, edits);
-  std::vector<Replay> r = model.replayAll(edits);
+  std::vector<Replay> r;
+  if (unprofiled_replay) {  // replayed already: the others only
+    edits.erase(edits.begin() + 1);
+    r = model.replayAll(edits);
+    r.insert(r.begin() + 1, std::move(*unprofiled_replay));
+  } else {
+    r = model.replayAll(edits);
+  }
   const Replay& traced = r[0];
   const Replay& base = r[1];
   if (!traced.available) {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/html_parts.h"
-#include "report/terminal.h"
+#include "report/step_notes.h"
 
 namespace gpudoctor {
 

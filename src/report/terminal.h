@@ -18,11 +18,6 @@ struct TerminalOptions {
 // The report as text (header + body).
 std::string renderTerminal(const RunAnalysis& run, const TerminalOptions& opt);
 
-// Where the host ran ahead of the GPU (the last window at least twice the others' median, the median
-// launch latency longer than that median), a sentence saying that the rank's windows show the host's
-// period and the last one the GPU's backlog; else empty.
-std::string hostAheadNote(const RankAnalysis& r);
-
 // The report in its two parts, so a caller can put the findings between them.
 struct TerminalParts {
   std::string header;  // "gpudoctor analyze: ..." and one line per rank
