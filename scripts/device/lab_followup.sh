@@ -38,12 +38,16 @@
 #         kept in the repository (validation/traces/README.md). Timed with the trace because a host-
 #         or loader-bound job's un-profiled step differs between machines of one kind (numpy_aug_on_thread:
 #         229 ms on one H100 host, 166 ms predicted from another's trace)
+#   18-20 the held-out third whole on whichever card comes: every variant of a third of the held-out jobs,
+#         traced and timed in one process per job (T1), then timed again in a second (T2), in one call, so
+#         both processes run on one host. The slow loader job goes last in its call, where the rest of the
+#         budget is its timeout. Copy each call's tars as traces_T1_g<part>_<k>.tar (names must not collide)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2,S3 (parts 15-17's
 #   bases; earlier parts name their own tags)
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-17) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-17) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-20) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-20) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -116,5 +120,13 @@ case "$part" in
         > "$out/graphed_callables_accumulate.jsonl" ;;
   15|16|17) n=$((part - 14)); python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-540}" --mode both \
         --variants base --proc-tag "${LAB_PROC_TAG:-S}$n" --shard "$n/3" ;;
-  *) echo "lab_followup.sh: no part $part (1-8, 10-17)" >&2; exit 2 ;;
+  18|19|20)
+     case "$part" in
+       18) jobs=bert_eager_attention,convnext_tiny_fp32,densenet121_fp32,distilbert_workers1_healthy,gpt2_bf16_healthy,tiny_gpt_batch2 ;;
+       19) jobs=efficientnet_v2_s_fp32,lightning_fabric_fp32,mobilenet_v3_large_fp32,swin_tiny_bf16_healthy,vit_small_fp32,resnet50_jpeg_workers4 ;;
+       20) jobs=unet_diffusion_fp32,lstm_lm_fp32,vit_eager_attention_bf16,wide_deep_embeddings,efficientnet_jpeg_workers2 ;;
+     esac
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-320}" --mode both --proc-tag T1 --jobs "$jobs"
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-220}" --mode time --proc-tag T2 --jobs "$jobs" ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10-20)" >&2; exit 2 ;;
 esac
