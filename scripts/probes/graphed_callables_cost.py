@@ -17,11 +17,14 @@ node then only assigns the new gradient), in both modes alike; zero_grad's own t
 Each mode is timed per pass (wall time of N passes, synchronized at both ends: the GPU work is
 microseconds) in R rounds that alternate the modes, with a probe of the host's speed (the median
 of 200 one-element torch.add calls) before each round. One JSON line per configuration: the
-median ns per pass of each mode, the parameters P, and the eager pass's recorded host events.
+median ns per pass of each mode, the parameters P, and the eager pass's recorded host events; and,
+under `traced`, one profiled pass of each mode: its events, its wall time and the replay's host-speed
+gauge over it (the host gap p25), so a trace's gauge can place the line on another host.
 The replay's edit charges graphed_pass = a + b * P per backward pass (fit: scripts prints it).
   python3 graphed_callables_cost.py [--layers 2,8,24,64] [--rounds 7] [--passes 200] [--grads accumulate|set_to_none]
 """
 import argparse
+import bisect
 import json
 import statistics
 import time
@@ -38,6 +41,25 @@ def host_probe():
         torch.add(a, a)
         ts.append(time.perf_counter_ns() - t0)
     return statistics.median(ts)
+
+
+def gap_p25(events):
+    """The replay's host-speed gauge (ReplayModel::hostGapP25) over one profiled pass: per thread, the
+    time before each recorded event since the thread's last event start or end; the 25th percentile, ns."""
+    by_thread = {}
+    for e in events:
+        by_thread.setdefault(e.thread, []).append((e.time_range.start * 1000, e.time_range.end * 1000))
+    gaps = []
+    for evs in by_thread.values():
+        evs.sort()
+        ends = []  # sorted
+        for i, (start, end) in enumerate(evs):
+            k = bisect.bisect_right(ends, start)
+            bounds = ([evs[i - 1][0]] if i else []) + ([ends[k - 1]] if k else [])
+            if bounds:
+                gaps.append(start - max(bounds))
+            bisect.insort(ends, end)
+    return statistics.quantiles(gaps, n=4)[0] if len(gaps) >= 4 else None
 
 
 def make(layers, width):
@@ -89,9 +111,12 @@ def main():
         zero = a.grads == "set_to_none"
         per_pass(eager, x, 20, eager if zero else None)
         per_pass(graphed, x, 20, graphed_model if zero else None)
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            per_pass(eager, x, 1, eager if zero else None)
-        host_events = len(prof.events())
+        traced = {}
+        for mode, fn, owner in (("eager", eager, eager), ("graphed", graphed, graphed_model)):
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                ns = per_pass(fn, x, 1, owner if zero else None)
+            traced[mode] = dict(events=len(prof.events()), pass_ns=ns, gap_p25_ns=gap_p25(prof.events()))
+        host_events = traced["eager"]["events"]
         t = {"eager": [], "graphed": []}
         probes = []
         for r in range(a.rounds):
@@ -101,7 +126,7 @@ def main():
                 t[mode].append(per_pass(fn, x, a.passes, owner if zero else None))
         row = dict(layers=layers, params=params, width=a.width, batch=a.batch, grads=a.grads, eager_host_events=host_events,
                    eager_pass_ns=statistics.median(t["eager"]), graphed_pass_ns=statistics.median(t["graphed"]),
-                   eager_rounds_ns=t["eager"], graphed_rounds_ns=t["graphed"], host_probe_ns=probes,
+                   eager_rounds_ns=t["eager"], graphed_rounds_ns=t["graphed"], host_probe_ns=probes, traced=traced,
                    torch=torch.__version__, gpu=torch.cuda.get_device_name())
         rows.append(row)
         print(json.dumps(row), flush=True)
