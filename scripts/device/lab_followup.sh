@@ -42,7 +42,8 @@
 #         traced and timed in one process per job (T1), then timed again in a second (T2), in one call, so
 #         both processes run on one host. The slow loader job goes last in its call, where the rest of the
 #         budget is its timeout. Copy each call's tars as traces_T1_g<part>_<k>.tar (names must not collide).
-#         Part 20 then reruns the graphed probe (set_to_none), with each mode's traced pass and its gauge
+#         With GRAPHED_PROBE=1, part 20 then reruns the graphed probe (set_to_none), with each mode's traced
+#         pass and its gauge
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2,S3 (parts 15-17's
 #   bases; earlier parts name their own tags)
@@ -129,8 +130,9 @@ case "$part" in
      esac
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-320}" --mode both --proc-tag T1 --jobs "$jobs"
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-220}" --mode time --proc-tag T2 --jobs "$jobs"
-     # the last call also reruns the graphed probe with the host-speed gauge of each mode's traced pass
-     [ "$part" = 20 ] && timeout 150 python3 scripts/probes/graphed_callables_cost.py --grads set_to_none --rounds 5 \
+     # with GRAPHED_PROBE=1 the last call also reruns the graphed probe with the host-speed gauge of each
+     # mode's traced pass (off by default: the old set's graphed pairs put the error in the base's estimate)
+     [ "$part" = 20 ] && [ "${GRAPHED_PROBE:-0}" = 1 ] && timeout 150 python3 scripts/probes/graphed_callables_cost.py --grads set_to_none --rounds 5 \
         > "$out/graphed_callables_set_to_none_gauged.jsonl" ;;
   *) echo "lab_followup.sh: no part $part (1-8, 10-20)" >&2; exit 2 ;;
 esac
