@@ -36,7 +36,7 @@ void RankBuilder::gpuEdges() {
         uint32_t c = by_end[static_cast<size_t>(p)];
         const int64_t ce_end = g.endOf(c);
         if (explained != kUnset && ce_end <= explained) break;
-        if (tj - ce_end > kCrossStreamScan * kUnexplainedWaitNs) break;
+        if (tj - ce_end > kCrossStreamScan * kUnexplainedWaitNs && tj - explained < kLongStreamIdleNs) break;
         if (g.trackOf(c) != track && t.tracks[g.trackOf(c)].pid == device && c != j) {
           dep = static_cast<int32_t>(c);
           break;

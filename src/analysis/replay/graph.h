@@ -27,6 +27,12 @@ constexpr int64_t kCopyEndToleranceNs = 50000;
 // looked for among the other streams' ends.
 constexpr int64_t kUnexplainedWaitNs = 1000;
 constexpr int kCrossStreamScan = 64;  // ends examined per unexplained wait
+// Ends further back than kCrossStreamScan x kUnexplainedWaitNs are not looked at, unless the start is
+// unexplained by this much: a stream that idled that long after its own last work waited for another
+// stream's (the last work that ended before it, if any ended after its stream's), not for a fixed
+// time. Kept as a stream gap, it would stay in every edited replay whatever the rest of the GPU's work
+// became (cuDNN's LSTM: streams that run once a step wait 35 ms each, 70-180 us after the GPU's last end).
+constexpr int64_t kLongStreamIdleNs = 1000000;
 // An inferred event wait whose waiting work started more than this before the awaited work ended
 // in the trace is not one (the GPU's timestamps are one clock).
 constexpr int64_t kEventWaitToleranceNs = 500;
