@@ -242,10 +242,19 @@ struct LoaderPool {
   // burst's wait over the window's steps; two waited fetches are whole bursts apart. A fetch that
   // waited ends a hand-off after its batch was ready, so the hand-offs cancel.
   double delivery_period_ns = 0;
+  // The shortest fetch in the replayed windows (the least over ranks with fetches there; 0: none), and
+  // the number of those fetches: every fetch longer than kLoaderReadyHandoffMaxNs waited for its batch.
+  double shortest_fetch_ns = 0;
+  int64_t fetches = 0;
 };
 // A fetch longer than this waited for its batch (a ready batch's hand-off takes 0.05-0.5 ms in the
 // lab's traces; where a pool's every fetch waits, the shortest fetch is a wait, not a hand-off).
 inline constexpr int64_t kLoaderWaitedNs = 1'000'000;
+// The longest hand-off of a batch that was ready in the lab's traces: where every fetch of the steps
+// takes longer, each waited, however briefly, and the pool paces the training thread (a pool just
+// slower than the traced host: efficientnet_jpeg_workers2 on one H100 host, every fetch 1.0-1.1 ms
+// against 0.04-0.06 ms with 8 workers).
+inline constexpr int64_t kLoaderReadyHandoffMaxNs = 500'000;
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
 // evaluates it with a set of edits, on any number of threads at once.
