@@ -20,6 +20,8 @@ def abs_pct(x):
 
 
 def band(m, unit=""):
+    if not m:  # a job of the split that did not run
+        return "not measured"
     return f"{m['x']:.2f}{unit} [{m['lo']:.2f}, {m['hi']:.2f}]"
 
 

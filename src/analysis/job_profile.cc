@@ -136,6 +136,7 @@ void setPrecision(const PrecisionTime& pt, int steps, const HostCounts& n, JobPr
   }
 
   p.grad_scaler = (n.seen & kScaler) != 0;
+  p.group_norm = (n.seen & kGroupNorm) != 0;
 }
 
 // Accumulation: backward passes per optimizer step, parameter tensors per backward pass.
@@ -382,6 +383,7 @@ JobProfile mergeJobProfiles(const std::vector<JobProfile>& ps, const std::vector
   j.precision = consensus(ps, ids, &JobProfile::precision, "precision", showStr, n);
   j.autocast = consensus(ps, ids, &JobProfile::autocast, "autocast", showOptBool, n);
   j.grad_scaler = consensus(ps, ids, &JobProfile::grad_scaler, "grad scaler", showBool, n);
+  j.group_norm = consensus(ps, ids, &JobProfile::group_norm, "GroupNorm", showBool, n);
   j.grad_accumulation_steps =
       consensus(ps, ids, &JobProfile::grad_accumulation_steps, "gradient accumulation", showOptInt, n);
   j.data_parallel = consensus(ps, ids, &JobProfile::data_parallel, "data parallelism", showStr, n);

@@ -47,6 +47,7 @@ struct JobProfile {
   std::optional<bool>
       autocast;              // GEMM operators re-dispatched under torch.autocast; nullopt: no eager GEMM operator seen
   bool grad_scaler = false;  // GradScaler's unscale / update-scale operators or kernels ran
+  bool group_norm = false;   // GroupNorm ran: it has no NHWC kernels, so channels_last tensors are copied around it
   // Backward passes per optimizer step (forward/backward micro-batches); nullopt: no backward pass
   // or no optimizer step visible (e.g. both inside a CUDA graph), or not a whole multiple.
   std::optional<int> grad_accumulation_steps;

@@ -133,6 +133,7 @@ uint32_t nameFlags(std::string_view n) {
     if (n == g) f |= kViewOp;
   if (n == "aten::scaled_dot_product_attention") f |= kSdpa;
   if (n == "aten::_scaled_dot_product_attention_math") f |= kSdpaMath;
+  if (n == "aten::group_norm") f |= kGroupNorm;
   if (has(n, "_amp_foreach_non_finite_check_and_unscale") || has(n, "amp_update_scale") ||
       has(n, "_amp_non_finite_check_and_unscale"))
     f |= kScaler;

@@ -40,6 +40,7 @@ enum NameFlag : uint32_t {
   kViewOp = 1u << 24,           // views and reshapes: the same data, the same precision
   kSdpa = 1u << 25,             // aten::scaled_dot_product_attention: the job asks for fused attention
   kSdpaMath = 1u << 26,         // aten::_scaled_dot_product_attention_math: SDPA fell back to its math backend
+  kGroupNorm = 1u << 27,        // aten::group_norm: a normalization without NHWC kernels
 };
 
 // The features a name shows (NameFlag bits), from the framework's own operator and range names.
