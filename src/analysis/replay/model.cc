@@ -255,12 +255,10 @@ LoaderPool ReplayModel::loaderPool() const {
         for (const auto& f : v)
           if (f.first >= from && f.first < to) fetches.push_back(f);
       std::sort(fetches.begin(), fetches.end());
-      for (const auto& [b, e] : fetches)
-        if (p.fetches == 0 || static_cast<double>(e - b) < p.shortest_fetch_ns)
-          p.shortest_fetch_ns = static_cast<double>(e - b);
-      p.fetches += static_cast<int64_t>(fetches.size());
       int64_t first_end = -1, last_end = -1, first_at = 0, last_at = 0, fetched = 0;
       for (const auto& [b, e] : fetches) {
+        if (p.fetches++ == 0 || static_cast<double>(e - b) < p.shortest_fetch_ns)
+          p.shortest_fetch_ns = static_cast<double>(e - b);
         ++fetched;
         if (e - b <= kLoaderWaitedNs) continue;
         if (first_end < 0) first_end = e, first_at = fetched;

@@ -24,8 +24,7 @@ class ChannelsLastFix : public Fix {
     ed.drop_layout_transposes = !group_norm;
     ed.nchw_batch_norm_scale *= kNhwcBatchNormScale;
     // Pooling and the convolutions stay as traced: their NHWC kernels measured both faster and slower
-    // (a squeeze-excitation's pooling 8x slower, grouped convolutions' new layout transforms), and an
-    // operator without NHWC kernels (GroupNorm) copies its input back to NCHW.
+    // (a squeeze-excitation's pooling 8x slower, grouped convolutions' new layout transforms).
     basis = group_norm
                 ? fmt::format(
                       "this job runs GroupNorm, which has no NHWC kernels: channels_last tensors are copied back "
