@@ -44,12 +44,16 @@
 #         budget is its timeout. Copy each call's tars as traces_T1_g<part>_<k>.tar (names must not collide).
 #         With GRAPHED_PROBE=1, part 20 then reruns the graphed probe (set_to_none), with each mode's traced
 #         pass and its gauge
+#   21-23 the fit part whole, as 18-20 do the held-out third: every variant of a third of the fit jobs traced
+#         and timed in one process per job (F1), then timed again in a second (F2), in one call. The
+#         launch-, host- and sync-bound jobs first, the compiled job last (its compile is the longest).
+#         Copy each call's tars as traces_F1_g<part>_<k>.tar and its results as results_F{1,2}_g<part>.jsonl
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2,S3 (parts 15-17's
 #   bases; earlier parts name their own tags)
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-20) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-20) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-23) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-23) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -134,5 +138,13 @@ case "$part" in
      # mode's traced pass (off by default: the old set's graphed pairs put the error in the base's estimate)
      [ "$part" = 20 ] && [ "${GRAPHED_PROBE:-0}" = 1 ] && timeout 150 python3 scripts/probes/graphed_callables_cost.py --grads set_to_none --rounds 5 \
         > "$out/graphed_callables_set_to_none_gauged.jsonl" ;;
-  *) echo "lab_followup.sh: no part $part (1-8, 10-20)" >&2; exit 2 ;;
+  21|22|23)
+     case "$part" in
+       21) jobs=foreach_false_optimizer,mobilenet_small_batch,log_every_step,tokenize_on_thread,pageable_copies_mlp,mlp_bf16_healthy,gru_lm_fp32,numpy_aug_on_thread,resnet18_jpeg_workers0 ;;
+       22) jobs=bert_base_mlm_fp32,gpt2_small_fp32,gpt2_eager_attention_fp32,llama_small_fp32,roberta_base_fp32,roberta_base_bf16,gpt2_bf16_odd_vocab,opt_eager_attention_bf16,t5_small_fp32,dlrm_embeddingbag ;;
+       23) jobs=efficientnet_b0_fp32,regnet_y_fp32,resnext50_fp32,resnet50_timm_healthy,moe_top2_sync,resnet34_jpeg_workers2,vit_base_jpeg_workers3,compile_reduce_overhead ;;
+     esac
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-320}" --mode both --proc-tag F1 --jobs "$jobs"
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-220}" --mode time --proc-tag F2 --jobs "$jobs" ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10-23)" >&2; exit 2 ;;
 esac
