@@ -295,6 +295,10 @@ bool isLayoutTransposeKernel(std::string_view name) {
   return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") || name.starts_with("batched_transpose_");
 }
 
+bool isCudnnTensorTransformKernel(std::string_view name) {
+  return has(name, "genericTranspose_kernel") || has(name, "tensorTransformGeneric");
+}
+
 int gemmOperandAlignmentBytes(std::string_view name) {
   if (!has(name, "tensorop") || !has(name, "gemm")) return 0;
   const size_t at = name.rfind("_align");

@@ -38,6 +38,11 @@ bool isGemmKernelName(std::string_view name);
 // True for the NCHW <-> NHWC layout transposes a convolution library runs around a convolution on
 // contiguous (NCHW) tensors: cuDNN's nchwToNhwcKernel / nhwcToNchwKernel, MIOpen's batched_transpose_*.
 bool isLayoutTransposeKernel(std::string_view name);
+// cuDNN's generic tensor transforms (genericTranspose_kernel, tensorTransformGeneric): they reorder a
+// convolution's operands in either memory layout (regnet_y_fp32's grouped convolutions, H100: 16.8 ms a
+// step of genericTranspose in NCHW, 14.0 ms of tensorTransformGeneric in channels_last), so channels_last
+// does not take them; they move bf16 tensors under autocast.
+bool isCudnnTensorTransformKernel(std::string_view name);
 // The operands' alignment in bytes of a CUTLASS tensor-core GEMM by its name (`..._alignN` elements of
 // 2 bytes for bf16/f16 kernels, 4 for TF32 ones); 0 where the name does not say (cuBLAS's own
 // kernels, SIMT ones). cuBLAS falls back to such kernels, and to alignment below 16 bytes, when a

@@ -22,6 +22,7 @@ enum class PrecisionKind : uint8_t {
   kConvolution,
   kRecurrent,
   kLayoutTranspose,
+  kTensorTransform,  // cuDNN's generic tensor transforms around its convolutions (isCudnnTensorTransformKernel)
   kMisalignedGemm2,
   kMisalignedGemm4,
   kMisalignedGemm8
@@ -62,6 +63,7 @@ inline PrecisionKind precisionKindOf(std::string_view name) {
     return isNchwBatchNormKernelName(name) ? PrecisionKind::kBatchNorm : PrecisionKind::kBatchNormNhwc;
   if (isConvolutionKernelName(name)) return PrecisionKind::kConvolution;
   if (isLayoutTransposeKernel(name)) return PrecisionKind::kLayoutTranspose;
+  if (isCudnnTensorTransformKernel(name)) return PrecisionKind::kTensorTransform;
   return misalignedGemmKind(name);
 }
 

@@ -124,14 +124,15 @@ Facts buildFacts(const RunAnalysis& run, const DiagnosisInputs& in) {
       if (k < 0) k = static_cast<int8_t>(precisionKindOf(t.strings.view(e.name)));
       const auto kind = static_cast<PrecisionKind>(k);
       const bool transpose = kind == PrecisionKind::kLayoutTranspose, nchw_bn = kind == PrecisionKind::kBatchNorm,
-                 conv = kind == PrecisionKind::kConvolution;
+                 conv = kind == PrecisionKind::kConvolution, transform = kind == PrecisionKind::kTensorTransform;
       const int misaligned =
           w >= r.index.class_of_event.size() || !isGemm(r.index.class_of_event[w]) ? -1 : misalignedGemmIndex(kind);
-      if (!transpose && !nchw_bn && !conv && misaligned < 0) continue;
+      if (!transpose && !transform && !nchw_bn && !conv && misaligned < 0) continue;
       for (const auto& win : r.windows)
         if (e.start_ns >= win.begin_ns && e.start_ns < win.end_ns) {
           const double d = static_cast<double>(e.dur_ns);
           if (transpose) f.layout_transpose_ns += d;
+          if (transform) f.tensor_transform_ns += d;
           if (nchw_bn) f.nchw_batch_norm_ns += d;
           if (conv) f.convolution_ns += d;
           if (misaligned >= 0) f.misaligned_gemm_ns[misaligned] += d, ++f.misaligned_gemms;

@@ -109,6 +109,9 @@ struct Facts {
   // The convolution libraries' NCHW <-> NHWC layout transposes (isLayoutTransposeKernel) in the selected steps,
   // summed over ranks (ns, not per step): convolutions run NHWC, the tensors are NCHW.
   double layout_transpose_ns = 0;
+  // cuDNN's other tensor transforms (isCudnnTensorTransformKernel), summed so: channels_last keeps them,
+  // bf16 halves their bytes as the transposes'.
+  double tensor_transform_ns = 0;
   // Batch norms in their NCHW kernels (isNchwBatchNormKernelName) in the selected steps, summed over ranks
   // (ns): what channels_last moves to the NHWC kernels besides the transposes.
   double nchw_batch_norm_ns = 0;

@@ -36,6 +36,8 @@ double ReplayModel::Impl::scaleOf(uint16_t rank, uint32_t item, const ReplayEdit
         s *= ed.batch_norm_scale * ed.nchw_batch_norm_scale;
       else if (pk == PrecisionKind::kBatchNormNhwc)
         s *= ed.batch_norm_scale;
+      else if (pk == PrecisionKind::kLayoutTranspose || pk == PrecisionKind::kTensorTransform)
+        s *= ed.layout_transpose_scale;
       else if (pk == PrecisionKind::kConvolution && ed.convolution_scale > 0 && isGemm(k))
         s = ed.convolution_scale;
       else if (pk == PrecisionKind::kRecurrent && isGemm(k) && ed.recurrent_gemm_scale > 0)

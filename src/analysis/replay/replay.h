@@ -139,6 +139,9 @@ struct ReplayEdits {
   // (PrecisionKind::kBatchNorm) x nchw_batch_norm_scale (and x batch_norm_scale): cuDNN's NHWC ones for the same work.
   bool drop_layout_transposes = false;
   double nchw_batch_norm_scale = 1;
+  // ... or, where they stay, x this, with cuDNN's other tensor transforms (PrecisionKind::kTensorTransform)
+  // (bf16 tensors: half the bytes to move).
+  double layout_transpose_scale = 1;
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
   // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
   bool drop_embedding_fills = false;

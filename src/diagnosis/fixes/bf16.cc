@@ -82,6 +82,7 @@ class Bf16Fix : public Fix {
     ed.kernel_scale[static_cast<size_t>(KernelClass::kElementwise)] = elementwise;
     ed.convolution_scale = kBf16ConvolutionScale;
     ed.batch_norm_scale *= kAutocastBatchNormScale;
+    ed.layout_transpose_scale *= kBf16LayoutTransposeScale;
     ed.recurrent_gemm_scale = kAutocastRecurrentGemmScale;
     ed.recurrent_other_scale = kAutocastRecurrentOtherScale;
     basis = fmt::format(
@@ -94,14 +95,15 @@ class Bf16Fix : public Fix {
         "GEMMs x 0.5 (memory bound) and its score matrix's other kernels x {:.2f} (casts around its FP32 "
         "softmax); softmax, normalization, reductions and the optimizer stay FP32 (autocast's FP32 "
         "list, FP32 master weights); convolutions x {:.2f} and elementwise kernels x {:.2f} here ({:.0f} % of the GEMM "
-        "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts); a cuDNN RNN's GEMMs "
+        "time is in convolutions), batch norms x {:.2f} (bf16 inputs, FP32 statistics and casts), the convolutions' "
+        "layout transposes and transforms x {:.2f} (half the bytes); a cuDNN RNN's GEMMs "
         "x {:.2f} and its "
         "cell kernels x {:.2f} (it runs in FP16)",
         100 * kBf16GemmEfficiency, c->device, c->peak(GemmPrecision::kBf16), kBf16GemmFloorNs / 1e3,
         kAutocastCastNs / 1e3, 100 * kAutocastCastShare, kAutocastCastHostNs / 1e3, castsPerStep(run),
         ed.fused_attention_fp32_scale, 100 * kBf16AttentionEfficiency, kBf16ElementwiseScale,
         kAutocastAttentionScoresScale, kBf16ConvolutionScale, elementwise, 100 * conv, kAutocastBatchNormScale,
-        kAutocastRecurrentGemmScale, kAutocastRecurrentOtherScale);
+        kBf16LayoutTransposeScale, kAutocastRecurrentGemmScale, kAutocastRecurrentOtherScale);
     return true;
   }
 };

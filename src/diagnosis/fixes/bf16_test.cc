@@ -72,5 +72,45 @@ TEST(Bf16Fix, ConvolutionNetworksScalesAreSet) {
   EXPECT_GE(kBf16ConvNetElementwiseScale, kBf16ElementwiseScaleMin);  // the finding's bound holds
 }
 
+// cuDNN's layout transposes move bf16 tensors under autocast: half the bytes, so half the time (they were
+// kept whole, and regnet_y_fp32's bf16 predicted at 1.01x against 1.27x measured on an H100). A GPU-bound
+// step of one transpose (real name, lab trace regnet_y_fp32, H100) and one elementwise kernel, 1 ms each.
+TEST(Bf16Fix, LayoutTransposesMoveHalfTheBytes) {
+  std::vector<RankTrace> v = testing::gpuBoundSteps(
+      {"void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+       "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)",
+       "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+       "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"});
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  const Ceilings c = testing::h200();
+  ReplayEdits ed;
+  ASSERT_TRUE(testing::applyFix(bf16Fix(), &c, &run.value(), ed));
+  EXPECT_EQ(ed.layout_transpose_scale, kBf16LayoutTransposeScale);
+  ReplayModel m(run.value());
+  const double before = m.replay().replayed.busy_ns, after = m.replay(ed).replayed.busy_ns;
+  EXPECT_NEAR(before, 2e6, 1e3);
+  // the transpose at half, the elementwise kernel at its class's scale (no convolutions: a transformer's)
+  EXPECT_NEAR(after, (kBf16LayoutTransposeScale + kBf16ElementwiseScale) * 1e6, 1e3);
+}
+
+// cuDNN's generic tensor transforms reorder a convolution's operands in either layout: channels_last keeps
+// them (regnet_y_fp32 on an H100: genericTranspose in NCHW, tensorTransformGeneric in channels_last), bf16
+// halves them with the transposes. Real names from those traces.
+TEST(Bf16Fix, CudnnTensorTransformsAreTheirOwnKind) {
+  EXPECT_EQ(precisionKindOf("void cudnn::engines_precompiled::genericTranspose_kernel<float, float, float, true, "
+                            "(cudnnKernelDataType_t)0>(float, cudnnTensorStruct, float const*, float, "
+                            "cudnnTensorStruct, float*)"),
+            PrecisionKind::kTensorTransform);
+  EXPECT_EQ(precisionKindOf("void tensorTransformGeneric<float, float, float, true, false, false, "
+                            "(cudnnKernelDataType_t)0>(cudnnTensorTransformStruct, "
+                            "tensorTransformParams, int, unsigned long, float const*, float*, float, float)"),
+            PrecisionKind::kTensorTransform);
+  EXPECT_FALSE(
+      isLayoutTransposeKernel("void tensorTransformGeneric<float, float, float, true, false, false, "
+                              "(cudnnKernelDataType_t)0>(cudnnTensorTransformStruct, "
+                              "tensorTransformParams, int, unsigned long, float const*, float*, float, float)"));
+}
+
 }  // namespace
 }  // namespace gpudoctor

@@ -51,10 +51,11 @@ class Fp32Gemm : public Rule {
         f, th, "precision.fp32_gemm",
         fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
         f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
-                  f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScaleMin)),
+                  f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScaleMin) +
+                  (f.layout_transpose_ns + f.tensor_transform_ns) * (1 - kBf16LayoutTransposeScale)),
         fmt::format("all of the FP32 and TF32 GEMM and fused-attention time, and {:.0f} % of the elementwise "
-                    "kernels' (what {})",
-                    100 * (1 - kBf16ElementwiseScaleMin), rate));
+                    "kernels' and {:.0f} % of the convolutions' layout transposes and transforms' (what {})",
+                    100 * (1 - kBf16ElementwiseScaleMin), 100 * (1 - kBf16LayoutTransposeScale), rate));
     x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"},
                   {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},
