@@ -47,7 +47,8 @@ def summary_table(s):
     row("... with a fix predicted > 1.05x that measured > 1.05x too (not healthy after all)",
         lambda p: ", ".join(f"{j} ({', '.join(p['healthy']['found'][j])})" for j in sorted(p["healthy"].get("found") or {}))
         or "-")
-    row("predictions below the GPU's busy time", lambda p: str(p["bound_violations"]))
+    row("predictions below the GPU's busy time (its work replayed without the profiler)",
+        lambda p: str(p["bound_violations"]))
     row("findings' stated bounds that a measured saving exceeds", lambda p: str(p.get("measured_over_bound", "-")))
     if any((s[p].get("profiler_cost") or {}).get("n") for p in PARTS):  # run_lab.py --profiled
         row("profiler's cost the replay removes against measured: median abs error / worst",

@@ -251,5 +251,22 @@ class HostProbes(unittest.TestCase):
         self.assertEqual(score.host_probes(recs), {"A": {"base": 50.0, "bf16": 80.0}})
 
 
+class BoundViolations(unittest.TestCase):
+    """The floor is the GPU's work replayed without the profiler where the report gives it."""
+
+    def P(self, unprof, busy, unprof_busy, loader_step):
+        return {"unprofiled_ms": unprof, "busy_ms": busy, "unprof_busy_ms": unprof_busy,
+                "fixes": {"loader_workers": {"step_ms": loader_step}}, "alternatives": {}}
+
+    def test_the_replays_gpu_work_is_the_floor(self):
+        # traced busy 138.6, replayed without the profiler 129.9: 131.6 predicted is no violation
+        self.assertEqual(score.bound_violations("j", self.P(131.6, 138.6, 129.9, 131.6)), [])
+        # below the replay's own GPU work: a violation, for the base and for a fix that leaves the GPU alone
+        self.assertEqual(len(score.bound_violations("j", self.P(120.0, 138.6, 129.9, 110.0))), 2)
+
+    def test_the_traces_busy_time_without_a_replayed_one(self):
+        self.assertEqual(len(score.bound_violations("j", self.P(131.6, 138.6, None, 140.0))), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
