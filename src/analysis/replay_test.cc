@@ -104,6 +104,31 @@ TEST(Replay, FasterKernelsShortenAGpuBoundStepButNotAHostBoundOne) {
   EXPECT_NEAR(o.replayed_step_ns, h0.traced_step_ns - 50 * 4000, 5000);
 }
 
+// A GPU-bound ResNeXt-50 on an H100 (testdata/lab, the fit job resnext50_fp32) fills the launch queue after
+// its first step: steps 3-5 take 54 ms against the first's 37.5, every launch then waiting 20-200 us for
+// a slot. With every kernel 20x faster, nothing is left to wait for.
+// - The launch latency comes from work launched onto an idle device: onto an idle stream of a busy one,
+//   work waits in the queue (here 40 ms), and that delay as every launch's least held each kernel 40 ms
+//   behind its launch (the GPU's period stayed at 42 ms).
+// - A launch of 20 us or more made at the queue's depth waited for a slot: kept as host time, those held
+//   the host at the old pace (44.8 ms).
+TEST(Replay, AFullLaunchQueueHoldsTheHostOnlyWhileTheGpuIsSlow) {
+  auto l = load({"testdata/lab/resnext50_fp32__base_h100.pt.trace.json.gz"});
+  ASSERT_FALSE(l->run.ranks.empty());
+  ReplayEdits fast;
+  fast.kernel_scale.fill(0.05);
+  fast.memset_scale = fast.memcpy_scale = 0.05;
+  const Replay r = replayRun(l->run, fast);
+  ASSERT_TRUE(r.available) << r.reason;
+  ASSERT_FALSE(r.ranks.empty());
+  ASSERT_GE(r.ranks[0].windows.size(), 3u);
+  const double unblocked = static_cast<double>(r.ranks[0].windows[0].traced_ns);
+  EXPECT_LT(r.traced.gpu_period_ns, 60e6);
+  EXPECT_LT(r.replayed.gpu_period_ns, 0.2 * r.traced.gpu_period_ns);
+  EXPECT_LT(r.replayed_step_ns, 1.05 * unblocked);
+  EXPECT_GE(r.stats.queue_waits, 300);
+}
+
 TEST(Replay, ALongTraceReplaysItsFirstStepsAlone) {
   // A trace of 40 steps replays its first 32, as a trace of those 32 steps alone does.
   const int steps = static_cast<int>(kReplayMaxSteps) + 8, k = static_cast<int>(kReplayMaxSteps);

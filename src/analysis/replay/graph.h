@@ -41,6 +41,16 @@ constexpr int64_t kEventWaitToleranceNs = 500;
 constexpr int64_t kHandoffIdleNs = 20000;
 // A launch call this long waited for something: a launch costs 2-20 us even under the profiler.
 constexpr int64_t kQueueWaitMinNs = 200000;
+// ... and one longer than a launch (kQueueWaitShortMinNs) made while the launch queue was full: as
+// much work launched and not yet started as the trace's launches see at their 95th percentile (within
+// kQueueFullShare), once that is a queue's worth (kQueueFullMinPending). On a GPU-bound host that fills
+// the queue every launch waits for a slot, most for one short kernel, 20-200 us each: resnext50_fp32 on
+// an H100 spent 12-15 ms a step in them at 1,131-1,136 pieces of work pending (the queue's depth there),
+// against 0.3 ms in its first step, before the queue filled. Kept as host time, they held the host at
+// the GPU's old pace in every edit that shortens the GPU's work.
+constexpr int64_t kQueueWaitShortMinNs = 20000;
+constexpr double kQueueFullShare = 0.9;
+constexpr int64_t kQueueFullMinPending = 256;
 
 // Edge kinds: how an edge's offset follows from the edits (value[node] = max over edges of
 // value[pred] + offset; pred -1: the offset alone).
@@ -405,6 +415,10 @@ class RankBuilder {
   bool mayHoldCall(const Event& op) const;
   int32_t awaitedBy(uint32_t c) const;
   int32_t queueSlotAwaitedBy(uint32_t c) const;
+  // Launched work not yet started on the GPU at t: work whose launch call began by t less work that
+  // began by t (launchQueue fills them, and pending_full: the queue's depth as the trace shows it).
+  int64_t pendingAt(int64_t t_ns) const;
+  void launchQueue();
   uint32_t eventCount(uint32_t track, int64_t from, int64_t to) const {
     return to <= from ? 0u : static_cast<uint32_t>(g.eventsIn(track, from, to));
   }
@@ -425,6 +439,8 @@ class RankBuilder {
   int64_t launch_min = 0;                                            // the smallest usual launch-to-start delay
   std::vector<uint32_t> by_end;                                      // GPU work items by end
   std::vector<uint32_t> calls_by_end;                                // call items by end
+  std::vector<int64_t> launch_starts, gpu_starts;  // per launched work: its call's start, its own (sorted)
+  int64_t pending_full = 0;
   std::vector<int32_t> last_own_op, first_own_op;          // per call: its last-ending and first-starting work
   std::vector<std::pair<uint32_t, uint32_t>> event_waits;  // (waiting work, the work it waits for)
 };

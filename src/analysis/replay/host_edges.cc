@@ -12,6 +12,7 @@ void RankBuilder::hostEdges() {
   calls_by_end.resize(nc);
   for (uint32_t k = 0; k < nc; ++k) calls_by_end[k] = k;
   std::sort(calls_by_end.begin(), calls_by_end.end(), [&](uint32_t a, uint32_t b) { return g.endOf(a) < g.endOf(b); });
+  launchQueue();
   // Host calls: thread order with the gaps kept; a call that waited for GPU work ends after it.
   for (uint32_t track = 0; track < tracks; ++track) callEdges(track);
 }
