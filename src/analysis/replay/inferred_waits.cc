@@ -17,17 +17,18 @@ void RankBuilder::orderGpuWork() {
   // delay as every launch's least held each kernel 40 ms behind its launch in every edited replay.
   std::vector<int64_t> delays;
   {
-    std::vector<int64_t> stream_end(tracks, INT64_MIN);
-    std::map<int64_t, int64_t> device_end;  // by the stream's process: its device
+    // Each track's device (its process), as a slot: the latest end of the work seen on it so far.
+    std::map<int64_t, size_t> slot_of_pid;
+    std::vector<size_t> slot(tracks);
+    for (size_t tr = 0; tr < tracks; ++tr)
+      slot[tr] = slot_of_pid.try_emplace(t.tracks[tr].pid, slot_of_pid.size()).first->second;
+    std::vector<int64_t> device_end(slot_of_pid.size(), INT64_MIN);
     for (uint32_t j = nc; j < g.items(); ++j) {
-      const uint32_t tr = g.trackOf(j);
-      int64_t& dev_end = device_end.try_emplace(t.tracks[tr].pid, INT64_MIN).first->second;
-      int32_t l = launchOf(j);
-      if (l >= 0) {
-        int64_t sl = g.startOf(static_cast<uint32_t>(l));
-        if (stream_end[tr] <= sl && dev_end <= sl) delays.push_back(g.startOf(j) - sl);
+      int64_t& dev_end = device_end[slot[g.trackOf(j)]];
+      if (const int32_t l = launchOf(j); l >= 0) {
+        const int64_t sl = g.startOf(static_cast<uint32_t>(l));
+        if (dev_end <= sl) delays.push_back(g.startOf(j) - sl);
       }
-      stream_end[tr] = std::max(stream_end[tr], g.endOf(j));
       dev_end = std::max(dev_end, g.endOf(j));
     }
   }
