@@ -16,7 +16,9 @@ fails or runs past its timeout is recorded with its error and the driver goes on
       after warm-up, N = round-s / median step, clamped to [10, 60] (or --steps).
       With --profiled, each round also times the same N steps under an active profiler, with the
       traces' options and a prof.step() after each step, nothing exported: the profiler's cost on this
-      job, in this process (profiled and plain alternate which goes first, round by round).
+      job, in this process (profiled and plain alternate which goes first, round by round). --profiled
+      cpu+cuda,cpu,cuda times each listed set of activities in turn: the operators' side of the cost
+      (CPU: RecordFunction) apart from CUPTI's (CUDA: runtime callbacks and GPU records).
   tracing (mode trace/both, after the timing, TEARDOWN_CUPTI=1 set before torch is imported): per variant,
       drain, 5 steps, then torch.profiler.profile(CPU + CUDA, schedule wait=1 warmup=2 active=5,
       record_shapes=False) with prof.step() after each step and no synchronize; the trace is written to
@@ -106,7 +108,7 @@ def load_job_module(name):
 def new_record(name, meta, tag):
     """The results line of a job before anything ran (also what a failed or skipped job reports)."""
     variants = {v: {"fixes": list(fx), "round_ms": [], "host_probe_ns": [], "median_ms": None, "profiled_round_ms": [],
-                    "profiled_median_ms": None, "samples_per_step": None,
+                    "profiled_median_ms": None, "profiled_cpu_round_ms": [], "profiled_cuda_round_ms": [], "samples_per_step": None,
                     "notes": meta["VARIANT_NOTES"].get(v), "score_as": meta["SCORE_AS"].get(v), "error": None,
                     "trace": None} for v, fx in meta["VARIANTS"].items()}
     return {"job": name, "kind": meta["KIND"], "desc": meta["DESC"], "proc": tag, "variants": variants,
@@ -178,20 +180,35 @@ def pick_n(torch, jobs, args):
     return int(min(60, max(10, round(args.round_s * 1000 / max(statistics.median(probe), 1e-3)))))
 
 
-# The profiled rounds' schedule, as the traces': each cycle records TRACE_WARMUP + TRACE_ACTIVE steps and
-# drops them (nothing is exported), so the profiler's buffers hold what a trace's do, not a whole round's.
-TRACE_WARMUP, TRACE_ACTIVE = 2, 5
+# The traces' warm-up steps (recorded, not kept: the tracer's first records cost more), also before the
+# profiled rounds' timed steps.
+TRACE_WARMUP, TRACE_ACTIVE = 2, 5  # the traces' schedule: warm-up and active steps
+
+# --profiled's sets of activities, and where each one's rounds are recorded.
+PROFILED_SETS = {"cpu+cuda": "profiled_round_ms", "cpu": "profiled_cpu_round_ms", "cuda": "profiled_cuda_round_ms"}
 
 
-def profiled_steps(torch, job, n):
-    """n steps under the profiler (the traces' options and cycle of warm-up and active steps, repeated; a
-    prof.step() after each), bracketed by synchronize inside the profiled region; ms per step. Nothing is
-    exported."""
+def profiled_sets(value):
+    sets = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in sets if v not in PROFILED_SETS]
+    if bad or not sets:
+        raise argparse.ArgumentTypeError(f"unknown activity sets {bad or value!r}; known: {', '.join(PROFILED_SETS)}")
+    return sets
+
+
+def profiled_steps(torch, job, n, activities="cpu+cuda"):
+    """n steps under the profiler (the traces' options, a prof.step() after each), bracketed by synchronize
+    inside one active window; ms per step. Nothing is exported. activities: a key of PROFILED_SETS.
+    The schedule opens with a wait step: a session with wait=0 after an earlier one in the process records
+    the operators but no CUDA activity (scripts/probes/profiler_wait0_check.py); and the window is one
+    step longer than the timed steps, so the tracer's collection at its end falls outside the timing."""
     prof_mod = torch.profiler
-    with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
-                          schedule=prof_mod.schedule(wait=0, warmup=TRACE_WARMUP, active=TRACE_ACTIVE, repeat=0),
+    acts = [a for name, a in (("cpu", prof_mod.ProfilerActivity.CPU), ("cuda", prof_mod.ProfilerActivity.CUDA))
+            if name in activities.split("+")]
+    with prof_mod.profile(activities=acts,
+                          schedule=prof_mod.schedule(wait=1, warmup=TRACE_WARMUP, active=n + 1, repeat=1),
                           record_shapes=False) as prof:
-        for _ in range(2):  # as the traces' warm-up steps: the tracer's first records cost more
+        for _ in range(1 + TRACE_WARMUP):
             job.step()
             prof.step()
         return steps(torch, job, n, prof.step)
@@ -211,11 +228,14 @@ def time_rounds(torch, jobs, rec, args):
                 continue
             try:
                 e = rec["variants"][v]
-                for profiled in ((r % 2 == 1, r % 2 == 0) if args.profiled else (False,)):
+                sets = args.profiled or []
+                sets = sets[r % len(sets):] + sets[:r % len(sets)] if sets else []
+                order = ([None] + sets) if r % 2 == 0 else (sets + [None])
+                for profiled in order:
                     probe = None if profiled else host_probe_ns(torch)  # before the drain: no head start
                     jobs[v].drain()
                     if profiled:
-                        e["profiled_round_ms"].append(round(profiled_steps(torch, jobs[v], n), 4))
+                        e[PROFILED_SETS[profiled]].append(round(profiled_steps(torch, jobs[v], n, profiled), 4))
                     else:
                         e["host_probe_ns"].append(probe)
                         e["round_ms"].append(round(steps(torch, jobs[v], n), 4))
@@ -229,8 +249,10 @@ def time_rounds(torch, jobs, rec, args):
             log(f"  [{rec['job']}] {v:32s} {e['median_ms']:9.3f} ms/step  rounds {e['round_ms']}")
         if e["profiled_round_ms"]:
             e["profiled_median_ms"] = round(statistics.median(e["profiled_round_ms"]), 4)
-            log(f"  [{rec['job']}] {v:32s} {e['profiled_median_ms']:9.3f} ms/step profiled  "
-                f"rounds {e['profiled_round_ms']}")
+        for name, key in PROFILED_SETS.items():
+            if e[key]:
+                log(f"  [{rec['job']}] {v:32s} {statistics.median(e[key]):9.3f} ms/step profiled {name:8s} "
+                    f"rounds {e[key]}")
 
 
 def trace_one(torch, job, path_gz, quick):
@@ -333,7 +355,7 @@ def worker_cmd(name, args, part, trace_dir):
     if args.quick:
         cmd.append("--quick")
     if args.profiled:
-        cmd.append("--profiled")
+        cmd += ["--profiled", ",".join(args.profiled)]
     if args.variants:
         cmd += ["--variants", ",".join(args.variants)]
     return cmd
@@ -392,8 +414,8 @@ def run_one(name, meta, args, timeout, scratch):
 
 def job_timeout(meta, remaining, left, mode, profiled=False):
     """max(30, fair share x 1.5, 1.5 x the job's own estimate), capped at what remains; None: skip it.
-    Profiled rounds about double the timing's share (0.7 of the estimate)."""
-    need = meta["TIME_HINT_S"] * ((0.7 if mode == "time" else 1.0) + (0.7 if profiled else 0.0))
+    Each set of profiled rounds adds about the timing's share (0.7 of the estimate)."""
+    need = meta["TIME_HINT_S"] * ((0.7 if mode == "time" else 1.0) + 0.7 * len(profiled or []))
     if remaining < max(MIN_JOB_S, need):
         return None
     return min(remaining, max(30.0, remaining / left * 1.5, 1.5 * need))
@@ -523,8 +545,9 @@ def parse_args(argv=None):
     ap.add_argument("--round-s", type=float, default=0.6, help="target seconds per variant and round")
     ap.add_argument("--budget-s", type=float, default=540.0)
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 round of 3 steps, traces active=2")
-    ap.add_argument("--profiled", action="store_true",
-                    help="time mode: each round also times the steps under an active profiler (nothing exported)")
+    ap.add_argument("--profiled", nargs="?", const=["cpu+cuda"], type=profiled_sets,
+                    help="time mode: each round also times the steps under an active profiler (nothing exported); "
+                         "optionally the activity sets to time, e.g. cpu+cuda,cpu,cuda (default cpu+cuda)")
     ap.add_argument("--keep-scratch", action="store_true")
     ap.add_argument("--list", action="store_true", help="print the jobs and exit")
     ap.add_argument("--worker", help=argparse.SUPPRESS)

@@ -5,6 +5,7 @@ profiled, interleaved) against a fake torch, and the scorer's profiler-cost comp
     python3 validation/test_lab_scripts.py      (ctest: lab_scripts)
 """
 import contextlib
+import io
 import json
 import os
 import sys
@@ -98,20 +99,21 @@ class TimeRounds(unittest.TestCase):
             self.assertEqual(len(e["round_ms"]), 3)
             self.assertEqual(len(e["profiled_round_ms"]), 3)
             self.assertIsNotNone(e["profiled_median_ms"])
-            # each profiled round: 2 warm-up steps and the 4 timed ones, all under the profiler
-            self.assertEqual(job.profiled_steps, 3 * (2 + 4))
+            # each profiled round: a wait step, 2 warm-up steps and the 4 timed ones, all inside the profiler
+            self.assertEqual(job.profiled_steps, 3 * (1 + 2 + 4))
             self.assertEqual(job.drains, 6)  # before every plain and every profiled round
         profiles = [e for e in torch.log if e[0] == "profile"]
         self.assertEqual(len(profiles), 6)
         self.assertTrue(all(p[1] == ("CPU", "CUDA") and p[2] is False for p in profiles))
-        # the traces' cycle, repeated: what a trace's profiler holds, never a whole round's events
-        self.assertTrue(all(p[3] == {"wait": 0, "warmup": 2, "active": 5, "repeat": 0} for p in profiles))
+        # one window: a wait step (wait=0 records no CUDA activity in a later session), the warm-up, and
+        # one active step more than the timed ones (the collection at the window's end is not timed)
+        self.assertTrue(all(p[3] == {"wait": 1, "warmup": 2, "active": 5, "repeat": 1} for p in profiles))
         # Round 0 times plain first, round 1 profiled first: the first variant's first two measurements.
         order = []
         orig_steps, orig_prof = run_lab.steps, run_lab.profiled_steps
         with contextlib.ExitStack() as stack:
             run_lab.steps = lambda t, j, n: order.append("plain") or 1.0
-            run_lab.profiled_steps = lambda t, j, n: order.append("profiled") or 2.0
+            run_lab.profiled_steps = lambda t, j, n, acts="cpu+cuda": order.append("profiled") or 2.0
             stack.callback(setattr, run_lab, "steps", orig_steps)
             stack.callback(setattr, run_lab, "profiled_steps", orig_prof)
             one = {"base": FakeJob(torch)}
@@ -119,10 +121,26 @@ class TimeRounds(unittest.TestCase):
                                                                              "--profiled"]))
         self.assertEqual(order, ["plain", "profiled", "profiled", "plain"])
 
+    def test_profiled_activity_sets_are_timed_apart_in_rotated_order(self):
+        torch = FakeTorch()
+        job = FakeJob(torch)
+        rec = record({"base": job})
+        args = run_lab.parse_args(["--rounds", "3", "--steps", "2", "--profiled", "cpu+cuda,cpu,cuda"])
+        run_lab.time_rounds(torch, {"base": job}, rec, args)
+        e = rec["variants"]["base"]
+        for key in ("round_ms", "profiled_round_ms", "profiled_cpu_round_ms", "profiled_cuda_round_ms"):
+            self.assertEqual(len(e[key]), 3, key)
+        acts = [p[1] for p in torch.log if p[0] == "profile"]
+        # round 0: all three in the given order; round 1: rotated by one; round 2: by two
+        self.assertEqual(acts, [("CPU", "CUDA"), ("CPU",), ("CUDA",), ("CPU",), ("CUDA",), ("CPU", "CUDA"),
+                                ("CUDA",), ("CPU", "CUDA"), ("CPU",)])
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            run_lab.parse_args(["--profiled", "gpu"])
+
     def test_profiled_rounds_double_the_jobs_timeout(self):
         meta = {"TIME_HINT_S": 40}
         plain = run_lab.job_timeout(meta, 1000, 100, "time")
-        prof = run_lab.job_timeout(meta, 1000, 100, "time", profiled=True)
+        prof = run_lab.job_timeout(meta, 1000, 100, "time", profiled=["cpu+cuda"])
         self.assertEqual(plain, 1.5 * 40 * 0.7)
         self.assertEqual(prof, 1.5 * 40 * 1.4)
 

@@ -48,12 +48,19 @@
 #         and timed in one process per job (F1), then timed again in a second (F2), in one call. The
 #         launch-, host- and sync-bound jobs first, the compiled job last (its compile is the longest).
 #         Copy each call's tars as traces_F1_g<part>_<k>.tar and its results as results_F{1,2}_g<part>.jsonl
+#   24    the profiler's cost against the host's speed within one job: the host-bound fit jobs traced 6 times
+#         each in one process, each trace right after an un-profiled round (validation/probes/
+#         profiler_speed_probe.py: profiler_speed.jsonl, speed_traces_<k>.tar); then the two fit jobs
+#         with no base trace on this card, every variant traced and timed (F1) and timed again (F2)
+#   25    the profiler's cost split by activity: the same host-bound fit jobs' base timed plain, under CPU
+#         + CUDA, CPU alone and CUDA alone in interleaved rounds, two processes (P1, P2); then
+#         compile_reduce_overhead, every variant traced and timed (F1)
 # Results land in OUT_DIR as results_<tag>.jsonl, traces_<tag>_*.tar and the probes' *.jsonl; score with
 #   validation/score.py --lab DIR --results <all results files of one card> --trace-tag S1,S2,S3 (parts 15-17's
 #   bases; earlier parts name their own tags)
 set -u
-part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-23) OUT_DIR}
-out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-23) OUT_DIR}
+part=${1:?usage: scripts/device/lab_followup.sh PART(1-8, 10-25) OUT_DIR}
+out=${2:?usage: scripts/device/lab_followup.sh PART(1-8, 10-25) OUT_DIR}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 # The card first: a kind may run on another card than it names, and score.py refuses results of two.
@@ -146,5 +153,18 @@ case "$part" in
      esac
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-320}" --mode both --proc-tag F1 --jobs "$jobs"
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-220}" --mode time --proc-tag F2 --jobs "$jobs" ;;
-  *) echo "lab_followup.sh: no part $part (1-8, 10-23)" >&2; exit 2 ;;
+  24) host_jobs=log_every_step,mobilenet_small_batch,foreach_false_optimizer,tokenize_on_thread
+     python3 validation/probes/profiler_speed_probe.py --out "$out" --jobs "$host_jobs" --rounds 6 --steps 30
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-200}" --mode both --proc-tag F1 \
+        --jobs t5_small_fp32,dlrm_embeddingbag
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-120}" --mode time --proc-tag F2 \
+        --jobs t5_small_fp32,dlrm_embeddingbag ;;
+  25) host_jobs=log_every_step,mobilenet_small_batch,foreach_false_optimizer,tokenize_on_thread
+     for tag in P1 P2; do
+       python3 validation/run_lab.py --out "$out" --budget-s "${LAB_SPLIT_S:-150}" --mode time --proc-tag "$tag" \
+          --variants base --rounds 4 --profiled cpu+cuda,cpu,cuda --jobs "$host_jobs"
+     done
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-240}" --mode both --proc-tag F1 \
+        --jobs compile_reduce_overhead ;;
+  *) echo "lab_followup.sh: no part $part (1-8, 10-25)" >&2; exit 2 ;;
 esac
