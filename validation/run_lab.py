@@ -255,8 +255,9 @@ def time_rounds(torch, jobs, rec, args):
                     f"rounds {e[key]}")
 
 
-def trace_one(torch, job, path_gz, quick):
-    """Steady state (drain + 5 steps), then the profiled steps; writes the gzipped Kineto trace."""
+def trace_one(torch, job, path_gz, quick, with_stack=False):
+    """Steady state (drain + 5 steps), then the profiled steps; writes the gzipped Kineto trace
+    (with_stack: Python frames recorded too, as some users trace; the lab's own traces have none)."""
     import gzip
     import shutil
     job.drain()
@@ -267,7 +268,7 @@ def trace_one(torch, job, path_gz, quick):
     prof_mod = torch.profiler
     with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
                           schedule=prof_mod.schedule(wait=1, warmup=warm, active=active, repeat=1),
-                          record_shapes=False,
+                          record_shapes=False, with_stack=with_stack,
                           on_trace_ready=lambda p: p.export_chrome_trace(path_json)) as prof:
         for _ in range(1 + warm + active):
             job.step()

@@ -9,8 +9,8 @@ Per job (one process per job, as run_lab.py runs them): the base variant is buil
 rounds of
   host probe; drain; N steps timed without the profiler (synchronize only around the N); host probe;
   one trace exactly as the lab's (run_lab.trace_one: drain, 5 steps, wait 1, warm-up 2, active 5);
-  host probe.
-Each round's trace is kept as <job>__r<k>.pt.trace.json.gz. Score each against its own round's un-profiled
+  host probe; with --with-stack, a second trace with Python frames recorded (with_stack=True) and a probe.
+Each round's trace is kept as <job>__r<k>.pt.trace.json.gz (<job>__r<k>_stack.pt.trace.json.gz). Score each against its own round's un-profiled
 step (gpudoctor analyze TRACE --measured-step-ms MS gives the factor on the estimated cost it needed).
 
 Writes to OUT: profiler_speed.jsonl (one line per round: job, round, probes, un-profiled ms/step, trace
@@ -32,7 +32,7 @@ sys.path.insert(0, LAB)
 import run_lab  # noqa: E402  (job loading, timing, the host probe, the lab's trace)
 
 
-def worker(job_name, rounds, steps, trace_dir, out_jsonl):
+def worker(job_name, rounds, steps, trace_dir, out_jsonl, with_stack):
     for k, v in run_lab.WORKER_ENV.items():
         os.environ.setdefault(k, v)
     os.environ.setdefault("TEARDOWN_CUPTI", "1")  # before torch is imported
@@ -49,6 +49,10 @@ def worker(job_name, rounds, steps, trace_dir, out_jsonl):
         run_lab.trace_one(torch, job, os.path.join(trace_dir, name), quick=False)
         line["trace"], line["trace_s"] = name, round(time.perf_counter() - t0, 2)
         line["probe_after_ns"] = run_lab.host_probe_ns(torch)
+        if with_stack:
+            line["trace_stack"] = f"{job_name}__r{r}_stack.pt.trace.json.gz"
+            run_lab.trace_one(torch, job, os.path.join(trace_dir, line["trace_stack"]), quick=False, with_stack=True)
+            line["probe_after_stack_ns"] = run_lab.host_probe_ns(torch)
         line["gpu"], line["torch"] = torch.cuda.get_device_name(0), torch.__version__
         with open(out_jsonl, "a") as f:
             f.write(json.dumps(line) + "\n")
@@ -81,6 +85,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=30, help="un-profiled steps timed per round")
     ap.add_argument("--job-timeout", type=int, default=150, help="seconds per job's process")
+    ap.add_argument("--with-stack", action="store_true", help="each round also traced with Python frames")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--trace-dir", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -88,7 +93,7 @@ def main():
         sys.exit("profiler_speed_probe: --rounds and --steps must be at least 1")
     out_jsonl = os.path.join(a.out, "profiler_speed.jsonl")
     if a.worker:
-        worker(a.worker, a.rounds, a.steps, a.trace_dir, out_jsonl)
+        worker(a.worker, a.rounds, a.steps, a.trace_dir, out_jsonl, a.with_stack)
         return
     names = [j for j in a.jobs.split(",") if j]
     unknown = [j for j in names if j not in run_lab.job_names()]
@@ -98,7 +103,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="speed_") as scratch:
         for j in names:
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", j, "--out", a.out, "--jobs", j,
-                   "--rounds", str(a.rounds), "--steps", str(a.steps), "--trace-dir", scratch]
+                   "--rounds", str(a.rounds), "--steps", str(a.steps), "--trace-dir", scratch] + \
+                  (["--with-stack"] if a.with_stack else [])
             try:
                 rc = subprocess.run(cmd, timeout=a.job_timeout).returncode
             except subprocess.TimeoutExpired:
