@@ -48,8 +48,8 @@
 #         and timed in one process per job (F1), then timed again in a second (F2), in one call. The
 #         launch-, host- and sync-bound jobs first, the compiled job last (its compile is the longest).
 #         Copy each call's tars as traces_F1_g<part>_<k>.tar and its results as results_F{1,2}_g<part>.jsonl
-#   24    the profiler's cost against the host's speed within one job: the host-bound fit jobs traced 6 times
-#         each in one process (and 6 more with Python frames), each trace right after an un-profiled round (validation/probes/
+#   24    the profiler's cost against the host's speed within one job: the host-bound fit jobs traced 5 times
+#         each in one process (and 5 more with Python frames), each trace right after an un-profiled round (validation/probes/
 #         profiler_speed_probe.py: profiler_speed.jsonl, speed_traces_<k>.tar); then the two fit jobs
 #         with no base trace on this card, every variant traced and timed (F1) and timed again (F2)
 #   25    the profiler's cost split by activity: the same host-bound fit jobs' base timed plain, under CPU
@@ -154,10 +154,10 @@ case "$part" in
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-320}" --mode both --proc-tag F1 --jobs "$jobs"
      python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-220}" --mode time --proc-tag F2 --jobs "$jobs" ;;
   24) host_jobs=log_every_step,mobilenet_small_batch,foreach_false_optimizer,tokenize_on_thread
-     python3 validation/probes/profiler_speed_probe.py --out "$out" --jobs "$host_jobs" --rounds 6 --steps 30 --with-stack
-     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-200}" --mode both --proc-tag F1 \
+     python3 validation/probes/profiler_speed_probe.py --out "$out" --jobs "$host_jobs" --rounds 5 --steps 30 --with-stack
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET_S:-180}" --mode both --proc-tag F1 \
         --jobs t5_small_fp32,dlrm_embeddingbag
-     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-120}" --mode time --proc-tag F2 \
+     python3 validation/run_lab.py --out "$out" --budget-s "${LAB_BUDGET2_S:-100}" --mode time --proc-tag F2 \
         --jobs t5_small_fp32,dlrm_embeddingbag ;;
   25) host_jobs=log_every_step,mobilenet_small_batch,foreach_false_optimizer,tokenize_on_thread
      for tag in P1 P2; do
