@@ -22,16 +22,22 @@ bool fixEdit(std::string_view fix, const Ceilings* c, const RunAnalysis* run, Re
   return f && f->edit({c, run}, ed, basis);
 }
 
-std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent, ProfilerSpeedGauge gauge) {
+std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent, ProfilerSpeedGauge gauge,
+                                       double options_exponent) {
   std::vector<double> scale;
-  if (exponent == 0) return scale;
+  if (exponent == 0 && options_exponent == 0) return scale;
+  const std::vector<bool> options = model.profilerOptionsInGaps();
   const double ref = static_cast<double>(gauge == ProfilerSpeedGauge::kHostGapP25      ? kProfilerSpeedRefNs
                                          : gauge == ProfilerSpeedGauge::kLaunchCallP50 ? kProfilerLaunchRefNs
                                                                                        : kProfilerDispatchRefNs);
+  size_t rank = 0;
   for (int64_t ns : gauge == ProfilerSpeedGauge::kHostGapP25      ? model.hostGapP25()
                     : gauge == ProfilerSpeedGauge::kLaunchCallP50 ? model.launchCallP50()
-                                                                  : model.dispatchP50())
-    scale.push_back(ns > 0 ? std::pow(static_cast<double>(ns) / ref, exponent) : 1.0);
+                                                                  : model.dispatchP50()) {
+    const bool in_gaps = gauge == ProfilerSpeedGauge::kHostGapP25 && rank < options.size() && options[rank];
+    ++rank;
+    scale.push_back(ns > 0 ? std::pow(static_cast<double>(ns) / ref, in_gaps ? options_exponent : exponent) : 1.0);
+  }
   return scale;
 }
 
@@ -401,18 +407,22 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
   }
   setSteps(traced, base, static_cast<double>(unprofiled.loader_period_ns), d.what_if);
   const std::vector<int64_t> p25 = model.hostGapP25();
+  const std::vector<bool> options = model.profilerOptionsInGaps();
+  const bool options0 = !options.empty() && options[0];
   d.what_if.basis = fmt::format(
       "dependency-graph replay of every host call and GPU operation (worst step off the trace by {:.2f} %); "
       "un-profiled: the profiler's cost removed, {:.2f} us per recorded host event, and per runtime call (measured) "
       "{:.2f} us for one that launches or waits, {:.2f} us for cudaFuncGetAttributes, {:.2f} us for one that does "
       "neither, at a host that spends {:.1f} us before a quarter of its events (x {:.2f} on the first rank: its {:.2f} "
       "us, "
-      "to the power {:.1f}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (fitted on the 42 measured traces of "
-      "13 jobs of the validation set: median error 3.1 %, worst 34 %; 7.6 % and 43 % on the 45 traces of 15 jobs held "
-      "out); what leads afterwards: the category with the most time on the replayed step's critical path",
+      "to the power {:.1f}{}), {:.2f} us per GPU gap, {:.1f} us per CUDA graph node (docs/whatif_validation.md, "
+      "docs/validation_h100_lab.md); what leads afterwards: the category with the most time on the replayed step's "
+      "critical path",
       100 * traced.worst_error, kProfilerHostEventNs / 1e3, kProfilerApiCallNs / 1e3, kProfilerAttrCallNs / 1e3,
       kProfilerIdleCallNs / 1e3, kProfilerSpeedRefNs / 1e3, estimated_scale.empty() ? 1.0 : estimated_scale[0],
-      p25.empty() ? 0.0 : p25[0] / 1e3, kProfilerSpeedExponent, kProfilerGpuGapNs / 1e3, kProfilerGraphNodeNs / 1e3);
+      p25.empty() ? 0.0 : p25[0] / 1e3, options0 ? kProfilerSpeedExponentOptions : kProfilerSpeedExponent,
+      options0 ? ", its gaps holding with_stack's or record_shapes' own work" : "", kProfilerGpuGapNs / 1e3,
+      kProfilerGraphNodeNs / 1e3);
   if (d.what_if.measured_step_ns > 0)
     d.what_if.basis += fmt::format(
         "; anchored to the measured un-profiled step of {:.2f} ms: the profiler's estimated host cost x {:.3f}{}",

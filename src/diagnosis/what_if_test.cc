@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -79,7 +80,7 @@ TEST(WhatIf, APoolThatSetsTheUnprofiledStepIsFoundWhenTheTracedWaitsAreShort) {
   const Finding* f = finding(d, "input.loader_on_critical_path");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->title.rfind("The DataLoader's workers set the un-profiled step", 0), 0u) << f->title;  // the replay's
-  EXPECT_NEAR(f->gain_share, 0.50, 0.05);  // the pool holds half the step: well above the 10 % guide
+  EXPECT_NEAR(f->gain_share, 0.44, 0.05);  // the pool holds over 40 % of the step: well above the 10 % guide
   EXPECT_NE(f->gain_basis.find("un-profiled step"), std::string::npos) << f->gain_basis;
   EXPECT_EQ(f->severity, Severity::kCritical);
   ASSERT_TRUE(f->what_if.available) << f->what_if.basis;
@@ -561,4 +562,59 @@ TEST(WhatIf, EditsNeedTheRatesTheyUse) {
 }
 
 }  // namespace what_if_test
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// One step of 200 operators on the host, the host time before the k-th cycling through 1-4 us (the
+// gaps' quarter-point 2 us), each with one launch; `option` adds what a profiler option records: a
+// Python frame before each operator (with_stack) or each operator's input type (record_shapes).
+std::vector<RankTrace> gappedStep(int option) {
+  TraceBuilder b;
+  int64_t t = 1000;
+  for (int k = 0; k < 200; ++k) {
+    t += 1000 * (1 + k % 4);
+    if (option == 1) b.add(EventKind::kHostFunction, TraceBuilder::kHost, "nn.Module: Linear", t - 500, t + 3200);
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::mul", t, t + 3000);
+    if (option == 2) b.t.events.back().dtype = b.t.strings.intern("float");
+    t += 3000;
+    b.launch(k + 1, t, t + 4000, EventKind::kKernel, TraceBuilder::kStream7, "my_mul", t + 6000, t + 7000);
+    t += 4000;
+  }
+  b.step(1, 0, t + 10000);
+  std::vector<RankTrace> v;
+  v.push_back(b.done());
+  return v;
+}
+
+}  // namespace
+
+// The profiler's cost follows the host's speed as the gaps before operators read it. With the default
+// options the gaps hold the dispatch and the profiler's per-event work alone: x gap^1.2. With with_stack
+// or record_shapes they hold those options' own work too, and read the job as much as the host: the
+// exponent fitted across jobs, 0.6, stays.
+TEST(WhatIf, TheProfilersCostFollowsTheHostsSpeedByTheTracesOptions) {
+  const double gap_us = 2.0;
+  for (int option : {0, 1, 2}) {
+    const std::vector<RankTrace> traces = gappedStep(option);  // the analysis points into them
+    auto run = analyzeRun(traces, {});
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    ReplayModel m(run.value());
+    ASSERT_EQ(m.profilerOptionsInGaps().size(), 1u);
+    EXPECT_EQ(m.profilerOptionsInGaps()[0], option != 0) << option;
+    if (option != 1) {
+      EXPECT_EQ(m.hostGapP25()[0], 2000) << option;
+    }
+    const std::vector<double> scale = profilerSpeedScale(m);
+    ASSERT_EQ(scale.size(), 1u);
+    const double gap = static_cast<double>(m.hostGapP25()[0]) / kProfilerSpeedRefNs;
+    EXPECT_NEAR(scale[0], std::pow(gap, option == 0 ? kProfilerSpeedExponent : kProfilerSpeedExponentOptions), 1e-9)
+        << option;
+    if (option == 0) {
+      EXPECT_NEAR(scale[0], std::pow(gap_us, 1.2), 1e-9);
+    }
+  }
+}
+
 }  // namespace gpudoctor

@@ -135,6 +135,8 @@ struct RankGraph {
   std::vector<std::vector<int64_t>> accum_grad;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
   int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
+  bool python_frames = false;     // ReplayModel::profilerOptionsInGaps
+  bool recorded_shapes = false;   // ... and record_shapes
   // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
   // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
   std::vector<std::vector<int64_t>> cast_at;

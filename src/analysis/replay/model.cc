@@ -169,6 +169,12 @@ std::vector<int64_t> ReplayModel::hostGapP25() const {
   return v;
 }
 
+std::vector<bool> ReplayModel::profilerOptionsInGaps() const {
+  std::vector<bool> v;
+  for (const RankGraph& g : impl_->graphs) v.push_back(g.python_frames || g.recorded_shapes);
+  return v;
+}
+
 std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the committed gauge is hostGapP25
   std::vector<int64_t> v;
   for (const RankGraph& g : impl_->graphs) {

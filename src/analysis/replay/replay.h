@@ -273,6 +273,10 @@ class ReplayModel {
   // these gaps hold its per-event cost and the dispatch around it: the host's speed as traced.
   // 0 also where a rank has fewer than 100 such events (a graphed step: too few to tell).
   std::vector<int64_t> hostGapP25() const;
+  // Per rank: whether its trace was recorded with options whose own work falls in the gaps above
+  // (with_stack's Python frames split them, record_shapes' input records lengthen them): then the
+  // gaps read those options' work as much as the host's speed.
+  std::vector<bool> profilerOptionsInGaps() const;
   // Per rank: the median duration of the runtime/driver calls that launch one kernel (and neither
   // wait nor replay a graph), ns: the same call in every job, so the host's speed as traced, with
   // CUPTI's cost per call in it. 0 where a rank has fewer than 100 such calls.
