@@ -37,13 +37,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Fix ids gpudoctor's replay can edit today (src/diagnosis/what_if.cc, fixEdit / fixOfFinding)
 KNOWN_FIXES = {"bf16", "sdpa", "loader_workers", "no_host_syncs", "pinned_copies", "cuda_graphs", "fused_optimizer",
-               "host_work_off_thread", "pad_gemm_dims", "channels_last"}
+               "host_work_off_thread", "pad_gemm_dims", "channels_last", "moe_grouped_dispatch",
+               "sparse_embedding_grads"}
 FINDING_FIX = {"precision.fp32_gemm": "bf16", "input.loader_on_critical_path": "loader_workers",
                "sync.blocking": "no_host_syncs", "host.own_work": "host_work_off_thread",
                "input.pageable_copies": "pinned_copies", "gemm.misaligned": "pad_gemm_dims", "layout.channels_last": "channels_last",
                "launch.overhead": "cuda_graphs", "optimizer.unfused": "fused_optimizer",
                "attention.materialized": "sdpa", "communication.straggler": "straggler_at_median",
-               "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch"}
+               "memory.recomputation": "no_checkpointing", "memory.accumulation": "micro_batch",
+               "moe.per_expert_dispatch": "moe_grouped_dispatch", "embedding.dense_grads": "sparse_embedding_grads"}
 # Fixes that leave the GPU's work as it is: their predicted step cannot be below the GPU busy time
 HOST_ONLY_FIXES = {"loader_workers", "no_host_syncs", "host_work_off_thread", "cuda_graphs", "cuda_graphs_model"}
 # The traced GPU busy time holds the profiler's own GPU cost (CUPTI's records stretch the gaps between

@@ -34,6 +34,7 @@ EmbeddingGrads findEmbeddingGrads(const RankTrace& t, const TraceIndex& idx, con
     if (k == 2) ++out.sparse_backward;
     if (k != 1) continue;
     ++out.dense_backward;
+    out.dense_sites.push_back({e.track, e.start_ns});
     // The GPU work launched on the operator's thread while it ran (its nested operators' too).
     for (auto it = idx.firstStartingAt(idx.launches, e.start_ns); it != idx.launches.end(); ++it) {
       const Event& call = t.events[*it];

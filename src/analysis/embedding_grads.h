@@ -20,6 +20,13 @@ struct EmbeddingGrads {
   int64_t backward_gpu_ns = 0;      // all GPU work launched under them
   int64_t sparse_backward = 0;      // sparse ones (sparse=True): the fix is in use
   std::vector<uint32_t> fill_work;  // the fills' events (indices into RankTrace::events), sorted
+  // Where each dense backward operator starts: its thread (index into RankTrace::tracks) and time, in
+  // time order (what a sparse gradient's own host work would be charged at).
+  struct Site {
+    uint32_t track;
+    int64_t at_ns;
+  };
+  std::vector<Site> dense_sites;
 };
 
 // The optimizer's update of the tables, estimated: a memory-bound pass over each table's bytes per

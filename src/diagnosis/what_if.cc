@@ -10,6 +10,7 @@
 
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/fixes/registry.h"
+#include "diagnosis/fixes/sparse_embedding_grads.h"
 #include "diagnosis/job_aware.h"
 #include "diagnosis/rule.h"
 #include "diagnosis/rules/fixes.h"
@@ -326,22 +327,16 @@ void restateAttentionBound(Diagnosis& d, const ReplayModel& model) {
   }
 }
 
-// Sparse embedding gradients at their best (no prediction: their own cost is not in the trace): the
-// dense tables' zero fills and the optimizer's estimated update of them removed from the un-profiled
-// graph, nothing added. Appended to `edits` where the finding is; its index, or 0.
+// Sparse embedding gradients at their best, the dense-gradient finding's bound: the dense tables' zero
+// fills and the optimizer's estimated update of them removed from the un-profiled graph, nothing added
+// (the prediction, fixes/sparse_embedding_grads.h, adds the sparse path's host work). Appended to `edits`
+// where the finding is; its index, or 0.
 size_t embeddingBoundEdit(const RunAnalysis& run, const std::vector<Finding>& findings, const ReplayEdits& unprofiled,
                           std::vector<ReplayEdits>& edits) {
   if (std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.id == "embedding.dense_grads"; }))
     return 0;
-  double fill = 0, optimizer = 0;
-  for (const RankAnalysis& r : run.ranks) fill += static_cast<double>(r.embedding.fill_ns);
-  for (const auto& c : run.kernels.classes)
-    if (c.cls == KernelClass::kOptimizer) optimizer = static_cast<double>(c.dur.total_ns);
-  if (fill <= 0) return 0;
   ReplayEdits e = unprofiled;
-  e.drop_embedding_fills = true;
-  if (optimizer > 0)
-    e.optimizer_gpu_scale = 1 - tableUpdateNs(fill, optimizer, run.kernels.fused_optimizer) / optimizer;
+  if (!sparseEmbeddingEdit(run, 0, e)) return 0;
   edits.push_back(e);
   return edits.size() - 1;
 }
@@ -358,7 +353,7 @@ void restateEmbeddingBound(Diagnosis& d, const Replay& base, const Replay& best)
     f.gain_basis =
         "the un-profiled step less the replayed one with the tables' zero fills and the optimizer's estimated update "
         "of them removed and nothing added (upper bound: the sparse path's own work, sorting the ids with a host sync "
-        "per table and SparseAdam's operators, only adds to it; no speedup is predicted)";
+        "per table and SparseAdam's operators, only adds to it)";
     if (f.gain_share < 0.05) f.severity = Severity::kInfo;
     f.explanation += fmt::format(
         " Here, with the fills and the tables' update gone from the replayed graph and nothing added, the "

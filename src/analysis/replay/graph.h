@@ -141,6 +141,12 @@ struct RankGraph {
   // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
   std::vector<std::vector<int64_t>> cast_at;
   std::vector<std::vector<double>> cast_cum;
+  // Dense embedding backward operators' starts per thread (RankAnalysis::embedding.dense_sites).
+  std::vector<std::vector<int64_t>> embed_bwd_at;
+  int64_t embedBackwardsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = embed_bwd_at[track];
+    return v.empty() ? 0 : std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+  }
   double castsIn(uint32_t track, int64_t from, int64_t to) const {
     const auto& v = cast_at[track];
     const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(),
@@ -298,6 +304,8 @@ struct RankGraph {
       cut += static_cast<double>(overlap(score_regions[track], from, to));
     if (cut > 0 && span > 0)
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
+    if (ed.sparse_embedding_table_ns > 0 && !embed_bwd_at[track].empty())
+      span += embedBackwardsIn(track, from, to) * ed.sparse_embedding_table_ns;
     if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
       span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
     if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends

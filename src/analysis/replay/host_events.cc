@@ -57,6 +57,9 @@ void RankBuilder::hostRanges() {
   for (const CastSite& c : g.ra->autocast_casts)  // in time order
     if (c.track < tracks)
       g.cast_at[c.track].push_back(c.at_ns), g.cast_cum[c.track].push_back(g.cast_cum[c.track].back() + c.casts);
+  g.embed_bwd_at.assign(tracks, {});
+  for (const EmbeddingGrads::Site& s : g.ra->embedding.dense_sites)  // in time order
+    if (s.track < tracks) g.embed_bwd_at[s.track].push_back(s.at_ns);
   g.step_starts.assign(tracks, {});
   g.opt.assign(tracks, {});
 }

@@ -145,6 +145,9 @@ struct ReplayEdits {
   // Sparse embedding gradients, at best: the zero fills of the dense tables' gradients
   // (analysis/embedding_grads.h) cost nothing (with optimizer_gpu_scale for the tables' update).
   bool drop_embedding_fills = false;
+  // ... and the sparse path's own host work, this much per table and step, charged to the host at each
+  // dense embedding backward operator's start (0: none).
+  int64_t sparse_embedding_table_ns = 0;
   // Gradient accumulation merged: the A micro-batches of each optimizer step become one of A times
   // the size (micro_batch_merge = A; 1: off). Host time, calls and launches outside the optimizer
   // step and the in-process loader x 1/A (one forward and backward pass instead of A); each kernel

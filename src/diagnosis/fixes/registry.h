@@ -6,23 +6,24 @@
 
 #include "diagnosis/fixes/fix.h"
 
-#define GPUDOCTOR_FIXES(X)                                                       \
-  X(bf16)               /* precision.fp32_gemm */                                \
-  X(sdpa)               /* attention.materialized */                             \
-  X(padGemmDims)        /* gemm.misaligned */                                    \
-  X(channelsLast)       /* layout.channels_last */                               \
-  X(loaderWorkers)      /* input.loader_on_critical_path */                      \
-  X(loaderWorkersX4)    /* loader_workers' alternative: 4x the pool's workers */ \
-  X(hostWorkOffThread)  /* host.own_work */                                      \
-  X(noHostSyncs)        /* sync.blocking */                                      \
-  X(moeGroupedDispatch) /* moe.per_expert_dispatch */                            \
-  X(pinnedCopies)       /* input.pageable_copies */                              \
-  X(cudaGraphs)         /* launch.overhead */                                    \
-  X(cudaGraphsModel)    /* cuda_graphs' alternative: the model alone graphed */  \
-  X(fusedOptimizer)     /* optimizer.unfused */                                  \
-  X(stragglerAtMedian)  /* communication.straggler */                            \
-  X(noCheckpointing)    /* memory.recomputation */                               \
-  X(microBatch)         /* memory.accumulation */
+#define GPUDOCTOR_FIXES(X)                                                         \
+  X(bf16)                 /* precision.fp32_gemm */                                \
+  X(sdpa)                 /* attention.materialized */                             \
+  X(padGemmDims)          /* gemm.misaligned */                                    \
+  X(channelsLast)         /* layout.channels_last */                               \
+  X(loaderWorkers)        /* input.loader_on_critical_path */                      \
+  X(loaderWorkersX4)      /* loader_workers' alternative: 4x the pool's workers */ \
+  X(hostWorkOffThread)    /* host.own_work */                                      \
+  X(noHostSyncs)          /* sync.blocking */                                      \
+  X(moeGroupedDispatch)   /* moe.per_expert_dispatch */                            \
+  X(sparseEmbeddingGrads) /* embedding.dense_grads */                              \
+  X(pinnedCopies)         /* input.pageable_copies */                              \
+  X(cudaGraphs)           /* launch.overhead */                                    \
+  X(cudaGraphsModel)      /* cuda_graphs' alternative: the model alone graphed */  \
+  X(fusedOptimizer)       /* optimizer.unfused */                                  \
+  X(stragglerAtMedian)    /* communication.straggler */                            \
+  X(noCheckpointing)      /* memory.recomputation */                               \
+  X(microBatch)           /* memory.accumulation */
 
 namespace gpudoctor {
 

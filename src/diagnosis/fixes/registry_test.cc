@@ -26,7 +26,7 @@ TEST(FixRegistry, IdsAreUniqueAndEveryAnsweredFindingMapsBack) {
       EXPECT_EQ(fixOfFinding(finding), f->id());
     }
   }
-  EXPECT_EQ(ids.size(), 16u);
+  EXPECT_EQ(ids.size(), 17u);
   EXPECT_EQ(findFix("flash"), nullptr);
   EXPECT_EQ(fixOfFinding("memory.peak"), "");
   EXPECT_EQ(categoryOfFix("cuda_graphs_model"), "");
