@@ -19,6 +19,7 @@ class CudaGraphsFix : public Fix {
   std::string_view category() const override { return "host_launch"; }
   bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {
     const RunAnalysis* run = in.run;
+    if (ed.sparse_embedding_table_ns > 0) return false;  // sparse gradients sync once a table: not capturable
     ed.free_launches = true;
     basis =
         "launch calls and the host gaps between them cost nothing (the step replayed as a graph); the "

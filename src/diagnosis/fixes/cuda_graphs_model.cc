@@ -21,6 +21,7 @@ class CudaGraphsModelFix : public Fix {
     const RunAnalysis* run = in.run;
     // A GradScaler job's cuda_graphs prediction is already the model alone graphed; a job with graphs has them.
     if (!run || run->job.param_tensors <= 0 || run->job.grad_scaler || run->job.cuda_graphs) return false;
+    if (ed.sparse_embedding_table_ns > 0) return false;  // the sparse backward's syncs: not capturable
     ed = modelGraphedEdits(ed, run->job.param_tensors);
     basis = fmt::format(
         "torch.compile(mode=\"reduce-overhead\") of the model alone: its forward and backward passes "

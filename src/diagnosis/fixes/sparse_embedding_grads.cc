@@ -31,7 +31,8 @@ class SparseEmbeddingGradsFix : public Fix {
   std::vector<std::string_view> answers() const override { return {"embedding.dense_grads"}; }
   std::string_view category() const override { return "compute"; }
   bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {
-    if (!in.run || !sparseEmbeddingEdit(*in.run, kSparseEmbeddingTableNs, ed)) return false;
+    // The coalescing syncs once a table cannot be captured in a CUDA graph: not with a graphed step.
+    if (!in.run || ed.free_launches || !sparseEmbeddingEdit(*in.run, kSparseEmbeddingTableNs, ed)) return false;
     basis = fmt::format(
         "the tables' zero fills and the optimizer's estimated update of them gone from the GPU; the sparse path's "
         "own host work, {:.2f} ms per table and step (the ids' coalescing with its host sync, SparseAdam's "
