@@ -96,6 +96,10 @@ struct MoeRange {
 };
 
 inline int64_t scaled(int64_t ns, double s) { return s == 1.0 ? ns : static_cast<int64_t>(std::llround(ns * s)); }
+// How many of the sorted times `v` fall in [from, to).
+inline int64_t countIn(const std::vector<int64_t>& v, int64_t from, int64_t to) {
+  return std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
+}
 
 struct RankGraph {
   const RankAnalysis* ra = nullptr;
@@ -135,18 +139,13 @@ struct RankGraph {
   std::vector<std::vector<int64_t>> accum_grad;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
   int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
-  bool python_frames = false;     // ReplayModel::profilerOptionsInGaps
-  bool recorded_shapes = false;   // ... and record_shapes
+  bool options_in_gaps = false;   // ReplayModel::profilerOptionsInGaps
   // Where autocast would cast (RankAnalysis::autocast_casts), per thread: the sites' times and the
   // casts before each (cast_cum[k]: the casts of the sites before the k-th; one more entry).
   std::vector<std::vector<int64_t>> cast_at;
   std::vector<std::vector<double>> cast_cum;
   // Dense embedding backward operators' starts per thread (RankAnalysis::embedding.dense_sites).
   std::vector<std::vector<int64_t>> embed_bwd_at;
-  int64_t embedBackwardsIn(uint32_t track, int64_t from, int64_t to) const {
-    const auto& v = embed_bwd_at[track];
-    return v.empty() ? 0 : std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
-  }
   double castsIn(uint32_t track, int64_t from, int64_t to) const {
     const auto& v = cast_at[track];
     const size_t a = std::lower_bound(v.begin(), v.end(), from) - v.begin(),
@@ -245,10 +244,7 @@ struct RankGraph {
   // The optimizer region holding t on the thread, or null.
   const OptRegion* optAt(uint32_t track, int64_t t) const { return regionAt(opt[track], t); }
   // The recorded host events that start in [from, to) on a thread.
-  int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const {
-    const auto& v = host_starts[track];
-    return std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from);
-  }
+  int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const { return countIn(host_starts[track], from, to); }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
   // and less what the edits removed. events: eventsIn(track, from, to) where the caller has it (an
   // edge keeps its count: the same in every replay), else < 0.
@@ -288,11 +284,8 @@ struct RankGraph {
       span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
     if (ed.host_work_off_thread && !own_work[track].empty())
       span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
-    if (free_host && ed.graphed_param_ns > 0) {  // the graphed calls' own cost, per AccumulateGrad node
-      const auto& v = accum_grad[track];
-      span +=
-          (std::lower_bound(v.begin(), v.end(), to) - std::lower_bound(v.begin(), v.end(), from)) * ed.graphed_param_ns;
-    }
+    if (free_host && ed.graphed_param_ns > 0)  // the graphed calls' own cost, per AccumulateGrad node
+      span += countIn(accum_grad[track], from, to) * ed.graphed_param_ns;
     // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept;
     // between a materialized attention's batched GEMMs (fused attention), none is kept.
     double cut = 0;
@@ -305,7 +298,7 @@ struct RankGraph {
     if (cut > 0 && span > 0)
       span -= static_cast<int64_t>(std::llround(static_cast<double>(span) * cut / static_cast<double>(to - from)));
     if (ed.sparse_embedding_table_ns > 0 && !embed_bwd_at[track].empty())
-      span += embedBackwardsIn(track, from, to) * ed.sparse_embedding_table_ns;
+      span += countIn(embed_bwd_at[track], from, to) * ed.sparse_embedding_table_ns;
     if (ed.autocast_cast_ns > 0 && !free_host && !cast_at[track].empty())  // graphed, the casts are kernels
       span += std::llround(castsIn(track, from, to) * static_cast<double>(ed.autocast_cast_ns));
     if (ed.micro_batch_merge > 1 && span > 0) {  // after the profiler's cost: of what the job itself spends

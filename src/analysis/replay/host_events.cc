@@ -93,8 +93,7 @@ void RankBuilder::scanHostEvents() {
         ends.pop_back();
       }
       if (host_event && at != INT64_MIN && !e.hasRole(kRoleStep)) gaps.push_back(e.start_ns - at);
-      g.python_frames |= e.kind == EventKind::kHostFunction;
-      g.recorded_shapes |= e.kind == EventKind::kHostOp && e.dtype != 0;
+      g.options_in_gaps |= e.kind == EventKind::kHostFunction || (e.kind == EventKind::kHostOp && e.dtype != 0);
       at = e.start_ns;
       ends.push_back(e.end_ns());
       std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());

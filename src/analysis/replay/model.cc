@@ -171,7 +171,7 @@ std::vector<int64_t> ReplayModel::hostGapP25() const {
 
 std::vector<bool> ReplayModel::profilerOptionsInGaps() const {
   std::vector<bool> v;
-  for (const RankGraph& g : impl_->graphs) v.push_back(g.python_frames || g.recorded_shapes);
+  for (const RankGraph& g : impl_->graphs) v.push_back(g.options_in_gaps);
   return v;
 }
 
