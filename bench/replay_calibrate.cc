@@ -467,8 +467,10 @@ int main(int argc, char** argv) {
       std::printf("%-26s %-26s %8.2fx %9s\n", j.job.c_str(), j.variant.c_str(), measured, "not modeled");
       continue;
     }
+    const Replay base_replay = base->model->replay(ed);
+    if (e2.graphed_param_ops > 0) e2.rank_op_ns = hostTimePerOperator(*base->model, base_replay);
     const Replay r = base->model->replay(e2);  // the edited base
-    const double edited = r.replayed_step_ns, predicted = base->model->replay(ed).replayed_step_ns / edited;
+    const double edited = r.replayed_step_ns, predicted = base_replay.replayed_step_ns / edited;
     std::string edited_path;  // --paths: where the edited base's replayed step goes
     if (paths) {
       for (int c = 0; c < kPathCategoryCount; ++c)
@@ -489,6 +491,8 @@ int main(int argc, char** argv) {
       if (plus == std::string::npos) break;
       from2 = plus + 1;
     }
+    if (anchored_fix.graphed_param_ops > 0)
+      anchored_fix.rank_op_ns = hostTimePerOperator(*base->model, base->model->replay(anchored));
     const double anchored_pred = anchor.step_ns / base->model->replay(anchored_fix).replayed_step_ns;
     anchored_errs.push_back(std::abs(anchored_pred / measured - 1));
     const std::string anchored_col =

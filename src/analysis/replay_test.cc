@@ -304,7 +304,8 @@ TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
   ReplayEdits graphed;
   graphed.free_launches = graphed.graph_keeps_optimizer = true;
   Replay free = m.replay(graphed);
-  graphed.graphed_param_ns = 50000;
+  graphed.graphed_param_ops = 10;  // 10 operators' worth each, at the rank's 5 us an operator
+  graphed.rank_op_ns = {5000};
   Replay charged = m.replay(graphed);
   ASSERT_TRUE(free.available && charged.available);
   EXPECT_LT(free.replayed_step_ns, 300000);  // 200 kernels of 1 us and the closing sync
@@ -312,6 +313,91 @@ TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
   // them: the step is that, the last kernels and the sync.
   EXPECT_GE(charged.replayed_step_ns, 10 * 50000);
   EXPECT_LT(charged.replayed_step_ns, 10 * 50000 + 20000);
+}
+
+// A training step as a model graphed alone sees it: 5 model operators that launch a 1 us kernel, the
+// loss (a cross-entropy operator and the scale multiply, each launching, then 20 us of backward()'s
+// call), its backward nodes (the multiply's, the loss's, the log-softmax's, each launching), and 5
+// model backward nodes that launch, then the sync; each operator 9 us of a 10 us slot. `evaluation`:
+// step 2's loss has no backward after it.
+RankTrace lossSteps(bool evaluation = false) {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  auto op = [&](std::string_view name) {
+    b.add(EventKind::kHostOp, TraceBuilder::kHost, name, t, t + 9000);
+    b.launch(corr, t + 2000, t + 6000, EventKind::kKernel, TraceBuilder::kStream7, "k", t + 8000, t + 9000);
+    ++corr, t += 10000;
+  };
+  for (int step = 1; step <= 3; ++step) {
+    const int64_t begin = t;
+    for (int k = 0; k < 5; ++k) op("aten::linear");
+    op("aten::cross_entropy_loss");
+    if (!(evaluation && step == 2)) {
+      op("aten::mul");
+      t += 20000;
+      op("autograd::engine::evaluate_function: MulBackward0");
+      op("autograd::engine::evaluate_function: NllLossBackward0");
+      op("autograd::engine::evaluate_function: LogSoftmaxBackward0");
+      for (int k = 0; k < 5; ++k) op("autograd::engine::evaluate_function: MmBackward0");
+    }
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
+    t += 10000;
+    b.step(step, begin, t);
+  }
+  return b.done();
+}
+
+// The model graphed alone keeps the loss eager: its operators, the host time to the first backward
+// node, and its backward nodes up to the log-softmax's, launches included.
+TEST(Replay, AModelGraphedAloneKeepsTheLossEager) {
+  std::vector<RankTrace> v;
+  v.push_back(lossSteps());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  ReplayEdits graphed;
+  graphed.free_launches = graphed.graph_keeps_optimizer = true;
+  Replay free = m.replay(graphed);
+  graphed.graph_keeps_loss = true;
+  Replay kept = m.replay(graphed);
+  ASSERT_TRUE(free.available && kept.available);
+  // The loss: 10 + 10 + 20 us to the first node, then 29 us of nodes stay on the host; at most the
+  // step's 15 kernels of 1 us run under it.
+  const double kept_ns = kept.replayed_step_ns - free.replayed_step_ns;
+  EXPECT_GE(kept_ns, 69000 - 15000);
+  EXPECT_LE(kept_ns, 69000 + 1000);
+  // 15 operators a step, and the step's annotation.
+  ASSERT_EQ(m.operatorsPerStep().size(), 1u);
+  EXPECT_DOUBLE_EQ(m.operatorsPerStep()[0], 16);
+}
+
+// A loss with no backward after it in its step (an evaluation step) keeps nothing eager, nor does it
+// take the next step's forward with it.
+TEST(Replay, ALossWithoutABackwardKeepsNothing) {
+  std::vector<RankTrace> a, b;
+  a.push_back(lossSteps(false));
+  b.push_back(lossSteps(true));
+  auto ra = analyzeRun(a, {});
+  auto rb = analyzeRun(b, {});
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  ReplayEdits graphed;
+  graphed.free_launches = graphed.graph_keeps_optimizer = true;
+  ReplayEdits kept = graphed;
+  kept.graph_keeps_loss = true;
+  ReplayModel ma(ra.value()), mb(rb.value());
+  // The training trace keeps the loss on each of its 3 steps; the one with an evaluation step on 2 of
+  // them: two thirds as much a step in the mean, not the step after the evaluation's forward too.
+  const auto keep = [&](const ReplayModel& m) {
+    const Replay k = m.replay(kept), f = m.replay(graphed);
+    EXPECT_TRUE(k.available && f.available);
+    double sum = 0;  // over the steps
+    for (size_t w = 0; w < k.ranks[0].windows.size(); ++w)
+      sum += static_cast<double>(k.ranks[0].windows[w].replayed_ns - f.ranks[0].windows[w].replayed_ns);
+    return sum;
+  };
+  const double keep_a = keep(ma), keep_b = keep(mb);
+  EXPECT_GT(keep_a, 3 * 50000.0);
+  EXPECT_NEAR(keep_b, keep_a * 2 / 3, 5000);
 }
 
 // A graphed step as the profiler records it: one cudaGraphLaunch of 100 kernels of 10 us, the

@@ -205,6 +205,21 @@ StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
   return w;
 }
 
+namespace {}  // namespace
+
+std::vector<double> hostTimePerOperator(const ReplayModel& model, const Replay& replay) {
+  const std::vector<double> ops = model.operatorsPerStep();
+  std::vector<double> v(ops.size(), 0.0);
+  if (!replay.available) return v;
+  for (size_t i = 0; i < replay.ranks.size() && i < v.size(); ++i) {  // in the model's rank order
+    if (ops[i] <= 0) continue;
+    std::vector<double> steps;
+    for (const ReplayedWindow& w : replay.ranks[i].windows) steps.push_back(static_cast<double>(w.replayed_ns));
+    v[i] = medianOf(std::move(steps)) / ops[i];
+  }
+  return v;
+}
+
 namespace {
 
 // A finding whose fix the replay can edit: the replay of the un-profiled job with that fix alone.
@@ -382,6 +397,12 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
   std::vector<ReplayEdits> edits = {ReplayEdits{}, unprofiled};
   const std::vector<Candidate> cands = candidates(run, c, d.findings, unprofiled, edits);
   const size_t embedding_bound = embeddingBoundEdit(run, d.findings, unprofiled, edits);
+  if (std::any_of(edits.begin(), edits.end(), [](const ReplayEdits& e) { return e.graphed_param_ops > 0; })) {
+    // A graphed call's host cost is counted in operators: the un-profiled host's time per operator.
+    if (!unprofiled_replay) unprofiled_replay = model.replay(unprofiled);
+    unprofiled.rank_op_ns = hostTimePerOperator(model, *unprofiled_replay);
+    for (size_t k = 1; k < edits.size(); ++k) edits[k].rank_op_ns = unprofiled.rank_op_ns;
+  }
   std::vector<Replay> r;
   if (unprofiled_replay) {  // replayed already: the others only
     edits.erase(edits.begin() + 1);

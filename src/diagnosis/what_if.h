@@ -107,6 +107,11 @@ std::vector<double> profilerSpeedScale(const ReplayModel& model, double exponent
 // with a model, at each of its ranks' host speed.
 ReplayEdits unprofiledEdits(const ReplayModel* model = nullptr);
 
+// Per rank: the un-profiled host's time per recorded operator (ReplayEdits::rank_op_ns), ns: `replay`'s
+// (the un-profiled job's) host step, the median over its windows, over ReplayModel::operatorsPerStep;
+// 0 where either is unknown.
+std::vector<double> hostTimePerOperator(const ReplayModel& model, const Replay& replay);
+
 // A step measured without the profiler (the job's own logs: its iteration time at the same
 // configuration) anchors the profiler's host cost (per host event and runtime call, every rank's;
 // the part that follows the host's speed) x one factor, found by bisection,

@@ -119,7 +119,8 @@ int64_t ReplayModel::Impl::offsetOf(const Edge& e, const ReplayEdits& ed) const 
       const uint16_t flags = g.item_flags[e.aux];
       int64_t d = std::max<int64_t>(0, ce.dur_ns - g.callCost(e.aux, ed));
       if (ed.free_launches && (flags & RankGraph::kOwnsWork) &&
-          !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)))
+          !(ed.graph_keeps_optimizer && (flags & RankGraph::kInOptimizer)) &&
+          !(ed.graph_keeps_loss && g.inLoss(g.trackOf(e.aux), ce.start_ns)))
         d = 0;                                                                // a launch inside the graph
       if (ed.fused_attention && (flags & RankGraph::kLaunchesScores)) d = 0;  // inside the fused kernel
       if (ed.drop_recompute && (flags & RankGraph::kInRecompute)) d = 0;      // not re-run

@@ -137,6 +137,11 @@ struct RankGraph {
   std::vector<std::pair<int64_t, int64_t>> launch_spans;
   // Autograd's AccumulateGrad nodes' starts per thread: one per parameter per backward pass.
   std::vector<std::vector<int64_t>> accum_grad;
+  // Per thread, sorted: the loss's host work around each backward pass, which a model graphed alone
+  // leaves eager: from the first loss operator (aten::*loss*, *cross_entropy*) to the first backward
+  // node (the scale multiply, the division for accumulation, backward()'s call), and from that node to
+  // the end of the loss's backward node (its LogSoftmax node after it).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> loss_regions;
   double ckpt_blocks_per_ns = 0;  // checkpointed blocks per ns of the wrapper regions' host time
   int64_t host_gap_p25 = 0;       // ReplayModel::hostGapP25
   bool options_in_gaps = false;   // ReplayModel::profilerOptionsInGaps
@@ -236,6 +241,11 @@ struct RankGraph {
   static double moeKept(const MoeRange& r, double blocks) {
     return r.experts > 0 ? std::min(1.0, blocks / static_cast<double>(r.experts)) : 1.0;
   }
+  bool inLoss(uint32_t track, int64_t t) const {
+    const auto& v = loss_regions[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
+    return it != v.begin() && t < std::prev(it)->second;
+  }
   bool inRecompute(uint32_t track, int64_t t) const {
     const auto& v = recompute[track];
     auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
@@ -269,7 +279,8 @@ struct RankGraph {
       int64_t eager = 0;
       if (free_host) {
         eager = (to - from) - overlap(launch_spans, from, to) +
-                (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0);
+                (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0) +
+                (ed.graph_keeps_loss ? overlap(loss_regions[track], from, to) : 0);
         eager = std::min(eager, span - in);
       }
       const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
@@ -284,8 +295,11 @@ struct RankGraph {
       span = std::max<int64_t>(0, span - loaderWaitCut(track, from, to));
     if (ed.host_work_off_thread && !own_work[track].empty())
       span = std::max<int64_t>(0, span - overlap(own_work[track], from, to));
-    if (free_host && ed.graphed_param_ns > 0)  // the graphed calls' own cost, per AccumulateGrad node
-      span += countIn(accum_grad[track], from, to) * ed.graphed_param_ns;
+    if (free_host && ed.graphed_param_ops > 0) {  // the graphed calls' own cost, per AccumulateGrad node
+      const double op_ns =
+          index < ed.rank_op_ns.size() && ed.rank_op_ns[index] > 0 ? ed.rank_op_ns[index] : kGraphedProbeOpNs;
+      span += std::llround(static_cast<double>(countIn(accum_grad[track], from, to)) * ed.graphed_param_ops * op_ns);
+    }
     // Host time inside optimizer regions (fused) and per-expert loops (grouped) scales to the share kept;
     // between a materialized attention's batched GEMMs (fused attention), none is kept.
     double cut = 0;

@@ -3,6 +3,7 @@
 // checkpoint wrapper's regions and autocast's cast sites.
 #include <algorithm>
 #include <functional>
+#include <string_view>
 
 #include "analysis/replay/graph.h"
 
@@ -30,6 +31,7 @@ void RankBuilder::hostRanges() {
   g.own_work = g.ra->host_work.stretches;
   g.own_work.resize(tracks);
   g.accum_grad.assign(tracks, {});
+  g.loss_regions.assign(tracks, {});
   // Sorted, disjoint ranges per thread from regions in start order.
   auto merge = [&](const std::vector<HostRegion>& regions, std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) {
     out.assign(tracks, {});
@@ -67,9 +69,79 @@ void RankBuilder::hostRanges() {
 // One pass over the events (they are far apart in memory): host events, steps, optimizer and
 // loader ranges, and the host calls, top level per thread (a call inside another, a driver call
 // under a runtime call, is part of it).
+namespace {
+
+// What an operator's name says of the loss (RankGraph::loss_regions).
+enum LossName : int8_t { kUnknownName = -1, kOtherName, kLossOp, kBackwardNode, kLossBackward, kSoftmaxBackward };
+
+LossName lossName(std::string_view n) {
+  constexpr std::string_view node = "autograd::engine::evaluate_function: ";
+  if (n.starts_with(node)) {
+    n.remove_prefix(node.size());
+    if (n.find("Loss") != std::string_view::npos || n.find("CrossEntropy") != std::string_view::npos)
+      return kLossBackward;
+    return n.starts_with("LogSoftmaxBackward") || n.starts_with("SoftmaxBackward") ? kSoftmaxBackward : kBackwardNode;
+  }
+  if (n.starts_with("aten::") && n.find("backward") == std::string_view::npos &&
+      (n.find("loss") != std::string_view::npos || n.find("cross_entropy") != std::string_view::npos))
+    return kLossOp;
+  return kOtherName;
+}
+
+// Finds the loss regions from the operators in start order (all threads): a loss operator opens the
+// forward part on its thread, the next backward node closes it and opens the backward part on the
+// node's thread, which runs to the loss's backward node (and a softmax node right after it).
+class LossRegions {
+ public:
+  explicit LossRegions(std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) : out_(out) {}
+  // A step starts: a loss without a backward in the last one (evaluation) opens nothing.
+  void stepStart() { fwd_ = bwd_ = false; }
+  void add(LossName kind, uint32_t track, int64_t start, int64_t end) {
+    if (kind == kLossOp) {
+      if (!fwd_ && !bwd_) fwd_ = true, fwd_track_ = track, fwd_start_ = start;
+      return;
+    }
+    if (kind < kBackwardNode) return;
+    if (fwd_ && start > fwd_start_) {
+      push(fwd_track_, fwd_start_, start);
+      fwd_ = false;
+      bwd_ = true, bwd_track_ = track, bwd_start_ = start, bwd_end_ = start, saw_loss_ = false, nodes_ = 0;
+    }
+    if (!bwd_ || track != bwd_track_) return;
+    if (kind == kLossBackward) {
+      bwd_end_ = end, saw_loss_ = true;
+    } else if (saw_loss_) {
+      if (kind == kSoftmaxBackward) bwd_end_ = end;
+      push(bwd_track_, bwd_start_, bwd_end_);
+      bwd_ = false;
+    } else if (++nodes_ > kMaxNodesBeforeLoss) {
+      bwd_ = false;  // no loss node where the backward starts: the loss was not recognized
+    } else {
+      bwd_end_ = end;
+    }
+  }
+
+ private:
+  // Nodes before the loss's own (the scale multiply's, the accumulation division's, a sum's).
+  static constexpr int kMaxNodesBeforeLoss = 8;
+  void push(uint32_t track, int64_t b, int64_t e) {
+    if (track < out_.size() && b < e && (out_[track].empty() || b >= out_[track].back().second))
+      out_[track].push_back({b, e});
+  }
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>& out_;
+  bool fwd_ = false, bwd_ = false, saw_loss_ = false;
+  uint32_t fwd_track_ = 0, bwd_track_ = 0;
+  int64_t fwd_start_ = 0, bwd_start_ = 0, bwd_end_ = 0;
+  int nodes_ = 0;
+};
+
+}  // namespace
+
 void RankBuilder::scanHostEvents() {
   std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known
-  std::vector<int8_t> attr_name(t.strings.size(), -1);   // per name: cudaFuncGetAttributes, -1 not yet known
+  std::vector<int8_t> loss_name(t.strings.size(), kUnknownName);
+  LossRegions loss(g.loss_regions);
+  std::vector<int8_t> attr_name(t.strings.size(), -1);  // per name: cudaFuncGetAttributes, -1 not yet known
   std::vector<int64_t> accum_end(tracks, INT64_MIN);
   std::vector<int64_t> track_end(tracks, INT64_MIN);
   std::vector<uint32_t> track_last(tracks, 0);
@@ -129,6 +201,9 @@ void RankBuilder::scanHostEvents() {
       }
     }
     if (e.kind == EventKind::kHostOp) {
+      int8_t& ln = loss_name[e.name];
+      if (ln == kUnknownName) ln = lossName(t.strings.view(e.name));
+      if (ln != kOtherName) loss.add(static_cast<LossName>(ln), e.track, e.start_ns, e.end_ns());
       int8_t& accum = accum_name[e.name];
       if (accum < 0) accum = t.strings.view(e.name).ends_with("AccumulateGrad") ? 1 : 0;
       if (accum) {  // the node (autograd::engine::evaluate_function: ...), not the operator inside it
@@ -138,7 +213,7 @@ void RankBuilder::scanHostEvents() {
       auto& v = host_ops[e.track];
       if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});
     }
-    if (e.hasRole(kRoleStep)) g.step_starts[e.track].push_back(e.start_ns);
+    if (e.hasRole(kRoleStep)) g.step_starts[e.track].push_back(e.start_ns), loss.stepStart();
     if (e.hasRole(kRoleOptimizerStep)) {
       auto& v = opt_ranges[e.track];
       if (v.empty() || e.start_ns >= v.back().second) v.push_back({e.start_ns, e.end_ns()});

@@ -175,6 +175,23 @@ std::vector<bool> ReplayModel::profilerOptionsInGaps() const {
   return v;
 }
 
+std::vector<double> ReplayModel::operatorsPerStep() const {
+  std::vector<double> v;
+  for (const RankGraph& g : impl_->graphs) {
+    if (g.windows.empty()) {
+      v.push_back(0);
+      continue;
+    }
+    const StepWindow &first = g.windows.front(), &last = g.windows.back();
+    const int64_t from = first.annotated ? first.cpu_begin_ns : first.begin_ns;
+    const int64_t to = last.annotated ? last.cpu_end_ns : last.end_ns;
+    int64_t n = 0;
+    for (const auto& starts : g.work_starts) n += countIn(starts, from, to);
+    v.push_back(static_cast<double>(n) / static_cast<double>(g.windows.size()));
+  }
+  return v;
+}
+
 std::vector<int64_t> ReplayModel::launchCallP50() const {  // on demand: the committed gauge is hostGapP25
   std::vector<int64_t> v;
   for (const RankGraph& g : impl_->graphs) {

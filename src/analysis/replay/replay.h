@@ -81,11 +81,18 @@ struct ReplayEdits {
   // ... except the optimizer steps' operators and launches, which stay eager (GradScaler's step
   // reads found_inf on the host: not capturable; forward and backward graphed alone).
   bool graph_keeps_optimizer = false;
+  // ... and the loss's host work and launches around each backward pass (RankGraph::loss_regions):
+  // the model graphed alone leaves the loss, its backward nodes and what runs between them eager.
+  bool graph_keeps_loss = false;
   // ... and what each graphed call still costs the host (the model graphed alone: static inputs
   // copied in, the graph launched, an output detached per parameter, and each parameter's gradient
-  // added into .grad by autograd), this much per AccumulateGrad node (one per parameter per
-  // backward pass), where that node was. 0: nothing.
-  int64_t graphed_param_ns = 0;
+  // handed to .grad by autograd), as many recorded operators' worth of the host's time per
+  // AccumulateGrad node (one per parameter per backward pass), where that node was. 0: nothing.
+  double graphed_param_ops = 0;
+  // Per rank: the un-profiled host's time per recorded operator, ns (the un-profiled replay's host
+  // step over ReplayModel::operatorsPerStep), the unit of graphed_param_ops. Empty or 0 for a rank:
+  // kGraphedProbeOpNs, the probe host's.
+  std::vector<double> rank_op_ns;
   // GPU time added to each kernel of the optimizer steps (a captured loop or foreach step runs with
   // capturable=True: its bias corrections become kernels of their own).
   int64_t optimizer_kernel_add_ns = 0;
@@ -216,6 +223,10 @@ struct ReplayGraphStats {
 // grows with the trace's length. Replay::windows_replayed / windows_total say so.
 inline constexpr size_t kReplayMaxSteps = 32;
 
+// The host's time per recorded operator where ReplayEdits::rank_op_ns does not say: the eager pass's
+// on the host that measured the graphed calls' cost (diagnosis/fixes/cuda_graphs.h).
+inline constexpr double kGraphedProbeOpNs = 2104;
+
 struct Replay {
   bool available = false;
   size_t windows_replayed = 0, windows_total = 0;  // step windows, the most over ranks
@@ -288,6 +299,8 @@ class ReplayModel {
   // dispatcher's and the profiler's work inside C++ operators, where no Python frame falls (with_stack
   // or not), so the host's speed as traced. 0 where a rank has fewer than 100 such pairs.
   std::vector<int64_t> dispatchP50() const;
+  // Per rank: the recorded operators and annotations (not Python frames) per replayed step, all threads.
+  std::vector<double> operatorsPerStep() const;
   // Per step (the ranks' mean): the GPU time of a materialized attention's kernels (its batched
   // GEMMs, softmax, and the score matrix's kernels between them) and the host time of the calls that
   // launch only score-matrix kernels: what a fused attention kernel replaces.

@@ -23,28 +23,29 @@ inline constexpr int64_t kCapturableLoopKernelAddNs = 2900;
 inline constexpr int64_t kCapturableForeachParamNs = 3600;
 inline constexpr double kCapturableForeachGpuScale = 1.21;
 // The model graphed alone (torch.cuda.make_graphed_callables, where GradScaler keeps the optimizer
-// step eager): each forward and backward pass still costs the host a graphed call's work, a fixed
-// part plus a part per parameter (an output detached, and an eager AccumulateGrad node that records
-// and waits for an event and hands the gradient to .grad). scripts/probes/graphed_callables_cost.py on the
-// H200 machine (torch 2.11, fp16 autocast; stacks of 2, 8, 24 and 64 Linear+GELU layers, 4-128
-// parameters, tensors so small that the host sets the pace, 7 rounds alternating eager and graphed;
-// testdata/whatif/graphed_callables_h200.jsonl), with gradients accumulating into .grad between
-// passes: 0.71, 1.19, 2.79 and 5.17 ms a graphed pass, least squares 715 us + 35.7 us per parameter.
-// Training loops set .grad to None each step (zero_grad's default), so each backward creates .grad
-// instead of adding into it: on one H100 host, both ways in one call (--grads set_to_none and
-// accumulate; validation/results/h100_2026-12-07/graphed_callables_*.jsonl), 275 us + 8.9 us against
-// 242 us + 13.4 us per parameter. The H200 line scaled by those ratios (x1.14 and x0.66) is the
-// committed one. The fixed part holds the small loss of the benchmark and its backward too.
-inline constexpr int64_t kGraphedPassNs = 812000;
-inline constexpr int64_t kGraphedParamNs = 23600;
+// step eager, or torch.compile's reduce-overhead): each forward and backward pass still costs the host
+// a graphed call's work, a fixed part plus a part per parameter (static inputs copied in, two graph
+// launches, an output detached, and an eager AccumulateGrad node that hands the gradient to .grad).
+// scripts/probes/graphed_callables_cost.py: stacks of 2, 8, 24 and 64 Linear+GELU layers (4-128
+// parameters), fp16 autocast, tensors so small that the host sets the pace, 7 rounds alternating eager
+// and graphed, .grad set to None after each pass as training loops do. Counted in the host's own time
+// per recorded operator (the eager 64-layer pass's time over its operators), the line is 130.6 + 4.21
+// operators per parameter on an H100 host (2.10 us an operator; validation/results/h100_2026-12-07/
+// graphed_callables_set_to_none.jsonl). In those units the line moves little between hosts where in
+// nanoseconds it moves 3x: with gradients accumulating, 105 + 5.83 (H100, 2.31 us an operator) against
+// 137 + 6.85 (an H200 host at 5.21 us; testdata/whatif/graphed_callables_h200.jsonl).
+inline constexpr double kGraphedPassOps = 130.6;
+inline constexpr double kGraphedParamOps = 4.21;
 
-// The model's forward and backward graphed alone (make_graphed_callables, torch.compile's
-// reduce-overhead): launches and host gaps free, the optimizer step eager, and each graphed pass's
-// own host cost charged at the AccumulateGrad nodes (kGraphedPassNs spread over the parameters).
+// The model's forward and backward graphed alone: launches and host gaps free, the optimizer step and
+// the loss (its operators, its backward nodes and what runs between them) eager, and each graphed
+// pass's own host cost charged at the AccumulateGrad nodes (kGraphedPassOps spread over the
+// parameters), in the trace's host time per operator (ReplayEdits::rank_op_ns).
 inline ReplayEdits modelGraphedEdits(ReplayEdits ed, double param_tensors) {
   ed.free_launches = true;
   ed.graph_keeps_optimizer = true;
-  ed.graphed_param_ns = kGraphedParamNs + std::llround(static_cast<double>(kGraphedPassNs) / param_tensors);
+  ed.graph_keeps_loss = true;
+  ed.graphed_param_ops = kGraphedParamOps + kGraphedPassOps / param_tensors;
   return ed;
 }
 
