@@ -315,6 +315,50 @@ TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
   EXPECT_LT(charged.replayed_step_ns, 10 * 50000 + 20000);
 }
 
+// An in-process DataLoader's fetch: 100 CPU operators of 5 us inside next(), 1 us apart; then 20
+// operators that launch a 1 us kernel each, and the sync.
+RankTrace inProcessLoaderSteps() {
+  TraceBuilder b;
+  int64_t t = 1000, corr = 1;
+  for (int step = 1; step <= 2; ++step) {
+    const int64_t begin = t;
+    const int64_t fetch = t;
+    for (int k = 0; k < 100; ++k, t += 6000)
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::div", t + 1000, t + 6000);
+    t += 1000;
+    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", fetch,
+          t);
+    for (int k = 0; k < 20; ++k, ++corr, t += 10000) {
+      b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::mul", t, t + 9000);
+      b.launch(corr, t + 2000, t + 6000, EventKind::kKernel, TraceBuilder::kStream7, "k", t + 8000, t + 9000);
+    }
+    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
+    t += 10000;
+    b.step(step, begin, t);
+  }
+  return b.done();
+}
+
+// The loader's operators cost the profiler what a CPU operator alone does, the others what an operator
+// of a training step does.
+TEST(Replay, AnInProcessLoadersOperatorsCostTheProfilerTheirOwn) {
+  std::vector<RankTrace> v;
+  v.push_back(inProcessLoaderSteps());
+  auto run = analyzeRun(v, {});
+  ASSERT_TRUE(run.ok());
+  ReplayModel m(run.value());
+  ReplayEdits ed;
+  ed.host_event_overhead_ns = 1000;
+  const Replay traced = m.replay(), same = m.replay(ed);
+  ed.loader_event_overhead_ns = 200;
+  const Replay own = m.replay(ed);
+  ASSERT_TRUE(traced.available && same.available && own.available);
+  // Host-bound: 101 events in the loader (its range and its operators) and 20 + 1 outside. At 1 us each
+  // 122 us come off the step; with the loader's at 0.2 us, 101 x 0.8 us less.
+  EXPECT_NEAR(traced.replayed_step_ns - same.replayed_step_ns, 122000, 3000);
+  EXPECT_NEAR(own.replayed_step_ns - same.replayed_step_ns, 101 * 800, 3000);
+}
+
 // A training step as a model graphed alone sees it: 5 model operators that launch a 1 us kernel, the
 // loss (a cross-entropy operator and the scale multiply, each launching, then 20 us of backward()'s
 // call), its backward nodes (the multiply's, the loss's, the log-softmax's, each launching), and 5

@@ -23,6 +23,14 @@ struct Diagnosis;
 // bench/replay_calibrate --fit-on on the first 13 jobs of testdata/whatif and checked on the 15 others
 // (un-profiled steps within 7.6 % median, 43 % worst on those).
 inline constexpr int64_t kProfilerHostEventNs = 4500;
+// ... but an operator inside an in-process DataLoader's fetch (decoding and transforms on CPU tensors,
+// no launch under it) costs what a CPU operator alone costs: 817 ns in
+// scripts/probes/profiler_event_cost.py's cpu_op workload (one tiny CPU operator per iteration, CPU +
+// CUDA activities, timed with and without the profiler; testdata/whatif/profiler_event_cost_h200.jsonl),
+// at the host's speed like the rest. Charged 4.5 us, the fit part's in-process loaders lost a third to
+// a half of their fetch: resnet_loader/base -11.3 %, resnet_loader/bf16 -6.7 % (H200), and
+// resnet18_jpeg_workers0 73.4 ms against 106.8 measured in the trace's own process (H100).
+inline constexpr int64_t kProfilerLoaderEventNs = 817;
 // On the GPU, CUPTI's kernel records lengthen the gap between back-to-back pieces of work, not the
 // work: validation/probes/profiler_gpu_cost.py queues 100-400 kernels behind a sleep (elementwise
 // kernels of 4 Ki-64 Mi elements, GEMMs of 512-4096) and times them with CUDA events with and without

@@ -253,8 +253,18 @@ struct RankGraph {
   }
   // The optimizer region holding t on the thread, or null.
   const OptRegion* optAt(uint32_t track, int64_t t) const { return regionAt(opt[track], t); }
-  // The recorded host events that start in [from, to) on a thread.
+  // The recorded host events that start in [from, to) on a thread ...
   int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const { return countIn(host_starts[track], from, to); }
+  // ... and those of them inside its in-process loader ranges.
+  int64_t loaderEventsIn(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = loader[track];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    int64_t n = 0;
+    for (; it != v.end() && it->first < to; ++it)
+      if (it->second > from) n += countIn(host_starts[track], std::max(it->first, from), std::min(it->second, to));
+    return n;
+  }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it
   // and less what the edits removed. events: eventsIn(track, from, to) where the caller has it (an
   // edge keeps its count: the same in every replay), else < 0.
@@ -269,8 +279,14 @@ struct RankGraph {
     }
     // The profiler's cost of the events that start in the gap ...
     int64_t removal = 0;
-    if (ed.host_event_overhead_ns != 0)
-      removal = (events >= 0 ? events : eventsIn(track, from, to)) * profilerCost(ed.host_event_overhead_ns, ed);
+    int64_t removal_in = 0;  // ... of which the in-process loader's (at their own cost)
+    if (ed.host_event_overhead_ns != 0) {
+      const int64_t n = events >= 0 ? events : eventsIn(track, from, to);
+      const int64_t n_in = loader[track].empty() ? 0 : loaderEventsIn(track, from, to);
+      const int64_t c = profilerCost(ed.host_event_overhead_ns, ed);
+      removal_in = n_in * (ed.loader_event_overhead_ns >= 0 ? profilerCost(ed.loader_event_overhead_ns, ed) : c);
+      removal = (n - n_in) * c + removal_in;
+    }
     const bool free_host = ed.free_launches, loader_off = ed.loader_off_thread;
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
@@ -284,10 +300,13 @@ struct RankGraph {
         eager = std::min(eager, span - in);
       }
       const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);
-      // ... of the part that stays, pro rata.
-      removal = span > 0
-                    ? std::llround(static_cast<double>(removal) * static_cast<double>(kept) / static_cast<double>(span))
-                    : 0;
+      // ... of the part that stays: the loader's where it stays, the others' pro rata of the part
+      // outside the loader that stays.
+      const int64_t out = std::max<int64_t>(0, span - in), kept_out = free_host ? eager : out;
+      removal = (out > 0 ? std::llround(static_cast<double>(removal - removal_in) * static_cast<double>(kept_out) /
+                                        static_cast<double>(out))
+                         : 0) +
+                (loader_off ? 0 : removal_in);
       span = kept;
     }
     span = std::max<int64_t>(0, span - removal);

@@ -40,6 +40,9 @@ struct ReplayEdits {
   // host event (operator, annotation, Python function) taken from the host gap it starts in, and
   // per runtime/driver call (the tracer's callbacks) taken from the call. Never below zero.
   int64_t host_event_overhead_ns = 0;
+  // ... per recorded host event inside an in-process DataLoader's fetch (operators on CPU tensors that
+  // launch nothing), instead of host_event_overhead_ns; < 0: that.
+  int64_t loader_event_overhead_ns = -1;
   int64_t api_call_overhead_ns = 0;
   // ... per call that launches no GPU work and waits for none (cudaEventRecord, cudaGetErrorString,
   // cudaFuncGetAttributes, ...), instead of api_call_overhead_ns; < 0: api_call_overhead_ns.
