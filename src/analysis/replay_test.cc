@@ -315,6 +315,13 @@ TEST(Replay, GraphedCallsCostTheHostPerAccumulateGradNode) {
   EXPECT_LT(charged.replayed_step_ns, 10 * 50000 + 20000);
 }
 
+// A step's end: a 5 us cudaDeviceSynchronize at t, then the step's annotation from `begin` to 10 us later.
+void endStep(TraceBuilder& b, int step, int64_t begin, int64_t& t, int64_t& corr) {
+  b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
+  t += 10000;
+  b.step(step, begin, t);
+}
+
 // An in-process DataLoader's fetch: 100 CPU operators of 5 us inside next(), 1 us apart; then 20
 // operators that launch a 1 us kernel each, and the sync.
 RankTrace inProcessLoaderSteps() {
@@ -332,9 +339,7 @@ RankTrace inProcessLoaderSteps() {
       b.add(EventKind::kHostOp, TraceBuilder::kHost, "aten::mul", t, t + 9000);
       b.launch(corr, t + 2000, t + 6000, EventKind::kKernel, TraceBuilder::kStream7, "k", t + 8000, t + 9000);
     }
-    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
-    t += 10000;
-    b.step(step, begin, t);
+    endStep(b, step, begin, t, corr);
   }
   return b.done();
 }
@@ -384,9 +389,7 @@ RankTrace lossSteps(bool evaluation = false) {
       op("autograd::engine::evaluate_function: LogSoftmaxBackward0");
       for (int k = 0; k < 5; ++k) op("autograd::engine::evaluate_function: MmBackward0");
     }
-    b.add(EventKind::kRuntimeCall, TraceBuilder::kHost, "cudaDeviceSynchronize", t, t + 5000, corr++);
-    t += 10000;
-    b.step(step, begin, t);
+    endStep(b, step, begin, t, corr);
   }
   return b.done();
 }
