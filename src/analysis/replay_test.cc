@@ -362,6 +362,22 @@ TEST(Replay, AnInProcessLoadersOperatorsCostTheProfilerTheirOwn) {
   // 122 us come off the step; with the loader's at 0.2 us, 101 x 0.8 us less.
   EXPECT_NEAR(traced.replayed_step_ns - same.replayed_step_ns, 122000, 3000);
   EXPECT_NEAR(own.replayed_step_ns - same.replayed_step_ns, 101 * 800, 3000);
+  // The loader off the thread takes its 601 us and its events' cost with it, whatever that cost: the
+  // others' 21 us still come off the rest.
+  ReplayEdits off = ed, off_same = ed;
+  off.loader_off_thread = off_same.loader_off_thread = true;
+  off_same.loader_event_overhead_ns = -1;
+  const Replay a = m.replay(off), b = m.replay(off_same);
+  ASSERT_TRUE(a.available && b.available);
+  EXPECT_DOUBLE_EQ(a.replayed_step_ns, b.replayed_step_ns);
+  EXPECT_NEAR(traced.replayed_step_ns - a.replayed_step_ns, 601000 + 21000, 3000);
+  // Graphed, the loader stays eager with all of its events' cost removed, at theirs.
+  ReplayEdits graphed = ed, graphed_same = off_same;
+  graphed.free_launches = graphed_same.free_launches = true;
+  graphed_same.loader_off_thread = false;
+  const Replay g = m.replay(graphed), gs = m.replay(graphed_same);
+  ASSERT_TRUE(g.available && gs.available);
+  EXPECT_NEAR(g.replayed_step_ns - gs.replayed_step_ns, 101 * 800, 3000);
 }
 
 // A training step as a model graphed alone sees it: 5 model operators that launch a 1 us kernel, the

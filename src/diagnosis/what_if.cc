@@ -209,7 +209,8 @@ StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
 std::vector<double> hostTimePerOperator(const ReplayModel& model, const Replay& replay) {
   const std::vector<double> ops = model.operatorsPerStep();
   std::vector<double> v(ops.size(), 0.0);
-  if (!replay.available) return v;
+  // The host's step is its busy time only where the host sets the step: elsewhere it holds waits.
+  if (!replay.available || replay.replayed.bound != StepBound::kHost) return v;
   for (size_t i = 0; i < replay.ranks.size() && i < v.size(); ++i) {  // in the model's rank order
     if (ops[i] <= 0) continue;
     std::vector<double> steps;
@@ -221,14 +222,17 @@ std::vector<double> hostTimePerOperator(const ReplayModel& model, const Replay& 
 
 namespace {
 
-// What the edited replay saves on each step, the mean over steps and ranks (steps in one order in both).
-double meanWindowSaving(const Replay& base, const Replay& edited) {
+// The replayed step as the steady state takes it (the largest of the host's step, the GPU's period and
+// busy time, the loader's period) but with the host's mean step over the windows and ranks in place of
+// its median: the basis the findings' bounds (means over the steps) are on. < 0 without windows.
+double meanPeriod(const Replay& r) {
   double sum = 0;
   size_t n = 0;
-  for (size_t i = 0; i < base.ranks.size() && i < edited.ranks.size(); ++i)
-    for (size_t w = 0; w < base.ranks[i].windows.size() && w < edited.ranks[i].windows.size(); ++w, ++n)
-      sum += static_cast<double>(base.ranks[i].windows[w].replayed_ns - edited.ranks[i].windows[w].replayed_ns);
-  return n ? sum / static_cast<double>(n) : 0;
+  for (const RankReplay& rr : r.ranks)
+    for (const ReplayedWindow& w : rr.windows) sum += static_cast<double>(w.replayed_ns), ++n;
+  if (n == 0) return -1;
+  const SteadyState& s = r.replayed;
+  return std::max({sum / static_cast<double>(n), s.gpu_period_ns, s.busy_ns, s.loader_ns});
 }
 
 // A finding whose fix the replay can edit: the replay of the un-profiled job with that fix alone.
@@ -386,25 +390,29 @@ void restateEmbeddingBound(Diagnosis& d, const Replay& base, const Replay& best)
   }
 }
 
-// Each candidate's prediction into its finding (r[1]: the un-profiled job; r[k.replay]: with the fix,
-// capped where it must be). Returns the findings whose prediction broke their own bound.
-std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candidate>& cands, std::vector<Replay>& r) {
+// Each candidate's prediction into its finding (r[1]: the un-profiled job; r[k.replay]: with the fix).
+// Returns the findings whose prediction broke their own bound; excess[k.replay]: what a capped
+// prediction adds to its replayed step (0 elsewhere).
+std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candidate>& cands,
+                                         const std::vector<Replay>& r, std::vector<double>& excess) {
   const Replay& base = r[1];
   std::vector<std::string> refused;
   for (const Candidate& k : cands) {
-    Replay& e = r[k.replay];
+    const Replay& e = r[k.replay];
     if (!e.available || e.replayed_step_ns <= 0) continue;
     for (Finding& f : d.findings) {
       if (f.id != k.finding) continue;
       // A fix never saves more than the bound its finding states: where the replay says it would,
       // one of the two is wrong, so no prediction is given, and the reason is. The bounds are means
       // over the steps, the step a median: where the replay's saving is within the bound in the mean
-      // over steps, the two medians' difference is capped at the bound instead.
+      // over steps, that mean saving is the prediction instead of the two medians' difference.
       const double saved_ns = base.replayed_step_ns - e.replayed_step_ns, bound_ns = f.gain_ms_per_step * 1e6;
+      double step_ns = e.replayed_step_ns;
       std::string capped;
       if (f.gain_ms_per_step > 0 && saved_ns > bound_ns * (1 + kBoundTolerance)) {
-        const double mean_ns = meanWindowSaving(base, e);
-        if (mean_ns > bound_ns * (1 + kBoundTolerance)) {
+        const double base_mean = meanPeriod(base), fixed_mean = meanPeriod(e);
+        const double mean_ns = base_mean - fixed_mean;
+        if (base_mean < 0 || fixed_mean < 0 || mean_ns > bound_ns * (1 + kBoundTolerance)) {
           f.what_if.available = false;
           f.what_if.basis = fmt::format(
               "refused: the replay saves {:.2f} ms/step, above the finding's own bound of {:.2f} "
@@ -413,15 +421,16 @@ std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candida
           refused.push_back(k.finding);
           continue;
         }
-        e.replayed_step_ns = base.replayed_step_ns - bound_ns;
+        step_ns = base.replayed_step_ns - std::max(0.0, mean_ns);
+        excess[k.replay] = step_ns - e.replayed_step_ns;
         capped = fmt::format(
-            "; capped at the finding's bound: the replayed steps' medians differ by {:.2f} ms, their steps by "
-            "{:.2f} ms in the mean",
+            "; the saving in the mean over the steps: the replayed steps' medians differ by {:.2f} ms, above the "
+            "finding's bound, their steps by {:.2f} ms in the mean",
             saved_ns / 1e6, mean_ns / 1e6);
       }
       f.what_if.available = true;
-      f.what_if.step_ns = std::llround(e.replayed_step_ns);
-      f.what_if.speedup = base.replayed_step_ns / e.replayed_step_ns;
+      f.what_if.step_ns = std::llround(step_ns);
+      f.what_if.speedup = base.replayed_step_ns / step_ns;
       f.what_if.next_bottleneck = pathCategoryName(e.leading);
       f.what_if.host_ns = std::llround(e.replayed.host_ns);
       f.what_if.gpu_busy_ns = std::llround(e.replayed.busy_ns);
@@ -511,7 +520,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
   restateLoaderBound(d);
   restateAttentionBound(d, model);
   if (embedding_bound > 0) restateEmbeddingBound(d, base, r[embedding_bound]);
-  const std::vector<std::string> refused = fillPredictions(d, cands, r);
+  std::vector<double> excess(r.size(), 0.0);
+  const std::vector<std::string> refused = fillPredictions(d, cands, r, excess);
   // The plan: from the un-profiled job, add the fix that gains most with those already chosen,
   // while one gains at least 1 %.
   std::vector<const Candidate*> left;
@@ -524,6 +534,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
   ReplayEdits now = unprofiled;
   double step = base.replayed_step_ns;
   std::string basis;
+  double carried = 0;  // the capped predictions' excess (fillPredictions) of the fixes chosen, kept with them
   for (bool first = true; !left.empty(); first = false) {
     std::vector<ReplayEdits> tries;
     std::vector<Replay> tr;
@@ -534,6 +545,8 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
       if (first) tr.push_back(r[k->replay]);  // the first round is each fix alone: replayed above
     }
     if (!first) tr = model.replayAll(tries);
+    for (size_t i = 0; i < tr.size(); ++i)
+      if (tr[i].available) tr[i].replayed_step_ns += carried + excess[left[i]->replay];
     size_t best = tr.size();
     for (size_t i = 0; i < tr.size(); ++i)
       if (tr[i].available && tr[i].replayed_step_ns > 0 &&
@@ -549,6 +562,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
     }
     std::sort(tied.begin(), tied.end(), [](const auto& a, const auto& b) { return a.step_ns < b.step_ns; });
     step = tr[best].replayed_step_ns;
+    carried += excess[left[best]->replay];
     now = tries[best];
     d.plan.push_back({left[best]->finding, left[best]->fix, std::llround(step), base.replayed_step_ns / step,
                       std::string(pathCategoryName(tr[best].leading)), std::move(tied)});

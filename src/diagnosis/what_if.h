@@ -27,9 +27,9 @@ inline constexpr int64_t kProfilerHostEventNs = 4500;
 // no launch under it) costs what a CPU operator alone costs: 817 ns in
 // scripts/probes/profiler_event_cost.py's cpu_op workload (one tiny CPU operator per iteration, CPU +
 // CUDA activities, timed with and without the profiler; testdata/whatif/profiler_event_cost_h200.jsonl),
-// at the host's speed like the rest. Charged 4.5 us, the fit part's in-process loaders lost a third to
-// a half of their fetch: resnet_loader/base -11.3 %, resnet_loader/bf16 -6.7 % (H200), and
-// resnet18_jpeg_workers0 73.4 ms against 106.8 measured in the trace's own process (H100).
+// at the host's speed like the rest. The training operators' 4.5 us takes a third to a half of such a
+// fetch away: resnet18_jpeg_workers0 (H100) is then estimated at 73.4 ms against 106.8 ms measured in
+// the trace's own process, at 103.0 ms with this.
 inline constexpr int64_t kProfilerLoaderEventNs = 817;
 // On the GPU, CUPTI's kernel records lengthen the gap between back-to-back pieces of work, not the
 // work: validation/probes/profiler_gpu_cost.py queues 100-400 kernels behind a sleep (elementwise
@@ -117,7 +117,8 @@ ReplayEdits unprofiledEdits(const ReplayModel* model = nullptr);
 
 // Per rank: the un-profiled host's time per recorded operator (ReplayEdits::rank_op_ns), ns: `replay`'s
 // (the un-profiled job's) host step, the median over its windows, over ReplayModel::operatorsPerStep;
-// 0 where either is unknown.
+// 0 (the probe host's unit) where either is unknown or the host does not set the step (its step then
+// holds waits).
 std::vector<double> hostTimePerOperator(const ReplayModel& model, const Replay& replay);
 
 // A step measured without the profiler (the job's own logs: its iteration time at the same

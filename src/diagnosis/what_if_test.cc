@@ -337,16 +337,19 @@ TEST(WhatIf, PredictedFixesAgainstTheMeasuredOnes) {
 
 // loader_bound's bf16 trace: its in-process loader's bound is the GPU's idle inside next(), a mean over
 // the steps; the step is the replay's median over them, and the two medians differ by more than the
-// bound where the replay's steps differ by less in the mean. The prediction is the bound, and says so.
-TEST(WhatIf, ASavingOverTheBoundOnlyByTheMediansIsCappedAtIt) {
+// bound where the replay's steps differ by less in the mean. The prediction is that mean saving, under
+// the bound, and says so.
+TEST(WhatIf, ASavingOverTheBoundOnlyByTheMediansIsTheMeanSaving) {
   std::unique_ptr<testing::Loaded> keep;
   Diagnosis d = diagnoseJob("loader_bound__bf16", keep);
   ASSERT_TRUE(d.what_if.available) << d.what_if.basis;
   const Finding* f = finding(d, "input.loader_on_critical_path");
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->what_if.available) << f->what_if.basis;
-  EXPECT_NEAR(static_cast<double>(d.what_if.unprofiled_step_ns - f->what_if.step_ns), f->gain_ms_per_step * 1e6, 2);
-  EXPECT_NE(f->what_if.basis.find("capped at the finding's bound"), std::string::npos) << f->what_if.basis;
+  const double saved = static_cast<double>(d.what_if.unprofiled_step_ns - f->what_if.step_ns);
+  EXPECT_GT(saved, 0);
+  EXPECT_LE(saved, f->gain_ms_per_step * 1e6);
+  EXPECT_NE(f->what_if.basis.find("the saving in the mean over the steps"), std::string::npos) << f->what_if.basis;
 }
 
 // CUDA graphs, two ways: the whole step captured (the prediction) and torch.compile's reduce-overhead

@@ -241,6 +241,17 @@ struct RankGraph {
   static double moeKept(const MoeRange& r, double blocks) {
     return r.experts > 0 ? std::min(1.0, blocks / static_cast<double>(r.experts)) : 1.0;
   }
+  // The part of [from, to) inside the thread's loss regions and the steps' launch spans (outside
+  // them the host's work stays eager anyway).
+  int64_t lossInLaunchSpans(uint32_t track, int64_t from, int64_t to) const {
+    const auto& v = loss_regions[track];  // sorted, disjoint: from the last one starting before `from`
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
+    if (it != v.begin()) --it;
+    int64_t in = 0;
+    for (; it != v.end() && it->first < to; ++it)
+      if (it->second > from) in += overlap(launch_spans, std::max(it->first, from), std::min(it->second, to));
+    return in;
+  }
   bool inLoss(uint32_t track, int64_t t) const {
     const auto& v = loss_regions[track];
     auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
@@ -291,12 +302,12 @@ struct RankGraph {
     if (free_host || loader_off) {
       int64_t in = loaderOverlap(track, from, to);
       // Graphed: what stays eager is the loader, the host work outside the steps' launch spans and,
-      // where the optimizer cannot be captured, its step.
+      // where the optimizer cannot be captured, its step; where the model is graphed alone, the loss.
       int64_t eager = 0;
       if (free_host) {
         eager = (to - from) - overlap(launch_spans, from, to) +
                 (ed.graph_keeps_optimizer ? optOverlap(track, from, to) : 0) +
-                (ed.graph_keeps_loss ? overlap(loss_regions[track], from, to) : 0);
+                (ed.graph_keeps_loss ? lossInLaunchSpans(track, from, to) : 0);
         eager = std::min(eager, span - in);
       }
       const int64_t kept = (free_host ? eager : span - in) + (loader_off ? 0 : in);

@@ -88,17 +88,23 @@ LossName lossName(std::string_view n) {
   return kOtherName;
 }
 
-// Finds the loss regions from the operators in start order (all threads): a loss operator opens the
-// forward part on its thread, the next backward node closes it and opens the backward part on the
-// node's thread, which runs to the loss's backward node (and a softmax node right after it).
+// Finds the loss regions from the operators in start order (all threads): the last loss operator
+// before a backward opens the forward part on its thread (one nested in it does not; a later one, as
+// after an evaluation's loss, moves it), the next backward node closes it and opens the backward part
+// on the node's thread, which runs to the loss's backward node (and a softmax node right after it).
 class LossRegions {
  public:
   explicit LossRegions(std::vector<std::vector<std::pair<int64_t, int64_t>>>& out) : out_(out) {}
-  // A step starts: a loss without a backward in the last one (evaluation) opens nothing.
-  void stepStart() { fwd_ = bwd_ = false; }
+  // A step starts: a loss without a backward in the last one (evaluation) opens nothing; a backward
+  // part that reached its loss node is kept.
+  void stepStart() {
+    if (bwd_ && saw_loss_) push(bwd_track_, bwd_start_, bwd_end_);
+    fwd_ = bwd_ = false;
+  }
   void add(LossName kind, uint32_t track, int64_t start, int64_t end) {
     if (kind == kLossOp) {
-      if (!fwd_ && !bwd_) fwd_ = true, fwd_track_ = track, fwd_start_ = start;
+      if (!bwd_ && (!fwd_ || track != fwd_track_ || start >= fwd_end_))
+        fwd_ = true, fwd_track_ = track, fwd_start_ = start, fwd_end_ = end;
       return;
     }
     if (kind < kBackwardNode) return;
@@ -131,7 +137,7 @@ class LossRegions {
   std::vector<std::vector<std::pair<int64_t, int64_t>>>& out_;
   bool fwd_ = false, bwd_ = false, saw_loss_ = false;
   uint32_t fwd_track_ = 0, bwd_track_ = 0;
-  int64_t fwd_start_ = 0, bwd_start_ = 0, bwd_end_ = 0;
+  int64_t fwd_start_ = 0, fwd_end_ = 0, bwd_start_ = 0, bwd_end_ = 0;
   int nodes_ = 0;
 };
 

@@ -93,8 +93,8 @@ struct ReplayEdits {
   // AccumulateGrad node (one per parameter per backward pass), where that node was. 0: nothing.
   double graphed_param_ops = 0;
   // Per rank: the un-profiled host's time per recorded operator, ns (the un-profiled replay's host
-  // step over ReplayModel::operatorsPerStep), the unit of graphed_param_ops. Empty or 0 for a rank:
-  // kGraphedProbeOpNs, the probe host's.
+  // step over ReplayModel::operatorsPerStep, where the host sets the step), the unit of
+  // graphed_param_ops. Empty or 0 for a rank: kGraphedProbeOpNs, the probe host's.
   std::vector<double> rank_op_ns;
   // GPU time added to each kernel of the optimizer steps (a captured loop or foreach step runs with
   // capturable=True: its bias corrections become kernels of their own).
