@@ -391,8 +391,8 @@ void restateEmbeddingBound(Diagnosis& d, const Replay& base, const Replay& best)
 }
 
 // Each candidate's prediction into its finding (r[1]: the un-profiled job; r[k.replay]: with the fix).
-// Returns the findings whose prediction broke their own bound; excess[k.replay]: what a capped
-// prediction adds to its replayed step (0 elsewhere).
+// Returns the findings whose prediction broke their own bound; excess[k.replay]: what a prediction
+// taken as the mean saving adds to its replayed step (0 elsewhere).
 std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candidate>& cands,
                                          const std::vector<Replay>& r, std::vector<double>& excess) {
   const Replay& base = r[1];
@@ -408,7 +408,7 @@ std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candida
       // over steps, that mean saving is the prediction instead of the two medians' difference.
       const double saved_ns = base.replayed_step_ns - e.replayed_step_ns, bound_ns = f.gain_ms_per_step * 1e6;
       double step_ns = e.replayed_step_ns;
-      std::string capped;
+      std::string mean_note;
       if (f.gain_ms_per_step > 0 && saved_ns > bound_ns * (1 + kBoundTolerance)) {
         const double base_mean = meanPeriod(base), fixed_mean = meanPeriod(e);
         const double mean_ns = base_mean - fixed_mean;
@@ -423,7 +423,7 @@ std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candida
         }
         step_ns = base.replayed_step_ns - std::max(0.0, mean_ns);
         excess[k.replay] = step_ns - e.replayed_step_ns;
-        capped = fmt::format(
+        mean_note = fmt::format(
             "; the saving in the mean over the steps: the replayed steps' medians differ by {:.2f} ms, above the "
             "finding's bound, their steps by {:.2f} ms in the mean",
             saved_ns / 1e6, mean_ns / 1e6);
@@ -434,7 +434,7 @@ std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candida
       f.what_if.next_bottleneck = pathCategoryName(e.leading);
       f.what_if.host_ns = std::llround(e.replayed.host_ns);
       f.what_if.gpu_busy_ns = std::llround(e.replayed.busy_ns);
-      f.what_if.basis = k.basis + "; replayed" + capped;
+      f.what_if.basis = k.basis + "; replayed" + mean_note;
       if (k.alt > 0 && r[k.alt].available && r[k.alt].replayed_step_ns > 0) {
         const Replay& m = r[k.alt];
         f.what_if.alternatives.push_back({k.alt_fix, std::llround(m.replayed_step_ns),
@@ -534,7 +534,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
   ReplayEdits now = unprofiled;
   double step = base.replayed_step_ns;
   std::string basis;
-  double carried = 0;  // the capped predictions' excess (fillPredictions) of the fixes chosen, kept with them
+  double carried = 0;  // the excess (fillPredictions) of the fixes chosen, kept with them
   for (bool first = true; !left.empty(); first = false) {
     std::vector<ReplayEdits> tries;
     std::vector<Replay> tr;

@@ -138,7 +138,7 @@ struct RankGraph {
   // Autograd's AccumulateGrad nodes' starts per thread: one per parameter per backward pass.
   std::vector<std::vector<int64_t>> accum_grad;
   // Per thread, sorted: the loss's host work around each backward pass, which a model graphed alone
-  // leaves eager: from the first loss operator (aten::*loss*, *cross_entropy*) to the first backward
+  // leaves eager: from the last loss operator (aten::*loss*, *cross_entropy*) to the first backward
   // node (the scale multiply, the division for accumulation, backward()'s call), and from that node to
   // the end of the loss's backward node (its LogSoftmax node after it).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> loss_regions;
@@ -182,11 +182,21 @@ struct RankGraph {
   // The part of [from, to) inside sorted, disjoint ranges.
   static int64_t overlap(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t from, int64_t to) {
     int64_t in = 0;
+    forEachClipped(v, from, to, [&](int64_t b, int64_t e) { in += e - b; });
+    return in;
+  }
+  // Calls fn(b, e) with each of the sorted, disjoint ranges `v` that meets [from, to), clipped to it.
+  template <class Fn>
+  static void forEachClipped(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t from, int64_t to, Fn&& fn) {
     auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
     if (it != v.begin()) --it;
     for (; it != v.end() && it->first < to; ++it)
-      in += std::max<int64_t>(0, std::min(it->second, to) - std::max(it->first, from));
-    return in;
+      if (it->second > from) fn(std::max(it->first, from), std::min(it->second, to));
+  }
+  // Whether one of the sorted, disjoint ranges `v` holds t.
+  static bool holds(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t t) {
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
+    return it != v.begin() && t < std::prev(it)->second;
   }
   // What [from, to) loses when the multi-process fetches in it stop waiting: each fetch keeps the
   // hand-off of a ready batch (the shortest fetch), the rest of its overlap goes.
@@ -244,36 +254,20 @@ struct RankGraph {
   // The part of [from, to) inside the thread's loss regions and the steps' launch spans (outside
   // them the host's work stays eager anyway).
   int64_t lossInLaunchSpans(uint32_t track, int64_t from, int64_t to) const {
-    const auto& v = loss_regions[track];  // sorted, disjoint: from the last one starting before `from`
-    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
-    if (it != v.begin()) --it;
     int64_t in = 0;
-    for (; it != v.end() && it->first < to; ++it)
-      if (it->second > from) in += overlap(launch_spans, std::max(it->first, from), std::min(it->second, to));
+    forEachClipped(loss_regions[track], from, to, [&](int64_t b, int64_t e) { in += overlap(launch_spans, b, e); });
     return in;
   }
-  bool inLoss(uint32_t track, int64_t t) const {
-    const auto& v = loss_regions[track];
-    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
-    return it != v.begin() && t < std::prev(it)->second;
-  }
-  bool inRecompute(uint32_t track, int64_t t) const {
-    const auto& v = recompute[track];
-    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
-    return it != v.begin() && t < std::prev(it)->second;
-  }
+  bool inLoss(uint32_t track, int64_t t) const { return holds(loss_regions[track], t); }
+  bool inRecompute(uint32_t track, int64_t t) const { return holds(recompute[track], t); }
   // The optimizer region holding t on the thread, or null.
   const OptRegion* optAt(uint32_t track, int64_t t) const { return regionAt(opt[track], t); }
   // The recorded host events that start in [from, to) on a thread ...
   int64_t eventsIn(uint32_t track, int64_t from, int64_t to) const { return countIn(host_starts[track], from, to); }
   // ... and those of them inside its in-process loader ranges.
   int64_t loaderEventsIn(uint32_t track, int64_t from, int64_t to) const {
-    const auto& v = loader[track];
-    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(from, INT64_MAX));
-    if (it != v.begin()) --it;
     int64_t n = 0;
-    for (; it != v.end() && it->first < to; ++it)
-      if (it->second > from) n += countIn(host_starts[track], std::max(it->first, from), std::min(it->second, to));
+    forEachClipped(loader[track], from, to, [&](int64_t b, int64_t e) { n += countIn(host_starts[track], b, e); });
     return n;
   }
   // Host time in [from, to) on a thread less the profiler's cost of the events that start in it

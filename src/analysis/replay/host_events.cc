@@ -66,9 +66,6 @@ void RankBuilder::hostRanges() {
   g.opt.assign(tracks, {});
 }
 
-// One pass over the events (they are far apart in memory): host events, steps, optimizer and
-// loader ranges, and the host calls, top level per thread (a call inside another, a driver call
-// under a runtime call, is part of it).
 namespace {
 
 // What an operator's name says of the loss (RankGraph::loss_regions).
@@ -143,6 +140,9 @@ class LossRegions {
 
 }  // namespace
 
+// One pass over the events (they are far apart in memory): host events, steps, optimizer and
+// loader ranges, and the host calls, top level per thread (a call inside another, a driver call
+// under a runtime call, is part of it).
 void RankBuilder::scanHostEvents() {
   std::vector<int8_t> accum_name(t.strings.size(), -1);  // per name: an AccumulateGrad node, -1 not yet known
   std::vector<int8_t> loss_name(t.strings.size(), kUnknownName);
