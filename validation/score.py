@@ -185,8 +185,10 @@ def predictions(doc):
         for a in p.get("within_accuracy") or []:
             fix_of[a["finding"]] = a["fix"]
     fixes, alts = {}, {}
-    # Each finding's stated bound: what its fix can save at most (ms a step; 0: none stated).
-    bounds = {f["id"]: f.get("gain_ms_per_step") or 0 for f in diag.get("findings") or []}
+    # Each finding's stated bound: what its fix can save at most (ms a step; 0: none stated, or the gain
+    # is an estimate, not a bound: gain_is_bound false).
+    bounds = {f["id"]: (f.get("gain_ms_per_step") or 0) if f.get("gain_is_bound", True) else 0
+              for f in diag.get("findings") or []}
     for f in diag.get("findings") or []:
         w = f.get("what_if")
         fix = (w or {}).get("fix") or fix_of.get(f.get("id"))

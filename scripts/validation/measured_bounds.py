@@ -76,8 +76,8 @@ def main():
             return 2
         for v, e in sorted(singles.items()):
             f = by_fix.get(FIX_OF_VARIANT[e["fixes"][0]])
-            if not f or not f.get("gain_ms_per_step"):
-                continue
+            if not f or not f.get("gain_ms_per_step") or not f.get("gain_is_bound", True):
+                continue  # no bound stated, or an estimate rather than a bound
             least = (steps(base, "min") - steps(e, "max")) / 1e6
             bound = f["gain_ms_per_step"]
             over = least > bound * (1 + TOLERANCE)

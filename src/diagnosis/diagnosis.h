@@ -29,6 +29,11 @@ struct StepWhatIf {
   Parts traced_parts, unprofiled_parts;
   // The step windows the replay covered, and the trace's (analysis/replay/replay.h kReplayMaxSteps).
   int64_t steps_replayed = 0, steps_in_trace = 0;
+  // Where a DataLoader pool sets the un-profiled step but the steps do not give its period
+  // (LoaderPool::periodIdentified): the step rests on the window's mean step. The fetches that
+  // waited for their batch, and all fetches, in the replayed steps.
+  bool pool_period_unidentified = false;
+  int64_t pool_waited_fetches = 0, pool_fetches = 0;
   // The un-profiled step's critical path by category (ns per step; the parts add up to the step).
   std::vector<std::pair<std::string, double>> unprofiled_path;
   std::string basis;  // how, or why unavailable

@@ -46,9 +46,12 @@ struct Finding {
   std::string title;  // one line
   Severity severity = Severity::kInfo;
   std::vector<Evidence> evidence;
-  double gain_ms_per_step = 0;   // upper bound of step time saved
-  double gain_share = 0;         // the same as a share of the step
-  std::string gain_basis;        // how the bound was estimated
+  double gain_ms_per_step = 0;  // upper bound of step time saved
+  double gain_share = 0;        // the same as a share of the step
+  std::string gain_basis;       // how the bound was estimated
+  // The gain is an estimate, not an upper bound: what it rests on is not identified in the trace (a
+  // DataLoader pool's period where only one fetch of the steps waited). No prediction is held to it.
+  bool gain_is_estimate = false;
   std::string explanation;       // why, in a sentence or two
   std::vector<std::string> fix;  // concrete code or env lines
   FixPrediction what_if;         // where the replay can edit the fix

@@ -189,6 +189,16 @@ void setSteps(const Replay& traced, const Replay& base, double pool_ns, StepWhat
     w.unprofiled_path.push_back({std::string(pathCategoryName(static_cast<PathCategory>(k))), base.path_ns[k]});
 }
 
+// Where a DataLoader pool sets the un-profiled step without the steps giving its period, says so in `w`.
+void notePoolPeriod(const ReplayModel& model, const ReplayEdits& unprofiled, StepWhatIf& w) {
+  if (unprofiled.loader_period_ns <= 0 || w.unprofiled_parts.bound != "loader") return;
+  const LoaderPool pool = model.loaderPool();
+  if (pool.periodIdentified()) return;
+  w.pool_period_unidentified = true;
+  w.pool_waited_fetches = pool.waited;
+  w.pool_fetches = pool.fetches;
+}
+
 }  // namespace
 
 StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
@@ -202,6 +212,7 @@ StepWhatIf estimateStep(const RunAnalysis& run, double measured_step_ns) {
     return w;
   }
   setSteps(r[0], r[1], static_cast<double>(unprofiled.loader_period_ns), w);
+  notePoolPeriod(model, unprofiled, w);
   w.basis = "dependency-graph replay, the profiler's cost removed (as the what-if's un-profiled step)";
   return w;
 }
@@ -278,6 +289,16 @@ constexpr const char* kPoolBoundBasis =
     "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, "
     "the GPU's and the busiest stream's periods (upper bound)";
 
+// The pool's gain basis where its period is not identified (StepWhatIf::pool_period_unidentified).
+std::string poolEstimateBasis(const StepWhatIf& w) {
+  return fmt::format(
+      "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, the "
+      "GPU's and the busiest stream's periods; an estimate, not a bound: {} of the {} fetches in the steps waited "
+      "for their batch, so the pool's period is the steps' mean, which a burst's wait or a prefetch queue still "
+      "emptying moves either way",
+      w.pool_waited_fetches, w.pool_fetches);
+}
+
 // Where a DataLoader pool sets the un-profiled step but the trace's GPU idle inside next() stayed under
 // the io_wait_max threshold (the profiler slowed the host nearly to the pool's pace, so the traced
 // fetches hardly waited), the rule sees no loader problem; the replay does. The finding is added from
@@ -334,7 +355,8 @@ void restateLoaderBound(Diagnosis& d) {
     if (f.id != "input.loader_on_critical_path") continue;
     f.gain_ms_per_step = static_cast<double>(held) / 1e6;
     f.gain_share = static_cast<double>(held) / static_cast<double>(d.what_if.unprofiled_step_ns);
-    f.gain_basis = kPoolBoundBasis;
+    f.gain_is_estimate = d.what_if.pool_period_unidentified;
+    f.gain_basis = f.gain_is_estimate ? poolEstimateBasis(d.what_if) : kPoolBoundBasis;
   }
 }
 
@@ -409,7 +431,7 @@ std::vector<std::string> fillPredictions(Diagnosis& d, const std::vector<Candida
       const double saved_ns = base.replayed_step_ns - e.replayed_step_ns, bound_ns = f.gain_ms_per_step * 1e6;
       double step_ns = e.replayed_step_ns;
       std::string mean_note;
-      if (f.gain_ms_per_step > 0 && saved_ns > bound_ns * (1 + kBoundTolerance)) {
+      if (f.gain_ms_per_step > 0 && !f.gain_is_estimate && saved_ns > bound_ns * (1 + kBoundTolerance)) {
         const double base_mean = meanPeriod(base), fixed_mean = meanPeriod(e);
         const double mean_ns = base_mean - fixed_mean;
         if (base_mean < 0 || fixed_mean < 0 || mean_ns > bound_ns * (1 + kBoundTolerance)) {
@@ -493,6 +515,7 @@ void predictFixes(const RunAnalysis& run, const Ceilings* c, Diagnosis& d, const
     return;
   }
   setSteps(traced, base, static_cast<double>(unprofiled.loader_period_ns), d.what_if);
+  notePoolPeriod(model, unprofiled, d.what_if);
   const std::vector<int64_t> p25 = model.hostGapP25();
   const std::vector<bool> options = model.profilerOptionsInGaps();
   const bool options0 = !options.empty() && options[0];

@@ -90,7 +90,13 @@ std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
         fmt::format(
             "un-profiled step (replay): {:.2f} ms (traced {:.2f} ms, the loop's steady state{}), limited by {}",
             d.what_if.unprofiled_step_ns / 1e6, d.what_if.traced_step_ns / 1e6,
-            d.what_if.measured_step_ns <= 0
+            d.what_if.measured_step_ns <= 0 && d.what_if.pool_period_unidentified
+                ? fmt::format("; the DataLoader pool's period is not in these steps: {} of their {} fetches waited "
+                              "for a batch, so the step is the steps' mean, which a burst of the workers' batches or "
+                              "a prefetch queue still emptying moves either way; trace more steps (two waits apart) "
+                              "or give --measured-step-ms",
+                              d.what_if.pool_waited_fetches, d.what_if.pool_fetches)
+            : d.what_if.measured_step_ns <= 0
                 ? fmt::format("; from the trace alone, expect it within about {:.0f} % (the lab's jobs: {:.0f} % "
                               "in the median, up to {:.0f} %); --measured-step-ms anchors it",
                               100 * expectedUnprofiledError(d.what_if), 100 * kUnprofiledMedianError,
@@ -126,7 +132,9 @@ std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
     }
     ++n;
     std::string gain = f.gain_ms_per_step > 0
-                           ? fmt::format("  [saves <= {:.2f} ms/step, {:.0f}%]", f.gain_ms_per_step, 100 * f.gain_share)
+                           ? fmt::format("  [saves {} {:.2f} ms/step, {:.0f}%{}]",
+                                         f.gain_is_estimate ? "about" : "<=", f.gain_ms_per_step, 100 * f.gain_share,
+                                         f.gain_is_estimate ? ", not a bound" : "")
                            : "";
     // The severity tag painted once the line is laid out: it always opens the first line, after the number.
     const std::string lead = fmt::format(" {}. ", n), tag = fmt::format("[{}]", severityName(f.severity));

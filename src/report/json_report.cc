@@ -289,6 +289,7 @@ ordered_json findingJson(const Finding& f) {
                      {"evidence", ev},
                      {"gain_ms_per_step", f.gain_ms_per_step},
                      {"gain_share", f.gain_share},
+                     {"gain_is_bound", !f.gain_is_estimate},
                      {"gain_basis", f.gain_basis},
                      {"explanation", f.explanation},
                      {"fix", f.fix}};
@@ -355,6 +356,9 @@ ordered_json diagnosisJson(const Diagnosis& d, const Thresholds* thresholds) {
                                {"profiler_cost_factor", w.profiler_cost_factor},
                                {"matched", w.anchored},
                                {"note", orNull(w.anchor_note)}};
+  if (w.available && w.pool_period_unidentified)  // the step rests on the steps' mean, not the pool's period
+    dj["what_if"]["loader_pool"] = {
+        {"period_identified", false}, {"waited_fetches", w.pool_waited_fetches}, {"fetches", w.pool_fetches}};
   ordered_json plan = ordered_json::array();
   for (const auto& p : d.plan) {
     ordered_json tied = ordered_json::array();

@@ -284,6 +284,7 @@ LoaderPool ReplayModel::loaderPool() const {
           p.shortest_fetch_ns = static_cast<double>(e - b);
         ++fetched;
         if (e - b <= kLoaderWaitedNs) continue;
+        ++p.waited;
         if (first_end < 0) first_end = e, first_at = fetched;
         last_end = e, last_at = fetched;
       }

@@ -249,6 +249,15 @@ struct Replay {
   ReplayGraphStats stats;
 };
 
+// A fetch longer than this waited for its batch (a ready batch's hand-off takes 0.05-0.5 ms in the
+// lab's traces; where a pool's every fetch waits, the shortest fetch is a wait, not a hand-off).
+inline constexpr int64_t kLoaderWaitedNs = 1'000'000;
+// The longest hand-off of a batch that was ready in the lab's traces: where every fetch of the steps
+// takes longer, each waited, however briefly, and the pool paces the training thread (a pool just
+// slower than the traced host: efficientnet_jpeg_workers2 on one H100 host, every fetch 1.0-1.1 ms
+// against 0.04-0.06 ms with 8 workers).
+inline constexpr int64_t kLoaderReadyHandoffMaxNs = 500'000;
+
 // The DataLoader as the trace shows it, over the step windows (means over ranks).
 struct LoaderPool {
   bool multiprocess = false;    // fetches from worker processes
@@ -266,15 +275,14 @@ struct LoaderPool {
   // the number of those fetches: every fetch longer than kLoaderReadyHandoffMaxNs waited for its batch.
   double shortest_fetch_ns = 0;
   int64_t fetches = 0;
+  int64_t waited = 0;  // ... of which, fetches longer than kLoaderWaitedNs
+  // Whether the steps give the pool's period: two fetches that waited (whole bursts apart), or every
+  // fetch waiting (the pool paces each step). Otherwise a pool that sets the step is known only by the
+  // window's mean step, which a burst's wait, or a prefetch queue still emptying, moves either way.
+  bool periodIdentified() const {
+    return delivery_period_ns > 0 || (fetches >= 2 && shortest_fetch_ns > kLoaderReadyHandoffMaxNs);
+  }
 };
-// A fetch longer than this waited for its batch (a ready batch's hand-off takes 0.05-0.5 ms in the
-// lab's traces; where a pool's every fetch waits, the shortest fetch is a wait, not a hand-off).
-inline constexpr int64_t kLoaderWaitedNs = 1'000'000;
-// The longest hand-off of a batch that was ready in the lab's traces: where every fetch of the steps
-// takes longer, each waited, however briefly, and the pool paces the training thread (a pool just
-// slower than the traced host: efficientnet_jpeg_workers2 on one H100 host, every fetch 1.0-1.1 ms
-// against 0.04-0.06 ms with 8 workers).
-inline constexpr int64_t kLoaderReadyHandoffMaxNs = 500'000;
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
 // evaluates it with a set of edits, on any number of threads at once.
