@@ -52,6 +52,9 @@ class Job:
                       is compared per sample)
     batches           a Batches (DataLoader) or Cycle; drain()/close() act on it
     drain_steps       steps drain() runs after emptying the loader's queue
+    trace_active      the profiled steps a trace needs (at least the driver's): a DataLoader of W
+                      workers delivers in bursts of W batches, and its period shows between two fetches
+                      that wait, two bursts apart: 2 W + 2 steps
     """
     warmup_steps = 5
     samples_per_step = 1
@@ -60,6 +63,11 @@ class Job:
 
     def step(self):
         raise NotImplementedError
+
+    @property
+    def trace_active(self):
+        loader = getattr(self.batches, "loader", None)
+        return 2 * (getattr(loader, "num_workers", 0) or 0) + 2
 
     def drain(self):
         """Before a timed round or a trace: empty the loader's prefetch queue (it filled while other

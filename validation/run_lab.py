@@ -20,8 +20,8 @@ fails or runs past its timeout is recorded with its error and the driver goes on
       cpu+cuda,cpu,cuda times each listed set of activities in turn: the operators' side of the cost
       (CPU: RecordFunction) apart from CUPTI's (CUDA: runtime callbacks and GPU records).
   tracing (mode trace/both, after the timing, TEARDOWN_CUPTI=1 set before torch is imported): per variant,
-      drain, 5 steps, then torch.profiler.profile(CPU + CUDA, schedule wait=1 warmup=2 active=5,
-      record_shapes=False) with prof.step() after each step and no synchronize; the trace is written to
+      drain, 5 steps, then torch.profiler.profile(CPU + CUDA, schedule wait=1 warmup=2 active=5 (2 W + 2 for
+      a DataLoader of W workers), record_shapes=False) with prof.step() after each step and no synchronize; the trace is written to
       <job>__<variant>.pt.trace.json and gzipped.
 
 Outputs in DIR (at most 8 files, what one remote command can bring back):
@@ -256,14 +256,15 @@ def time_rounds(torch, jobs, rec, args):
 
 
 def trace_one(torch, job, path_gz, quick, with_stack=False):
-    """Steady state (drain + 5 steps), then the profiled steps; writes the gzipped Kineto trace
+    """Steady state (drain + 5 steps), then the profiled steps (TRACE_ACTIVE, or the job's trace_active:
+    a DataLoader pool's period needs two of its bursts); writes the gzipped Kineto trace
     (with_stack: Python frames recorded too, as some users trace; the lab's own traces have none)."""
     import gzip
     import shutil
     job.drain()
     for _ in range(5):
         job.step()
-    warm, active = (1, 2) if quick else (TRACE_WARMUP, TRACE_ACTIVE)
+    warm, active = (1, 2) if quick else (TRACE_WARMUP, max(TRACE_ACTIVE, job.trace_active))
     path_json = path_gz[:-3]
     prof_mod = torch.profiler
     with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.CUDA],
