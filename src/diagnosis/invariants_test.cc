@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -311,26 +312,33 @@ TEST(Invariants, APoolThatMakesEveryFetchWaitSetsTheStep) {
   }
 }
 
+// Steps that each fetch a batch from a worker pool (the fetch ends at got(step, the step's start)),
+// then launch one kernel and end `work` after the batch came.
+RankTrace poolSteps(int steps, int64_t work, const std::function<int64_t(int, int64_t)>& got) {
+  TraceBuilder b;
+  int64_t corr = 1, h = 0;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t g = got(s, h), end = g + work;
+    b.step(s + 1, h, end);
+    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h,
+          g);
+    b.launch(corr++, g + 10'000, g + 20'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel", g + 30'000,
+             end - 100'000);
+    h = end;
+  }
+  return b.done();
+}
+
 // Three workers that each take 30 ms a batch deliver in bursts: three batches at once every 30 ms,
 // a batch every 10 ms. A window of 5 steps of 2 ms of work each holds a burst and a half: its mean
 // step is (32 + 2 + 2 + 26 + 2) / 5 = 12.8 ms, while the two fetches that waited end 30 ms and
 // three batches apart. The replayed step is the pool's 10 ms.
 TEST(Invariants, ABurstyPoolsPeriodIsItsThroughputNotTheWindowsMean) {
-  TraceBuilder b;
-  int64_t corr = 1, h = 0;
   const int64_t ready[] = {30'000'000, 30'000'000, 30'000'000, 60'000'000, 60'000'000, 60'000'000};
-  for (int s = 0; s < 5; ++s) {
-    const int64_t got = std::max(h + 50'000, ready[s] + 50'000);  // a 50 us hand-off after the batch is ready
-    const int64_t end = got + 2'000'000;
-    b.step(s + 1, h, end);
-    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h,
-          got);
-    b.launch(corr++, got + 10'000, got + 20'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel",
-             got + 30'000, got + 1'900'000);
-    h = end;
-  }
   std::vector<RankTrace> traces;
-  traces.push_back(b.done());
+  traces.push_back(poolSteps(5, 2'000'000, [&](int s, int64_t h) {
+    return std::max(h + 50'000, ready[s] + 50'000);  // a 50 us hand-off after the batch is ready
+  }));
   auto r = analyzeRun(traces, {});
   ASSERT_TRUE(r.ok());
   ReplayModel model(r.value());
@@ -347,20 +355,8 @@ TEST(Invariants, ABurstyPoolsPeriodIsItsThroughputNotTheWindowsMean) {
 // that waited gives no period: the steps' mean stands in for it, and says so. The loader finding's
 // gain is then an estimate, not a bound, and no prediction is held to it.
 TEST(Invariants, APoolWithOneWaitedFetchHasNoIdentifiedPeriod) {
-  TraceBuilder b;
-  int64_t corr = 1, h = 0;
-  for (int s = 0; s < 5; ++s) {
-    const int64_t got = h + (s == 3 ? 40'000'000 : 50'000);
-    const int64_t end = got + 10'000'000;
-    b.step(s + 1, h, end);
-    b.add(EventKind::kRange, TraceBuilder::kHost, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", h,
-          got);
-    b.launch(corr++, got + 10'000, got + 20'000, EventKind::kKernel, TraceBuilder::kStream7, "gemm_kernel",
-             got + 30'000, got + 9'900'000);
-    h = end;
-  }
   std::vector<RankTrace> traces;
-  traces.push_back(b.done());
+  traces.push_back(poolSteps(5, 10'000'000, [](int s, int64_t h) { return h + (s == 3 ? 40'000'000 : 50'000); }));
   auto r = analyzeRun(traces, {});
   ASSERT_TRUE(r.ok());
   ReplayModel model(r.value());
