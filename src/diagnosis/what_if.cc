@@ -60,8 +60,8 @@ ReplayEdits unprofiledEdits(const ReplayModel* model) {
     // cost the host; without two fetches that waited, the host's traced step. A pool also sets it
     // where every fetch waited, however briefly (the profiled host just faster than the pool).
     const LoaderPool pool = model->loaderPool();
-    const bool every_fetch_waited = pool.fetches >= 2 && pool.shortest_fetch_ns > kLoaderReadyHandoffMaxNs;
-    if (pool.multiprocess && (pool.wait_per_step_ns > kLoaderLimitingShare * pool.host_step_ns || every_fetch_waited)) {
+    if (pool.multiprocess &&
+        (pool.wait_per_step_ns > kLoaderLimitingShare * pool.host_step_ns || pool.everyFetchWaited())) {
       ed.drop_loader_waits = true;
       ed.loader_period_ns = std::llround(pool.delivery_period_ns > 0 ? pool.delivery_period_ns : pool.host_step_ns);
     }

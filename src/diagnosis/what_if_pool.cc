@@ -12,19 +12,19 @@
 namespace gpudoctor {
 namespace {
 
-// What the loader finding's bound is on the un-profiled step's basis (addPoolFinding, restateLoaderBound).
-constexpr const char* kPoolBoundBasis =
+// What the loader finding's gain is on the un-profiled step's basis (addPoolFinding, restateLoaderBound).
+constexpr const char* kPoolHeld =
     "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, "
-    "the GPU's and the busiest stream's periods (upper bound)";
+    "the GPU's and the busiest stream's periods";
 
-// The pool's gain basis where its period is not identified (StepWhatIf::pool_period_unidentified).
-std::string poolEstimateBasis(const StepWhatIf& w) {
+// ... as a bound, or, where the pool's period is not identified (StepWhatIf::pool_period_unidentified),
+// as an estimate.
+std::string poolGainBasis(const StepWhatIf& w) {
+  if (!w.pool_period_unidentified) return fmt::format("{} (upper bound)", kPoolHeld);
   return fmt::format(
-      "the time the loader pool alone holds the un-profiled step: the step less the largest of the host's, the "
-      "GPU's and the busiest stream's periods; an estimate, not a bound: {} of the {} fetches in the steps waited "
-      "for their batch, so the pool's period is the steps' mean, which a burst's wait or a prefetch queue still "
-      "emptying moves either way",
-      w.pool_waited_fetches, w.pool_fetches);
+      "{}; an estimate, not a bound: {} of the {} fetches in the steps waited for their batch, so the pool's "
+      "period is the steps' mean, which a burst's wait or a prefetch queue still emptying moves either way",
+      kPoolHeld, w.pool_waited_fetches, w.pool_fetches);
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ std::optional<Replay> addPoolFinding(Diagnosis& d, const ReplayModel& model, con
       s.loader_ns / 1e6, s.host_ns / 1e6, std::max(s.gpu_period_ns, s.busy_ns) / 1e6);
   x.gain_ms_per_step = held / 1e6;
   x.gain_share = share;
-  x.gain_basis = kPoolBoundBasis;
+  x.gain_basis = poolGainBasis(StepWhatIf{});  // restated once the steps are set (restateLoaderBound)
   x.severity = share >= th.get(kCriticalGainShare) ? Severity::kCritical
                : share >= th.get(kMinGainShare)    ? Severity::kWarning
                                                    : Severity::kInfo;
@@ -100,7 +100,7 @@ void restateLoaderBound(Diagnosis& d) {
     f.gain_ms_per_step = static_cast<double>(held) / 1e6;
     f.gain_share = static_cast<double>(held) / static_cast<double>(d.what_if.unprofiled_step_ns);
     f.gain_is_estimate = d.what_if.pool_period_unidentified;
-    f.gain_basis = f.gain_is_estimate ? poolEstimateBasis(d.what_if) : kPoolBoundBasis;
+    f.gain_basis = poolGainBasis(d.what_if);
   }
 }
 

@@ -279,9 +279,8 @@ struct LoaderPool {
   // Whether the steps give the pool's period: two fetches that waited (whole bursts apart), or every
   // fetch waiting (the pool paces each step). Otherwise a pool that sets the step is known only by the
   // window's mean step, which a burst's wait, or a prefetch queue still emptying, moves either way.
-  bool periodIdentified() const {
-    return delivery_period_ns > 0 || (fetches >= 2 && shortest_fetch_ns > kLoaderReadyHandoffMaxNs);
-  }
+  bool periodIdentified() const { return delivery_period_ns > 0 || everyFetchWaited(); }
+  bool everyFetchWaited() const { return fetches >= 2 && shortest_fetch_ns > kLoaderReadyHandoffMaxNs; }
 };
 
 // The dependency graph of a run, built once (the run's traces must outlive it); each replay
