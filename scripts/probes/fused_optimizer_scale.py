@@ -10,7 +10,7 @@ un-profiled GPU time per step (CUDA events around 20 steps; for the small mixes 
 not the kernels'). One JSON line per (optimizer, mix): the two kernel times, their ratio (the scale),
 the kernels per step, the parameters' elements and the bytes each path moves per element at the
 measured time (state and parameter bytes over the kernel time: a check that both stream memory).
-  python3 fused_optimizer_scale.py [--mixes small,medium,large,tables,dlrm] [--optimizers AdamW,Adam,SGD]
+  python3 fused_optimizer_scale.py [--mixes small,m32k,medium,large,tables,dlrm] [--optimizers AdamW,Adam,SGD]
 """
 import argparse
 import json
@@ -22,6 +22,12 @@ from torch.profiler import ProfilerActivity, profile
 # name -> [(tensors, elements each)]
 MIXES = {
     "small": [(200, 16_384)],
+    # between small and medium: the foreach kernels' time grows with the elements a launch takes
+    "m32k": [(200, 32_768)],
+    "m64k": [(200, 65_536)],
+    "m256k": [(150, 262_144)],
+    # a ResNet-50-like mix: norm weights and biases, 3x3 and 1x1 convolutions, the classifier
+    "cnn": [(106, 512), (16, 36_864), (16, 147_456), (12, 589_824), (3, 2_359_296), (1, 2_048_000)],
     "medium": [(100, 1_048_576)],
     "large": [(16, 8_388_608)],
     "tables": [(8, 32_000_000)],
@@ -89,6 +95,7 @@ def run(opt_name, mix):
         del opt, params
         torch.cuda.empty_cache()
     out["scale"] = round(out["fused_kernel_ns"] / out["foreach_kernel_ns"], 4)
+    out["foreach_ns_per_kernel"] = round(out["foreach_kernel_ns"] / max(1, out["foreach_kernels"]))
     out["fused_GBps"] = round(out["elements"] * 4 * (7 if opt_name != "SGD" else 5) / out["fused_kernel_ns"], 1)
     out["torch"], out["gpu"] = torch.__version__, torch.cuda.get_device_name()
     return out

@@ -559,7 +559,7 @@ TEST(WhatIf, CapturingTheOptimizerCostsWhatItsImplementationAdds) {
   // The fused optimizer afterwards (a plan's next step) takes the capture's extra work away again.
   ASSERT_TRUE(fixEdit("fused_optimizer", nullptr, &keep->run, ed, basis));
   EXPECT_EQ(ed.optimizer_kernel_add_ns, 0);
-  EXPECT_EQ(ed.optimizer_gpu_scale, kFusedOptimizerGpuScale);
+  EXPECT_EQ(ed.optimizer_gpu_scale, kFusedAdamWGpuScale);
   // Graphed, the step gets longer than with free launches alone, by about the parameters' cost.
   ReplayEdits graphs = unprofiledEdits(), free = unprofiledEdits();
   ASSERT_TRUE(fixEdit("cuda_graphs", nullptr, &keep->run, graphs, basis));

@@ -16,15 +16,16 @@ class FusedOptimizerFix : public Fix {
   std::string_view id() const override { return "fused_optimizer"; }
   std::vector<std::string_view> answers() const override { return {"optimizer.unfused"}; }
   std::string_view category() const override { return "host_launch"; }
-  bool edit(const FixInputs&, ReplayEdits& ed, std::string& basis) const override {
+  bool edit(const FixInputs& in, ReplayEdits& ed, std::string& basis) const override {
+    const std::string_view name = in.run && !in.run->job.optimizer.empty() ? in.run->job.optimizer : "AdamW";
     ed.fused_optimizer = true;
-    ed.optimizer_gpu_scale = kFusedOptimizerGpuScale;
+    ed.optimizer_gpu_scale = fusedOptimizerGpuScale(name);
     ed.optimizer_kernel_add_ns = 0;  // fused, the step is capturable without the loop's or foreach's extra kernels
     basis = fmt::format(
         "each optimizer step's operators and launches replaced by two operators at its median "
-        "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} (one pass "
-        "over 7 tensors per parameter; the fused kernels' time over the foreach ones' in five measured pairs)",
-        kFusedOptimizerGpuScale);
+        "operator cost (the parameter gathering before them kept); its GPU work x {:.2f} ({}'s fused kernels "
+        "make one pass over each parameter's tensors; their time over the foreach ones', measured)",
+        ed.optimizer_gpu_scale, name);
     return true;
   }
 };

@@ -1,5 +1,8 @@
 #include "diagnosis/fixes/fused_optimizer.h"
 
+#include <string>
+#include <utility>
+
 #include "diagnosis/fixes/fix_test_util.h"
 
 namespace gpudoctor {
@@ -10,8 +13,25 @@ TEST(FusedOptimizerFix, OneKernelPassAndNoCapturableExtras) {
   ed.optimizer_kernel_add_ns = 2900;  // a cuda_graphs edit before it
   ASSERT_TRUE(testing::applyFix(fusedOptimizerFix(), nullptr, nullptr, ed));
   EXPECT_TRUE(ed.fused_optimizer);
-  EXPECT_EQ(ed.optimizer_gpu_scale, kFusedOptimizerGpuScale);
+  EXPECT_EQ(ed.optimizer_gpu_scale, kFusedAdamWGpuScale);
   EXPECT_EQ(ed.optimizer_kernel_add_ns, 0);
+}
+
+// The GPU work's scale follows the optimizer class the job runs: SGD's foreach path makes fewer passes
+// than the Adam family's, so fusing it takes less.
+TEST(FusedOptimizerFix, ScalesTheGpuWorkByTheJobsOptimizerClass) {
+  RunAnalysis run;
+  for (const auto& [name, scale] : {std::pair<std::string, double>{"SGD", kFusedSgdGpuScale},
+                                    {"Adam", kFusedAdamGpuScale},
+                                    {"AdamW", kFusedAdamWGpuScale},
+                                    {"", kFusedAdamWGpuScale}}) {
+    run.job.optimizer = name;
+    ReplayEdits ed;
+    ASSERT_TRUE(testing::applyFix(fusedOptimizerFix(), nullptr, &run, ed)) << name;
+    EXPECT_EQ(ed.optimizer_gpu_scale, scale) << name;
+  }
+  EXPECT_LT(kFusedAdamWGpuScale, kFusedAdamGpuScale);
+  EXPECT_LT(kFusedAdamGpuScale, kFusedSgdGpuScale);
 }
 
 }  // namespace
