@@ -284,7 +284,10 @@ def trace_all(torch, jobs, rec, args):
         name = f"{rec['job']}__{v}.pt.trace.json.gz"
         t0 = time.perf_counter()
         try:
+            before = host_probe_ns(torch)
             trace_one(torch, job, os.path.join(args.trace_dir, name), args.quick)
+            # the host's speed on either side of the trace: a host-bound trace replays at the speed it ran
+            rec["variants"][v]["trace_host_probe_ns"] = [before, host_probe_ns(torch)]
             rec["variants"][v]["trace"] = name
             log(f"  [{rec['job']}] traced {v} ({time.perf_counter() - t0:.1f} s)")
         except Exception as ex:

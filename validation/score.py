@@ -142,6 +142,38 @@ def per_proc_medians(records):
     return out
 
 
+def set_aside_slow_rounds(recs, ratio):
+    """Host speed: run_lab.py times a probe of the host's speed before each variant's round (host_probe_ns);
+    the lab's H100 host ran up to 2.5x slower at times, and a host-bound step is as slow as its host. A
+    process's round k (every variant timed once, interleaved) is set aside when any of its probes is over
+    `ratio` times the lab's median probe (every round of every loaded process): each variant's median_ms
+    becomes the median of its other rounds, so base and variant stay paired within rounds. A process whose
+    every round is slow is kept whole and counted. Returns (median probe ns, rounds set aside, processes
+    kept whole)."""
+    probes = [p for rs in recs.values() for r in rs for e in r["variants"].values() for p in e.get("host_probe_ns") or []]
+    if not probes or ratio <= 0:
+        return None, 0, 0
+    limit, aside, whole = ratio * statistics.median(probes), 0, 0
+    for rs in recs.values():
+        for r in rs:
+            timed = [e for e in r["variants"].values()
+                     if e.get("round_ms") and len(e.get("host_probe_ns") or []) == len(e["round_ms"])]
+            if not timed:
+                continue
+            n = min(len(e["round_ms"]) for e in timed)
+            slow = {k for k in range(n) if any(e["host_probe_ns"][k] > limit for e in timed)}
+            if not slow:
+                continue
+            if len(slow) == n:
+                whole += 1
+                continue
+            for e in timed:
+                e["median_ms"] = statistics.median(m for k, m in enumerate(e["round_ms"][:n]) if k not in slow)
+                e["rounds_set_aside"] = len(slow)
+            aside += len(slow)
+    return statistics.median(probes), aside, whole
+
+
 def band(xs):
     return {"x": statistics.median(xs), "lo": min(xs), "hi": max(xs), "n": len(xs)}
 
@@ -585,6 +617,9 @@ def parse_args():
     ap.add_argument("--analyze-arg", action="append", default=[], help="extra argument for gpudoctor analyze")
     ap.add_argument("--jobs", help="comma-separated subset")
     ap.add_argument("--json", help="write every figure to this file")
+    ap.add_argument("--host-speed", type=float, default=0, metavar="RATIO",
+                    help="set aside each process's rounds in which a host probe was over RATIO x the lab's median "
+                         "probe (the host ran slower than the machine does), e.g. 1.5; 0 keeps every round (default)")
     return ap.parse_args()
 
 
@@ -595,6 +630,10 @@ def main():
     if args.jobs:
         keep = set(args.jobs.split(","))
         recs = {j: r for j, r in recs.items() if j in keep}
+    med_probe, aside, marked = set_aside_slow_rounds(recs, args.host_speed)
+    if med_probe:
+        print(f"host speed: the lab's median probe {med_probe:.0f} ns; {aside} rounds with a probe over "
+              f"{args.host_speed:g}x it set aside; {marked} processes with no other round kept whole")
     idx = index_traces(args.lab)
     with tempfile.TemporaryDirectory(prefix="vlab_score_") as tmp:
         jobs = [score_job(j, recs[j], split, args, idx, tmp) for j in sorted(recs)]
@@ -617,7 +656,9 @@ def main():
         print(f"\njobs of the split without results: {missing}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"summary": summary, "jobs": jobs, "unscored": unscored, "bound_violations": violations,
+            json.dump({"summary": summary, "host_speed": {"ratio": args.host_speed, "median_probe_ns": med_probe,
+                                                          "rounds_set_aside": aside, "kept_whole": marked},
+                       "jobs": jobs, "unscored": unscored, "bound_violations": violations,
                        "measured_over_bound": over},
                       f, indent=1, default=str)
     return 0
