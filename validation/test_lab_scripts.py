@@ -269,6 +269,30 @@ class HostProbes(unittest.TestCase):
         self.assertEqual(score.host_probes(recs), {"A": {"base": 50.0, "bf16": 80.0}})
 
 
+class SlowHostRounds(unittest.TestCase):
+    """A round with any probe over RATIO x the lab's median is set aside for every variant of the process."""
+
+    def recs(self):
+        def v(ms, probes):
+            return {"round_ms": ms, "host_probe_ns": probes, "median_ms": sorted(ms)[1]}
+        return {"job": [{"proc": "A", "variants": {"base": v([10.0, 20.0, 12.0], [100, 100, 100]),
+                                                   "bf16": v([5.0, 5.5, 9.0], [100, 100, 300])}},
+                        {"proc": "B", "variants": {"base": v([30.0, 31.0, 32.0], [300, 300, 300])}}]}
+
+    def test_the_slow_round_goes_for_base_and_variant_alike(self):
+        recs = self.recs()
+        med, aside, whole = score.set_aside_slow_rounds(recs, 1.5)
+        self.assertEqual((med, aside, whole), (100, 1, 1))
+        a = recs["job"][0]["variants"]
+        self.assertEqual((a["base"]["median_ms"], a["bf16"]["median_ms"]), (15.0, 5.25))
+        self.assertEqual(recs["job"][1]["variants"]["base"]["median_ms"], 31.0)  # every round slow: kept whole
+
+    def test_ratio_zero_keeps_every_round(self):
+        recs = self.recs()
+        self.assertEqual(score.set_aside_slow_rounds(recs, 0), (None, 0, 0))
+        self.assertEqual(recs["job"][0]["variants"]["bf16"]["median_ms"], 5.5)
+
+
 class BoundViolations(unittest.TestCase):
     """The floor is the GPU's work replayed without the profiler where the report gives it."""
 
