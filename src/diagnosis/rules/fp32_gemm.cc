@@ -1,5 +1,7 @@
 // GEMMs on CUDA cores in FP32: mixed precision (bf16 autocast, or TF32; fp16 autocast with a GradScaler
-// before Ampere) moves them to tensor cores.
+// before Ampere) moves them to tensor cores. GEMMs and convolutions in TF32 (cuDNN's default for
+// convolutions) are on tensor cores already, at half the BF16 rate: bf16 autocast doubles that rate and
+// halves the bytes around them.
 #include <string>
 
 #include <fmt/format.h>
@@ -30,26 +32,32 @@ class Fp32Gemm : public Rule {
     return {&kFp32GemmShareMax, &kTf32Speedup, &kTf32SpeedupOld};
   }
   void evaluate(const Facts& f, const Thresholds& th, std::vector<Finding>& out) const override {
-    double fp32 = f.classNs(KernelClass::kGemmFp32Simt), gemm = f.gemmNs();
+    double fp32 = f.classNs(KernelClass::kGemmFp32Simt), tf32 = f.classNs(KernelClass::kGemmTf32), gemm = f.gemmNs();
     if (gemm <= 0) return;
     double fp32_share = fp32 / gemm;
-    if (fp32_share <= th.get(kFp32GemmShareMax)) return;
     // compute_major < 0: unknown, advised as Ampere or newer (bf16 / TF32) with the cautious factor.
     const bool pre_ampere = f.compute_major >= 0 && f.compute_major < 8;
+    // Mostly TF32 (no TF32 before Ampere): the same bf16 advice, its title saying what runs now.
+    const bool tf32_led = fp32_share <= th.get(kFp32GemmShareMax);
+    if (tf32_led && (pre_ampere || (fp32 + tf32) / gemm <= th.get(kFp32GemmShareMax))) return;
     std::string rate = pre_ampere
                            ? fmt::format(
                                  "fp16 autocast can take at most, as this GPU generation has no BF16 or TF32 tensor "
                                  "cores; upper bound; FP16 tensor cores run GEMMs up to about {:.0f}x the FP32 rate "
                                  "on V100 and T4 (datasheets)",
                                  kFp16SpeedupPreAmpere)
-                           : fmt::format(
-                                 "bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about {:.0f}x "
-                                 "the FP32 rate on this GPU generation",
-                                 f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld));
+                       : tf32_led ? std::string(
+                                        "bf16 autocast can take at most; upper bound; BF16 tensor cores run "
+                                        "GEMMs at twice the TF32 rate")
+                                  : fmt::format(
+                                        "bf16 autocast can take at most; upper bound; TF32 alone runs GEMMs about "
+                                        "{:.0f}x the FP32 rate on this GPU generation",
+                                        f.compute_major >= 8 ? th.get(kTf32Speedup) : th.get(kTf32SpeedupOld));
     if (!f.compute_major_note.empty()) rate += "; " + f.compute_major_note;
     Finding x = gainFinding(
         f, th, "precision.fp32_gemm",
-        fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
+        tf32_led ? fmt::format("{:.0f}% of GEMM time runs in TF32, at half the BF16 tensor-core rate", pct(tf32 / gemm))
+                 : fmt::format("{:.0f}% of GEMM time runs in FP32 without tensor cores", pct(fp32_share)),
         f.perStep(fp32 + f.classNs(KernelClass::kGemmTf32) + f.classNs(KernelClass::kAttentionFused) +
                   f.classNs(KernelClass::kElementwise) * (1 - kBf16ElementwiseScaleMin) +
                   (f.layout_transpose_ns + f.tensor_transform_ns) * (1 - kBf16LayoutTransposeScale)),
@@ -59,14 +67,19 @@ class Fp32Gemm : public Rule {
     x.evidence = {{"FP32 GEMM", ms(f.perStep(fp32)), "ms/step"},
                   {"GEMM total", ms(f.perStep(gemm)), "ms/step"},
                   {"FP32 share of GEMM", pct(fp32_share), "%"},
+                  {"TF32 share", pct(tf32 / gemm), "%"},
                   {"BF16 share", pct(f.classNs(KernelClass::kGemmBf16) / gemm), "%"},
                   {"FP16 share", pct(f.classNs(KernelClass::kGemmFp16) / gemm), "%"}};
-    x.explanation = "Matrix multiplies run on CUDA cores in FP32. Mixed precision moves them to tensor cores.";
-    if (!pre_ampere)
+    x.explanation = tf32_led
+                        ? "Matrix multiplies and convolutions run on tensor cores in TF32, at half the rate of BF16; "
+                          "bf16 autocast doubles that rate and halves the bytes of the work around them."
+                        : "Matrix multiplies run on CUDA cores in FP32. Mixed precision moves them to tensor cores.";
+    if (!pre_ampere) {
       x.fix = {"with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # around the forward pass and loss",
-               "    loss = model(x)",
-               "# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True"};
-    else  // no bf16 or TF32 tensor cores before Ampere: fp16 with loss scaling
+               "    loss = model(x)"};
+      if (!tf32_led)
+        x.fix.push_back("# or, keeping FP32 weights and activations: torch.backends.cuda.matmul.allow_tf32 = True");
+    } else  // no bf16 or TF32 tensor cores before Ampere: fp16 with loss scaling
       x.fix = {"scaler = torch.amp.GradScaler(\"cuda\")",
                "with torch.autocast(\"cuda\", dtype=torch.float16): loss = model(x)",
                "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"};

@@ -41,6 +41,26 @@ TEST(RuleFp32Gemm, OldGpuGetsTheCautiousFactorAndFp16Advice) {
   EXPECT_EQ(basis.find("TF32 alone"), std::string::npos) << basis;
 }
 
+// Convolutions in TF32 (cuDNN's default) are on tensor cores at half the BF16 rate: the bf16 advice
+// stands, titled for TF32, with no TF32 line in the fix; before Ampere there is no TF32 to see.
+TEST(RuleFp32Gemm, Tf32LedGemmsGetTheBf16AdviceTitledForTf32) {
+  Facts f = withGemm(0.2, 0);
+  f.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 9e6 * f.steps;
+  auto r = run(fp32GemmRule(), f);
+  const Finding* x = r.find("precision.fp32_gemm");
+  ASSERT_NE(x, nullptr);
+  EXPECT_NE(x->title.find("in TF32"), std::string::npos) << x->title;
+  EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 9.2);
+  EXPECT_EQ(x->fix.size(), 2u);
+  EXPECT_NE(x->gain_basis.find("twice the TF32 rate"), std::string::npos) << x->gain_basis;
+  f.compute_major = 7;
+  EXPECT_TRUE(run(fp32GemmRule(), f).findings.empty());
+  // Mostly BF16 with some TF32 stays quiet.
+  Facts g = withGemm(0, 9);
+  g.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 0.5e6 * g.steps;
+  EXPECT_TRUE(run(fp32GemmRule(), g).findings.empty());
+}
+
 TEST(RuleFp32Gemm, MostlyBf16PassesAndNoGemmIsNotMeasurable) {
   auto r = run(fp32GemmRule(), withGemm(0.5, 9));
   EXPECT_TRUE(r.findings.empty());
