@@ -156,20 +156,19 @@ def set_aside_slow_rounds(recs, ratio):
     limit, aside, whole = ratio * statistics.median(probes), 0, 0
     for rs in recs.values():
         for r in rs:
-            timed = [e for e in r["variants"].values()
-                     if e.get("round_ms") and len(e.get("host_probe_ns") or []) == len(e["round_ms"])]
-            if not timed:
-                continue
-            n = min(len(e["round_ms"]) for e in timed)
-            slow = {k for k in range(n) if any(e["host_probe_ns"][k] > limit for e in timed)}
+            # round k's probe is taken before its timing (a variant that failed may hold one probe more)
+            timed = [(e, e["round_ms"], (e.get("host_probe_ns") or [])[:len(e["round_ms"])])
+                     for e in r["variants"].values() if e.get("round_ms")]
+            slow = {k for _, ms, pr in timed for k, p in enumerate(pr) if p > limit}
             if not slow:
                 continue
-            if len(slow) == n:
+            if all(k in slow for _, ms, _ in timed for k in range(len(ms))):
                 whole += 1
                 continue
-            for e in timed:
-                e["median_ms"] = statistics.median(m for k, m in enumerate(e["round_ms"][:n]) if k not in slow)
-                e["rounds_set_aside"] = len(slow)
+            for e, ms, _ in timed:
+                kept = [m for k, m in enumerate(ms) if k not in slow]
+                if kept:  # a variant with no other round keeps its own median
+                    e["median_ms"], e["rounds_set_aside"] = statistics.median(kept), len(ms) - len(kept)
             aside += len(slow)
     return statistics.median(probes), aside, whole
 
@@ -627,10 +626,10 @@ def main():
     args = parse_args()
     split = load_split(args.split)
     recs = load_results(args.results)
+    med_probe, aside, marked = set_aside_slow_rounds(recs, args.host_speed)  # the lab's median: every job's
     if args.jobs:
         keep = set(args.jobs.split(","))
         recs = {j: r for j, r in recs.items() if j in keep}
-    med_probe, aside, marked = set_aside_slow_rounds(recs, args.host_speed)
     if med_probe:
         print(f"host speed: the lab's median probe {med_probe:.0f} ns; {aside} rounds with a probe over "
               f"{args.host_speed:g}x it set aside; {marked} processes with no other round kept whole")

@@ -287,6 +287,15 @@ class SlowHostRounds(unittest.TestCase):
         self.assertEqual((a["base"]["median_ms"], a["bf16"]["median_ms"]), (15.0, 5.25))
         self.assertEqual(recs["job"][1]["variants"]["base"]["median_ms"], 31.0)  # every round slow: kept whole
 
+    def test_uneven_rounds_and_a_spare_probe(self):
+        # bf16 failed in its third round: a probe more than rounds; base has a fourth round
+        recs = {"job": [{"proc": "A", "variants": {
+            "base": {"round_ms": [10.0, 20.0, 12.0, 11.0], "host_probe_ns": [100, 300, 100, 100], "median_ms": 11.5},
+            "bf16": {"round_ms": [5.0, 9.0], "host_probe_ns": [100, 100, 100], "median_ms": 7.0}}}]}
+        self.assertEqual(score.set_aside_slow_rounds(recs, 1.5)[1:], (1, 0))
+        a = recs["job"][0]["variants"]
+        self.assertEqual((a["base"]["median_ms"], a["bf16"]["median_ms"]), (11.0, 5.0))
+
     def test_ratio_zero_keeps_every_round(self):
         recs = self.recs()
         self.assertEqual(score.set_aside_slow_rounds(recs, 0), (None, 0, 0))

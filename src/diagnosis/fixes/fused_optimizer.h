@@ -15,16 +15,20 @@ namespace gpudoctor {
 // fusing saves less GPU time (AdamW 0.82-1.01, Adam 0.46-1.02, SGD 0.64-0.72): not modelled, the fix's
 // gain there is small beside its host saving.
 // Cross-check: the AdamW trace pairs of testdata/whatif (H200) gave 0.29-0.35 (gpt_fp32_naive 0.292,
-// gpt_wide_fp32 0.337, lstm_lm_fp32 0.339, hf_gpt2_eager_fp32 0.352).
-inline constexpr double kFusedAdamWGpuScale = 0.361;
+// gpt_wide_fp32 0.337, lstm_lm_fp32 0.339, hf_gpt2_eager_fp32 0.352). A per-parameter loop base
+// (foreach=False) gets the same scale; its elementwise kernels are not the optimizer class, so the
+// scale likely overstates the fused GPU time there.
+inline constexpr double kFusedAdamWGpuScale = 0.363;
 inline constexpr double kFusedAdamGpuScale = 0.404;
 inline constexpr double kFusedSgdGpuScale = 0.632;
-// The class the job profile names ("AdamW", "Adam", "SGD"); any other (or unknown) gets AdamW's,
-// the advice's default class.
+// The measured class whose scale a job's optimizer gets: its own for "AdamW", "Adam" and "SGD"; any
+// other (or unknown) gets AdamW's, the advice's default class.
+inline std::string_view fusedScaleClass(std::string_view optimizer) {
+  return optimizer == "Adam" || optimizer == "SGD" ? optimizer : "AdamW";
+}
 inline double fusedOptimizerGpuScale(std::string_view optimizer) {
-  if (optimizer == "Adam") return kFusedAdamGpuScale;
-  if (optimizer == "SGD") return kFusedSgdGpuScale;
-  return kFusedAdamWGpuScale;
+  const std::string_view c = fusedScaleClass(optimizer);
+  return c == "Adam" ? kFusedAdamGpuScale : c == "SGD" ? kFusedSgdGpuScale : kFusedAdamWGpuScale;
 }
 
 }  // namespace gpudoctor

@@ -24,11 +24,17 @@ TEST(FusedOptimizerFix, ScalesTheGpuWorkByTheJobsOptimizerClass) {
   for (const auto& [name, scale] : {std::pair<std::string, double>{"SGD", kFusedSgdGpuScale},
                                     {"Adam", kFusedAdamGpuScale},
                                     {"AdamW", kFusedAdamWGpuScale},
+                                    {"RMSprop", kFusedAdamWGpuScale},
                                     {"", kFusedAdamWGpuScale}}) {
     run.job.optimizer = name;
     ReplayEdits ed;
-    ASSERT_TRUE(testing::applyFix(fusedOptimizerFix(), nullptr, &run, ed)) << name;
+    std::string basis;
+    ASSERT_TRUE(fusedOptimizerFix().edit({nullptr, &run}, ed, basis)) << name;
     EXPECT_EQ(ed.optimizer_gpu_scale, scale) << name;
+    // The basis names the class that was measured, and an unmeasured one as assumed alike.
+    const bool other = name == "RMSprop";
+    EXPECT_EQ(basis.find("RMSprop assumed alike") != std::string::npos, other) << basis;
+    EXPECT_NE(basis.find(other || name.empty() ? "AdamW's fused" : name + "'s fused"), std::string::npos) << basis;
   }
   EXPECT_LT(kFusedAdamWGpuScale, kFusedAdamGpuScale);
   EXPECT_LT(kFusedAdamGpuScale, kFusedSgdGpuScale);

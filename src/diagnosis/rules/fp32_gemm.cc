@@ -13,8 +13,12 @@
 namespace gpudoctor {
 namespace {
 
-constexpr ThresholdDecl kFp32GemmShareMax{
-    "fp32_gemm_share_max", 0.10, 0, 1, "ratio", "share of GEMM time in FP32 (non-tensor-core) kernels"};
+constexpr ThresholdDecl kFp32GemmShareMax{"fp32_gemm_share_max",
+                                          0.10,
+                                          0,
+                                          1,
+                                          "ratio",
+                                          "share of GEMM time in FP32 (non-tensor-core) kernels, or else in TF32"};
 // Hopper and Ampere datasheets: TF32 tensor cores run ~7-8x the FP32 SIMT rate, BF16 ~15x.
 constexpr ThresholdDecl kTf32Speedup{
     "tf32_speedup", 7, 1, 100, "x", "TF32 tensor-core rate over FP32 SIMT on Ampere and newer (datasheets: 7-8x)"};
@@ -37,9 +41,10 @@ class Fp32Gemm : public Rule {
     double fp32_share = fp32 / gemm;
     // compute_major < 0: unknown, advised as Ampere or newer (bf16 / TF32) with the cautious factor.
     const bool pre_ampere = f.compute_major >= 0 && f.compute_major < 8;
-    // Mostly TF32 (no TF32 before Ampere): the same bf16 advice, its title saying what runs now.
+    // FP32 under the threshold but TF32 over it (no TF32 before Ampere): the same bf16 advice, its title
+    // saying what runs now.
     const bool tf32_led = fp32_share <= th.get(kFp32GemmShareMax);
-    if (tf32_led && (pre_ampere || (fp32 + tf32) / gemm <= th.get(kFp32GemmShareMax))) return;
+    if (tf32_led && (pre_ampere || tf32 / gemm <= th.get(kFp32GemmShareMax))) return;
     std::string rate = pre_ampere
                            ? fmt::format(
                                  "fp16 autocast can take at most, as this GPU generation has no BF16 or TF32 tensor "
@@ -89,8 +94,9 @@ class Fp32Gemm : public Rule {
                  std::vector<ChecklistItem>& out) const override {
     double gemm = f.gemmNs();
     out.push_back({"compute", "Mixed precision for matrix multiplies", statusFrom(mine, gemm > 0),
-                   gemm > 0 ? fmt::format("FP32 SIMT share of GEMM time {:.0f}%",
-                                          pct(f.classNs(KernelClass::kGemmFp32Simt) / gemm))
+                   gemm > 0 ? fmt::format("FP32 SIMT share of GEMM time {:.0f}%, TF32 {:.0f}%",
+                                          pct(f.classNs(KernelClass::kGemmFp32Simt) / gemm),
+                                          pct(f.classNs(KernelClass::kGemmTf32) / gemm))
                             : "no GEMM kernels in the trace"});
   }
 };

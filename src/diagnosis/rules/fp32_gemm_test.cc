@@ -53,11 +53,14 @@ TEST(RuleFp32Gemm, Tf32LedGemmsGetTheBf16AdviceTitledForTf32) {
   EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 9.2);
   EXPECT_EQ(x->fix.size(), 2u);
   EXPECT_NE(x->gain_basis.find("twice the TF32 rate"), std::string::npos) << x->gain_basis;
+  EXPECT_NE(r.checklist[0].evidence.find("TF32 98%"), std::string::npos) << r.checklist[0].evidence;
+  f.compute_major = -1;  // a GPU of unknown generation: TF32 kernels say it is Ampere or newer
+  EXPECT_NE(run(fp32GemmRule(), f).find("precision.fp32_gemm"), nullptr);
   f.compute_major = 7;
   EXPECT_TRUE(run(fp32GemmRule(), f).findings.empty());
-  // Mostly BF16 with some TF32 stays quiet.
-  Facts g = withGemm(0, 9);
-  g.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 0.5e6 * g.steps;
+  // BF16-led with FP32 and TF32 each under the threshold (together over it) stays quiet.
+  Facts g = withGemm(0.8, 9);
+  g.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 0.8e6 * g.steps;
   EXPECT_TRUE(run(fp32GemmRule(), g).findings.empty());
 }
 
