@@ -23,7 +23,8 @@ Reported separately for the split's holdout, fit and all jobs (validation/split.
 error, fix speedup error |pred/meas - 1|, the plan's first fix against the measured best, healthy jobs' fixes
 predicted above 1.05x, violations of the physical bound (predicted step >= GPU busy per step, the median
 of ranks[0].steps[].gpu_busy_ns), and findings whose stated bound (gain_ms_per_step: what the fix can save at
-most) a single fix's measured saving exceeds (the least saving the bands allow).
+most) a single fix's measured saving exceeds (the least saving the bands allow), or, where the finding states
+the floor its fix cannot take the step below (floor_step_ms), whose fixed step measured below it.
 """
 import argparse
 import json
@@ -220,6 +221,8 @@ def predictions(doc):
     # is an estimate, not a bound: gain_is_bound false).
     bounds = {f["id"]: (f.get("gain_ms_per_step") or 0) if f.get("gain_is_bound", True) else 0
               for f in diag.get("findings") or []}
+    # ... and where a finding states the floor its fix cannot take the step below (floor_step_ms), that
+    floors = {f["id"]: f["floor_step_ms"] for f in diag.get("findings") or [] if f.get("floor_step_ms")}
     for f in diag.get("findings") or []:
         w = f.get("what_if")
         fix = (w or {}).get("fix") or fix_of.get(f.get("id"))
@@ -232,7 +235,7 @@ def predictions(doc):
     unprof, traced = wi.get("unprofiled_step_ns"), wi.get("traced_step_ns")
     return {"unprofiled_ms": unprof / 1e6 if unprof else None, "traced_ms": traced / 1e6 if traced else None, "fixes": fixes, "alternatives": alts, "plan": plan,
             "known": KNOWN_FIXES | set(fix_of.values()) | {p["fix"] for p in plan},
-            "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis"), "bounds": bounds,
+            "busy_ms": gpu_busy_ms(doc), "what_if_basis": wi.get("basis"), "bounds": bounds, "floors": floors,
             "unprof_busy_ms": ((wi.get("unprofiled_parts") or {}).get("gpu_busy_ns") or 0) / 1e6 or None}
 
 
@@ -338,13 +341,21 @@ def bound_violations(job, P):
 def measured_over_bound(job, variants, steps, P):
     """Single fixes that measured a larger saving than their finding states it can buy at most: the least
     saving the bands allow (the base's fastest process against the variant's slowest) above the bound
-    (with BOUND_TOLERANCE). A bound a measurement breaks is a false statement, whatever the prediction."""
+    (with BOUND_TOLERANCE). Where the finding states a floor (floor_step_ms), the claim is the floor: the
+    variant's slowest process below it (by more than BOUND_TOLERANCE). A bound a measurement breaks is a
+    false statement, whatever the prediction."""
     out = []
     base = steps.get("base")
     for v, meta in variants.items():
         if v == "base" or len(meta["fixes"]) != 1 or v not in steps or not base:
             continue
         w = P["fixes"].get(meta["fixes"][0])
+        floor = P.get("floors", {}).get(w["finding"], 0) if w else 0
+        if floor:
+            if steps[v]["hi"] < floor * (1 - BOUND_TOLERANCE):
+                out.append(f"{job}: {v} measured {steps[v]['hi']:.3f} ms/step, below the {floor:.3f} ms floor "
+                           f"{w['finding']} states")
+            continue
         bound = P["bounds"].get(w["finding"], 0) if w else 0
         least = base["lo"] - steps[v]["hi"]
         if bound > 0 and least > bound * (1 + BOUND_TOLERANCE):

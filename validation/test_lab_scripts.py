@@ -210,6 +210,14 @@ class MeasuredOverBound(unittest.TestCase):
         P = dict(self.P, bounds={"layout.channels_last": 0, "optimizer.unfused": 0})
         self.assertEqual(score.measured_over_bound("j", self.variants, self.steps(35.36), P), [])
 
+    def test_a_stated_floor_is_the_claim(self):
+        # vit_base_jpeg_workers3 on the second H100 host: base predicted short, the fixed step at the floor
+        P = dict(self.P, floors={"layout.channels_last": 35.0})
+        self.assertEqual(score.measured_over_bound("j", self.variants, self.steps(35.36), P), [])
+        out = score.measured_over_bound("j", self.variants, self.steps(33.0), P)  # below 35 x 0.95
+        self.assertEqual(len(out), 1)
+        self.assertIn("channels_last measured 33.000 ms/step, below the 35.000 ms floor layout.channels_last", out[0])
+
 
 class PackTraces(unittest.TestCase):
     def test_a_second_run_into_the_same_folder_keeps_the_first_runs_tars(self):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every finding's stated bound against the measured savings of testdata/whatif: no single fix may have
-saved more than its finding says it can (gain_ms_per_step, on the un-profiled basis).
+saved more than its finding says it can (gain_ms_per_step, on the un-profiled basis), and where the finding
+states a floor (floor_step_ms), no fixed step measured below it.
 
 For each job, `gpudoctor analyze --json` of its base trace gives the findings and the fix each answers; each
 single-fix variant of measurements.json gives the least saving the timings allow (the base's fastest
@@ -78,10 +79,18 @@ def main():
             f = by_fix.get(FIX_OF_VARIANT[e["fixes"][0]])
             if not f or not f.get("gain_ms_per_step") or not f.get("gain_is_bound", True):
                 continue  # no bound stated, or an estimate rather than a bound
+            checked += 1
+            if f.get("floor_step_ms"):  # the claim is the floor: the fixed step no shorter
+                slowest, floor = steps(e, "max") / 1e6, f["floor_step_ms"]
+                over = slowest < floor * (1 - TOLERANCE)
+                print(f"{job:26s} {v:22s} {f['id']:30s} floor {floor:8.2f} ms  fixed step {slowest:8.2f} ms"
+                      f"{'  BELOW THE FLOOR' if over else ''}")
+                if over:
+                    broken.append(f"{job}/{v}")
+                continue
             least = (steps(base, "min") - steps(e, "max")) / 1e6
             bound = f["gain_ms_per_step"]
             over = least > bound * (1 + TOLERANCE)
-            checked += 1
             print(f"{job:26s} {v:22s} {f['id']:30s} bound {bound:8.2f} ms  least saved {least:8.2f} ms"
                   f"{'  ABOVE THE BOUND' if over else ''}")
             if over:

@@ -52,6 +52,10 @@ struct Finding {
   // The gain is an estimate, not an upper bound: what it rests on is not identified in the trace (a
   // DataLoader pool's period where only one fetch of the steps waited). No prediction is held to it.
   bool gain_is_estimate = false;
+  // Where the bound is the step less a floor no version of the fix can take it below (a DataLoader
+  // pool's: the largest of the host's, the GPU's and the busiest stream's periods), that floor in ms; 0:
+  // none. The floor holds whatever the step's estimate; the saving is bounded on the estimated step.
+  double floor_step_ms = 0;
   std::string explanation;       // why, in a sentence or two
   std::vector<std::string> fix;  // concrete code or env lines
   FixPrediction what_if;         // where the replay can edit the fix

@@ -97,6 +97,12 @@ void checkBounds(const RunAnalysis& run, const std::string& name) {
       EXPECT_GE(static_cast<double>(f.what_if.step_ns), kMedianSlack * busy)
           << name << ": " << f.id << " below the GPU";
     }
+    // A stated floor holds for the fix and its alternatives alike (1 ns: the floor is in ms).
+    if (f.floor_step_ms > 0) {
+      EXPECT_GE(static_cast<double>(f.what_if.step_ns) + 1, f.floor_step_ms * 1e6) << name << ": " << f.id;
+      for (const auto& a : f.what_if.alternatives)
+        EXPECT_GE(static_cast<double>(a.step_ns) + 1, f.floor_step_ms * 1e6) << name << ": " << a.fix;
+    }
     for (const auto& a : f.what_if.alternatives) {  // another way to apply the same fix: the same bounds
       const double alt_saved_ns = static_cast<double>(d.what_if.unprofiled_step_ns - a.step_ns);
       if (f.gain_ms_per_step > 0 && !f.gain_is_estimate) {
@@ -374,6 +380,9 @@ TEST(Invariants, APoolWithOneWaitedFetchHasNoIdentifiedPeriod) {
                               [](const Finding& x) { return x.id == "input.loader_on_critical_path"; });
   ASSERT_NE(f, d.findings.end());
   EXPECT_TRUE(f->gain_is_estimate);
+  // The floor does not rest on the pool's period: it is stated all the same.
+  const StepWhatIf::Parts& p = d.what_if.unprofiled_parts;
+  EXPECT_DOUBLE_EQ(f->floor_step_ms, static_cast<double>(std::max({p.host_ns, p.gpu_ns, p.busy_ns})) / 1e6);
   EXPECT_NE(f->gain_basis.find("not a bound"), std::string::npos);
   EXPECT_EQ(f->gain_basis.find("upper bound"), std::string::npos);
 }

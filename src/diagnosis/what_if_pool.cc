@@ -93,13 +93,15 @@ std::optional<Replay> addPoolFinding(Diagnosis& d, const ReplayModel& model, con
 void restateLoaderBound(Diagnosis& d) {
   const StepWhatIf::Parts& p = d.what_if.unprofiled_parts;
   if (p.bound != "loader" || d.what_if.unprofiled_step_ns <= 0) return;
-  const int64_t held = d.what_if.unprofiled_step_ns - std::max({p.host_ns, p.gpu_ns, p.busy_ns});
+  const int64_t floor = std::max({p.host_ns, p.gpu_ns, p.busy_ns});
+  const int64_t held = d.what_if.unprofiled_step_ns - floor;
   if (held <= 0) return;
   for (Finding& f : d.findings) {
     if (f.id != "input.loader_on_critical_path") continue;
     f.gain_ms_per_step = static_cast<double>(held) / 1e6;
     f.gain_share = static_cast<double>(held) / static_cast<double>(d.what_if.unprofiled_step_ns);
     f.gain_is_estimate = d.what_if.pool_period_unidentified;
+    f.floor_step_ms = static_cast<double>(floor) / 1e6;
     f.gain_basis = poolGainBasis(d.what_if);
   }
 }

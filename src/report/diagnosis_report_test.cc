@@ -317,6 +317,24 @@ TEST(DiagnosisReport, HtmlWithoutPlanHasNoPlanTable) {
 
 namespace gpudoctor {
 namespace diagnosis_report_test {
+// A finding that states the floor its fix cannot take the step below says it in every format; the
+// others carry null.
+TEST(DiagnosisReport, AStatedFloorIsInEveryFormat) {
+  OneRank r;
+  Diagnosis d = withPlan();
+  d.findings[0].floor_step_ms = 12.5;
+  auto j = nlohmann::ordered_json::parse(renderJson(r.run, 0.1, &d));
+  const auto& fs = j["diagnosis"]["findings"];
+  EXPECT_EQ(fs[0]["floor_step_ms"], 12.5);
+  EXPECT_TRUE(fs[1]["floor_step_ms"].is_null());
+  std::string t;  // the terminal's lines joined: the bracket may wrap
+  for (const char c : renderFindings(d, 0))
+    if (c != '\n' && !(c == ' ' && !t.empty() && t.back() == ' ')) t += c;
+  EXPECT_NE(t.find("the step stays >= 12.50 ms"), std::string::npos) << t;
+  EXPECT_EQ(t.find("the step stays", t.find("the step stays") + 1), std::string::npos) << t;
+  EXPECT_NE(renderHtml(r.run, d).find("the step stays &ge; 12.50 ms"), std::string::npos);
+}
+
 TEST(DiagnosisReport, CountsInEvidenceAreWholeNumbers) {
   Diagnosis d;
   Finding f;

@@ -131,11 +131,13 @@ std::string renderFindings(const Diagnosis& d, size_t max, bool color) {
       break;
     }
     ++n;
-    std::string gain = f.gain_ms_per_step > 0
-                           ? fmt::format("  [saves {} {:.2f} ms/step, {:.0f}%{}]",
-                                         f.gain_is_estimate ? "about" : "<=", f.gain_ms_per_step, 100 * f.gain_share,
-                                         f.gain_is_estimate ? ", not a bound" : "")
-                           : "";
+    std::string gain =
+        f.gain_ms_per_step > 0
+            ? fmt::format("  [saves {} {:.2f} ms/step, {:.0f}%{}{}]",
+                          f.gain_is_estimate ? "about" : "<=", f.gain_ms_per_step, 100 * f.gain_share,
+                          f.gain_is_estimate ? ", not a bound" : "",
+                          f.floor_step_ms > 0 ? fmt::format("; the step stays >= {:.2f} ms", f.floor_step_ms) : "")
+            : "";
     // The severity tag painted once the line is laid out: it always opens the first line, after the number.
     const std::string lead = fmt::format(" {}. ", n), tag = fmt::format("[{}]", severityName(f.severity));
     const std::string head = hanging(lead, fmt::format("{} {}{}", tag, f.title, gain));

@@ -287,8 +287,9 @@ std::string findingsHtml(const Diagnosis& d) {
     o += fmt::format("<div class='f {}'><b>[{}] {}</b>", severityName(f.severity), severityName(f.severity),
                      htmlEscape(f.title));
     if (f.gain_ms_per_step > 0)
-      o += fmt::format(" &mdash; saves {} {:.2f} ms/step ({:.0f}%{})", f.gain_is_estimate ? "about" : "&le;",
-                       f.gain_ms_per_step, 100 * f.gain_share, f.gain_is_estimate ? ", not a bound" : "");
+      o += fmt::format(" &mdash; saves {} {:.2f} ms/step ({:.0f}%{}{})", f.gain_is_estimate ? "about" : "&le;",
+                       f.gain_ms_per_step, 100 * f.gain_share, f.gain_is_estimate ? ", not a bound" : "",
+                       f.floor_step_ms > 0 ? fmt::format("; the step stays &ge; {:.2f} ms", f.floor_step_ms) : "");
     o += "<ul>";
     for (const auto& e : f.evidence)
       o += fmt::format("<li>{}: {:.4g} {}</li>", htmlEscape(e.name), e.value, htmlEscape(e.unit));

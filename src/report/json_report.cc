@@ -290,6 +290,7 @@ ordered_json findingJson(const Finding& f) {
                      {"gain_ms_per_step", f.gain_ms_per_step},
                      {"gain_share", f.gain_share},
                      {"gain_is_bound", !f.gain_is_estimate},
+                     {"floor_step_ms", f.floor_step_ms > 0 ? ordered_json(f.floor_step_ms) : ordered_json(nullptr)},
                      {"gain_basis", f.gain_basis},
                      {"explanation", f.explanation},
                      {"fix", f.fix}};
