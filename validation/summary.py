@@ -49,7 +49,7 @@ def summary_table(s):
         or "-")
     row("predictions below the GPU's busy time (its work replayed without the profiler)",
         lambda p: str(p["bound_violations"]))
-    row("findings' stated bounds that a measured saving exceeds", lambda p: str(p.get("measured_over_bound", "-")))
+    row("findings' stated bounds a measurement breaks (a saving above it, or a step below its floor)", lambda p: str(p.get("measured_over_bound", "-")))
     if any((s[p].get("profiler_cost") or {}).get("n") for p in PARTS):  # run_lab.py --profiled
         row("profiler's cost the replay removes against measured: median abs error / worst",
             lambda p: f"{abs_pct(p['profiler_cost']['median_abs'])} / {pct(p['profiler_cost']['worst'])} "
