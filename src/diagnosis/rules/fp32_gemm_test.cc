@@ -6,10 +6,11 @@ namespace gpudoctor {
 namespace {
 using namespace testing;
 
-Facts withGemm(double fp32_ms, double bf16_ms) {
+Facts withGemm(double fp32_ms, double bf16_ms, double tf32_ms = 0) {
   Facts f = healthyFacts();
   f.class_ns[static_cast<size_t>(KernelClass::kGemmFp32Simt)] = fp32_ms * 1e6 * f.steps;
   f.class_ns[static_cast<size_t>(KernelClass::kGemmBf16)] = bf16_ms * 1e6 * f.steps;
+  f.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = tf32_ms * 1e6 * f.steps;
   return f;
 }
 
@@ -44,11 +45,10 @@ TEST(RuleFp32Gemm, OldGpuGetsTheCautiousFactorAndFp16Advice) {
 // Convolutions in TF32 (cuDNN's default) are on tensor cores at half the BF16 rate: the bf16 advice
 // stands, titled for TF32, with no TF32 line in the fix; before Ampere there is no TF32 to see.
 TEST(RuleFp32Gemm, Tf32LedGemmsGetTheBf16AdviceTitledForTf32) {
-  Facts f = withGemm(0.2, 0);
-  f.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 9e6 * f.steps;
+  Facts f = withGemm(0.2, 0, 9);
   auto r = run(fp32GemmRule(), f);
-  const Finding* x = r.find("precision.fp32_gemm");
-  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding* x = &r.findings[0];
   EXPECT_NE(x->title.find("in TF32"), std::string::npos) << x->title;
   EXPECT_DOUBLE_EQ(x->gain_ms_per_step, 9.2);
   EXPECT_EQ(x->fix.size(), 2u);
@@ -59,9 +59,7 @@ TEST(RuleFp32Gemm, Tf32LedGemmsGetTheBf16AdviceTitledForTf32) {
   f.compute_major = 7;
   EXPECT_TRUE(run(fp32GemmRule(), f).findings.empty());
   // BF16-led with FP32 and TF32 each under the threshold (together over it) stays quiet.
-  Facts g = withGemm(0.8, 9);
-  g.class_ns[static_cast<size_t>(KernelClass::kGemmTf32)] = 0.8e6 * g.steps;
-  EXPECT_TRUE(run(fp32GemmRule(), g).findings.empty());
+  EXPECT_TRUE(run(fp32GemmRule(), withGemm(0.8, 9, 0.8)).findings.empty());
 }
 
 TEST(RuleFp32Gemm, MostlyBf16PassesAndNoGemmIsNotMeasurable) {
