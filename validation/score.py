@@ -243,7 +243,11 @@ def predict_variant(fixes, score_as, P):
     """(predicted speedup or None, how it was read / why it is unscored)."""
     if score_as:
         a = P["alternatives"].get(score_as)
-        return (a["speedup"], f"alternative {score_as}") if a else (None, f"the report has no {score_as} alternative")
+        if a:
+            return a["speedup"], f"alternative {score_as}"
+        if len(fixes) == 1 and fixes[0] not in P["fixes"] and fixes[0] in P["known"]:
+            return 1.0, f"not flagged (so no {score_as} either): 1.0"  # as a fix not flagged, below
+        return None, f"the report has no {score_as} alternative"
     if len(fixes) == 1:
         f = fixes[0]
         if f in P["fixes"]:

@@ -310,6 +310,22 @@ class SlowHostRounds(unittest.TestCase):
         self.assertEqual(recs["job"][0]["variants"]["bf16"]["median_ms"], 5.5)
 
 
+class PredictVariant(unittest.TestCase):
+    """A variant scored as an alternative of its fix: the alternative's speedup; where the fix is not
+    flagged at all (so there is no alternative either), 1.0 as for any fix not flagged."""
+    P = {"alternatives": {"loader_workers_x4": {"speedup": 1.8}}, "fixes": {"loader_workers": {"speedup": 1.5}},
+         "known": {"loader_workers", "bf16"}, "plan": []}
+
+    def test_the_alternative_where_there_is_one(self):
+        self.assertEqual(score.predict_variant(["loader_workers"], "loader_workers_x4", self.P)[0], 1.8)
+
+    def test_not_flagged_is_one_and_flagged_without_the_alternative_is_unscored(self):
+        P = dict(self.P, alternatives={}, fixes={})
+        self.assertEqual(score.predict_variant(["loader_workers"], "loader_workers_x4", P)[0], 1.0)
+        P = dict(self.P, alternatives={})
+        self.assertIsNone(score.predict_variant(["loader_workers"], "loader_workers_x4", P)[0])
+
+
 class BoundViolations(unittest.TestCase):
     """The floor is the GPU's work replayed without the profiler where the report gives it."""
 
