@@ -318,7 +318,7 @@ def plan_first(variants, speedups, P):
         best, clear = bf, runner is None or bm["x"] > runner[1]["hi"]
         match = bool(plan) and plan[0]["fix"] == bf
     first = plan[0]["fix"] if plan else "none"
-    judged = clear and (first == "none" or first in best_of or best == "none")
+    judged = clear and (first == "none" or first in best_of)  # an untested first fix is not judged
     tied = bool(plan) and best in [a["fix"] for a in plan[0].get("within_accuracy") or []]
     return {"measured_best": best, "plan_first": first, "clear": clear, "counted": judged, "match": match,
             "tied": tied}

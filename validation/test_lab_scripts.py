@@ -326,6 +326,23 @@ class PredictVariant(unittest.TestCase):
         self.assertIsNone(score.predict_variant(["loader_workers"], "loader_workers_x4", P)[0])
 
 
+class PlanFirst(unittest.TestCase):
+    """The plan's first fix is judged only where the job tested it (or the plan is empty)."""
+    variants = {"base": {"fixes": []}, "workers16": {"fixes": ["loader_workers"]}}
+    speedups = {"workers16": {"x": 1.0, "lo": 1.0, "hi": 1.0}}
+
+    def P(self, plan):
+        return {"known": {"loader_workers", "channels_last"}, "plan": plan}
+
+    def test_an_untested_first_fix_is_not_judged_when_nothing_tested_buys_5_percent(self):
+        r = score.plan_first(self.variants, self.speedups, self.P([{"fix": "channels_last", "speedup": 1.3}]))
+        self.assertEqual((r["measured_best"], r["counted"]), ("none", False))
+
+    def test_an_empty_plan_is_judged_and_matches(self):
+        r = score.plan_first(self.variants, self.speedups, self.P([]))
+        self.assertEqual((r["counted"], r["match"]), (True, True))
+
+
 class BoundViolations(unittest.TestCase):
     """The floor is the GPU's work replayed without the profiler where the report gives it."""
 
