@@ -434,6 +434,9 @@ def score_job(job, records, split, args, idx, tmp):
     res["unprof_err_own"] = res["pred_ms"] / own[0] - 1 if own and res["pred_ms"] else None
     res["profiler_cost"] = profiler_cost(records, trace_proc, P)
     res["host_probes"] = host_probes(records)
+    # The host's speed around the base trace (run_lab.py's trace_host_probe_ns), where it was recorded.
+    tp = [r["variants"]["base"].get("trace_host_probe_ns") for r in records if r.get("proc") == trace_proc]
+    res["trace_host_probe_ns"] = tp[0] if tp and tp[0] else None
     # Each fix against the speedup the trace's own process measured (where it timed the variant too).
     own_speedups = truth([r for r in records if r.get("proc") == trace_proc])[1] if trace_proc else {}
     for row in res["fixes"]:
@@ -560,7 +563,9 @@ def print_job(j):
               f" vs plain {c['plain_ms']:.2f}), {replay}")
     if j.get("host_probes"):
         print("    host probe before the rounds (ns, median per process): " + "; ".join(
-            f"{proc} " + ", ".join(f"{v} {ns:.0f}" for v, ns in d.items()) for proc, d in j["host_probes"].items()))
+            f"{proc} " + ", ".join(f"{v} {ns:.0f}" for v, ns in d.items()) for proc, d in j["host_probes"].items())
+              + (f"; around the base trace {j['trace_host_probe_ns'][0]:.0f} and {j['trace_host_probe_ns'][1]:.0f}"
+                 if j.get("trace_host_probe_ns") else ""))
     for r in j["fixes"]:
         m = r["meas"]
         meas = f"{m['x']:5.2f}x [{m['lo']:.2f}, {m['hi']:.2f}]" + ("/smp" if m.get("per_sample") else "    ") \
