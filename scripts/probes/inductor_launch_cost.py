@@ -22,15 +22,7 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-
-def host_probe():
-    a = torch.ones(1)
-    ts = []
-    for _ in range(200):
-        t0 = time.perf_counter_ns()
-        torch.add(a, a)
-        ts.append(time.perf_counter_ns() - t0)
-    return statistics.median(ts)
+from probe_host import host_probe  # beside this script
 
 
 def make(k):
